@@ -1,0 +1,252 @@
+"""Exact dice tables: the one chance model shared by the simulator and the solver.
+
+A *roll* is a multiset of ``n_dice`` faces (252 of them for five six-sided dice);
+a *keep* is a multiset of 0..``n_dice`` faces (462). Both are stored as count
+vectors ``(.., n_faces)`` and addressed by a dense index. Multisets are also
+encoded as integer *keys*: ``key = sum(count[f] * base**f)`` with
+``base = n_dice + 1``. Adding two multisets whose sizes sum to at most
+``n_dice`` is adding their keys, which is what makes rerolling a table lookup.
+
+Example
+-------
+>>> t = dice_tables()
+>>> t.n_rolls, t.n_keeps
+(252, 462)
+>>> float(t.first_roll_prob[t.roll_index_of([6, 6, 6, 6, 6])] * 6**5)
+1.0
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["DiceTables", "dice_tables"]
+
+
+def _multisets(n_dice: int, n_faces: int, size: int) -> np.ndarray:
+    """All count vectors of ``size`` dice, in lexicographic order of sorted dice."""
+    rows = []
+    for combo in itertools.combinations_with_replacement(range(n_faces), size):
+        counts = np.zeros(n_faces, dtype=np.int8)
+        for face in combo:
+            counts[face] += 1
+        rows.append(counts)
+    return np.array(rows, dtype=np.int8).reshape(-1, n_faces)
+
+
+@dataclass(frozen=True, eq=False)
+class DiceTables:
+    """Multisets of dice, their probabilities and the keep -> roll transitions.
+
+    Build with :func:`dice_tables` (cached); every array is read-only.
+
+    Attributes
+    ----------
+    roll_counts : (R, F) int8, count of each face in each roll.
+    roll_dice : (R, D) int8, the sorted faces (1-based) of each roll.
+    first_roll_prob : (R,) float64, probability of each roll when all dice are thrown.
+    keep_counts : (K, F) int8, count of each face in each keep (0..D dice).
+    keep_size : (K,) int8, number of dice in each keep.
+    transition : (K, R) float64, P(roll | keep, reroll the other dice).
+    subkeeps : (R, S) int16, the distinct keeps of each roll, padded with -1.
+    n_subkeeps : (R,) int16, how many distinct keeps each roll has.
+    keep_parents : (K, F) int16, keep with one die of face f removed (-1 if none).
+    keep_children : (K, F) int16, keep with one die of face f added (-1 if too many).
+    """
+
+    n_dice: int
+    n_faces: int
+    roll_counts: np.ndarray = field(repr=False)
+    roll_dice: np.ndarray = field(repr=False)
+    first_roll_prob: np.ndarray = field(repr=False)
+    keep_counts: np.ndarray = field(repr=False)
+    keep_size: np.ndarray = field(repr=False)
+    transition: np.ndarray = field(repr=False)
+    subkeeps: np.ndarray = field(repr=False)
+    n_subkeeps: np.ndarray = field(repr=False)
+    keep_parents: np.ndarray = field(repr=False)
+    keep_children: np.ndarray = field(repr=False)
+    roll_keep_index: np.ndarray = field(repr=False)
+    key_to_roll: np.ndarray = field(repr=False)
+    key_to_keep: np.ndarray = field(repr=False)
+    roll_key: np.ndarray = field(repr=False)
+    keep_key: np.ndarray = field(repr=False)
+    face_key: np.ndarray = field(repr=False)
+
+    @property
+    def n_rolls(self) -> int:
+        """Number of distinct rolls of all dice (252 for 5d6)."""
+        return len(self.roll_counts)
+
+    @property
+    def n_keeps(self) -> int:
+        """Number of distinct keeps of 0..n_dice dice (462 for 5d6)."""
+        return len(self.keep_counts)
+
+    @property
+    def base(self) -> int:
+        return self.n_dice + 1
+
+    # -- encoding -------------------------------------------------------------
+    def counts_of(self, dice: np.ndarray) -> np.ndarray:
+        """Face counts ``(..., F)`` of a dice array ``(..., n)`` with faces 1..F.
+
+        >>> dice_tables().counts_of(np.array([[3, 3, 3, 5, 5]])).tolist()
+        [[0, 0, 3, 0, 2, 0]]
+        """
+        dice = np.asarray(dice)
+        faces = np.arange(1, self.n_faces + 1, dtype=dice.dtype)
+        return (dice[..., None] == faces).sum(axis=-2, dtype=np.int8)
+
+    def roll_index(self, dice: np.ndarray) -> np.ndarray:
+        """Roll indices ``(N,)`` of an ``(N, n_dice)`` array of faces 1..F (any order).
+
+        >>> t = dice_tables()
+        >>> int(t.roll_index(np.array([[5, 3, 3, 5, 3]]))[0]) == t.roll_index_of([3, 3, 3, 5, 5])
+        True
+        """
+        dice = np.asarray(dice)
+        keys = self.face_key[dice.astype(np.intp) - 1].sum(axis=-1)
+        return self.key_to_roll[keys]
+
+    def roll_index_of(self, dice) -> int:
+        """Index of one roll given as a sequence of faces, e.g. ``[3, 3, 3, 5, 5]``.
+
+        >>> dice_tables().roll_index_of([1, 1, 1, 1, 1])
+        0
+        """
+        dice = np.asarray(list(dice), dtype=np.int64)
+        if dice.shape != (self.n_dice,) or dice.min() < 1 or dice.max() > self.n_faces:
+            raise ValueError(
+                f"dice must be {self.n_dice} values in 1..{self.n_faces}, got {dice.tolist()}"
+            )
+        return int(self.roll_index(dice[None, :])[0])
+
+    def keep_index_of_counts(self, counts: np.ndarray) -> np.ndarray:
+        """Keep indices of count vectors ``(..., F)``; -1 where more than n_dice dice.
+
+        >>> t = dice_tables()
+        >>> int(t.keep_size[t.keep_index_of_counts(np.array([0, 0, 3, 0, 0, 0]))])
+        3
+        """
+        counts = np.asarray(counts, dtype=np.int64)
+        if (counts < 0).any() or (counts.sum(axis=-1) > self.n_dice).any():
+            raise ValueError(f"a keep holds 0..{self.n_dice} dice with non-negative counts")
+        powers = self.base ** np.arange(self.n_faces, dtype=np.int64)
+        return self.key_to_keep[(counts * powers).sum(axis=-1)]
+
+    def reroll(self, keeps: np.ndarray, prefix_keys: np.ndarray) -> np.ndarray:
+        """Roll indices after adding freshly thrown dice to ``keeps``.
+
+        ``prefix_keys`` is ``(N, n_dice + 1)``: column j is the key of the first j
+        dice of each game's tape for this roll (see :meth:`tape_prefix_keys`).
+
+        >>> t = dice_tables()
+        >>> tape = np.array([[6, 6, 1, 2, 3]])
+        >>> keep = t.keep_index_of_counts(np.array([[0, 0, 0, 0, 0, 3]]))
+        >>> t.roll_dice[t.reroll(keep, t.tape_prefix_keys(tape))].tolist()
+        [[6, 6, 6, 6, 6]]
+        """
+        missing = self.n_dice - self.keep_size[keeps].astype(np.intp)
+        added = np.take_along_axis(prefix_keys, missing[:, None], axis=1)[:, 0]
+        return self.key_to_roll[self.keep_key[keeps] + added]
+
+    def tape_prefix_keys(self, tape: np.ndarray) -> np.ndarray:
+        """Keys of the first 0..n_dice dice of each tape row ``(..., n_dice)``."""
+        keys = np.cumsum(self.face_key[tape.astype(np.intp) - 1], axis=-1)
+        zero = np.zeros(keys.shape[:-1] + (1,), dtype=keys.dtype)
+        return np.concatenate([zero, keys], axis=-1)
+
+    def roll_prob_after_keep(self, keep: int) -> np.ndarray:
+        """Distribution ``(R,)`` of the next roll when ``keep`` is held.
+
+        >>> t = dice_tables()
+        >>> float(t.roll_prob_after_keep(0).sum())
+        1.0
+        """
+        return self.transition[keep]
+
+
+@functools.lru_cache(maxsize=None)
+def dice_tables(n_dice: int = 5, n_faces: int = 6) -> DiceTables:
+    """Build (once) the exact dice tables for ``n_dice`` dice with ``n_faces`` faces.
+
+    >>> t = dice_tables(6, 6)   # Maxi Yatzy's six dice
+    >>> t.n_rolls
+    462
+    """
+    if n_dice < 1 or n_faces < 2:
+        raise ValueError("need at least one die and two faces")
+    base = n_dice + 1
+    powers = base ** np.arange(n_faces, dtype=np.int64)
+
+    keep_counts = np.concatenate([_multisets(n_dice, n_faces, s) for s in range(n_dice + 1)])
+    keep_size = keep_counts.sum(axis=1).astype(np.int8)
+    keep_key = keep_counts.astype(np.int64) @ powers
+    key_to_keep = np.full(base**n_faces, -1, dtype=np.int16 if len(keep_counts) < 2**15 else np.int32)
+    key_to_keep[keep_key] = np.arange(len(keep_counts))
+
+    roll_counts = _multisets(n_dice, n_faces, n_dice)
+    roll_key = roll_counts.astype(np.int64) @ powers
+    key_to_roll = np.full(base**n_faces, -1, dtype=np.int16 if len(roll_counts) < 2**15 else np.int32)
+    key_to_roll[roll_key] = np.arange(len(roll_counts))
+    roll_dice = np.array(
+        [np.repeat(np.arange(1, n_faces + 1), c) for c in roll_counts], dtype=np.int8
+    ).reshape(-1, n_dice)
+    roll_keep_index = key_to_keep[roll_key].astype(np.int16)
+
+    # Multinomial probability of each multiset of m dice: m! / prod(c!) / F**m.
+    def multiset_prob(counts: np.ndarray) -> np.ndarray:
+        m = counts.sum(axis=1)
+        fact = np.array([math.factorial(k) for k in range(n_dice + 1)], dtype=np.float64)
+        return fact[m] / np.prod(fact[counts], axis=1) / float(n_faces) ** m
+
+    first_roll_prob = multiset_prob(roll_counts)
+
+    # keep -> roll: add every multiset of the missing dice.
+    transition = np.zeros((len(keep_counts), len(roll_counts)))
+    by_size = {s: _multisets(n_dice, n_faces, s) for s in range(n_dice + 1)}
+    for s, outcomes in by_size.items():
+        probs = multiset_prob(outcomes)
+        outcome_keys = outcomes.astype(np.int64) @ powers
+        keeps_missing_s = np.flatnonzero(keep_size == n_dice - s)
+        rolls = key_to_roll[keep_key[keeps_missing_s][:, None] + outcome_keys[None, :]]
+        np.add.at(transition, (np.repeat(keeps_missing_s, len(outcomes)), rolls.ravel()),
+                  np.tile(probs, len(keeps_missing_s)))
+
+    # Distinct keeps of each roll (all sub-multisets).
+    sub_lists = []
+    for counts in roll_counts:
+        ranges = [range(c + 1) for c in counts]
+        subs = [key_to_keep[np.dot(c, powers)] for c in itertools.product(*ranges)]
+        sub_lists.append(sorted(subs))
+    width = max(len(s) for s in sub_lists)
+    subkeeps = np.full((len(roll_counts), width), -1, dtype=np.int16)
+    for i, subs in enumerate(sub_lists):
+        subkeeps[i, : len(subs)] = subs
+    n_subkeeps = np.array([len(s) for s in sub_lists], dtype=np.int16)
+
+    keep_parents = np.full((len(keep_counts), n_faces), -1, dtype=np.int16)
+    keep_children = np.full((len(keep_counts), n_faces), -1, dtype=np.int16)
+    for f in range(n_faces):
+        has = keep_counts[:, f] > 0
+        keep_parents[has, f] = key_to_keep[keep_key[has] - powers[f]]
+        room = keep_size < n_dice
+        keep_children[room, f] = key_to_keep[keep_key[room] + powers[f]]
+
+    arrays = dict(
+        roll_counts=roll_counts, roll_dice=roll_dice, first_roll_prob=first_roll_prob,
+        keep_counts=keep_counts, keep_size=keep_size, transition=transition,
+        subkeeps=subkeeps, n_subkeeps=n_subkeeps, keep_parents=keep_parents,
+        keep_children=keep_children, roll_keep_index=roll_keep_index,
+        key_to_roll=key_to_roll, key_to_keep=key_to_keep, roll_key=roll_key,
+        keep_key=keep_key, face_key=powers,
+    )
+    for a in arrays.values():
+        a.setflags(write=False)
+    return DiceTables(n_dice=n_dice, n_faces=n_faces, **arrays)

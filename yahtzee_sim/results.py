@@ -1,0 +1,223 @@
+"""Result objects: mergeable aggregates plus, for modest runs, the per-game data.
+
+Aggregates are exact integer histograms, so means, standard deviations and
+quantiles are exact for the games played however many there were, and merging
+two runs is adding arrays (associative and order independent).
+
+>>> from yahtzee_sim import simulate
+>>> res = simulate("yahtzee", "keep-largest", 3000, seed=7)
+>>> df = res.to_frame()
+>>> int(df["total"].sum()) == int(res.aggregate.total_sum)
+True
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from .rules import RuleSet
+
+PERCENTILES = (1, 5, 25, 50, 75, 95, 99)
+
+
+def max_total(rules: RuleSet) -> int:
+    """An upper bound on any final score of ``rules`` (sizes the histograms)."""
+    box_max = int(rules.score_table.max(axis=0).sum()) + int(np.clip(rules.joker_points, 0, None).sum())
+    return box_max + rules.upper_bonus + rules.five_bonus * rules.n_boxes
+
+
+@dataclass
+class GameAggregate:
+    """Exact, mergeable summary of many finished games.
+
+    total_hist[s] : games with final score s.
+    box_hist[b, s] : games with s points in box b.
+    upper_hist[u] : games with upper-section total u.
+    five_bonus_hist[k] : games with k five-of-a-kind bonuses.
+    five_count_hist[k] : games with k turns ending in five of a kind.
+    five_box_full_games : games whose five-of-a-kind box holds its full value.
+    """
+
+    total_hist: np.ndarray
+    box_hist: np.ndarray
+    upper_hist: np.ndarray
+    five_bonus_hist: np.ndarray
+    five_count_hist: np.ndarray
+    five_box_full_games: int = 0
+
+    @classmethod
+    def empty(cls, rules: RuleSet) -> "GameAggregate":
+        box_max = int(max(rules.score_table.max(), rules.joker_points.max()))
+        upper_max = rules.max_upper_box * int(rules.is_upper.sum())
+        return cls(
+            total_hist=np.zeros(max_total(rules) + 1, dtype=np.int64),
+            box_hist=np.zeros((rules.n_boxes, box_max + 1), dtype=np.int64),
+            upper_hist=np.zeros(upper_max + 1, dtype=np.int64),
+            five_bonus_hist=np.zeros(rules.n_boxes + 1, dtype=np.int64),
+            five_count_hist=np.zeros(rules.n_boxes + 1, dtype=np.int64),
+        )
+
+    @classmethod
+    def from_games(cls, rules: RuleSet, games: dict[str, np.ndarray]) -> "GameAggregate":
+        agg = cls.empty(rules)
+        agg.total_hist += np.bincount(games["total"], minlength=len(agg.total_hist))
+        for b in range(rules.n_boxes):
+            agg.box_hist[b] += np.bincount(games["box_scores"][:, b], minlength=agg.box_hist.shape[1])
+        agg.upper_hist += np.bincount(games["upper_total"], minlength=len(agg.upper_hist))
+        agg.five_bonus_hist += np.bincount(games["five_bonus_count"], minlength=len(agg.five_bonus_hist))
+        agg.five_count_hist += np.bincount(games["five_count"], minlength=len(agg.five_count_hist))
+        agg.five_box_full_games = int(games["five_box_full"].sum())
+        return agg
+
+    def merge(self, other: "GameAggregate") -> "GameAggregate":
+        """A new aggregate of both runs' games."""
+        return GameAggregate(
+            total_hist=self.total_hist + other.total_hist,
+            box_hist=self.box_hist + other.box_hist,
+            upper_hist=self.upper_hist + other.upper_hist,
+            five_bonus_hist=self.five_bonus_hist + other.five_bonus_hist,
+            five_count_hist=self.five_count_hist + other.five_count_hist,
+            five_box_full_games=self.five_box_full_games + other.five_box_full_games,
+        )
+
+    @property
+    def n_games(self) -> int:
+        return int(self.total_hist.sum())
+
+    @property
+    def total_sum(self) -> int:
+        return int(np.dot(np.arange(len(self.total_hist), dtype=np.int64), self.total_hist))
+
+    def mean(self) -> float:
+        return self.total_sum / self.n_games
+
+    def var(self) -> float:
+        """Sample variance (ddof=1) of the final score."""
+        n = self.n_games
+        if n < 2:
+            return float("nan")
+        s = np.arange(len(self.total_hist), dtype=np.float64)
+        m = self.mean()
+        return float(np.dot((s - m) ** 2, self.total_hist) / (n - 1))
+
+    def quantile(self, q: float) -> int:
+        """Exact quantile of the games played (inverted CDF: smallest s with F(s) >= q)."""
+        cdf = np.cumsum(self.total_hist)
+        return int(np.searchsorted(cdf, q * cdf[-1] - 1e-9 * cdf[-1]))
+
+    def box_means(self) -> np.ndarray:
+        pts = np.arange(self.box_hist.shape[1])
+        return self.box_hist @ pts / self.n_games
+
+
+@dataclass
+class SimulationResult:
+    """Games played by :func:`yahtzee_sim.simulate`.
+
+    ``games`` holds the per-game arrays (total, box_scores, upper_total, upper_bonus,
+    five_bonus_count, five_count, five_box_full) when the run kept them; the
+    ``aggregate`` is always there. ``seed`` is the entropy of the run's
+    ``SeedSequence``: pass it back to reproduce the run exactly.
+    """
+
+    rules: RuleSet
+    strategy: str
+    n_games: int
+    seed: int
+    aggregate: GameAggregate
+    games: dict[str, np.ndarray] | None = field(default=None, repr=False)
+    seconds: float = float("nan")
+
+    # -- tables -------------------------------------------------------------------
+    def to_frame(self) -> pd.DataFrame:
+        """One row per game: total, each box's points, upper total and bonuses."""
+        if self.games is None:
+            raise ValueError("this run kept only aggregates; rerun with keep_games=True for per-game rows")
+        g = self.games
+        frame = pd.DataFrame(g["box_scores"], columns=list(self.rules.box_names))
+        frame.insert(0, "total", g["total"])
+        frame["upper_total"] = g["upper_total"]
+        frame["upper_bonus"] = g["upper_bonus"]
+        frame["five_bonus_count"] = g["five_bonus_count"]
+        frame["five_count"] = g["five_count"]
+        frame.index.name = "game"
+        return frame
+
+    def summary(self, level: float = 0.95) -> dict:
+        """Mean, sd, standard error, CI of the mean, extremes, percentiles and rates."""
+        agg = self.aggregate
+        n = agg.n_games
+        mean = agg.mean()
+        sd = math.sqrt(agg.var()) if n > 1 else float("nan")
+        se = sd / math.sqrt(n) if n > 1 else float("nan")
+        half = stats.t.ppf(0.5 + level / 2, n - 1) * se if n > 1 else float("nan")
+        nonzero = np.flatnonzero(agg.total_hist)
+        out = {
+            "rules": self.rules.key,
+            "strategy": self.strategy,
+            "games": n,
+            "seed": self.seed,
+            "mean": mean,
+            "sd": sd,
+            "se": se,
+            "ci95_low" if level == 0.95 else "ci_low": mean - half,
+            "ci95_high" if level == 0.95 else "ci_high": mean + half,
+            "min": int(nonzero[0]),
+        }
+        for p in PERCENTILES:
+            out[f"p{p}"] = agg.quantile(p / 100)
+        out["max"] = int(nonzero[-1])
+        out["upper_bonus_rate"] = self.rate("upper_bonus")
+        out["five_box_50_rate"] = self.rate("five_box_50")
+        out["five_per_game"] = float(np.dot(np.arange(len(agg.five_count_hist)), agg.five_count_hist) / n)
+        out["seconds"] = self.seconds
+        return out
+
+    def summary_frame(self) -> pd.DataFrame:
+        """:meth:`summary` as a one-column table for printing."""
+        s = self.summary()
+        return pd.DataFrame({"value": pd.Series(s, dtype=object)})
+
+    def box_frame(self) -> pd.DataFrame:
+        """Average points and rate of zero per box."""
+        agg = self.aggregate
+        return pd.DataFrame(
+            {"mean": agg.box_means(), "zero_rate": agg.box_hist[:, 0] / agg.n_games},
+            index=pd.Index(self.rules.box_names, name="box"),
+        )
+
+    # -- derived numbers -------------------------------------------------------------
+    def rate(self, what: str) -> float:
+        """Share of games with: ``upper_bonus``, ``five_box_50`` (50 in the Yahtzee/Yacht
+        box) or ``five_rolled`` (at least one turn ended in five of a kind)."""
+        agg = self.aggregate
+        if what == "upper_bonus":
+            if not self.rules.upper_bonus:
+                return 0.0
+            return agg.upper_hist[self.rules.upper_bonus_threshold:].sum() / agg.n_games
+        if what == "five_box_50":
+            return agg.five_box_full_games / agg.n_games
+        if what == "five_rolled":
+            return 1.0 - agg.five_count_hist[0] / agg.n_games
+        raise ValueError(f"unknown rate {what!r}; valid: upper_bonus, five_box_50, five_rolled")
+
+    def ci(self, what: str = "mean", level: float = 0.95) -> tuple[float, float]:
+        """Confidence interval: t interval for ``mean``, Wilson for a :meth:`rate`.
+
+        >>> from yahtzee_sim import simulate
+        >>> lo, hi = simulate("yahtzee", "random", 500, seed=1).ci("upper_bonus")
+        >>> bool(0 <= lo <= hi <= 1)
+        True
+        """
+        n = self.aggregate.n_games
+        if what == "mean":
+            s = self.summary(level)
+            return (s["ci95_low"], s["ci95_high"]) if level == 0.95 else (s["ci_low"], s["ci_high"])
+        k = round(self.rate(what) * n)
+        res = stats.binomtest(k, n).proportion_ci(confidence_level=level, method="wilson")
+        return (float(res.low), float(res.high))

@@ -1,0 +1,95 @@
+"""Batch game state: one struct of arrays with the game axis first.
+
+>>> from yahtzee_sim.rules import get_rules
+>>> s = GameState.new(get_rules("yahtzee"), 4)
+>>> s.filled.shape, int(s.turn)
+((4, 13), 0)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .rules import RuleSet
+
+
+@dataclass
+class GameState:
+    """Score cards of N games, all at the same turn.
+
+    filled : (N, B) bool, boxes used.
+    box_scores : (N, B) int16, points written in each box (0 while open).
+    upper_total : (N,) int16, sum of the upper boxes so far.
+    five_bonus_count : (N,) int16, Yahtzee/Yacht bonuses earned.
+    five_count : (N,) int16, turns that ended with five of a kind.
+    five_box_full : (N,) bool, the five-of-a-kind box holds its full value (50).
+    turn : number of turns played (0..B).
+    """
+
+    filled: np.ndarray
+    box_scores: np.ndarray
+    upper_total: np.ndarray
+    five_bonus_count: np.ndarray
+    five_count: np.ndarray
+    five_box_full: np.ndarray
+    turn: int = 0
+
+    @classmethod
+    def new(cls, rules: RuleSet, n: int) -> "GameState":
+        """Fresh cards for ``n`` games."""
+        b = rules.n_boxes
+        return cls(
+            filled=np.zeros((n, b), dtype=bool),
+            box_scores=np.zeros((n, b), dtype=np.int16),
+            upper_total=np.zeros(n, dtype=np.int16),
+            five_bonus_count=np.zeros(n, dtype=np.int16),
+            five_count=np.zeros(n, dtype=np.int16),
+            five_box_full=np.zeros(n, dtype=bool),
+        )
+
+    @classmethod
+    def from_arrays(cls, rules: RuleSet, filled, upper_total, five_box_full=None) -> "GameState":
+        """A state built from the parts decisions depend on (box scores set to 0).
+
+        Used to ask a strategy what it would do in given positions.
+        """
+        filled = np.atleast_2d(np.asarray(filled, dtype=bool))
+        n = len(filled)
+        upper_total = np.broadcast_to(np.asarray(upper_total, dtype=np.int16), (n,)).copy()
+        full = np.zeros(n, bool) if five_box_full is None else np.broadcast_to(
+            np.asarray(five_box_full, dtype=bool), (n,)).copy()
+        state = cls.new(rules, n)
+        state.filled = filled.copy()
+        state.upper_total = upper_total
+        state.five_box_full = full
+        state.turn = int(filled.sum(axis=1).max()) if n else 0
+        return state
+
+    @property
+    def n_games(self) -> int:
+        return len(self.filled)
+
+    def total(self, rules: RuleSet) -> np.ndarray:
+        """(N,) int32 score: boxes + upper bonus + five-of-a-kind bonuses."""
+        return (
+            self.box_scores.sum(axis=1, dtype=np.int32)
+            + rules.final_bonus(self.upper_total)
+            + self.five_bonus_count.astype(np.int32) * rules.five_bonus
+        )
+
+
+@dataclass(frozen=True)
+class TurnOptions:
+    """What a strategy sees when it chooses a box.
+
+    legal : (N, B) bool, boxes it may fill (joker and fill order applied).
+    scores : (N, B) int16, points each box would get.
+    gain : (N, B) int16, points gained now: ``scores`` plus the upper bonus if the
+        box completes it plus any Yahtzee bonus.
+    """
+
+    legal: np.ndarray
+    scores: np.ndarray
+    gain: np.ndarray

@@ -1,0 +1,8 @@
+"""Strategies: small vectorized plug-ins behind one interface (see :class:`Strategy`)."""
+
+from .base import (STRATEGIES, Strategy, best_legal, get_strategy, register,
+                   strategy_names, uniform_choice)
+from . import simple  # noqa: F401  (registers random and keep-largest)
+
+__all__ = ["Strategy", "STRATEGIES", "register", "get_strategy", "strategy_names",
+           "best_legal", "uniform_choice"]

@@ -1,0 +1,122 @@
+"""The strategy plug-in interface and its registry.
+
+A strategy makes two vectorized decisions for a batch of games; the engine does
+all bookkeeping and checks legality. Write your own by subclassing
+:class:`Strategy` and overriding :meth:`Strategy.keep` and :meth:`Strategy.box`:
+
+>>> import numpy as np
+>>> from yahtzee_sim.strategies import Strategy
+>>> class KeepSixes(Strategy):
+...     name = "keep-sixes"
+...     def keep(self, state, rolls, rolls_left, u):
+...         counts = self.dice.roll_counts[rolls].copy()
+...         counts[:, :5] = 0                       # hold the sixes only
+...         return self.dice.keep_index_of_counts(counts)
+...     def box(self, state, rolls, options, u):
+...         return best_legal(options.gain, options.legal)
+>>> from yahtzee_sim import simulate
+>>> simulate("yahtzee", KeepSixes(), 2000, seed=1).summary()["games"]
+2000
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+
+from ..rules import RuleSet
+from ..state import GameState, TurnOptions
+
+__all__ = ["Strategy", "register", "get_strategy", "strategy_names", "STRATEGIES",
+           "best_legal", "uniform_choice"]
+
+
+class Strategy:
+    """Base class: subclasses write only the decisions.
+
+    ``keep`` gets the final-roll indices ``rolls`` (N,) and returns the keep index
+    (N,) to hold (``self.dice.keep_counts`` describes keeps; holding every die ends
+    the turn's rolling). ``box`` returns the box index (N,) to fill. ``u`` is an
+    (N,) array of uniforms in [0, 1) private to this decision, drawn from each
+    game's own random tape, so randomized strategies stay reproducible and do not
+    depend on how games are batched.
+    """
+
+    name: ClassVar[str] = "base"
+    description: ClassVar[str] = ""
+
+    def prepare(self, rules: RuleSet) -> "Strategy":
+        """Bind to a rule set (called by the engine once per run); precompute here."""
+        self.rules = rules
+        self.dice = rules.dice
+        return self
+
+    def keep(self, state: GameState, rolls: np.ndarray, rolls_left: int, u: np.ndarray) -> np.ndarray:
+        raise NotImplementedError(f"strategy {self.name!r} does not implement keep()")
+
+    def box(self, state: GameState, rolls: np.ndarray, options: TurnOptions, u: np.ndarray) -> np.ndarray:
+        raise NotImplementedError(f"strategy {self.name!r} does not implement box()")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+STRATEGIES: dict[str, type[Strategy]] = {}
+
+
+def register(cls: type[Strategy]) -> type[Strategy]:
+    """Class decorator adding a strategy to the registry under ``cls.name``."""
+    STRATEGIES[cls.name] = cls
+    return cls
+
+
+def strategy_names() -> list[str]:
+    """Names of the built-in strategies.
+
+    >>> "keep-largest" in strategy_names()
+    True
+    """
+    return list(STRATEGIES)
+
+
+def get_strategy(name: str | Strategy) -> Strategy:
+    """A new instance of a registered strategy (or ``name`` itself if it is one).
+
+    >>> get_strategy("random").name
+    'random'
+    """
+    if isinstance(name, Strategy):
+        return name
+    try:
+        return STRATEGIES[name]()
+    except KeyError:
+        raise ValueError(
+            f"unknown strategy {name!r}; valid strategies: {', '.join(STRATEGIES)}"
+        ) from None
+
+
+def best_legal(values: np.ndarray, legal: np.ndarray) -> np.ndarray:
+    """Index of the largest value among legal entries of each row (first on ties).
+
+    >>> best_legal(np.array([[5, 9, 7]]), np.array([[True, False, True]])).tolist()
+    [2]
+    """
+    values = np.asarray(values)
+    if values.dtype.kind in "iu":
+        masked = np.where(legal, values.astype(np.int32), np.int32(np.iinfo(np.int32).min))
+    else:
+        masked = np.where(legal, values, -np.inf)
+    return np.argmax(masked, axis=-1)
+
+
+def uniform_choice(mask: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Uniformly chosen True position of each row of ``mask``, driven by uniforms ``u``.
+
+    >>> uniform_choice(np.array([[False, True, True]]), np.array([0.9])).tolist()
+    [2]
+    """
+    count = mask.sum(axis=-1)
+    pick = np.minimum((u * count).astype(np.int64), count - 1)
+    rank = np.cumsum(mask, axis=-1) - 1
+    return np.argmax(mask & (rank == pick[:, None]), axis=-1)

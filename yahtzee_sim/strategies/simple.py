@@ -1,0 +1,56 @@
+"""Baseline strategies: ``random`` and ``keep-largest``.
+
+>>> from yahtzee_sim import simulate
+>>> res = simulate("yacht", "keep-largest", 1000, seed=3)
+>>> res.summary()["games"]
+1000
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Strategy, best_legal, register, uniform_choice
+
+
+@register
+class RandomStrategy(Strategy):
+    """Uniform over the distinct legal keeps, then uniform over the legal boxes."""
+
+    name = "random"
+    description = "uniform over legal keeps and legal boxes"
+
+    def keep(self, state, rolls, rolls_left, u):
+        n = self.dice.n_subkeeps[rolls].astype(np.int64)
+        pick = np.minimum((u * n).astype(np.int64), n - 1)
+        return self.dice.subkeeps[rolls, pick]
+
+    def box(self, state, rolls, options, u):
+        return uniform_choice(options.legal, u)
+
+
+@register
+class KeepLargestStrategy(Strategy):
+    """The seeds' rule: hold the largest group of equal dice (ties: the higher
+    face) and reroll the rest; then fill the open box that gains most now
+    (bonuses included; ties: the first box in card order)."""
+
+    name = "keep-largest"
+    description = "hold the largest group of equal dice, fill the box that scores most now"
+
+    def prepare(self, rules):
+        super().prepare(rules)
+        counts = self.dice.roll_counts.astype(np.int64)
+        faces = np.arange(counts.shape[1])
+        # Largest count wins; among equal counts the higher face (weight faces below 1).
+        best_face = np.argmax(counts * counts.shape[1] + faces, axis=1)
+        held = np.zeros_like(counts)
+        held[np.arange(len(counts)), best_face] = counts[np.arange(len(counts)), best_face]
+        self._keep_table = self.dice.keep_index_of_counts(held).astype(np.int16)
+        return self
+
+    def keep(self, state, rolls, rolls_left, u):
+        return self._keep_table[rolls]
+
+    def box(self, state, rolls, options, u):
+        return best_legal(options.gain, options.legal)
