@@ -297,7 +297,8 @@ def simulate_turns(
     try:
         for first in range(0, n_blocks, per_batch):
             blocks = range(first, min(first + per_batch, n_blocks))
-            tape, unif = _block_tapes(rules, entropy, blocks, 1)
+            # Draw whole-game tapes so turn i sees game i's first-turn dice (the CRN contract).
+            tape, unif = _block_tapes(rules, entropy, blocks, rules.n_boxes)
             stop = min(len(tape), n_turns - first * SEED_BLOCK)
             state = GameState.new(rules, stop)
             prefix = d.tape_prefix_keys(tape[:stop, 0])
