@@ -48,7 +48,7 @@ def positive_int(text: str) -> int:
         value = float(text.replace("_", "")) if "e" in text.lower() else int(text.replace("_", ""))
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value != int(value) or value <= 0:
+    if not math.isfinite(value) or value != int(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return int(value)
 
