@@ -116,6 +116,8 @@ def check_out_path(path: str, suffixes: tuple[str, ...]) -> Path:
     folder = out.parent if str(out.parent) else Path(".")
     if not folder.is_dir():
         raise UsageError(f"cannot write {path!r}: folder {str(folder)!r} does not exist")
+    if out.is_dir():
+        raise UsageError(f"cannot write {path!r}: it is a folder; give a file name ending in .csv or .parquet")
     if not os.access(folder, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
         raise UsageError(f"cannot write {path!r}: permission denied")
     if out.suffix.lower() == ".parquet":
