@@ -93,7 +93,18 @@ def rules_from(args):
 
 
 def print_json(obj) -> None:
-    print(json.dumps(obj, indent=2, default=_json_default, allow_nan=False))
+    print(json.dumps(_nan_to_none(obj), indent=2, default=_json_default, allow_nan=False))
+
+
+def _nan_to_none(o):
+    """JSON has no NaN: undefined numbers (e.g. the sd of one game) become null."""
+    if isinstance(o, float) and not math.isfinite(o):
+        return None
+    if isinstance(o, dict):
+        return {k: _nan_to_none(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_nan_to_none(v) for v in o]
+    return o
 
 
 def _json_default(o):
