@@ -1,0 +1,7 @@
+"""Experiments as files, reports as output (tables, figures, plain-language reading)."""
+
+from .document import Report, write_report
+from .experiment import ExperimentSpec, load_spec, parse_spec
+from .runners import RUNNERS, run_experiment
+
+__all__ = ["Report", "write_report", "ExperimentSpec", "load_spec", "parse_spec", "RUNNERS", "run_experiment"]

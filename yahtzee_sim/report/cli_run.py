@@ -1,0 +1,38 @@
+"""``yahtzee-sim run experiments/NAME.toml``: run an experiment, write its report."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+
+def cmd_run(args) -> int:
+    from ..cli import print_json
+    from .document import write_report
+    from .experiment import load_spec
+    from .runners import run_experiment
+
+    specs = [load_spec(p).scaled(args.games) for p in args.spec]  # validate all before running any
+    written = []
+    for spec in specs:
+        command = "yahtzee-sim run " + shlex.quote(spec.source) + (f" --games {args.games}" if args.games else "")
+        report = run_experiment(spec, command=command)
+        out = write_report(report, Path(args.out) / spec.name)
+        written.append(str(out))
+        if not args.json:
+            print(f"{spec.name}: report written to {out / 'README.md'}", file=sys.stdout)
+    if args.json:
+        print_json({"reports": written})
+    return 0
+
+
+def add_commands(sub) -> None:
+    from ..cli import positive_int
+
+    p = sub.add_parser("run", help="run experiment spec files and write their reports")
+    p.add_argument("spec", nargs="+", help="experiments/NAME.toml")
+    p.add_argument("--games", type=positive_int, default=None, help="override the spec's number of games")
+    p.add_argument("--out", default="reports", help="folder for the reports (default: reports/)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_run)

@@ -1,0 +1,170 @@
+"""A report as data (sections of text, tables and figures) and its writer.
+
+Runners build a :class:`Report`; :func:`write_report` turns it into
+``reports/NAME/README.md`` plus one CSV per table and a PNG and an SVG per
+figure. Plotting happens only here, at the edge.
+
+>>> import pandas as pd, tempfile, pathlib
+>>> rep = Report("demo", "A demo", question="Does it work?")
+>>> _ = rep.add_text("Method", "We count.")
+>>> _ = rep.add_table("counts", pd.DataFrame({"x": [1, 2]}), caption="Two rows.")
+>>> out = write_report(rep, pathlib.Path(tempfile.mkdtemp()))
+>>> sorted(p.name for p in out.iterdir())
+['README.md', 'counts.csv']
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+from .. import __version__
+
+
+@dataclass
+class Table:
+    name: str
+    frame: pd.DataFrame
+    caption: str = ""
+    float_format: str = "{:.4g}"
+    index: bool = True
+
+
+@dataclass
+class Figure:
+    name: str
+    draw: Callable  # draw(fig) -> None, fills a matplotlib Figure
+    caption: str = ""
+    size: tuple[float, float] = (7.0, 4.2)
+
+
+@dataclass
+class Section:
+    heading: str
+    text: str = ""
+    tables: list[Table] = field(default_factory=list)
+    figures: list[Figure] = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    """What a report says, independent of how it is written out."""
+
+    name: str
+    title: str
+    question: str = ""
+    sections: list[Section] = field(default_factory=list)
+    reading: str = ""
+    command: str = ""
+    seed: int | None = None
+    data: dict = field(default_factory=dict)
+
+    def add_text(self, heading: str, text: str) -> Section:
+        sec = Section(heading, text)
+        self.sections.append(sec)
+        return sec
+
+    def add_table(self, name: str, frame: pd.DataFrame, *, caption: str = "", heading: str | None = None,
+                  float_format: str = "{:.4g}", index: bool = True) -> Table:
+        """Add a table to the last section (or a new one with ``heading``)."""
+        if heading is not None or not self.sections:
+            self.sections.append(Section(heading or name))
+        table = Table(name, frame, caption, float_format, index)
+        self.sections[-1].tables.append(table)
+        return table
+
+    def add_figure(self, name: str, draw: Callable, *, caption: str = "", heading: str | None = None,
+                   size: tuple[float, float] = (7.0, 4.2)) -> Figure:
+        if heading is not None or not self.sections:
+            self.sections.append(Section(heading or name))
+        fig = Figure(name, draw, caption, size)
+        self.sections[-1].figures.append(fig)
+        return fig
+
+
+def markdown_table(frame: pd.DataFrame, float_format: str = "{:.4g}", index: bool = True) -> str:
+    """A GitHub-flavoured markdown table (no extra dependency).
+
+    >>> print(markdown_table(pd.DataFrame({"a": [1.23456]}, index=["x"])))
+    |   | a |
+    |---|---|
+    | x | 1.235 |
+    """
+    def fmt(v):
+        if isinstance(v, float):
+            return float_format.format(v)
+        return str(v)
+
+    cols = ([frame.index.name or ""] if index else []) + [str(c) for c in frame.columns]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    for idx, row in frame.iterrows():
+        cells = ([str(idx)] if index else []) + [fmt(v) for v in row.tolist()]
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    if index and not frame.index.name:
+        lines[0] = "|   | " + " | ".join(str(c) for c in frame.columns) + " |"
+    return "\n".join(lines)
+
+
+def _git_commit() -> str:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                             timeout=5, cwd=Path(__file__).resolve().parent)
+        return out.stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def write_report(report: Report, out_dir: Path) -> Path:
+    """Write the report to ``out_dir`` (replaced atomically as a whole) and return it."""
+    from .style import save_figure
+
+    out_dir = Path(out_dir)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}-", dir=out_dir.parent))
+    try:
+        md = [f"# {report.title}", ""]
+        if report.question:
+            md += [f"**Question.** {report.question}", ""]
+        for sec in report.sections:
+            md += [f"## {sec.heading}", ""]
+            if sec.text:
+                md += [sec.text.strip(), ""]
+            for t in sec.tables:
+                t.frame.to_csv(tmp / f"{t.name}.csv", index=t.index)
+                md += [markdown_table(t.frame, t.float_format, t.index), ""]
+                cap = f"{t.caption} " if t.caption else ""
+                md += [f"*{cap}Data: [{t.name}.csv]({t.name}.csv).*", ""]
+            for f in sec.figures:
+                save_figure(f.draw, tmp / f.name, size=f.size)
+                md += [f"![{f.caption or f.name}]({f.name}.png)", ""]
+                if f.caption:
+                    md += [f"*{f.caption} ([SVG]({f.name}.svg))*", ""]
+        if report.reading:
+            md += ["## What it means", "", report.reading.strip(), ""]
+        md += [
+            "---",
+            "",
+            f"*Reproduce: `{report.command}`. yahtzee-sim {__version__} (commit {_git_commit()}), "
+            f"seed {report.seed}, generated {_dt.date.today().isoformat()}.*",
+            "",
+        ]
+        (tmp / "README.md").write_text("\n".join(md), encoding="utf-8")
+        if out_dir.exists():
+            old = out_dir.with_name(f".{out_dir.name}-old-{os.getpid()}")
+            out_dir.rename(old)
+            tmp.rename(out_dir)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            tmp.rename(out_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return out_dir

@@ -1,0 +1,50 @@
+"""One house style for every figure: Agg backend, readable labels, PNG + SVG.
+
+>>> import tempfile, pathlib
+>>> stem = pathlib.Path(tempfile.mkdtemp()) / "line"
+>>> save_figure(lambda fig: fig.add_subplot().plot([0, 1], [0, 1]), stem)
+>>> sorted(p.suffix for p in stem.parent.iterdir())
+['.png', '.svg']
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+PALETTE = ["#1b6ca8", "#e07b39", "#3a9e5c", "#c23b4e", "#7d5ba6", "#8c6d46", "#d17fb5", "#6b6b6b"]
+
+RC = {
+    "figure.dpi": 100,
+    "savefig.dpi": 150,
+    "font.size": 10,
+    "axes.titlesize": 11,
+    "axes.titleweight": "bold",
+    "axes.labelsize": 10,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "legend.frameon": False,
+    "axes.prop_cycle": matplotlib.cycler(color=PALETTE),
+    "svg.hashsalt": "yahtzee-sim",  # reproducible SVG ids
+}
+
+
+def save_figure(draw: Callable, stem: Path, *, size: tuple[float, float] = (7.0, 4.2)) -> None:
+    """Draw into a new figure with the house style and save ``stem.png`` (150 dpi) and ``stem.svg``."""
+    stem = Path(stem)
+    with plt.rc_context(RC):
+        fig = plt.figure(figsize=size)
+        try:
+            draw(fig)
+            fig.tight_layout()
+            fig.savefig(stem.with_suffix(".png"))
+            fig.savefig(stem.with_suffix(".svg"), metadata={"Date": None})
+        finally:
+            plt.close(fig)
