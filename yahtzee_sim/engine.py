@@ -123,6 +123,7 @@ def _play_turn(rules, strategy, state, prefix_keys, unif, checks, *, rolls_used=
     points = scores[rows, boxes]
     state.filled[rows, boxes] = True
     state.box_scores[rows, boxes] = points
+    state.fill_turn[rows, boxes] = state.turn + 1
     state.upper_total += np.where(rules.is_upper[boxes], points, 0).astype(np.int16)
     state.five_bonus_count += (bonus > 0)
     state.five_count += rules.five_face[rolls] > 0
@@ -158,6 +159,7 @@ def play_blocks(rules: RuleSet, strategy: Strategy, entropy: int, blocks: range,
         "upper_bonus": upper_bonus,
         "five_bonus_count": state.five_bonus_count,
         "five_count": state.five_count,
+        "fill_turn": state.fill_turn,
         "five_box_full": state.five_box_full,
     }
 

@@ -41,6 +41,7 @@ class GameAggregate:
     five_bonus_hist[k] : games with k five-of-a-kind bonuses.
     five_count_hist[k] : games with k turns ending in five of a kind.
     five_box_full_games : games whose five-of-a-kind box holds its full value.
+    fill_turn_hist[b, t] : games that filled box b in turn t (1..B).
     """
 
     total_hist: np.ndarray
@@ -48,6 +49,7 @@ class GameAggregate:
     upper_hist: np.ndarray
     five_bonus_hist: np.ndarray
     five_count_hist: np.ndarray
+    fill_turn_hist: np.ndarray
     five_box_full_games: int = 0
 
     @classmethod
@@ -60,6 +62,7 @@ class GameAggregate:
             upper_hist=np.zeros(upper_max + 1, dtype=np.int64),
             five_bonus_hist=np.zeros(rules.n_boxes + 1, dtype=np.int64),
             five_count_hist=np.zeros(rules.n_boxes + 1, dtype=np.int64),
+            fill_turn_hist=np.zeros((rules.n_boxes, rules.n_boxes + 1), dtype=np.int64),
         )
 
     @classmethod
@@ -71,6 +74,8 @@ class GameAggregate:
         agg.upper_hist += np.bincount(games["upper_total"], minlength=len(agg.upper_hist))
         agg.five_bonus_hist += np.bincount(games["five_bonus_count"], minlength=len(agg.five_bonus_hist))
         agg.five_count_hist += np.bincount(games["five_count"], minlength=len(agg.five_count_hist))
+        for b in range(rules.n_boxes):
+            agg.fill_turn_hist[b] += np.bincount(games["fill_turn"][:, b], minlength=rules.n_boxes + 1)
         agg.five_box_full_games = int(games["five_box_full"].sum())
         return agg
 
@@ -82,6 +87,7 @@ class GameAggregate:
             upper_hist=self.upper_hist + other.upper_hist,
             five_bonus_hist=self.five_bonus_hist + other.five_bonus_hist,
             five_count_hist=self.five_count_hist + other.five_count_hist,
+            fill_turn_hist=self.fill_turn_hist + other.fill_turn_hist,
             five_box_full_games=self.five_box_full_games + other.five_box_full_games,
         )
 
@@ -109,6 +115,11 @@ class GameAggregate:
         """Exact quantile of the games played (inverted CDF: smallest s with F(s) >= q)."""
         cdf = np.cumsum(self.total_hist)
         return int(np.searchsorted(cdf, q * cdf[-1] - 1e-9 * cdf[-1]))
+
+    def mean_fill_turn(self) -> np.ndarray:
+        """(B,) average turn (1..B) in which each box was filled."""
+        turns = np.arange(self.fill_turn_hist.shape[1])
+        return self.fill_turn_hist @ turns / self.n_games
 
     def box_means(self) -> np.ndarray:
         pts = np.arange(self.box_hist.shape[1])
@@ -187,7 +198,8 @@ class SimulationResult:
         """Average points and rate of zero per box."""
         agg = self.aggregate
         return pd.DataFrame(
-            {"mean": agg.box_means(), "zero_rate": agg.box_hist[:, 0] / agg.n_games},
+            {"mean": agg.box_means(), "zero_rate": agg.box_hist[:, 0] / agg.n_games,
+             "mean_fill_turn": agg.mean_fill_turn()},
             index=pd.Index(self.rules.box_names, name="box"),
         )
 

@@ -24,6 +24,7 @@ class GameState:
     upper_total : (N,) int16, sum of the upper boxes so far.
     five_bonus_count : (N,) int16, Yahtzee/Yacht bonuses earned.
     five_count : (N,) int16, turns that ended with five of a kind.
+    fill_turn : (N, B) int8, the turn (1..B) in which each box was filled, 0 while open.
     five_box_full : (N,) bool, the five-of-a-kind box holds its full value (50).
     turn : number of turns played (0..B).
     """
@@ -34,6 +35,7 @@ class GameState:
     five_bonus_count: np.ndarray
     five_count: np.ndarray
     five_box_full: np.ndarray
+    fill_turn: np.ndarray | None = None
     turn: int = 0
 
     @classmethod
@@ -47,6 +49,7 @@ class GameState:
             five_bonus_count=np.zeros(n, dtype=np.int16),
             five_count=np.zeros(n, dtype=np.int16),
             five_box_full=np.zeros(n, dtype=bool),
+            fill_turn=np.zeros((n, b), dtype=np.int8),
         )
 
     @classmethod
