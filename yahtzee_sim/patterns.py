@@ -68,3 +68,53 @@ def pattern_names(dice: DiceTables | None = None) -> list[str]:
     from .dice import dice_tables
 
     return list(pattern_table(dice or dice_tables()).columns)
+
+
+def check_pattern(name: str, dice: DiceTables | None = None) -> str:
+    """The canonical pattern name for ``name`` (case, hyphens and spaces forgiven).
+
+    Unknown names raise a one-line ``ValueError`` listing the valid names.
+
+    >>> check_pattern("Five-of-a-kind")
+    'five_of_a_kind'
+    >>> check_pattern("yahtzee")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown pattern 'yahtzee'; valid patterns: five_of_a_kind, four_of_a_kind, four_of_a_kind_exactly, full_house, full_house_or_five, large_straight, small_straight, small_straight_exactly, three_of_a_kind, three_of_a_kind_exactly, two_pairs, one_pair, largest_group_1, largest_group_2, largest_group_3, largest_group_4, largest_group_5
+    """
+    names = pattern_names(dice)
+    key = str(name).strip().lower().replace("-", "_").replace(" ", "_")
+    if key not in names:
+        raise ValueError(f"unknown pattern {name!r}; valid patterns: {', '.join(names)}")
+    return key
+
+
+HAND_CLASSES = ("five_of_a_kind", "four_of_a_kind", "full_house", "three_of_a_kind",
+                "large_straight", "small_straight", "two_pairs", "one_pair", "nothing")
+"""Mutually exclusive classes of a roll, best first (each roll is in exactly one)."""
+
+
+@functools.lru_cache(maxsize=None)
+def _hand_class(dice: DiceTables) -> np.ndarray:
+    t = pattern_table(dice)
+    # Precedence order: a roll takes the first class it qualifies for.
+    tests = [t["five_of_a_kind"], t["four_of_a_kind"], t["full_house"], t["three_of_a_kind"],
+             t["large_straight"], t["small_straight"], t["two_pairs"], t["one_pair"]]
+    out = np.full(dice.n_rolls, len(HAND_CLASSES) - 1, dtype=np.int8)
+    for i, test in reversed(list(enumerate(tests))):
+        out[test.to_numpy()] = i
+    out.setflags(write=False)
+    return out
+
+
+def hand_class(dice: DiceTables) -> np.ndarray:
+    """(R,) index into :data:`HAND_CLASSES` of each roll: a partition of the rolls
+    (five of a kind, then four, full house, three, large straight, small straight,
+    two pairs, one pair, nothing), used for chi-square checks over whole turns.
+
+    >>> from yahtzee_sim.dice import dice_tables
+    >>> d = dice_tables()
+    >>> HAND_CLASSES[hand_class(d)[d.roll_index_of([1, 2, 3, 4, 4])]]
+    'small_straight'
+    """
+    return _hand_class(dice)
