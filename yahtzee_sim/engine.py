@@ -184,10 +184,6 @@ def simulate(
     batch: int = 65536,
     keep_games: bool | None = None,
     progress: bool = False,
-    backend: str = "serial",
-    jobs: int | None = None,
-    scheduler=None,
-    checkpoint=None,
 ) -> SimulationResult:
     """Play ``n_games`` complete games of ``rules`` under ``strategy``.
 
@@ -197,35 +193,43 @@ def simulate(
     strategy : a strategy name or instance.
     seed : one seed in, reproducible results out (recorded in the result).
     batch : games played at once (memory ~ 0.5 kB per game); does not change results.
-    keep_games : keep the per-game table (default: when ``n_games <= 1_000_000`` and
-        no checkpoint); otherwise only exact aggregates are kept and memory stays bounded.
+    keep_games : keep the per-game table (default: when ``n_games <= 1_000_000``);
+        otherwise only exact aggregates are kept and memory stays bounded.
     progress : show a progress bar on a terminal's stderr for long runs.
-    backend, jobs, scheduler : where the chunks of ``batch`` games run: ``"serial"``,
-        ``"processes"`` (``jobs`` local processes) or ``"dask"`` (the cluster at
-        ``scheduler``, or a LocalCluster); see :mod:`yahtzee_sim.parallel`. Results
-        do not depend on it.
-    checkpoint : a file saving completed chunks; an interrupted run given the same
-        file resumes (needs the same arguments; a run without a seed reuses the stored one).
 
     >>> res = simulate("yatzy", "random", 1000, seed=5)
     >>> res.summary()["games"], res.seed
     (1000, 5)
     """
-    from .parallel import check_backend, run_chunks
-
-    check_backend(backend, jobs, scheduler)
     rules = get_rules(rules, options)
     strat = get_strategy(strategy).prepare(rules)
     n_games = _check_count(n_games, "the number of games")
     batch = _check_count(batch, "batch")
-    entropy = None if seed is None else _entropy(seed)
+    entropy = _entropy(seed)
     if keep_games is None:
-        keep_games = n_games <= 1_000_000 and checkpoint is None
-    out = run_chunks("games", rules, strat, n_games, entropy=entropy, chunk_blocks=max(1, batch // SEED_BLOCK),
-                     keep_games=keep_games, backend=backend, jobs=jobs, scheduler=scheduler,
-                     checkpoint=checkpoint, progress=progress)
-    return SimulationResult(rules=rules, strategy=strat.name, n_games=n_games, seed=out.entropy,
-                            aggregate=out.value, games=out.rows, seconds=out.seconds)
+        keep_games = n_games <= 1_000_000
+    n_blocks = -(-n_games // SEED_BLOCK)
+    per_batch = max(1, batch // SEED_BLOCK)
+    aggregate = GameAggregate.empty(rules)
+    kept: list[dict] = []
+    bar = _progress(n_games, "games", progress)
+    start = time.perf_counter()
+    try:
+        for first in range(0, n_blocks, per_batch):
+            blocks = range(first, min(first + per_batch, n_blocks))
+            games = play_blocks(rules, strat, entropy, blocks, n_games)
+            aggregate = aggregate.merge(GameAggregate.from_games(rules, games))
+            if keep_games:
+                kept.append(games)
+            if bar is not None:
+                bar.update(len(games["total"]))
+    finally:
+        if bar is not None:
+            bar.close()
+    seconds = time.perf_counter() - start
+    games = {k: np.concatenate([g[k] for g in kept]) for k in kept[0]} if keep_games else None
+    return SimulationResult(rules=rules, strategy=strat.name, n_games=n_games, seed=entropy,
+                            aggregate=aggregate, games=games, seconds=seconds)
 
 
 # -- single turns -------------------------------------------------------------------
