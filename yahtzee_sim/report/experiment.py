@@ -26,7 +26,7 @@ KIND_KEYS: dict[str, set[str]] = {
     "head-to-head": {"rules", "options", "strategies"},
     "variants": {"strategy", "yacht_options", "rule_sets"},
     "odds": {"rules", "options", "strategy", "checkpoints"},
-    "claims": set(),
+    "claims": {"turns"},
 }
 
 KIND_TABLES = {
@@ -63,6 +63,7 @@ class ExperimentSpec:
     rule_sets: tuple[str, ...] = ()
     yacht_options: tuple[str, ...] = ()
     checkpoints: tuple[int, ...] = ()
+    turns: int = 1_000_000
     tables: tuple[str, ...] = ()
     plots: tuple[str, ...] = ()
     source: str = ""
@@ -98,7 +99,7 @@ def parse_spec(data: dict, *, name: str, source: str = "") -> ExperimentSpec:
             if not isinstance(data[key], str):
                 raise ValueError(f"{name}: {key} must be a string, got {data[key]!r}")
             values[key] = data[key]
-    for key in ("seed", "games"):
+    for key in ("seed", "games", "turns"):
         if key in data:
             v = data[key]
             if isinstance(v, bool) or not isinstance(v, int) or v < (0 if key == "seed" else 1):

@@ -34,13 +34,16 @@ def runner(kind: str):
     return register
 
 
-def run_experiment(spec: ExperimentSpec, *, command: str = "") -> Report:
-    """Run ``spec`` and return its report (not yet written)."""
+def run_experiment(spec: ExperimentSpec, *, command: str = "", **extra) -> Report:
+    """Run ``spec`` and return its report (not yet written).
+
+    ``extra`` keywords go to the runner (e.g. a prepared ``context`` for claims).
+    """
     try:
         fn = RUNNERS[spec.kind]
     except KeyError:
         raise ValueError(f"no runner for kind {spec.kind!r}; available: {', '.join(RUNNERS)}") from None
-    report = fn(spec)
+    report = fn(spec, **extra)
     report.command = command or f"yahtzee-sim run {spec.source or spec.name + '.toml'}"
     report.seed = spec.seed
     return report
@@ -253,4 +256,45 @@ def run_head_to_head(spec: ExperimentSpec) -> Report:
         "Maximizing the expected score is not the same objective as maximizing the chance to beat one "
         "opponent, but with these strategies the two "
         + ("agree." if same else "disagree: see the table."))
+    return rep
+
+
+# -- claims --------------------------------------------------------------------------------
+
+@runner("claims")
+def run_claims(spec: ExperimentSpec, context=None) -> Report:
+    """Every claim of the seed documents with the project's value and a computed verdict."""
+    from ..verify import Context, verify_claims
+
+    ctx = context or Context(games=spec.games, turns=spec.turns, seed=spec.seed)
+    frame = verify_claims(ctx)
+    rep = Report(spec.name, spec.title or "The seeds' claims, checked", question=spec.question or (
+        "Which numbers and tips in the three source documents hold, computed exactly where possible "
+        "and by simulation otherwise?"))
+    rep.data["claims"] = frame
+    rep.add_text("Method", (
+        "Each claim of the seed documents is a row of `yahtzee_sim/verify/claims.toml`: the quote, an English "
+        "paraphrase, the value and the precision it was stated with (or, for tips, the measurable question it "
+        "becomes). The project computes the value exactly where the exact engine can (dice tables, Markov "
+        "chains, the optimal solver, max/min backward induction) and by simulation with a 95% interval "
+        f"({ctx.games:,} games per strategy, {ctx.turns:,} single turns, seed {ctx.seed}). Verdicts are "
+        "computed: *confirmed* if the true value rounds to the claim at its stated precision, *confirmed with "
+        "rounding* if it is off by at most one unit of that precision, *imprecise* if in the right ballpark "
+        "(3 units or 10%), *wrong* otherwise; tips are confirmed when the measurement satisfies the stated "
+        "reading (imprecise when its interval straddles the boundary)."))
+    counts = frame["verdict"].value_counts().rename("claims").to_frame()
+    counts.index.name = "verdict"
+    rep.add_table("verdicts", counts, heading="Verdicts")
+    for seed, group in frame.groupby("seed", sort=False):
+        table = group[["english", "claim", "exact", "simulated", "ci95", "verdict", "detail"]]
+        rep.add_table(f"claims_seed_{seed}", table, heading=f"Seed {seed}", index=True)
+    quotes = frame[["seed", "quote"]]
+    rep.add_table("quotes", quotes, heading="The claims in their original words")
+    not_ok = frame[~frame["verdict"].isin(["confirmed"])]
+    lines = [f"{int((frame['verdict'] == 'confirmed').sum())} of {len(frame)} claims are confirmed as stated."]
+    for cid, row in not_ok.iterrows():
+        found = row["exact"] or row["simulated"]
+        lines.append(f"- `{cid}` ({row['verdict']}): \"{row['english']}\" The project finds {found}"
+                     + (f" (95% CI {row['ci95']})" if row["ci95"] else "") + f"; {row['detail']}.")
+    rep.reading = "\n".join(lines)
     return rep

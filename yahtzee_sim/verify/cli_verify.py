@@ -1,0 +1,50 @@
+"""``yahtzee-sim verify``: every claim of the seeds, evaluated, with a verdict."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def cmd_verify(args) -> int:
+    import pandas as pd
+
+    from ..cli import print_json
+    from . import Context, verify_claims
+
+    ctx = Context(games=args.games, turns=args.turns, seed=args.seed)
+    if args.out:
+        from ..report.document import write_report
+        from ..report.experiment import parse_spec
+        from ..report.runners import run_experiment
+
+        spec = parse_spec({"kind": "claims", "games": args.games, "seed": args.seed}, name="claims")
+        report = run_experiment(spec, command=f"yahtzee-sim verify --games {args.games} --turns {args.turns} "
+                                              f"--seed {args.seed} --out {args.out}", context=ctx)
+        out = write_report(report, Path(args.out))
+        frame = report.data["claims"]
+    else:
+        frame = verify_claims(ctx, only=args.only)
+    if args.json:
+        print_json({"games": args.games, "turns": args.turns, "seed": args.seed,
+                    "claims": frame.reset_index().to_dict(orient="records")})
+        return 0
+    with pd.option_context("display.max_colwidth", 48, "display.width", 200):
+        print(frame[["seed", "claim", "exact", "simulated", "ci95", "verdict"]].to_string())
+    print()
+    print(frame["verdict"].value_counts().to_string())
+    if args.out:
+        print(f"report written to {out / 'README.md'}")
+    return 0
+
+
+def add_commands(sub) -> None:
+    from ..cli import positive_int, seed_int
+
+    p = sub.add_parser("verify", help="check every numeric claim of the seed documents")
+    p.add_argument("--games", type=positive_int, default=100_000, help="games per simulated strategy")
+    p.add_argument("--turns", type=positive_int, default=1_000_000, help="single turns per simulated turn claim")
+    p.add_argument("--seed", type=seed_int, default=2026)
+    p.add_argument("--only", action="append", default=None, metavar="ID", help="claim ids starting with ID")
+    p.add_argument("--out", help="also write the report to this folder")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_verify)
