@@ -233,8 +233,10 @@ def cmd_simulate(args) -> int:
 
     strategy = get_strategy(args.strategy)
     out = check_out_path(args.out, (".csv", ".parquet")) if args.out else None
+    from .parallel import run_kwargs
+
     res = simulate(rules, strategy, args.games, seed=args.seed, batch=args.batch,
-                   keep_games=out is not None or None, progress=not args.json)
+                   keep_games=out is not None or None, progress=not args.json, **run_kwargs(args))
     if out is not None:
         write_frame_atomically(res.to_frame(), out)
     if args.json:
@@ -263,8 +265,10 @@ def cmd_turns(args) -> int:
     rules = rules_from(args)
     from .strategies import get_strategy
 
+    from .parallel import run_kwargs
+
     res = simulate_turns(rules, get_strategy(args.strategy), args.turns, seed=args.seed,
-                         progress=not args.json)
+                         progress=not args.json, **run_kwargs(args))
     frame = res.to_frame()
     if args.json:
         print_json({"rules": rules.name, "options": list(rules.options), "strategy": res.strategy,
@@ -277,6 +281,7 @@ def cmd_turns(args) -> int:
 
 
 def add_commands(sub) -> None:
+    from .parallel import add_run_args
     from .strategies import strategy_names
 
     p = sub.add_parser("rules", help="list rule sets and their options")
@@ -302,6 +307,7 @@ def add_commands(sub) -> None:
     p.add_argument("--batch", type=positive_int, default=65536, help="games played at once")
     p.add_argument("--out", help="per-game table to FILE.csv or FILE.parquet")
     p.add_argument("--json", action="store_true")
+    add_run_args(p)
     p.set_defaults(func=cmd_simulate)
 
     p = sub.add_parser("turns", help="pattern frequencies of single turns")
@@ -310,6 +316,7 @@ def add_commands(sub) -> None:
     p.add_argument("--turns", type=positive_int, default=1_000_000)
     p.add_argument("--seed", type=seed_int, default=None)
     p.add_argument("--json", action="store_true")
+    add_run_args(p)
     p.set_defaults(func=cmd_turns)
 
 
@@ -331,8 +338,8 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, argparse.ArgumentTypeError) as exc:  # bad input: one line, exit 2
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:  # RunInterrupted says how much was done
+        print(f"{PROG}: {str(exc) or 'interrupted'}", file=sys.stderr)
         return 130
     except BrokenPipeError:  # e.g. piped into head
         return 0

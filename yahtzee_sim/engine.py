@@ -184,6 +184,10 @@ def simulate(
     batch: int = 65536,
     keep_games: bool | None = None,
     progress: bool = False,
+    backend: str = "serial",
+    jobs: int | None = None,
+    scheduler=None,
+    checkpoint=None,
 ) -> SimulationResult:
     """Play ``n_games`` complete games of ``rules`` under ``strategy``.
 
@@ -193,43 +197,35 @@ def simulate(
     strategy : a strategy name or instance.
     seed : one seed in, reproducible results out (recorded in the result).
     batch : games played at once (memory ~ 0.5 kB per game); does not change results.
-    keep_games : keep the per-game table (default: when ``n_games <= 1_000_000``);
-        otherwise only exact aggregates are kept and memory stays bounded.
+    keep_games : keep the per-game table (default: when ``n_games <= 1_000_000`` and
+        no checkpoint); otherwise only exact aggregates are kept and memory stays bounded.
     progress : show a progress bar on a terminal's stderr for long runs.
+    backend, jobs, scheduler : where the chunks of ``batch`` games run: ``"serial"``,
+        ``"processes"`` (``jobs`` local processes) or ``"dask"`` (the cluster at
+        ``scheduler``, or a LocalCluster); see :mod:`yahtzee_sim.parallel`. Results
+        do not depend on it.
+    checkpoint : a file saving completed chunks; an interrupted run given the same
+        file resumes (needs the same arguments; a run without a seed reuses the stored one).
 
     >>> res = simulate("yatzy", "random", 1000, seed=5)
     >>> res.summary()["games"], res.seed
     (1000, 5)
     """
+    from .parallel import check_backend, run_chunks
+
+    check_backend(backend, jobs, scheduler)
     rules = get_rules(rules, options)
     strat = get_strategy(strategy).prepare(rules)
     n_games = _check_count(n_games, "the number of games")
     batch = _check_count(batch, "batch")
-    entropy = _entropy(seed)
+    entropy = None if seed is None else _entropy(seed)
     if keep_games is None:
-        keep_games = n_games <= 1_000_000
-    n_blocks = -(-n_games // SEED_BLOCK)
-    per_batch = max(1, batch // SEED_BLOCK)
-    aggregate = GameAggregate.empty(rules)
-    kept: list[dict] = []
-    bar = _progress(n_games, "games", progress)
-    start = time.perf_counter()
-    try:
-        for first in range(0, n_blocks, per_batch):
-            blocks = range(first, min(first + per_batch, n_blocks))
-            games = play_blocks(rules, strat, entropy, blocks, n_games)
-            aggregate = aggregate.merge(GameAggregate.from_games(rules, games))
-            if keep_games:
-                kept.append(games)
-            if bar is not None:
-                bar.update(len(games["total"]))
-    finally:
-        if bar is not None:
-            bar.close()
-    seconds = time.perf_counter() - start
-    games = {k: np.concatenate([g[k] for g in kept]) for k in kept[0]} if keep_games else None
-    return SimulationResult(rules=rules, strategy=strat.name, n_games=n_games, seed=entropy,
-                            aggregate=aggregate, games=games, seconds=seconds)
+        keep_games = n_games <= 1_000_000 and checkpoint is None
+    out = run_chunks("games", rules, strat, n_games, entropy=entropy, chunk_blocks=max(1, batch // SEED_BLOCK),
+                     keep_games=keep_games, backend=backend, jobs=jobs, scheduler=scheduler,
+                     checkpoint=checkpoint, progress=progress)
+    return SimulationResult(rules=rules, strategy=strat.name, n_games=n_games, seed=out.entropy,
+                            aggregate=out.value, games=out.rows, seconds=out.seconds)
 
 
 # -- single turns -------------------------------------------------------------------
@@ -275,6 +271,10 @@ def simulate_turns(
     batch: int = 262144,
     progress: bool = False,
     target: str | None = None,
+    backend: str = "serial",
+    jobs: int | None = None,
+    scheduler=None,
+    checkpoint=None,
 ) -> TurnsResult:
     """Play ``n_turns`` independent first turns (fresh card) and count the final rolls.
 
@@ -283,7 +283,9 @@ def simulate_turns(
     :func:`simulate`. ``target`` (a pattern name, see
     :func:`yahtzee_sim.patterns.pattern_names`) overrides the strategy's keeps with
     the keeps that maximize the exact chance of ending in that pattern
-    (:class:`yahtzee_sim.exact.turns.ChasePattern`).
+    (:class:`yahtzee_sim.exact.turns.ChasePattern`). ``backend``, ``jobs``,
+    ``scheduler`` and ``checkpoint`` work as in :func:`simulate` (chunks of ``batch``
+    turns, each played by :func:`yahtzee_sim.parallel.play_turn_blocks`).
 
     >>> res = simulate_turns("yahtzee", "keep-largest", 20000, seed=1)
     >>> bool(0.03 < res.to_frame().loc["five_of_a_kind", "frequency"] < 0.06)
@@ -293,6 +295,9 @@ def simulate_turns(
     >>> res.strategy, bool(res.to_frame().loc["large_straight", "frequency"] > 0.2)
     ('chase:large_straight', True)
     """
+    from .parallel import check_backend, run_chunks
+
+    check_backend(backend, jobs, scheduler)
     rules = get_rules(rules, options)
     strat = get_strategy(strategy)
     if target is not None:
@@ -301,31 +306,12 @@ def simulate_turns(
         strat = ChasePattern(target)
     strat = strat.prepare(rules)
     n_turns = _check_count(n_turns, "the number of turns")
-    entropy = _entropy(seed)
-    d = rules.dice
-    checks = _Checks.of(rules)
-    counts = np.zeros(d.n_rolls, dtype=np.int64)
-    n_blocks = -(-n_turns // SEED_BLOCK)
+    entropy = None if seed is None else _entropy(seed)
     per_batch = max(1, _check_count(batch, "batch") // SEED_BLOCK)
-    bar = _progress(n_turns, "turns", progress)
-    start = time.perf_counter()
-    try:
-        for first in range(0, n_blocks, per_batch):
-            blocks = range(first, min(first + per_batch, n_blocks))
-            # Draw whole-game tapes so turn i sees game i's first-turn dice (the CRN contract).
-            tape, unif = _block_tapes(rules, entropy, blocks, rules.n_boxes)
-            stop = min(len(tape), n_turns - first * SEED_BLOCK)
-            state = GameState.new(rules, stop)
-            prefix = d.tape_prefix_keys(tape[:stop, 0])
-            rolls, _ = _play_turn(rules, _KeepOnly(strat), state, prefix, unif[:stop, 0], checks)
-            counts += np.bincount(rolls, minlength=d.n_rolls)
-            if bar is not None:
-                bar.update(stop)
-    finally:
-        if bar is not None:
-            bar.close()
-    return TurnsResult(rules=rules, strategy=strat.name, n_turns=n_turns, seed=entropy,
-                       roll_counts=counts, seconds=time.perf_counter() - start)
+    out = run_chunks("turns", rules, strat, n_turns, entropy=entropy, chunk_blocks=per_batch,
+                     backend=backend, jobs=jobs, scheduler=scheduler, checkpoint=checkpoint, progress=progress)
+    return TurnsResult(rules=rules, strategy=strat.name, n_turns=n_turns, seed=out.entropy,
+                       roll_counts=out.value, seconds=out.seconds)
 
 
 class _KeepOnly(Strategy):
