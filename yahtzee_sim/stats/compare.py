@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
 from scipy import stats
 
 from ._common import (GAME_COLUMNS, StatsResult, check_choice, check_level, check_sample, fmt,
