@@ -27,7 +27,7 @@ from . import __version__
 PROG = "yahtzee-sim"
 
 # Modules that add subcommands (each defines ``add_commands(subparsers)``).
-COMMAND_MODULES = ["yahtzee_sim.cli", "yahtzee_sim.report.cli_run", "yahtzee_sim.verify.cli_verify"]
+COMMAND_MODULES = ["yahtzee_sim.cli", "yahtzee_sim.report.cli_run", "yahtzee_sim.verify.cli_verify", "yahtzee_sim.exact.cli_odds"]
 
 
 class UsageError(ValueError):
@@ -268,11 +268,11 @@ def cmd_turns(args) -> int:
     from .parallel import run_kwargs
 
     res = simulate_turns(rules, get_strategy(args.strategy), args.turns, seed=args.seed,
-                         progress=not args.json, **run_kwargs(args))
+                         progress=not args.json, target=args.target, **run_kwargs(args))
     frame = res.to_frame()
     if args.json:
         print_json({"rules": rules.name, "options": list(rules.options), "strategy": res.strategy,
-                    "turns": res.n_turns, "seed": res.seed, "seconds": res.seconds,
+                    "target": args.target, "turns": res.n_turns, "seed": res.seed, "seconds": res.seconds,
                     "patterns": frame.reset_index().to_dict(orient="records")})
         return 0
     print(f"{rules.title} ({rules.key}): {res.n_turns:,} single turns under {res.strategy}, seed {res.seed}")
@@ -315,6 +315,8 @@ def add_commands(sub) -> None:
     p.add_argument("--strategy", default="keep-largest")
     p.add_argument("--turns", type=positive_int, default=1_000_000)
     p.add_argument("--seed", type=seed_int, default=None)
+    p.add_argument("--target", metavar="PATTERN", default=None,
+                   help="keep what maximizes the exact chance of PATTERN (overrides the strategy's keeps)")
     p.add_argument("--json", action="store_true")
     add_run_args(p)
     p.set_defaults(func=cmd_turns)

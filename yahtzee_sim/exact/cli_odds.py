@@ -1,0 +1,166 @@
+"""The ``yahtzee-sim odds`` subcommand: exact one-roll and per-turn odds.
+
+>>> from yahtzee_sim.cli import main
+>>> main(["odds", "--rules", "yahtzee"])  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
+Yahtzee ... (yahtzee): exact odds of one roll of 5 dice (out of 6**5 = 7776)
+...
+five_of_a_kind 6/7776 1/1296 0.000772 1 in 1296
+...
+0
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+
+def _frac_text(f) -> str:
+    return f"{f.numerator}/{f.denominator}"
+
+
+def _one_roll_section(rules, json_out: dict | None):
+    from .odds import one_roll_odds
+
+    odds = one_roll_odds(rules)
+    frame = odds.to_frame()
+    if json_out is not None:
+        json_out["one_roll"] = [
+            {"pattern": name, "count": int(row["count"]), "total": int(row["total"]),
+             "fraction": _frac_text(row["fraction"]), "probability": float(row["probability"]),
+             "one_in": row["one_in"]}
+            for name, row in frame.iterrows()
+        ]
+        return
+    d = rules.dice
+    print(f"{rules.title} ({rules.key}): exact odds of one roll of {d.n_dice} dice "
+          f"(out of {d.n_faces}**{d.n_dice} = {odds.total})")
+    table = pd.DataFrame({
+        "count": [f"{int(c)}/{odds.total}" for c in frame["count"]],
+        "fraction": [_frac_text(f) for f in frame["fraction"]],
+        "probability": [f"{p:.6f}" for p in frame["probability"]],
+        "1 in N": frame["one_in"],
+    }, index=frame.index)
+    print(table.to_string())
+
+
+def _per_turn_section(rules, strategy: str, json_out: dict | None):
+    from .turns import per_turn_report
+
+    rep = per_turn_report(rules, strategy)
+    frame = rep.to_frame()
+    rolls = rep.rolls_frame()
+    five = frame.loc["five_of_a_kind"]
+    if json_out is not None:
+        json_out["per_turn"] = {
+            "strategy": rep.strategy, "rolls_per_turn": rules.n_rolls,
+            "patterns": [
+                {"pattern": name,
+                 "strategy_fraction": _frac_text(row["strategy_fraction"]),
+                 "strategy_probability": float(row["strategy_probability"]),
+                 "strategy_turns_per": _finite(row["strategy_turns_per"]),
+                 "best_fraction": _frac_text(row["best_fraction"]),
+                 "best_probability": float(row["best_probability"]),
+                 "best_turns_per": _finite(row["best_turns_per"])}
+                for name, row in frame.iterrows()
+            ],
+            "expected_rolls_to_five_of_a_kind": [
+                {"policy": pol, "expected_rolls": _finite(row["expected_rolls"]),
+                 "fraction": None if row["fraction"] is None else _frac_text(row["fraction"])}
+                for pol, row in rolls.iterrows()
+            ],
+            "turns_per_five_of_a_kind": {"strategy": _finite(five["strategy_turns_per"]),
+                                         "best_keeps": _finite(five["best_turns_per"])},
+        }
+        return
+    print()
+    print(f"Exact chance of ending a {rules.n_rolls}-roll turn in each pattern (fresh card): "
+          f"under {rep.strategy}'s keeps, and under the keeps that maximize that pattern's own chance")
+    table = pd.DataFrame({
+        f"{rep.strategy}": [f"{p:.6f}" for p in frame["strategy_probability"]],
+        "turns per": [_fmt_turns(t) for t in frame["strategy_turns_per"]],
+        "exact": [_frac_text(f) for f in frame["strategy_fraction"]],
+        "best keeps": [f"{p:.6f}" for p in frame["best_probability"]],
+        "turns per ": [_fmt_turns(t) for t in frame["best_turns_per"]],
+        "exact ": [_frac_text(f) for f in frame["best_fraction"]],
+    }, index=frame.index)
+    print(table.to_string())
+    print()
+    print("Expected rolls to five of a kind, rolling without limit (the first throw counts):")
+    print(pd.DataFrame({
+        "expected rolls": [f"{v:.6f}" for v in rolls["expected_rolls"]],
+        "exact": ["-" if f is None else _frac_text(f) for f in rolls["fraction"]],
+    }, index=rolls.index).to_string())
+    if not all(math.isfinite(v) for v in rolls["expected_rolls"]):
+        print("(inf: that policy can get stuck without ever rolling five of a kind, "
+              "e.g. by holding all five dice)")
+    print()
+    print(f"Turns per five of a kind: {_fmt_turns(five['strategy_turns_per'])} under {rep.strategy}, "
+          f"{_fmt_turns(five['best_turns_per'])} chasing it with the best keeps")
+
+
+def _boxes_section(rules, json_out: dict | None):
+    from .odds import box_score_distribution
+
+    dist = box_score_distribution(rules)
+    if json_out is not None:
+        json_out["boxes"] = [
+            {"box": r.box, "points": int(r.points), "count": int(r.count), "total": int(r.total),
+             "fraction": _frac_text(r.fraction), "probability": float(r.probability)}
+            for r in dist.itertuples()
+        ]
+        return
+    print()
+    print(f"Score of each box on one roll, fresh card (count out of {int(dist['total'].iloc[0])}):")
+    labels = {b.name: b.label for b in rules.boxes}
+    for box, part in dist.groupby("box", sort=False):
+        mean = float((part["points"] * part["probability"]).sum())
+        cells = ", ".join(f"{int(p)}: {int(c)}" for p, c in zip(part["points"], part["count"]))
+        print(f"  {labels.get(box, box)} (mean {mean:.4f}) -> {cells}")
+
+
+def _finite(x):
+    x = float(x)
+    return None if math.isinf(x) or math.isnan(x) else x
+
+
+def _fmt_turns(t) -> str:
+    t = float(t)
+    return "never" if math.isinf(t) else f"{t:.2f}"
+
+
+def cmd_odds(args) -> int:
+    from ..cli import print_json, rules_from
+    from ..strategies import get_strategy
+
+    rules = rules_from(args)
+    if args.strategy is not None and not args.per_turn:
+        raise ValueError("--strategy needs --per-turn")
+    strategy = args.strategy or "keep-largest"
+    get_strategy(strategy)  # unknown names fail before any work
+    out = {"rules": rules.name, "options": list(rules.options)} if args.json else None
+    _one_roll_section(rules, out)
+    if args.per_turn:
+        _per_turn_section(rules, strategy, out)
+    if args.boxes:
+        _boxes_section(rules, out)
+    if out is not None:
+        print_json(out)
+    return 0
+
+
+def add_commands(sub) -> None:
+    """Add the ``odds`` subcommand to the ``yahtzee-sim`` parser."""
+    from ..cli import add_rules_args
+    from ..strategies import strategy_names
+
+    p = sub.add_parser("odds", help="exact odds: one roll, per turn (--per-turn), per box (--boxes)")
+    add_rules_args(p)
+    p.add_argument("--per-turn", action="store_true",
+                   help="exact per-turn pattern odds, expected rolls to five of a kind")
+    p.add_argument("--strategy", default=None,
+                   help=f"keep policy for --per-turn (default keep-largest); one of: {', '.join(strategy_names())}")
+    p.add_argument("--boxes", action="store_true", help="distribution of every box's score on one roll")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_odds)
