@@ -131,6 +131,12 @@ def check_out_path(path: str, suffixes: tuple[str, ...]) -> Path:
         raise UsageError(f"cannot write {path!r}: it is a folder; give a file name ending in .csv or .parquet")
     if not os.access(folder, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
         raise UsageError(f"cannot write {path!r}: permission denied")
+    try:  # os.access says yes to root even on read-only or virtual file systems: try it
+        fd, probe = tempfile.mkstemp(prefix=".tmp-", suffix=out.suffix, dir=folder)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path!r}: {exc.strerror or exc}") from None
+    os.close(fd)
+    os.unlink(probe)
     if out.suffix.lower() == ".parquet":
         try:
             import pyarrow  # noqa: F401
@@ -149,6 +155,9 @@ def write_frame_atomically(frame: pd.DataFrame, out: Path) -> None:
         else:
             frame.to_csv(tmp)
         os.replace(tmp, out)
+    except OSError as exc:  # e.g. disk full: still one line, no partial file
+        Path(tmp).unlink(missing_ok=True)
+        raise UsageError(f"cannot write {str(out)!r}: {exc.strerror or exc}") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
