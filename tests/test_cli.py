@@ -1,0 +1,332 @@
+"""The ``yahtzee-sim`` command line: the core subcommands in-process (fast), a real
+subprocess run or two, and every bad-input path of issue 2 section 7: exit code 2,
+exactly one line on stderr naming the valid choices, no traceback, no output file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from yahtzee_sim import simulate
+from yahtzee_sim.cli import main
+from yahtzee_sim.rules import get_rules, rule_names, rule_options
+from yahtzee_sim.strategies import strategy_names
+
+JSON_KEYS = {"rules", "options", "strategy", "games", "seed", "mean", "sd", "se", "ci95",
+             "percentiles", "upper_bonus_rate", "yahtzee_box_50_rate", "seconds"}
+
+
+def run(capsys, *argv):
+    """(exit code, stdout, stderr) of ``yahtzee-sim argv`` run in-process."""
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_json(capsys, *argv):
+    code, out, err = run(capsys, *argv)
+    assert code == 0 and err == "", err
+    return json.loads(out)
+
+
+# -- listings ---------------------------------------------------------------------------
+
+def test_rules_lists_every_rule_set_and_option(capsys):
+    code, out, err = run(capsys, "rules")
+    assert code == 0 and err == ""
+    for name in rule_names():
+        assert name in out
+        for option in rule_options(name):
+            assert f"{name} --option {option}" in out
+    data = run_json(capsys, "rules", "--json")
+    assert list(data) == rule_names()
+    for name, entry in data.items():
+        assert entry["boxes"] == list(get_rules(name).box_names)
+        assert list(entry["options"]) == list(rule_options(name))
+
+
+def test_strategies_lists_every_strategy(capsys):
+    code, out, err = run(capsys, "strategies")
+    assert code == 0 and err == ""
+    assert all(name in out for name in strategy_names())
+    assert list(run_json(capsys, "strategies", "--json")) == strategy_names()
+
+
+# -- score ------------------------------------------------------------------------------
+
+def test_score_dice_table_and_json(capsys):
+    code, out, err = run(capsys, "score", "--rules", "yacht", "--dice", "33355")
+    assert code == 0 and err == ""
+    assert "Full House" in out and "19" in out
+    data = run_json(capsys, "score", "--rules", "yacht", "--dice", "33355", "--json")
+    # seed 001: 3-3-3-5-5 is 19 in Full House, 9 in Threes.
+    assert data["scores"]["full_house"] == 19 and data["scores"]["threes"] == 9
+    assert data["dice"] == [3, 3, 3, 5, 5] and data["rules"] == "yacht"
+    assert data["scores"] == get_rules("yacht").score_dice([3, 3, 3, 5, 5])
+
+
+@pytest.mark.parametrize("dice", ["53353", "3,3,3,5,5", "3 3 3 5 5", "5, 3, 5, 3, 3"])
+def test_score_accepts_common_dice_spellings(capsys, dice):
+    data = run_json(capsys, "score", "--dice", dice, "--json")
+    assert sorted(data["dice"]) == [3, 3, 3, 5, 5] and data["scores"]["full_house"] == 25
+
+
+def test_score_with_options(capsys):
+    data = run_json(capsys, "score", "--rules", "yacht", "--option", "full-house-25",
+                    "--option", "four-dice-of-four", "--dice", "11122", "--json")
+    # seed 001: 1-1-1-2-2 is 25 with the full-house-25 rule.
+    assert data["rules"] == "yacht+four-dice-of-four+full-house-25"
+    assert data["scores"]["full_house"] == 25
+    data = run_json(capsys, "score", "--rules", "yatzy", "--dice", "66666", "--json")
+    # seed 000: five sixes in Yatzy.
+    s = data["scores"]
+    assert (s["one_pair"], s["three_of_a_kind"], s["four_of_a_kind"], s["sixes"], s["chance"]) == (
+        12, 18, 24, 30, 30)
+
+
+def test_score_all(capsys):
+    code, out, err = run(capsys, "score", "--rules", "yatzy", "--all")
+    assert code == 0 and err == ""
+    assert len(out.strip().splitlines()) == 1 + 252
+    data = run_json(capsys, "score", "--rules", "yatzy", "--all", "--json")
+    rows = data["rolls"]
+    assert len(rows) == 252 and data["rules"] == "yatzy"
+    assert sum(r["probability"] for r in rows) == pytest.approx(1)
+    r = get_rules("yatzy")
+    for row in rows[::25]:
+        assert {b: row[b] for b in r.box_names} == r.score_dice([int(c) for c in row["dice"]])
+
+
+# -- simulate ---------------------------------------------------------------------------
+
+def test_simulate_table(capsys):
+    code, out, err = run(capsys, "simulate", "--rules", "yacht", "--strategy", "random",
+                         "--games", 1500, "--seed", 3)
+    assert code == 0 and err == ""
+    for word in ["mean", "sd", "95% CI", "p1", "p50", "p99", "max", "upper bonus rate", "seconds"]:
+        assert word in out
+    mean = simulate("yacht", "random", 1500, seed=3).summary()["mean"]
+    assert f"{mean:.3f}" in out
+
+
+def test_simulate_json_keys_values_and_reproducibility(capsys):
+    argv = ["simulate", "--rules", "yacht", "--option", "three-dice", "--strategy", "keep-largest",
+            "--games", 2500, "--seed", 12, "--json"]
+    a = run_json(capsys, *argv)
+    assert JSON_KEYS <= set(a)
+    assert (a["rules"], a["options"], a["strategy"], a["games"], a["seed"]) == (
+        "yacht", ["three-dice"], "keep-largest", 2500, 12)
+    s = simulate("yacht", "keep-largest", 2500, seed=12, options=["three-dice"]).summary()
+    assert a["mean"] == pytest.approx(s["mean"]) and a["sd"] == pytest.approx(s["sd"])
+    assert a["se"] == pytest.approx(s["se"])
+    assert a["ci95"] == pytest.approx([s["ci95_low"], s["ci95_high"]])
+    assert a["ci95"][0] < a["mean"] < a["ci95"][1]
+    assert a["percentiles"] == {f"p{p}": s[f"p{p}"] for p in (1, 5, 25, 50, 75, 95, 99)}
+    assert a["upper_bonus_rate"] == pytest.approx(s["upper_bonus_rate"])
+    assert a["yahtzee_box_50_rate"] == pytest.approx(s["five_box_50_rate"])
+    assert a["seconds"] >= 0
+    b = run_json(capsys, *argv)
+    a.pop("seconds"), b.pop("seconds")
+    assert a == b
+    c = run_json(capsys, *[x if x != 12 else 13 for x in argv])
+    assert c["mean"] != a["mean"]
+
+
+def test_simulate_one_game_json_has_nulls_not_an_error(capsys):
+    # One game has no sd: JSON gets null (it used to fail on NaN with exit code 2).
+    data = run_json(capsys, "simulate", "--games", 1, "--seed", 1, "--json")
+    assert data["games"] == 1 and data["sd"] is None and data["ci95"] == [None, None]
+
+
+def test_simulate_out_csv(capsys, tmp_path):
+    out = tmp_path / "games.csv"
+    code, stdout, err = run(capsys, "simulate", "--rules", "yatzy", "--strategy", "random",
+                            "--games", 1100, "--seed", 4, "--out", out)
+    assert code == 0 and err == "" and str(out) in stdout
+    frame = pd.read_csv(out, index_col="game")
+    res = simulate("yatzy", "random", 1100, seed=4)
+    assert len(frame) == 1100
+    assert (frame["total"].to_numpy() == res.games["total"]).all()
+    assert list(frame.columns) == list(res.to_frame().columns)
+    assert [p.name for p in tmp_path.iterdir()] == ["games.csv"]   # no temporary left
+    # Overwriting an existing file works, with --json too.
+    data = run_json(capsys, "simulate", "--rules", "yatzy", "--games", 50, "--seed", 4,
+                    "--out", out, "--json")
+    assert data["games"] == 50 and len(pd.read_csv(out)) == 50
+
+
+def test_turns(capsys):
+    code, out, err = run(capsys, "turns", "--turns", 3000, "--seed", 2)
+    assert code == 0 and err == "" and "five_of_a_kind" in out
+    data = run_json(capsys, "turns", "--rules", "yacht", "--turns", 3000, "--seed", 2, "--json")
+    assert (data["rules"], data["turns"], data["seed"], data["strategy"]) == ("yacht", 3000, 2, "keep-largest")
+    rows = {r["pattern"]: r for r in data["patterns"]}
+    five = rows["five_of_a_kind"]
+    assert five["ci_low"] <= five["frequency"] <= five["ci_high"]
+    assert five["turns"] == round(five["frequency"] * 3000)
+    again = run_json(capsys, "turns", "--rules", "yacht", "--turns", 3000, "--seed", 2, "--json")
+    assert again["patterns"] == data["patterns"]
+
+
+# -- bad input: exit 2, one line naming the valid choices, no traceback, no file -------------
+
+STRATS = strategy_names()
+BAD_INPUT = {
+    "unknown-rule-set": (["simulate", "--rules", "yahtzy", "--games", 10], ["yahtzy", *rule_names()]),
+    "unknown-rule-set-score": (["score", "--rules", "nope", "--dice", "12345"], rule_names()),
+    "unknown-option": (["simulate", "--rules", "yacht", "--option", "three-dices", "--games", 10],
+                       ["three-dices", *rule_options("yacht")]),
+    "option-of-another-rule-set": (["simulate", "--rules", "yahtzee", "--option", "three-dice"],
+                                   ["three-dice", *rule_options("yahtzee")]),
+    "option-of-a-rule-set-without-options": (["score", "--rules", "yatzy", "--option", "no-bonus",
+                                              "--dice", "12345"], ["no-bonus", "(none)"]),
+    "unknown-strategy": (["simulate", "--strategy", "smart", "--games", 10], ["smart", *STRATS]),
+    "unknown-strategy-turns": (["turns", "--strategy", "smart", "--turns", 10], STRATS),
+    "dice-too-few": (["score", "--dice", "1234"], ["1..6", "5"]),
+    "dice-too-many": (["score", "--dice", "123456"], ["1..6"]),
+    "dice-zero": (["score", "--dice", "01234"], ["1..6"]),
+    "dice-seven": (["score", "--dice", "12347"], ["1..6"]),
+    "dice-letters": (["score", "--dice", "abcde"], ["1..6"]),
+    "dice-empty": (["score", "--dice", ""], ["1..6"]),
+    "dice-negative": (["score", "--dice=-1,2,3,4,5"], ["1..6"]),
+    "dice-and-all": (["score", "--dice", "12345", "--all"], ["--dice", "--all"]),
+    "no-dice": (["score"], ["--dice", "--all"]),
+    "games-0": (["simulate", "--games", "0"], ["positive integer"]),
+    "games-negative": (["simulate", "--games", "-5"], ["positive integer"]),
+    "games-fraction": (["simulate", "--games", "1.5"], ["positive integer"]),
+    "games-letters": (["simulate", "--games", "abc"], ["positive integer"]),
+    "games-overflow": (["simulate", "--games", "1e400"], ["positive integer"]),
+    "turns-0": (["turns", "--turns", "0"], ["positive integer"]),
+    "batch-0": (["simulate", "--batch", "0", "--games", 10], ["positive integer"]),
+    "seed-negative": (["simulate", "--seed", "-1", "--games", 10], ["non-negative integer"]),
+    "seed-letters": (["turns", "--seed", "x", "--turns", 10], ["non-negative integer"]),
+    "unknown-command": (["simulat"], ["simulate", "score", "rules"]),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_INPUT))
+def test_bad_input(capsys, tmp_path, monkeypatch, case):
+    monkeypatch.chdir(tmp_path)
+    argv, must_name = BAD_INPUT[case]
+    code, out, err = run(capsys, *argv)
+    assert code == 2, (code, err)
+    assert out == ""
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("yahtzee-sim: error: "), err
+    assert "Traceback" not in err
+    for word in must_name:
+        assert word in err, (word, err)
+    assert list(tmp_path.iterdir()) == []
+
+
+OUT_CASES = {
+    "missing-folder": (lambda tmp: tmp / "no" / "such" / "games.csv", ["does not exist"]),
+    "folder-is-a-file": (lambda tmp: tmp / "afile.txt" / "games.csv", ["does not exist"]),
+    "bad-suffix": (lambda tmp: tmp / "games.txt", [".csv", ".parquet"]),
+    "no-suffix": (lambda tmp: tmp / "games", [".csv", ".parquet"]),
+    "existing-folder": (lambda tmp: tmp / "games.csv", ["folder", ".csv"]),
+}
+
+
+@pytest.mark.parametrize("case", list(OUT_CASES))
+def test_bad_out_paths_fail_before_simulating(capsys, tmp_path, case):
+    make, must_name = OUT_CASES[case]
+    (tmp_path / "afile.txt").write_text("keep me")
+    if case == "existing-folder":
+        (tmp_path / "games.csv").mkdir()
+    before = sorted(p.name for p in tmp_path.iterdir())
+    out = make(tmp_path)
+    start = time.perf_counter()
+    # Ten million games would take far longer than a second: the path is checked first.
+    code, stdout, err = run(capsys, "simulate", "--games", "10_000_000", "--out", out, "--seed", 1)
+    assert time.perf_counter() - start < 5
+    assert code == 2 and stdout == ""
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert all(w in err for w in must_name), err
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    assert (tmp_path / "afile.txt").read_text() == "keep me"
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0,
+                    reason="root may write into read-only folders, so no permission error to test")
+def test_read_only_folder(capsys, tmp_path):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o555)
+    try:
+        code, _, err = run(capsys, "simulate", "--games", 100, "--out", folder / "g.csv")
+        assert code == 2 and len(err.splitlines()) == 1 and "permission denied" in err
+        assert list(folder.iterdir()) == []
+    finally:
+        folder.chmod(0o755)
+
+
+def test_folder_that_refuses_files_even_for_root(capsys, tmp_path):
+    # /proc accepts no new files whoever asks, and os.access may still say "writable".
+    if not Path("/proc/self").is_dir():
+        pytest.skip("needs Linux /proc")
+    code, out, err = run(capsys, "simulate", "--games", "10_000_000", "--out", "/proc/games.csv")
+    assert code == 2 and out == "" and len(err.splitlines()) == 1 and "Traceback" not in err
+    assert "cannot write" in err
+
+
+def test_permission_denied_path_as_seen_by_the_cli(capsys, tmp_path, monkeypatch):
+    # What a non-root user sees for a read-only folder, simulated so it also runs as root.
+    import yahtzee_sim.cli as cli
+
+    monkeypatch.setattr(cli.os, "access", lambda path, mode: False)
+    code, out, err = run(capsys, "simulate", "--games", 100, "--out", tmp_path / "g.csv")
+    assert code == 2 and out == "" and len(err.splitlines()) == 1 and "permission denied" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_strategy_error_is_a_usage_error(capsys, monkeypatch):
+    # A registered strategy that cheats is reported in one line naming it, exit 2.
+    from yahtzee_sim.strategies import STRATEGIES, Strategy
+
+    class Cheat(Strategy):
+        name = "cheat"
+
+        def keep(self, state, rolls, rolls_left, u):
+            return np.full(len(rolls), self.dice.n_keeps - 1)
+
+        def box(self, state, rolls, options, u):
+            return np.zeros(len(rolls), dtype=np.int64)
+
+    monkeypatch.setitem(STRATEGIES, "cheat", Cheat)
+    code, out, err = run(capsys, "simulate", "--strategy", "cheat", "--games", 100, "--seed", 1)
+    assert code == 2 and out == "" and len(err.splitlines()) == 1
+    assert "'cheat'" in err and "Traceback" not in err
+
+
+# -- real processes -----------------------------------------------------------------------
+
+def _console_script() -> Path:
+    return Path(sys.executable).parent / "yahtzee-sim"
+
+
+@pytest.mark.skipif(not _console_script().exists(), reason="console script not installed")
+def test_console_script_simulate_json():
+    proc = subprocess.run([str(_console_script()), "simulate", "--games", "2048", "--seed", "5",
+                           "--json"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stderr == ""
+    data = json.loads(proc.stdout)
+    assert JSON_KEYS <= set(data)
+    assert data["mean"] == pytest.approx(simulate("yahtzee", "keep-largest", 2048, seed=5).summary()["mean"])
+
+
+def test_python_m_bad_input(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "yahtzee_sim", "score", "--dice", "99999"],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert len(proc.stderr.splitlines()) == 1 and "1..6" in proc.stderr
+    assert "Traceback" not in proc.stderr
