@@ -164,6 +164,21 @@ def test_simulate_out_csv(capsys, tmp_path):
     assert data["games"] == 50 and len(pd.read_csv(out)) == 50
 
 
+def test_simulate_out_relative_path_and_parquet(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert run(capsys, "simulate", "--games", 30, "--seed", 1, "--out", "g.csv")[0] == 0
+    assert len(pd.read_csv(tmp_path / "g.csv")) == 30
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        code, out, err = run(capsys, "simulate", "--games", 30, "--out", "g.parquet")
+        assert code == 2 and out == "" and len(err.splitlines()) == 1 and "pyarrow" in err
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["g.csv"]
+    else:
+        assert run(capsys, "simulate", "--games", 30, "--seed", 1, "--out", "g.parquet")[0] == 0
+        assert len(pd.read_parquet(tmp_path / "g.parquet")) == 30
+
+
 def test_turns(capsys):
     code, out, err = run(capsys, "turns", "--turns", 3000, "--seed", 2)
     assert code == 0 and err == "" and "five_of_a_kind" in out

@@ -63,6 +63,40 @@ def test_registered_strategies_include_the_baselines():
         assert get_strategy(name).name == name
 
 
+def test_keep_largest_keeps_the_largest_group_ties_to_the_higher_face():
+    # Seeds 001/003: keep the largest group of equal dice, reroll the rest.
+    rules = get_rules("yahtzee")
+    t = rules.dice
+    strat = get_strategy("keep-largest").prepare(rules)
+    cases = {(1, 1, 2, 2, 3): [0, 2, 0, 0, 0, 0], (6, 5, 4, 3, 2): [0, 0, 0, 0, 0, 1],
+             (3, 3, 3, 6, 6): [0, 0, 3, 0, 0, 0], (5, 5, 5, 5, 5): [0, 0, 0, 0, 5, 0]}
+    rolls = np.array([t.roll_index_of(d) for d in cases])
+    state = GameState.new(rules, len(rolls))
+    for rolls_left in (2, 1):
+        kept = t.keep_counts[np.asarray(strat.keep(state, rolls, rolls_left, np.zeros(len(rolls))))]
+        assert kept.tolist() == list(cases.values())
+
+
+def test_random_strategy_is_uniform_over_distinct_keeps_and_legal_boxes():
+    rules = get_rules("yahtzee")
+    t = rules.dice
+    strat = get_strategy("random").prepare(rules)
+    roll = t.roll_index_of([1, 1, 2, 2, 3])
+    n = int(t.n_subkeeps[roll])
+    assert n == 3 * 3 * 2
+    u = (np.arange(n) + 0.5) / n   # one uniform in each of n equal slices
+    state = GameState.new(rules, n)
+    keeps = np.asarray(strat.keep(state, np.full(n, roll), 2, u))
+    assert sorted(keeps.tolist()) == sorted(t.subkeeps[roll, :n].tolist())
+    legal = np.zeros((5, rules.n_boxes), dtype=bool)
+    legal[:, [1, 4, 7, 9, 12]] = True
+    u = (np.arange(5) + 0.5) / 5
+    from yahtzee_sim.state import TurnOptions
+    opts = TurnOptions(legal, np.zeros(legal.shape, np.int16), np.zeros(legal.shape, np.int16))
+    boxes = np.asarray(strat.box(GameState.new(rules, 5), np.zeros(5, np.intp), opts, u))
+    assert boxes.tolist() == [1, 4, 7, 9, 12]
+
+
 @pytest.mark.parametrize("strategy", [s for s in strategy_names() if s not in HEAVY_STRATEGIES])
 def test_batch_size_does_not_change_the_games(strategy):
     n = 4500   # > 4096, not a multiple of the seed block
