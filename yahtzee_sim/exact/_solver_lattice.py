@@ -1,0 +1,156 @@
+"""Private: the keep lattice laid out for the solver's column-batched widget.
+
+The solver works on C-contiguous arrays of shape ``(K, U)`` (one for the means,
+one for the second moments), one column per game state and one row per keep, with the keeps in a solver-specific order:
+
+* by size (0 dice first, the full rolls last), so every level is a contiguous
+  block of rows and the rolls are the last block;
+* inside a level, keeps with more distinct faces first, so the keeps that have a
+  j-th "parent" (the keep one die smaller, without the j-th distinct face) form a
+  prefix of the level.
+
+With that order the two lattice sweeps of :mod:`yahtzee_sim.exact.widget` become
+a few whole-block NumPy operations per level:
+
+* expectation (downwards): ``X[k] = sum_f X[k + f] / F``, each keep from the
+  keeps one die larger;
+* best sub-keep (upwards): ``X[k] = max(X[k], X[k - f])`` over the faces present,
+  choosing by the mean and carrying the second moment of the chosen keep.
+
+The division by ``F`` is a correctly rounded division, not a multiplication by
+a rounded ``1/F``, so float32 work has no systematic bias.
+
+>>> from yahtzee_sim.dice import dice_tables
+>>> lat = lattice(dice_tables())
+>>> lat.n_keeps, lat.level_slices[5]
+(462, slice(210, 462, None))
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..dice import DiceTables
+
+
+@dataclass(frozen=True, eq=False)
+class Lattice:
+    """Keep lattice in solver order (see the module docstring).
+
+    pos_of_keep : (K,) position of each keep (dice-table index) in solver order.
+    keep_at : (K,) dice-table keep index at each position.
+    roll_at : (R,) dice-table roll index of each position of the roll block.
+    pos_of_roll : (R,) position (inside the roll block) of each roll.
+    level_slices : row block of each keep size.
+    children : per size < n_dice, (n_s, F) positions of the keep one die larger.
+    parent_slots : per size >= 1, list of (n_j, positions) for the j-th parent.
+    roll_mult : (R,) float64 number of ordered outcomes of each roll (solver order).
+    """
+
+    n_dice: int
+    n_faces: int
+    n_keeps: int
+    pos_of_keep: np.ndarray
+    keep_at: np.ndarray
+    roll_at: np.ndarray
+    pos_of_roll: np.ndarray
+    level_slices: tuple
+    children: tuple
+    parent_slots: tuple
+    roll_mult: np.ndarray
+    n_outcomes: float
+
+
+@functools.lru_cache(maxsize=None)
+def lattice(dice: DiceTables) -> Lattice:
+    """The solver-order keep lattice of ``dice`` (cached)."""
+    n, f = dice.n_dice, dice.n_faces
+    size = dice.keep_size.astype(np.int64)
+    distinct = (dice.keep_counts > 0).sum(axis=1).astype(np.int64)
+    keep_at = np.lexsort((np.arange(dice.n_keeps), -distinct, size))
+    pos_of_keep = np.empty_like(keep_at)
+    pos_of_keep[keep_at] = np.arange(dice.n_keeps)
+    bounds = np.searchsorted(size[keep_at], np.arange(n + 2))
+    level_slices = tuple(slice(int(bounds[s]), int(bounds[s + 1])) for s in range(n + 1))
+
+    children = []
+    for s in range(n):
+        ks = keep_at[level_slices[s]]
+        children.append(pos_of_keep[dice.keep_children[ks]].astype(np.intp))
+
+    parent_slots = [[]]
+    for s in range(1, n + 1):
+        ks = keep_at[level_slices[s]]
+        slots = []
+        parents = dice.keep_parents[ks]  # (n_s, F), -1 where the face is absent
+        # j-th present face of each keep
+        order = np.argsort(parents < 0, axis=1, kind="stable")
+        for j in range(min(s, f)):
+            col = parents[np.arange(len(ks)), order[:, j]]
+            n_j = int((col >= 0).sum())
+            if n_j == 0:
+                break
+            assert (col[:n_j] >= 0).all() and (col[n_j:] < 0).all()
+            slots.append((n_j, pos_of_keep[col[:n_j]].astype(np.intp)))
+        parent_slots.append(slots)
+
+    roll_block = level_slices[n]
+    roll_at = dice.key_to_roll[dice.keep_key[keep_at[roll_block]]].astype(np.intp)
+    pos_of_roll = np.empty_like(roll_at)
+    pos_of_roll[roll_at] = np.arange(len(roll_at))
+    n_outcomes = float(f) ** n
+    roll_mult = np.rint(dice.first_roll_prob[roll_at] * n_outcomes)
+    for a in (pos_of_keep, keep_at, roll_at, pos_of_roll, roll_mult):
+        a.setflags(write=False)
+    return Lattice(n, f, dice.n_keeps, pos_of_keep, keep_at, roll_at, pos_of_roll,
+                   level_slices, tuple(children), tuple(tuple(s) for s in parent_slots),
+                   roll_mult, n_outcomes)
+
+
+def expect(lat: Lattice, x: np.ndarray, *, stop: int = 0) -> None:
+    """In place: rows of keeps of size ``< n_dice`` (down to ``stop``) become the
+    expectation of the keep one die larger, i.e. of the rolls they lead to.
+
+    ``x`` is ``(K, ...)`` in solver order with the roll block filled.
+    """
+    f = lat.n_faces
+    for s in range(lat.n_dice - 1, stop - 1, -1):
+        ch = lat.children[s]
+        out = x[lat.level_slices[s]]
+        np.add(x[ch[:, 0]], x[ch[:, 1]], out=out)
+        for j in range(2, f):
+            out += x[ch[:, j]]
+        np.divide(out, f, out=out)
+
+
+def best_subkeep_mean(lat: Lattice, x: np.ndarray) -> None:
+    """In place: every row becomes the max over the keep's sub-keeps (means only)."""
+    for s in range(1, lat.n_dice + 1):
+        lo = lat.level_slices[s].start
+        for n_j, par in lat.parent_slots[s]:
+            cur = x[lo:lo + n_j]
+            np.maximum(cur, x[par], out=cur)
+
+
+TIE_TOL = 1e-4
+"""Decisions whose means differ by at most this are ties, broken the same way in
+float32 and float64 (the keep with more dice, the box met first): exact ties
+carry rounding noise, and the second moment depends on how ties are broken."""
+
+
+def best_subkeep_pair(lat: Lattice, z: np.ndarray, q: np.ndarray) -> None:
+    """In place on two ``(K, U)`` arrays: choose the sub-keep with the largest mean
+    ``z`` and carry its second moment ``q``. A smaller keep replaces the current
+    one only if its mean is larger by more than :data:`TIE_TOL`."""
+    tol = z.dtype.type(TIE_TOL)
+    for s in range(1, lat.n_dice + 1):
+        lo = lat.level_slices[s].start
+        for n_j, par in lat.parent_slots[s]:
+            cur = z[lo:lo + n_j]
+            cand = z[par]
+            better = np.greater(cand, cur + tol)
+            np.putmask(q[lo:lo + n_j], better, q[par])
+            np.putmask(cur, better, cand)

@@ -1,0 +1,331 @@
+"""Private: the solver's state space and its one-turn evaluation ("widget").
+
+A solitaire state is ``(mask, u, flag)``: the filled boxes as a bit mask, the
+upper-section total capped at the bonus threshold, and, only for rule sets with
+a five-of-a-kind bonus, whether the five-of-a-kind box holds its full value.
+(The jokers depend only on whether that box is filled, which the mask says.)
+
+Upper totals that no remaining upper box can tell apart share one value: with
+the open upper faces able to add the amounts ``A``, totals ``u`` and ``u'`` are
+equivalent when the smallest ``a`` in ``A`` with ``u + a >= threshold`` is the
+same for both. Only classes that contain a reachable total are solved; the
+dense value tables are filled for every total of a solved class and are NaN
+elsewhere (unreachable positions).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..rules import RuleSet
+from ._solver_lattice import TIE_TOL, Lattice, best_subkeep_mean, best_subkeep_pair, expect, lattice
+
+
+@dataclass(frozen=True, eq=False)
+class StateSpace:
+    """Masks by level, upper-total classes and the dense table layout of a rule set."""
+
+    rules: RuleSet
+    n_boxes: int
+    cap: int            # upper totals are capped here (0: the total never matters)
+    n_u: int            # cap + 1
+    n_flag: int         # 2 when the five-of-a-kind box value matters, else 1
+    five_bit: int       # bit of the five-of-a-kind box (0 if none)
+    upper_sub: np.ndarray   # (2**B,) index of the filled-upper-box subset of each mask
+    cls_idx: np.ndarray     # (2**n_upper, n_u) class of each total, -1 if not solved
+    rep_u: tuple            # per upper subset: representative total of each class
+    level_masks: tuple      # reachable masks with 0..B boxes filled
+
+    @property
+    def size(self) -> int:
+        """Length of a flat dense table."""
+        return (1 << self.n_boxes) * self.n_u * self.n_flag
+
+    def flat(self, mask, u, flag):
+        """Flat index of states in a dense table."""
+        return (np.asarray(mask) * self.n_u + np.asarray(u)) * self.n_flag + np.asarray(flag)
+
+    def canonical_u(self, mask: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Representative total of each state's class (-1 if the class is not solved)."""
+        sub = self.upper_sub[mask]
+        cls = self.cls_idx[sub, u]
+        reps = self._rep_table
+        return np.where(cls >= 0, reps[sub, np.maximum(cls, 0)], -1)
+
+    @functools.cached_property
+    def _rep_table(self) -> np.ndarray:
+        width = max(len(r) for r in self.rep_u)
+        out = np.full((len(self.rep_u), width), -1, dtype=np.int64)
+        for i, r in enumerate(self.rep_u):
+            out[i, :len(r)] = r
+        return out
+
+    def level_states(self, masks: np.ndarray):
+        """Every solved state of the given masks, ordered by (mask, flag, class).
+
+        Returns ``mask, u, flag`` (S,) int64 arrays and, per (mask, flag) group,
+        its first state index, mask, flag and upper subset.
+        """
+        masks = np.asarray(masks, dtype=np.int64)
+        if self.n_flag == 2:
+            has = (masks & self.five_bit) != 0
+            g_mask = np.repeat(masks, np.where(has, 2, 1))
+            g_flag = np.zeros(len(g_mask), dtype=np.int64)
+            second = np.cumsum(np.where(has, 2, 1)) - 1
+            g_flag[second[has]] = 1
+        else:
+            g_mask, g_flag = masks, np.zeros(len(masks), dtype=np.int64)
+        g_sub = self.upper_sub[g_mask]
+        n_rep = np.array([len(r) for r in self.rep_u], dtype=np.int64)[g_sub]
+        g_start = np.concatenate([[0], np.cumsum(n_rep)[:-1]]).astype(np.int64)
+        total = int(n_rep.sum())
+        group = np.repeat(np.arange(len(g_mask)), n_rep)
+        within = np.arange(total) - g_start[group]
+        u = self._rep_table[g_sub[group], within]
+        return (g_mask[group], u, g_flag[group]), (g_start, g_mask, g_flag, g_sub)
+
+
+@functools.lru_cache(maxsize=32)
+def state_space(rules: RuleSet) -> StateSpace:
+    """Build (once per rule set) the reachable state space."""
+    n_boxes = rules.n_boxes
+    cap = rules.upper_bonus_threshold if rules.upper_bonus else 0
+    n_u = cap + 1
+    n_flag = 2 if (rules.five_box is not None and rules.five_bonus > 0) else 1
+    five_bit = (1 << rules.five_box_index) if rules.five_box is not None else 0
+    upper_boxes = np.flatnonzero(rules.is_upper)
+    faces = rules.upper_face[upper_boxes].astype(np.int64)
+    n_up = len(upper_boxes)
+
+    masks_all = np.arange(1 << n_boxes, dtype=np.int64)
+    upper_sub = np.zeros(1 << n_boxes, dtype=np.int64)
+    for j, b in enumerate(upper_boxes):
+        upper_sub |= ((masks_all >> b) & 1) << j
+
+    def sums(face_list):
+        out = {0}
+        for f in face_list:
+            out = {a + c * f for a in out for c in range(rules.n_dice + 1)}
+        return np.array(sorted(out), dtype=np.int64)
+
+    cls_idx = np.full((1 << n_up, n_u), -1, dtype=np.int64)
+    rep_u = []
+    for sub in range(1 << n_up):
+        filled_faces = [faces[j] for j in range(n_up) if sub >> j & 1]
+        open_faces = [faces[j] for j in range(n_up) if not sub >> j & 1]
+        reach = np.unique(np.minimum(sums(filled_faces), cap))
+        adds = sums(open_faces)
+        need = np.maximum(cap - np.arange(n_u), 0)
+        pos = np.searchsorted(adds, need)                # smallest addition >= need
+        key = np.where(pos < len(adds), adds[np.minimum(pos, len(adds) - 1)], -1)
+        if cap == 0:
+            key = np.zeros(n_u, dtype=np.int64)
+        classes = {}
+        for uu in reach[::-1]:                          # representative: largest reachable
+            classes.setdefault(int(key[uu]), int(uu))
+        reps = sorted(classes.values())
+        rep_u.append(np.array(reps, dtype=np.int64))
+        rep_key = {int(key[r]): i for i, r in enumerate(reps)}
+        cls_idx[sub] = [rep_key.get(int(k), -1) for k in key]
+
+    # reachable masks, level by level, through the legal boxes
+    levels = [np.zeros(1, dtype=np.int64)]
+    bits = np.int64(1) << np.arange(n_boxes, dtype=np.int64)
+    for _ in range(n_boxes):
+        m = levels[-1]
+        filled = (m[:, None] & bits) != 0
+        legal = rules.legal_boxes(filled)
+        nxt = (m[:, None] | bits)[legal]
+        levels.append(np.unique(nxt))
+    return StateSpace(rules, n_boxes, cap, n_u, n_flag, five_bit, upper_sub, cls_idx,
+                      tuple(rep_u), tuple(levels))
+
+
+@dataclass(frozen=True, eq=False)
+class TurnModel:
+    """Per rule set constants for evaluating one turn of many states at once."""
+
+    rules: RuleSet
+    space: StateSpace
+    lat: Lattice
+    dtype: np.dtype
+    special_pos: np.ndarray     # roll-block positions of five-of-a-kind rolls
+    special_rolls: np.ndarray   # their dice-table roll indices
+    box_rows: tuple             # per box: absolute rows (non-special rolls) it can score on
+    box_vals: tuple             # lower box: scores (dtype) on those rows; upper box: face counts
+
+    @property
+    def n_keeps(self) -> int:
+        return self.lat.n_keeps
+
+
+@functools.lru_cache(maxsize=32)
+def turn_model(rules: RuleSet, dtype) -> TurnModel:
+    """Constants of :func:`turn_values` for ``rules`` in ``dtype``."""
+    dtype = np.dtype(dtype)
+    space = state_space(rules)
+    lat = lattice(rules.dice)
+    rb = lat.level_slices[rules.n_dice]
+    roll_at = lat.roll_at
+    table = rules.score_table[roll_at].astype(np.int64)          # (R, B) in block order
+    counts = rules.dice.roll_counts[roll_at].astype(np.int64)
+    if rules.five_box is not None:
+        special = rules.five_face[roll_at] > 0
+    else:
+        special = np.zeros(len(roll_at), dtype=bool)
+    rows, vals = [], []
+    for b in range(rules.n_boxes):
+        f = int(rules.upper_face[b])
+        if f:
+            if not np.array_equal(table[:, b], counts[:, f - 1] * f):
+                raise ValueError(f"upper box {rules.box_names[b]!r} must score the sum of its face")
+            sel = (counts[:, f - 1] > 0) & ~special
+            vals.append(counts[sel, f - 1])
+        else:
+            if (table[:, b] < 0).any():
+                raise ValueError(f"box {rules.box_names[b]!r} scores below zero")
+            sel = (table[:, b] > 0) & ~special
+            vals.append(table[sel, b].astype(dtype))
+        rows.append(np.flatnonzero(sel) + rb.start)
+    special_pos = np.flatnonzero(special)
+    return TurnModel(rules, space, lat, dtype, special_pos + rb.start, roll_at[special_pos],
+                     tuple(rows), tuple(vals))
+
+
+def _gather(table: np.ndarray, idx: np.ndarray, ok: np.ndarray) -> np.ndarray:
+    return np.where(ok, table[np.where(ok, idx, 0)], 0.0)
+
+
+def _first_near_max(v: np.ndarray, vmax: np.ndarray) -> np.ndarray:
+    """Index of the first entry of each row within TIE_TOL of the row's max."""
+    return np.argmax(v >= (vmax - TIE_TOL)[:, None], axis=1)
+
+
+def turn_values(model: TurnModel, values: np.ndarray, variances: np.ndarray | None,
+                mask: np.ndarray, u: np.ndarray, flag: np.ndarray, *, plan: bool = False):
+    """Optimal value (and variance) of the rest of the game from U states.
+
+    ``values``/``variances`` are the flat dense tables, filled for every state
+    one box fuller than these. Returns ``(value, variance)`` (U,) float64; with
+    ``plan=True`` (means only) returns ``(value, keep_values)`` where
+    ``keep_values[j]`` is the (K, U) expected value of each keep (solver order)
+    with ``j`` rerolls left after it, and ``keep_values`` also holds the scratch
+    offset ``c`` that the values are relative to.
+    """
+    rules, space, lat = model.rules, model.space, model.lat
+    dt = model.dtype
+    second = variances is not None and not plan
+    n_boxes, n_u, nf, cap = space.n_boxes, space.n_u, space.n_flag, space.cap
+    mask = np.asarray(mask, dtype=np.int64)
+    u = np.asarray(u, dtype=np.int64)
+    flag = np.asarray(flag, dtype=np.int64)
+    n = len(mask)
+    ar = np.arange(n)
+    bits = np.int64(1) << np.arange(n_boxes, dtype=np.int64)
+    filled = (mask[:, None] & bits) != 0
+    legal = rules.legal_boxes(filled)
+    nxt = mask[:, None] | bits                                   # (U, B)
+
+    # Scratch (score 0) in every legal box; c = the best, all values relative to it.
+    idx0 = (nxt * n_u + u[:, None]) * nf + flag[:, None]
+    v0 = np.where(legal, values[np.where(legal, idx0, 0)], -np.inf)
+    c = v0.max(axis=1)
+    best0 = _first_near_max(v0, c)
+    rb = lat.level_slices[lat.n_dice]
+    z = np.empty((lat.n_keeps, n), dtype=dt)
+    z[rb] = (v0[ar, best0] - c).astype(dt)[None, :]
+    if second:
+        var0 = _gather(variances, idx0, legal)
+        q = np.empty((lat.n_keeps, n), dtype=dt)
+        q[rb] = var0[ar, best0].astype(dt)[None, :]
+
+    for b in range(n_boxes):
+        ok = legal[:, b]
+        rows = model.box_rows[b]
+        if not ok.any() or len(rows) == 0:
+            continue
+        f = int(rules.upper_face[b])
+        if f:
+            cnt = model.box_vals[b]
+            w = np.empty((rules.n_dice + 1, n))
+            wv = np.empty((rules.n_dice + 1, n)) if second else None
+            w[0] = 0.0                                  # count 0 is the scratch, done above
+            if second:
+                wv[0] = 0.0
+            col = np.zeros((n, n_boxes), dtype=np.int64)
+            for k in range(1, rules.n_dice + 1):
+                s = k * f
+                col[:, b] = s
+                gain = s + rules.upper_bonus_gain(u, col)[:, b]
+                idx = (nxt[:, b] * n_u + np.minimum(u + s, cap)) * nf + flag
+                w[k] = np.where(ok, gain + values[np.where(ok, idx, 0)] - c, -np.inf)
+                if second:
+                    wv[k] = _gather(variances, idx, ok)
+            w = w.astype(dt)
+            zc = w[cnt]
+            if second:
+                qc = zc * zc
+                qc += wv.astype(dt)[cnt]
+        else:
+            a = np.where(ok, v0[:, b] - c, -np.inf).astype(dt)
+            zc = model.box_vals[b][:, None] + a[None, :]
+            if second:
+                qc = zc * zc
+                qc += var0[:, b].astype(dt)[None, :]
+        cur = z[rows]
+        if second:
+            better = zc > cur + dt.type(TIE_TOL)
+            qcur = q[rows]
+            np.putmask(qcur, better, qc)
+            q[rows] = qcur
+            np.putmask(cur, better, zc)
+        else:
+            np.maximum(cur, zc, out=cur)
+        z[rows] = cur
+
+    # Five of a kind: jokers and bonuses, exactly through RuleSet.turn_options.
+    if len(model.special_rolls):
+        k5 = len(model.special_rolls)
+        rolls = np.tile(model.special_rolls, n)
+        rep = np.repeat(ar, k5)
+        legal5, sc5, bonus5 = rules.turn_options(filled[rep], flag[rep].astype(bool), rolls)
+        sc5 = sc5.astype(np.int64)
+        gain5 = sc5 + rules.upper_bonus_gain(u[rep], sc5) + bonus5[:, None]
+        u_next = np.minimum(u[rep, None] + np.where(rules.is_upper, sc5, 0), cap)
+        f_next = flag[rep, None]
+        if nf == 2:
+            is_five_box = np.arange(n_boxes) == rules.five_box_index
+            f_next = f_next | (is_five_box & (sc5 == rules.five_box_points))
+        idx5 = (nxt[rep] * n_u + u_next) * nf + f_next
+        val5 = np.where(legal5, gain5 + values[np.where(legal5, idx5, 0)] - c[rep, None], -np.inf)
+        b5 = _first_near_max(val5, val5.max(axis=1))
+        z5 = val5[np.arange(len(rep)), b5]
+        z[model.special_pos] = z5.reshape(n, k5).T.astype(dt)
+        if second:
+            q5 = z5 * z5 + variances[idx5[np.arange(len(rep)), b5]]
+            q[model.special_pos] = q5.reshape(n, k5).T.astype(dt)
+
+    if plan:
+        keep_values = [None, None, None]
+        for j in range(1, rules.n_rolls):
+            expect(lat, z)
+            keep_values[j] = z.copy()
+            best_subkeep_mean(lat, z)
+        ez = lat.roll_mult @ z[rb].astype(np.float64) / lat.n_outcomes
+        return c + ez, (keep_values, c)
+
+    for _ in range(1, rules.n_rolls):
+        expect(lat, z)
+        if second:
+            expect(lat, q)
+            best_subkeep_pair(lat, z, q)
+        else:
+            best_subkeep_mean(lat, z)
+    ez = lat.roll_mult @ z[rb].astype(np.float64) / lat.n_outcomes
+    if not second:
+        return c + ez, None
+    eq = lat.roll_mult @ q[rb].astype(np.float64) / lat.n_outcomes
+    return c + ez, np.maximum(eq - ez * ez, 0.0)

@@ -1,0 +1,115 @@
+"""On-disk cache of solved value tables: safe to load, never trusted blindly.
+
+Files live in the user cache directory: the ``cache_dir`` argument if given,
+else ``$YAHTZEE_SIM_CACHE``, else ``$XDG_CACHE_HOME/yahtzee-sim``, else
+``~/.cache/yahtzee-sim``. A file is keyed by the rule set (name, options and a
+fingerprint of its scoring), the float type and the solver version. It is an
+``.npz`` written atomically (temporary file, then rename) with a SHA-256 of its
+contents; loading uses ``allow_pickle=False`` and any mismatch, truncation or
+checksum error makes :func:`load` return ``None`` so the caller recomputes.
+
+>>> import tempfile
+>>> d = tempfile.mkdtemp()
+>>> p = save(Path(d) / "x.npz", {"k": "v"}, {"a": np.arange(3.0)})
+>>> load(p, {"k": "v"})["a"].tolist()
+[0.0, 1.0, 2.0]
+>>> load(p, {"k": "other"}) is None
+True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["cache_dir", "save", "load", "CACHE_ENV"]
+
+CACHE_ENV = "YAHTZEE_SIM_CACHE"
+
+
+def cache_dir(path: str | os.PathLike | None = None) -> Path:
+    """The cache directory (not created here).
+
+    >>> str(cache_dir("/tmp/somewhere"))
+    '/tmp/somewhere'
+    """
+    if path is not None:
+        return Path(path)
+    env = os.environ.get(CACHE_ENV)
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg) if xdg else Path.home() / ".cache"
+    return base / "yahtzee-sim"
+
+
+def file_name(stem: str) -> str:
+    """A safe file name for a cache key.
+
+    >>> file_name("yacht+no-bonus/float32")
+    'yacht+no-bonus_float32.npz'
+    """
+    return re.sub(r"[^A-Za-z0-9+._-]", "_", stem) + ".npz"
+
+
+def _digest(meta_json: str, arrays: dict[str, np.ndarray]) -> str:
+    h = hashlib.sha256(meta_json.encode())
+    for name in sorted(arrays):
+        a = np.ascontiguousarray(arrays[name])
+        h.update(name.encode())
+        h.update(str(a.dtype).encode())
+        h.update(repr(a.shape).encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def save(path: str | os.PathLike, meta: dict, arrays: dict[str, np.ndarray]) -> Path:
+    """Write ``arrays`` and ``meta`` (JSON-able) atomically with a checksum; returns the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    meta_json = json.dumps(meta, sort_keys=True)
+    payload = {f"a_{k}": np.ascontiguousarray(v) for k, v in arrays.items()}
+    payload["meta"] = np.array(meta_json)
+    payload["sha256"] = np.array(_digest(meta_json, arrays))
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            np.savez(fh, **payload)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def load(path: str | os.PathLike, meta: dict) -> dict[str, np.ndarray] | None:
+    """The arrays stored at ``path`` if the file is intact and its meta equals ``meta``.
+
+    Returns ``None`` for a missing, damaged, tampered or mismatched file.
+    """
+    path = Path(path)
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            stored_meta = str(z["meta"][()])
+            stored_sum = str(z["sha256"][()])
+            arrays = {k[2:]: z[k] for k in z.files if k.startswith("a_")}
+    except Exception:  # any damage (bad zip, truncation, wrong members) means "recompute"
+        return None
+    try:
+        if json.loads(stored_meta) != json.loads(json.dumps(meta, sort_keys=True)):
+            return None
+    except ValueError:
+        return None
+    if _digest(stored_meta, arrays) != stored_sum:
+        return None
+    return arrays

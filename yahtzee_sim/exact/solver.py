@@ -1,0 +1,304 @@
+"""Optimal solitaire play: backward induction over every reachable state.
+
+A state is (filled boxes, upper total capped at the bonus threshold, and, when
+the rule set pays a five-of-a-kind bonus, whether that box holds its full
+value). Levels of filled-box masks are solved from the full card backwards;
+each level is one vectorized computation over all its states (columns), with
+the per-turn keep/roll widget walking the keep lattice (see
+:mod:`yahtzee_sim.exact._solver_lattice`). Box values on the final roll use
+:meth:`RuleSet.turn_options` for five-of-a-kind rolls (jokers, bonuses) and the
+plain score table otherwise, with :meth:`RuleSet.upper_bonus_gain` for the
+upper bonus, exactly as the simulator does.
+
+The second moment is carried next to the mean: each decision is made by the
+mean and the second moment of the chosen action is propagated, so the standard
+deviation of the optimal final score is exact. Within a turn both are taken
+about a per-state offset (the value of the best zero-score box), which keeps
+float32 work accurate; the dense tables are float64.
+
+>>> sol = solve("yacht", options=["fill-in-order"], cache=False)
+>>> 100 < sol.expected_score < 200, sol.sd > 0
+(True, True)
+>>> import numpy as np
+>>> filled = np.zeros((1, sol.rules.n_boxes), bool)
+>>> bool(np.isclose(sol.value(filled, [0], [False])[0], sol.expected_score))
+True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Iterable
+
+import numpy as np
+import pandas as pd
+
+from ..rules import RuleSet, get_rules
+from . import cache as _cache
+from ._solver_space import StateSpace, state_space, turn_model, turn_values
+
+__all__ = ["solve", "Solution", "SOLVER_VERSION", "rules_fingerprint"]
+
+SOLVER_VERSION = 1
+"""Bump when the solver's results or file layout change (invalidates caches)."""
+
+_DTYPES = {"float32": np.float32, "float64": np.float64}
+_MEMO: dict = {}
+
+
+def rules_fingerprint(rules: RuleSet) -> str:
+    """Short hash of everything the solver reads from a rule set.
+
+    Two rule sets with the same key but different scoring (e.g. a test-only
+    variant) get different fingerprints, so they never share a cache file.
+
+    >>> from yahtzee_sim.rules import get_rules
+    >>> len(rules_fingerprint(get_rules("yatzy")))
+    16
+    """
+    h = hashlib.sha256()
+    params = dict(
+        key=rules.key, boxes=list(rules.box_names), n_dice=rules.n_dice, n_faces=rules.n_faces,
+        n_rolls=rules.n_rolls, threshold=rules.upper_bonus_threshold, bonus=rules.upper_bonus,
+        five_box=rules.five_box, five_bonus=rules.five_bonus, joker=rules.joker,
+        fill_order=rules.fill_order, upper=rules.upper_face.tolist(),
+        joker_points=rules.joker_points.tolist(),
+    )
+    h.update(json.dumps(params, sort_keys=True).encode())
+    h.update(np.ascontiguousarray(rules.score_table).tobytes())
+    return h.hexdigest()[:16]
+
+
+def _dtype_name(dtype) -> str:
+    try:
+        name = np.dtype(dtype).name
+    except TypeError:
+        name = str(dtype)
+    if name not in _DTYPES:
+        raise ValueError(f"dtype must be one of {', '.join(_DTYPES)}, got {dtype!r}")
+    return name
+
+
+@dataclass(frozen=True, eq=False)
+class Solution:
+    """Optimal values of every reachable state of a rule set.
+
+    Attributes
+    ----------
+    rules : the rule set solved.
+    dtype : float type of the per-turn work (``"float32"`` or ``"float64"``).
+    values, variances : (2**B, cap + 1, n_flag) float64: expected *future* score of
+        each state (filled mask, capped upper total, five-box-full flag) under optimal
+        play, and its variance; NaN for unreachable states.
+    seconds : solver time (0 when loaded from the cache; see ``solve_seconds``).
+    solve_seconds : time the original computation took.
+    cache : ``"off"``, ``"miss"`` (computed and stored), ``"hit"`` or ``"damaged"``
+        (a bad cache file was found, recomputed and replaced).
+    levels : per level (boxes filled): masks, states solved, seconds.
+    """
+
+    rules: RuleSet
+    dtype: str
+    values: np.ndarray = field(repr=False)
+    variances: np.ndarray = field(repr=False)
+    seconds: float
+    solve_seconds: float
+    cache: str
+    levels: dict = field(repr=False)
+
+    @property
+    def space(self) -> StateSpace:
+        return state_space(self.rules)
+
+    @property
+    def expected_score(self) -> float:
+        """Optimal expected final score from a fresh card."""
+        return float(self.values[0, 0, 0])
+
+    @property
+    def sd(self) -> float:
+        """Standard deviation of the final score under optimal play."""
+        return math.sqrt(float(self.variances[0, 0, 0]))
+
+    def _index(self, filled, upper_total, five_box_full):
+        sp = self.space
+        filled = np.atleast_2d(np.asarray(filled, dtype=bool))
+        if filled.shape[1] != sp.n_boxes:
+            raise ValueError(f"filled must have {sp.n_boxes} columns (one per box of {self.rules.key})")
+        n = len(filled)
+        mask = filled.astype(np.int64) @ (np.int64(1) << np.arange(sp.n_boxes, dtype=np.int64))
+        u = np.broadcast_to(np.asarray(upper_total, dtype=np.int64), (n,))
+        if (u < 0).any():
+            raise ValueError("upper_total must be non-negative")
+        u = np.minimum(u, sp.cap)
+        full = np.broadcast_to(np.asarray(five_box_full, dtype=bool), (n,))
+        flag = full.astype(np.int64) if sp.n_flag == 2 else np.zeros(n, dtype=np.int64)
+        return mask, u, flag
+
+    def value(self, filled, upper_total, five_box_full) -> np.ndarray:
+        """(N,) expected future score of N states under optimal play.
+
+        ``filled`` (N, B) bool, ``upper_total`` (N,) upper-section points so far,
+        ``five_box_full`` (N,) the five-of-a-kind box holds its full value. NaN for
+        states no game can reach (e.g. an upper total the filled boxes cannot make).
+
+        >>> sol = solve("yacht", options=["fill-in-order"], cache=False)
+        >>> full = np.ones((1, sol.rules.n_boxes), bool)
+        >>> sol.value(full, [70], [True]).tolist()
+        [0.0]
+        """
+        mask, u, flag = self._index(filled, upper_total, five_box_full)
+        return self.values[mask, u, flag]
+
+    def variance(self, filled, upper_total, five_box_full) -> np.ndarray:
+        """(N,) variance of the future score of N states (same arguments as :meth:`value`)."""
+        mask, u, flag = self._index(filled, upper_total, five_box_full)
+        return self.variances[mask, u, flag]
+
+    def second_moment(self, filled, upper_total, five_box_full) -> np.ndarray:
+        """(N,) E[future score squared] of N states (same arguments as :meth:`value`)."""
+        v = self.value(filled, upper_total, five_box_full)
+        return self.variance(filled, upper_total, five_box_full) + v * v
+
+    def summary(self) -> dict:
+        """The headline numbers as a plain dict.
+
+        >>> s = solve("yacht", options=["fill-in-order"], cache=False).summary()
+        >>> sorted(s)[:3]
+        ['cache', 'dtype', 'expected_score']
+        """
+        return {"rules": self.rules.key, "expected_score": self.expected_score, "sd": self.sd,
+                "seconds": self.seconds, "solve_seconds": self.solve_seconds,
+                "cache": self.cache, "dtype": self.dtype,
+                "states": int(np.sum(self.levels["states"]))}
+
+    def to_frame(self) -> pd.DataFrame:
+        """Per level (boxes filled): masks, states solved, seconds, and the mean and
+        spread of the optimal future score over that level's solved states.
+
+        >>> f = solve("yacht", options=["fill-in-order"], cache=False).to_frame()
+        >>> f.index.name, int(f.loc[0, "masks"])
+        ('filled', 1)
+        """
+        lv = self.levels
+        frame = pd.DataFrame({k: np.asarray(lv[k]) for k in
+                              ("filled", "masks", "states", "seconds", "value_min", "value_max")})
+        return frame.set_index("filled")
+
+
+def _compute(rules: RuleSet, dtype: str, chunk: int):
+    space = state_space(rules)
+    model = turn_model(rules, _DTYPES[dtype])
+    values = np.full(space.size, np.nan)
+    variances = np.full(space.size, np.nan)
+    dense = values.reshape(-1, space.n_u, space.n_flag)
+    dvar = variances.reshape(-1, space.n_u, space.n_flag)
+    b = space.n_boxes
+    last = space.level_masks[b]
+    dense[last] = 0.0
+    dvar[last] = 0.0
+    lv = {"filled": [b], "masks": [len(last)], "states": [0], "seconds": [0.0],
+          "value_min": [0.0], "value_max": [0.0]}
+    for level in range(b - 1, -1, -1):
+        t0 = time.perf_counter()
+        masks = space.level_masks[level]
+        (m, u, fl), (g_start, g_mask, g_flag, g_sub) = space.level_states(masks)
+        v = np.empty(len(m))
+        var = np.empty(len(m))
+        for lo in range(0, len(m), chunk):
+            hi = min(lo + chunk, len(m))
+            v[lo:hi], var[lo:hi] = turn_values(model, values, variances, m[lo:hi], u[lo:hi], fl[lo:hi])
+        cls = space.cls_idx[g_sub]                         # (G, n_u)
+        ok = cls >= 0
+        src = g_start[:, None] + np.maximum(cls, 0)
+        dense[g_mask[:, None], np.arange(space.n_u)[None, :], g_flag[:, None]] = np.where(ok, v[src], np.nan)
+        dvar[g_mask[:, None], np.arange(space.n_u)[None, :], g_flag[:, None]] = np.where(ok, var[src], np.nan)
+        lv["filled"].append(level)
+        lv["masks"].append(len(masks))
+        lv["states"].append(len(m))
+        lv["seconds"].append(time.perf_counter() - t0)
+        lv["value_min"].append(float(v.min()))
+        lv["value_max"].append(float(v.max()))
+    order = np.argsort(lv["filled"])
+    levels = {k: np.asarray(x)[order] for k, x in lv.items()}
+    return dense, dvar, levels
+
+
+def _meta(rules: RuleSet, dtype: str) -> dict:
+    return {"rules": rules.key, "fingerprint": rules_fingerprint(rules), "dtype": dtype,
+            "solver_version": SOLVER_VERSION}
+
+
+def cache_path(rules: RuleSet, dtype: str = "float32", cache_dir=None):
+    """Where the solution of ``rules`` is cached.
+
+    >>> from yahtzee_sim.rules import get_rules
+    >>> cache_path(get_rules("yatzy"), cache_dir="/tmp/c").name.startswith("yatzy-")
+    True
+    """
+    dtype = _dtype_name(dtype)
+    stem = f"{rules.key}-{rules_fingerprint(rules)}-{dtype}-v{SOLVER_VERSION}"
+    return _cache.cache_dir(cache_dir) / _cache.file_name(stem)
+
+
+def solve(rules: str | RuleSet, *, options: Iterable[str] = (), dtype=np.float32,
+          cache: bool = True, cache_dir: str | os.PathLike | None = None,
+          chunk: int = 1024) -> Solution:
+    """Solve a rule set exactly: optimal expected score, its sd, every state's value.
+
+    Parameters
+    ----------
+    rules, options : a rule-set name (or RuleSet) and its options.
+    dtype : ``np.float32`` (default; the printed 4 decimals are unchanged) or ``np.float64``.
+    cache : read and write the on-disk cache (see :mod:`yahtzee_sim.exact.cache`);
+        also reuse a solution already computed in this process.
+    cache_dir : cache folder (default: ``$YAHTZEE_SIM_CACHE`` or the user cache dir).
+    chunk : states evaluated at once (memory is about 4 kB per state).
+
+    >>> round(solve("yacht-classic", cache=False, dtype=np.float64).expected_score, 4) > 0
+    True
+    >>> solve("yacht", dtype="float16")
+    Traceback (most recent call last):
+    ...
+    ValueError: dtype must be one of float32, float64, got 'float16'
+    """
+    rules = get_rules(rules, options)
+    dtype = _dtype_name(dtype)
+    if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
+        raise ValueError(f"chunk must be a positive integer, got {chunk!r}")
+    meta = _meta(rules, dtype)
+    memo_key = (meta["fingerprint"], dtype)
+    status = "off"
+    path = None
+    if cache:
+        if memo_key in _MEMO:
+            return _MEMO[memo_key]
+        path = cache_path(rules, dtype, cache_dir)
+        stored = _cache.load(path, meta)
+        if stored is not None:
+            sol = Solution(rules, dtype, stored["values"], stored["variances"], 0.0,
+                           float(stored["solve_seconds"]), "hit",
+                           {k[6:]: stored[k] for k in stored if k.startswith("level_")})
+            _MEMO[memo_key] = sol
+            return sol
+        status = "damaged" if path.exists() else "miss"
+    t0 = time.perf_counter()
+    values, variances, levels = _compute(rules, dtype, int(chunk))
+    seconds = time.perf_counter() - t0
+    values.setflags(write=False)
+    variances.setflags(write=False)
+    sol = Solution(rules, dtype, values, variances, seconds, seconds, status, levels)
+    if cache:
+        arrays = {"values": values, "variances": variances, "solve_seconds": np.array(seconds)}
+        arrays.update({f"level_{k}": v for k, v in levels.items()})
+        try:
+            _cache.save(path, meta, arrays)
+        except OSError:  # read-only or full disk: the answer is still right
+            pass
+        _MEMO[memo_key] = sol
+    return sol
