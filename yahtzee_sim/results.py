@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -114,7 +115,9 @@ class GameAggregate:
     def quantile(self, q: float) -> int:
         """Exact quantile of the games played (inverted CDF: smallest s with F(s) >= q)."""
         cdf = np.cumsum(self.total_hist)
-        return int(np.searchsorted(cdf, q * cdf[-1] - 1e-9 * cdf[-1]))
+        # Integer threshold ceil(q * n), with q read as the decimal it stands for (0.01 -> 1/100).
+        k = math.ceil(Fraction(q).limit_denominator(10**9) * int(cdf[-1]))
+        return int(np.searchsorted(cdf, max(k, 1)))
 
     def mean_fill_turn(self) -> np.ndarray:
         """(B,) average turn (1..B) in which each box was filled."""
