@@ -250,6 +250,21 @@ def test_percentiles_are_inverted_cdf_for_any_n(n):
         assert math.isnan(s["sd"]) and s["min"] == s["max"] == s["p50"] == totals[0]
 
 
+@pytest.mark.parametrize("n_low,n_high", [(100_000, 9_900_001), (1, 99), (2, 98), (250, 750), (3, 0)])
+def test_percentiles_of_large_runs_are_exact(n_low, n_high):
+    # Inverted CDF with integers: the smallest s with 100 * cdf(s) >= p * n. Large runs
+    # (10,000,001 games here) used to come out one step low through a float tolerance.
+    from yahtzee_sim.results import GameAggregate
+
+    agg = GameAggregate.empty(get_rules("yahtzee"))
+    agg.total_hist[100], agg.total_hist[200] = n_low, n_high
+    n = n_low + n_high
+    cdf = np.cumsum(agg.total_hist)
+    for p in PERCENTILES + (0, 100):
+        expected = int(np.flatnonzero(100 * cdf >= max(p * n, 1))[0])
+        assert agg.quantile(p / 100) == expected, (p, n)
+
+
 def test_rates_and_wilson_intervals(result):
     frame = result.to_frame()
     k = int((frame["upper_bonus"] > 0).sum())
