@@ -46,6 +46,7 @@ import hashlib
 import io
 import json
 import logging
+import math
 import multiprocessing
 import os
 import pickle
@@ -361,7 +362,7 @@ def _dask_client(distributed, scheduler, jobs: int | None, stack: contextlib.Exi
         with _sigint_ignored():
             cluster = stack.enter_context(distributed.LocalCluster(
                 n_workers=jobs or os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                dashboard_address=None, silence_logs=logging.ERROR))
+                dashboard_address=":0", silence_logs=logging.ERROR))
         return stack.enter_context(distributed.Client(cluster))
     try:
         client = distributed.Client(scheduler, timeout="20s")
@@ -439,6 +440,8 @@ def _merge_games(a, b):
 def _value_to_json(value):
     if isinstance(value, np.ndarray):
         return value.tolist()
+    if isinstance(value, (int, np.integer)):
+        return int(value)
     return {f.name: _value_to_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
 
 
@@ -466,7 +469,7 @@ class _Checkpoint:
         if not os.access(folder, os.W_OK):
             raise ValueError(f"cannot write checkpoint {str(self.path)!r}: permission denied")
         self.params = params
-        self.saved_at = time.monotonic()
+        self.saved_at = -math.inf  # the first completed chunk is saved at once
 
     def load(self, entropy: int | None, empty) -> tuple[int | None, _Done | None]:
         """(entropy, completed chunks) stored in the file, or (entropy, None) if there is none."""
@@ -486,8 +489,6 @@ class _Checkpoint:
                              f"this yahtzee-sim reads version {_CHECKPOINT_VERSION}")
         try:
             stored = dict(data["params"], seed=int(data["seed"]))
-            done = _Done(_value_from_json(data["value"], empty), int(data["chunks_below"]),
-                         frozenset(int(i) for i in data["chunks_extra"]), int(data["done"]))
         except (KeyError, TypeError, ValueError):
             raise damaged from None
         ours = dict(self.params, seed=stored["seed"] if entropy is None else entropy)
@@ -495,6 +496,11 @@ class _Checkpoint:
         if diff:
             raise ValueError(f"checkpoint {str(self.path)!r} belongs to another run ({'; '.join(diff)}); "
                              "pass the same parameters or choose another checkpoint file")
+        try:
+            done = _Done(_value_from_json(data["value"], empty), int(data["chunks_below"]),
+                         frozenset(int(i) for i in data["chunks_extra"]), int(data["done"]))
+        except (KeyError, TypeError, ValueError):
+            raise damaged from None
         return stored["seed"], done
 
     def save(self, done: _Done, entropy: int) -> None:
