@@ -152,15 +152,42 @@ class DiceTables:
         >>> t.roll_dice[t.reroll(keep, t.tape_prefix_keys(tape))].tolist()
         [[6, 6, 6, 6, 6]]
         """
-        missing = self.n_dice - self.keep_size[keeps].astype(np.intp)
-        added = np.take_along_axis(prefix_keys, missing[:, None], axis=1)[:, 0]
-        return self.key_to_roll[self.keep_key[keeps] + added]
+        keeps = np.asarray(keeps)
+        missing, keep_key = self._reroll_tables
+        added = prefix_keys[np.arange(len(keeps)), missing[keeps]]
+        return self.key_to_roll[keep_key[keeps] + added]
+
+    @functools.cached_property
+    def _reroll_tables(self):
+        """Hot-path tables: dice missing from each keep (intp) and keep keys (int32)."""
+        return (self.n_dice - self.keep_size).astype(np.intp), self.keep_key.astype(np.int32)
+
+    @functools.cached_property
+    def _face_key_lut(self) -> np.ndarray:
+        """Key of one die by face value (index 0 unused), in the smallest dtype holding a roll's key."""
+        dtype = np.uint16 if self.n_dice * int(self.face_key[-1]) < 2**16 else np.int64
+        lut = np.zeros(self.n_faces + 1, dtype=dtype)
+        lut[1:] = self.face_key
+        return lut
 
     def tape_prefix_keys(self, tape: np.ndarray) -> np.ndarray:
-        """Keys of the first 0..n_dice dice of each tape row ``(..., n_dice)``."""
-        keys = np.cumsum(self.face_key[tape.astype(np.intp) - 1], axis=-1)
-        zero = np.zeros(keys.shape[:-1] + (1,), dtype=keys.dtype)
-        return np.concatenate([zero, keys], axis=-1)
+        """Keys of the first 0..n_dice dice of each tape row ``(..., n_dice)``.
+
+        Unsigned 16-bit when every key fits (5 six-sided dice), else int64.
+
+        >>> t = dice_tables()
+        >>> t.tape_prefix_keys(np.array([[1, 2, 1, 6, 6]])).tolist()
+        [[0, 1, 7, 8, 7784, 15560]]
+        """
+        tape = np.asarray(tape)
+        lut = self._face_key_lut
+        die = lut[tape]
+        keys = np.empty(tape.shape[:-1] + (self.n_dice + 1,), dtype=lut.dtype)
+        keys[..., 0] = 0
+        keys[..., 1] = die[..., 0]
+        for j in range(1, self.n_dice):   # loop over dice, not games
+            np.add(keys[..., j], die[..., j], out=keys[..., j + 1])
+        return keys
 
     def roll_prob_after_keep(self, keep: int) -> np.ndarray:
         """Distribution ``(R,)`` of the next roll when ``keep`` is held.

@@ -94,10 +94,12 @@ def _play_turn(rules, strategy, state, prefix_keys, unif, checks, *, rolls_used=
         keeps = np.asarray(strategy.keep(state, rolls, rules.n_rolls - r, unif[:, r - 1]))
         if keeps.shape != rolls.shape or keeps.dtype.kind not in "iu":
             raise StrategyError(f"strategy {strategy.name!r}: keep() must return {rolls.shape} keep indices")
-        bad = (keeps < 0) | (keeps >= d.n_keeps)
-        if not bad.any():
-            bad = ~checks.is_subkeep[rolls, keeps]
-        if bad.any():
+        if keeps.size and (keeps.min() < 0 or keeps.max() >= d.n_keeps):
+            bad = (keeps < 0) | (keeps >= d.n_keeps)
+        else:
+            ok = checks.is_subkeep[rolls, keeps]
+            bad = None if ok.all() else ~ok
+        if bad is not None:
             g = int(np.flatnonzero(bad)[0])
             raise StrategyError(
                 f"strategy {strategy.name!r} kept dice it does not have (game {g}, turn "
@@ -110,8 +112,12 @@ def _play_turn(rules, strategy, state, prefix_keys, unif, checks, *, rolls_used=
     if boxes.shape != rolls.shape or boxes.dtype.kind not in "iu":
         raise StrategyError(f"strategy {strategy.name!r}: box() must return {rolls.shape} box indices")
     n = len(rolls)
-    ok = (boxes >= 0) & (boxes < rules.n_boxes)
-    ok[ok] = legal[np.flatnonzero(ok), boxes[ok]]
+    rows = np.arange(n)
+    if boxes.size and (boxes.min() < 0 or boxes.max() >= rules.n_boxes):
+        ok = (boxes >= 0) & (boxes < rules.n_boxes)
+        ok[ok] = legal[np.flatnonzero(ok), boxes[ok]]
+    else:
+        ok = legal[rows, boxes]
     if not ok.all():
         g = int(np.flatnonzero(~ok)[0])
         allowed = [rules.box_names[b] for b in np.flatnonzero(legal[g])]
@@ -119,7 +125,6 @@ def _play_turn(rules, strategy, state, prefix_keys, unif, checks, *, rolls_used=
             f"strategy {strategy.name!r} chose an illegal box (game {g}, turn {state.turn + 1}: "
             f"box index {int(boxes[g])}; legal: {', '.join(allowed)})"
         )
-    rows = np.arange(n)
     points = scores[rows, boxes]
     state.filled[rows, boxes] = True
     state.box_scores[rows, boxes] = points
