@@ -54,7 +54,7 @@ class LookaheadStrategy(Strategy):
 
     name = "lookahead"
     #: positions whose plans are kept between batches (0 disables the cache)
-    cache_size: int = 200_000
+    cache_size: int = 120_000
 
     def prepare(self, rules):
         super().prepare(rules)
@@ -62,12 +62,10 @@ class LookaheadStrategy(Strategy):
         if b > 40:
             raise ValueError(f"{self.name}: at most 40 boxes are supported, got {b}")
         self._bits = (np.int64(1) << np.arange(b, dtype=np.int64))
-        self._score = rules.score_table                          # (R, B) int16
+        self._score_f = np.ascontiguousarray(rules.score_table.T, dtype=np.float32)   # (B, R)
         self._five_rolls = np.flatnonzero(rules.five_face > 0)   # rolls that may trigger a joker/bonus
         self._special = rules.five_box is not None and (rules.joker != "none" or rules.five_bonus > 0)
-        self._cache_keys = np.zeros(0, dtype=np.int64)
-        self._cache_plans = [np.zeros((0, self.dice.n_rolls), np.int16) for _ in range(rules.n_rolls)]
-        self._turn_cache = None
+        self._reset_cache(rules.n_rolls - 1)
         return self
 
     # -- what a subclass decides ------------------------------------------------------
@@ -76,12 +74,32 @@ class LookaheadStrategy(Strategy):
         return np.zeros(len(upper_total), dtype=np.int64)
 
     def context(self, filled: np.ndarray, upper_total: np.ndarray, five_box_full: np.ndarray) -> dict:
-        """Per-position arrays (``(n,)`` or ``(n, B)``) that :meth:`box_value` reads."""
-        return {"upper_total": upper_total.astype(np.int32)}
+        """Per-position ``(n,)`` arrays that the value functions read."""
+        return {"upper": np.minimum(upper_total, self.rules.upper_bonus_threshold).astype(np.int32)}
 
-    def box_value(self, box: int, ctx: dict, scores: np.ndarray, gain: np.ndarray) -> np.ndarray:
-        """Worth of writing ``scores`` (points ``gain`` with bonuses) in ``box``; float32."""
+    def box_values(self, ctx: dict, scores: np.ndarray, gain: np.ndarray) -> np.ndarray:
+        """(n, B) float32 worth of writing the final roll in each box.
+
+        ``scores`` and ``gain`` are ``TurnOptions.scores`` / ``.gain`` of n positions
+        (``ctx`` arrays are ``(n,)``). Legality is applied by the caller.
+        """
         raise NotImplementedError
+
+    def plain_box_value(self, box: int, ctx: dict) -> np.ndarray:
+        """Worth ``(U, R)`` (or broadcastable to it) of every roll in ``box`` for U positions,
+        for rolls that are not five of a kind (no joker, no Yahtzee bonus: ``gain`` is
+        the plain score plus the upper bonus if it completes it). ``ctx`` arrays are
+        ``(U, 1)``. Must agree with :meth:`box_values` on those rolls (tested)."""
+        raise NotImplementedError
+
+    def _plain_gain(self, box: int, ctx: dict) -> np.ndarray:
+        """``TurnOptions.gain`` of every roll in ``box`` when no joker or Yahtzee bonus applies."""
+        rules = self.rules
+        s = self._score_f[box][None, :]
+        if rules.upper_bonus and rules.is_upper[box]:
+            upper, thr = ctx["upper"], rules.upper_bonus_threshold
+            return s + np.where((upper < thr) & (upper + s >= thr), np.float32(rules.upper_bonus), np.float32(0))
+        return s
 
     # -- position keys and plans -------------------------------------------------------
     def _keys(self, state) -> np.ndarray:
@@ -100,102 +118,116 @@ class LookaheadStrategy(Strategy):
     def final_values(self, filled, upper_total, five_box_full) -> np.ndarray:
         """(U, R) float32: worth of ending the turn with each roll, for U positions.
 
-        Equals ``max`` over the legal boxes of :meth:`box_value` applied to what
-        ``rules.turn_options`` says for that roll; non-five-of-a-kind rolls are
-        computed box by box for all rolls at once, the few five-of-a-kind rolls
-        (jokers, bonuses) through ``turn_options`` itself.
+        The ``max`` over the legal boxes of the box values of what
+        ``rules.turn_options`` says for that roll. Rolls that are not five of a
+        kind are computed box by box for all rolls at once (:meth:`plain_box_value`);
+        the few five-of-a-kind rolls (jokers, bonuses) through ``turn_options``
+        itself and :meth:`box_values`.
+
+        >>> from yahtzee_sim.rules import get_rules
+        >>> s = GreedyStrategy().prepare(get_rules("yahtzee"))
+        >>> v = s.final_values(np.zeros((1, 13), bool), np.zeros(1, np.int16), np.zeros(1, bool))
+        >>> float(v[0, s.dice.roll_index_of([6, 6, 6, 6, 6])]), float(v[0, s.dice.roll_index_of([1, 1, 2, 3, 5])])
+        (50.0, 12.0)
         """
         rules = self.rules
         n = len(filled)
         ctx = self.context(filled, upper_total, five_box_full)
-        col = {k: (v[:, None] if v.ndim == 1 else v) for k, v in ctx.items()}
+        col = {k: v[:, None] for k, v in ctx.items()}
         legal = rules.legal_boxes(filled)
+        penalty = np.where(legal, np.float32(0), np.float32(-np.inf))
         values = np.full((n, self.dice.n_rolls), -np.inf, dtype=np.float32)
-        upper = upper_total.astype(np.int32)[:, None]
-        thr, bonus = rules.upper_bonus_threshold, rules.upper_bonus
         for b in range(rules.n_boxes):
-            if not legal[:, b].any():
-                continue
-            s = self._score[None, :, b]
-            g = s.astype(np.int32)
-            if bonus and rules.is_upper[b]:
-                g = g + np.where((upper < thr) & (upper + s >= thr), bonus, 0)
-            v = self.box_value(b, col, s, g)
-            np.maximum(values, np.where(legal[:, b, None], v, np.float32(-np.inf)), out=values)
+            if legal[:, b].any():
+                np.maximum(values, self.plain_box_value(b, col) + penalty[:, b, None], out=values)
         if self._special and len(self._five_rolls):
             f = len(self._five_rolls)
-            rolls = np.tile(self._five_rolls, n)
             rep = np.repeat(np.arange(n), f)
-            lg, sc, bo = rules.turn_options(filled[rep], five_box_full[rep], rolls)
+            lg, sc, bo = rules.turn_options(filled[rep], five_box_full[rep], np.tile(self._five_rolls, n))
             gain = sc + rules.upper_bonus_gain(upper_total[rep], sc) + bo[:, None]
-            lg, sc, gain = (a.reshape(n, f, -1) for a in (lg, sc, gain))
-            v5 = np.full((n, f), -np.inf, dtype=np.float32)
-            for b in range(rules.n_boxes):
-                v = self.box_value(b, col, sc[:, :, b], gain[:, :, b].astype(np.int32))
-                np.maximum(v5, np.where(lg[:, :, b], v, np.float32(-np.inf)), out=v5)
-            values[:, self._five_rolls] = v5
+            v = self.box_values({k: a[rep] for k, a in ctx.items()}, sc, gain)
+            v5 = np.where(lg, v, np.float32(-np.inf)).max(axis=1)
+            values[:, self._five_rolls] = v5.reshape(n, f)
         return values
 
-    def _plans(self, state, levels: int):
-        """Per game: the row of its position in ``keeps`` (U, R) for each level."""
+    def _plans(self, state, levels: int) -> np.ndarray:
+        """Per game: the row of its position's plan in ``self._store[j]`` (j rerolls left).
+
+        Plans are computed once per distinct position: for the positions of the
+        batch not met before (``np.unique`` of the keys, then a sorted-key lookup
+        in the index of the positions at this turn) and kept in a bounded store.
+        """
         keys = self._keys(state)
         cached = self._turn_cache
         if cached is not None and cached[0] is state and cached[1] == state.turn \
                 and len(cached[2]) == len(keys) and np.array_equal(cached[2], keys):
-            return cached[3], cached[4]
+            return cached[3]
         uniq, first, inv = np.unique(keys, return_index=True, return_inverse=True)
-        # Positions already planned in an earlier batch.
-        pos = np.searchsorted(self._cache_keys, uniq)
-        pos_c = np.minimum(pos, max(len(self._cache_keys) - 1, 0))
-        hit = (pos < len(self._cache_keys)) & (self._cache_keys[pos_c] == uniq) if len(self._cache_keys) \
-            else np.zeros(len(uniq), bool)
-        miss = np.flatnonzero(~hit)
-        n_r = self.dice.n_rolls
-        keeps = [np.empty((len(uniq), n_r), np.int16) for _ in range(levels + 1)]
+        if self._used + len(uniq) > max(self.cache_size, 1) or self._levels != levels:
+            self._reset_cache(levels)
+        rows = np.full(len(uniq), -1, dtype=np.intp)
+        seg = self._index.get(state.turn)
+        if seg is not None:
+            seg_keys, seg_rows = seg
+            pos = np.minimum(np.searchsorted(seg_keys, uniq), len(seg_keys) - 1)
+            hit = seg_keys[pos] == uniq
+            rows[hit] = seg_rows[pos[hit]]
+        miss = np.flatnonzero(rows < 0)
         if len(miss):
             fl, up, full = self._decode(uniq[miss], state, first[miss])
             plan = best_keeps(self.dice, self.final_values(fl, up, full), rolls_left=levels)
-            for j in range(1, levels + 1):
-                keeps[j][miss] = plan.keeps[j]
-        if hit.any():
-            h = np.flatnonzero(hit)
-            for j in range(1, levels + 1):
-                keeps[j][h] = self._cache_plans[j][pos[h]]
-        if self.cache_size and len(miss):
-            self._remember(uniq[miss], [None] + [k[miss] for k in keeps[1:]], levels)
-        self._turn_cache = (state, state.turn, keys, keeps, inv)
-        return keeps, inv
+            new_rows = self._append(plan.keeps)
+            rows[miss] = new_rows
+            all_keys = uniq[miss] if seg is None else np.concatenate([seg[0], uniq[miss]])
+            all_rows = new_rows if seg is None else np.concatenate([seg[1], new_rows])
+            order = np.argsort(all_keys)
+            self._index[state.turn] = (all_keys[order], all_rows[order])
+        game_rows = rows[inv]
+        self._turn_cache = (state, state.turn, keys, game_rows)
+        return game_rows
 
-    def _remember(self, new_keys, new_plans, levels):
-        if len(self._cache_keys) + len(new_keys) > self.cache_size:
-            self._cache_keys = np.zeros(0, dtype=np.int64)
-            self._cache_plans = [np.zeros((0, self.dice.n_rolls), np.int16) for _ in range(levels + 1)]
-        if len(self._cache_plans) < levels + 1 or (len(self._cache_keys) and self._cache_levels != levels):
-            self._cache_keys = np.zeros(0, dtype=np.int64)
-            self._cache_plans = [np.zeros((0, self.dice.n_rolls), np.int16) for _ in range(levels + 1)]
-        self._cache_levels = levels
-        keys = np.concatenate([self._cache_keys, new_keys])
-        order = np.argsort(keys, kind="stable")
-        self._cache_keys = keys[order]
-        for j in range(1, levels + 1):
-            self._cache_plans[j] = np.concatenate([self._cache_plans[j], new_plans[j]])[order]
+    def _reset_cache(self, levels: int = 0):
+        self._levels = levels
+        self._store = [None] + [np.empty((0, self.dice.n_rolls), np.int16) for _ in range(levels)]
+        self._used = 0
+        self._index = {}
+        self._turn_cache = None
+
+    def _append(self, keeps: list) -> np.ndarray:
+        m = len(keeps[1])
+        cap = len(self._store[1])
+        if self._used + m > cap:
+            new_cap = max(self._used + m, min(2 * cap, max(self.cache_size, 1)), 1024)
+            for j in range(1, len(self._store)):
+                grown = np.empty((new_cap, self.dice.n_rolls), np.int16)
+                grown[:self._used] = self._store[j][:self._used]
+                self._store[j] = grown
+        for j in range(1, len(self._store)):
+            self._store[j][self._used:self._used + m] = keeps[j]
+        rows = np.arange(self._used, self._used + m)
+        self._used += m
+        return rows
+
+    def __getstate__(self):
+        """Pickle without the plan cache (workers rebuild their own)."""
+        state = self.__dict__.copy()
+        for k in ("_store", "_index", "_turn_cache", "_used"):
+            state.pop(k, None)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        if "rules" in state:
+            self._reset_cache(self.rules.n_rolls - 1)
 
     # -- the two decisions ---------------------------------------------------------------
     def keep(self, state, rolls, rolls_left, u):
-        levels = self.rules.n_rolls - 1
-        keeps, inv = self._plans(state, levels)
-        return keeps[rolls_left][inv, rolls]
+        rows = self._plans(state, self.rules.n_rolls - 1)
+        return self._store[rolls_left][rows, rolls]
 
     def box(self, state, rolls, options, u):
         ctx = self.context(state.filled, state.upper_total, state.five_box_full)
-        best = np.full(len(rolls), -np.inf, dtype=np.float32)
-        arg = np.zeros(len(rolls), dtype=np.intp)
-        for b in range(self.rules.n_boxes):
-            v = self.box_value(b, ctx, options.scores[:, b], options.gain[:, b].astype(np.int32))
-            better = options.legal[:, b] & (v > best)
-            best = np.where(better, v, best)
-            arg[better] = b
-        return arg
+        return best_legal(self.box_values(ctx, options.scores, options.gain), options.legal)
 
 
 @register
@@ -217,8 +249,11 @@ class GreedyStrategy(LookaheadStrategy):
         need = rules.upper_bonus_threshold - upper_total.astype(np.int64)
         return np.where((need >= 1) & (need <= rules.max_upper_box), need, 0)
 
-    def box_value(self, box, ctx, scores, gain):
+    def box_values(self, ctx, scores, gain):
         return gain.astype(np.float32)
+
+    def plain_box_value(self, box, ctx):
+        return self._plain_gain(box, ctx)
 
     def box(self, state, rolls, options, u):
         return best_legal(options.gain, options.legal)
@@ -259,10 +294,10 @@ class HeuristicStrategy(LookaheadStrategy):
     description = "one-turn lookahead with the seeds' advice: upper bonus, reserves, where to zero"
 
     #: tuning knobs (found by simulation, see benchmarks/tune_heuristic.py)
-    reserve_upper: float = 0.5    # upper box reserve, times its one-turn aimed value
-    reserve_lower: float = 0.5    # lower box reserve, times its one-turn aimed value
-    reserve_chance: float = 0.5   # Chance's reserve, times its one-turn aimed value (tip B)
-    five_rate: float = 0.5        # per-turn rate of five of a kind, times the aimed rate
+    reserve_upper: float = 0.375  # upper box reserve, times its one-turn aimed value
+    reserve_lower: float = 1.125  # lower box reserve, times its one-turn aimed value
+    reserve_chance: float = 0.875 # Chance's reserve, times its one-turn aimed value (tip B)
+    five_rate: float = 2.25       # per-turn rate of five of a kind, times the aimed rate
     upper_rolls: float = 5.0      # bonus outlook: an open upper box ends like a hunt for its
                                   # face with this many rolls (5 rolls: 3 dice on average = par)
 
@@ -277,15 +312,28 @@ class HeuristicStrategy(LookaheadStrategy):
         for i, name in enumerate(rules.box_names):
             if name in ("chance", "choice"):
                 weight[i] = self.reserve_chance
-        self.reserve = (weight * self.aimed).astype(np.float32)
-        self._five_p = 0.0
+        turns = np.arange(rules.n_boxes, dtype=np.float64)      # turns left after this one
+        self._five_reserve = np.zeros(rules.n_boxes, np.float32)
+        self._five_future = np.zeros(rules.n_boxes, np.float32)
         if rules.five_box is not None:
+            # tip C: the five-of-a-kind box is worth keeping open only while there are
+            # turns left to roll one: reserve = points * P(at least one in the turns left),
+            # at a per-turn rate proportional to the exact chance when hunting it.
             five = (rules.five_face > 0).astype(np.float64)
             p = best_keeps(d, five[None, :], rolls_left=rules.n_rolls - 1).values[rules.n_rolls - 1]
-            self._five_p = float(p[0] @ d.first_roll_prob) * self.five_rate
+            rate = min(1.0, float(p[0] @ d.first_roll_prob) * self.five_rate)
+            weight[rules.five_box_index] = 0.0
+            self._five_reserve[:] = rules.five_box_points * (1 - (1 - rate) ** turns)
+            # tip D: a full five-of-a-kind box makes each later one worth the bonus
+            self._five_future[:] = rules.five_bonus * rate * turns
+        self.reserve = (weight * self.aimed).astype(np.float32)
         self._upper_cols = np.flatnonzero(rules.is_upper)
         self._upper_bits = (1 << np.arange(len(self._upper_cols))).astype(np.int64)
         self._upper_val = self._upper_tables()
+        self._upper_tab = np.stack([self._upper_val[b] for b in self._upper_cols]) \
+            if len(self._upper_cols) else None
+        self._counts = {int(b): (rules.score_table[:, b] // rules.upper_face[b]).astype(np.intp)
+                        for b in self._upper_cols}
         return self
 
     def _outlook_table(self) -> np.ndarray:
@@ -346,35 +394,42 @@ class HeuristicStrategy(LookaheadStrategy):
     def context(self, filled, upper_total, five_box_full):
         rules = self.rules
         up = filled[:, self._upper_cols].astype(np.int64)
+        turns_left = np.maximum(rules.n_boxes - 1 - filled.sum(axis=1), 0).astype(np.intp)
         return {
             "mask": ((1 - up) * self._upper_bits).sum(axis=1),
             "upper": np.minimum(upper_total, rules.upper_bonus_threshold).astype(np.intp),
-            "turns_left": (rules.n_boxes - 1 - filled.sum(axis=1)).astype(np.float32),
+            "five_reserve": self._five_reserve[turns_left],
+            "five_future": self._five_future[turns_left],
         }
 
-    def box_value(self, box, ctx, scores, gain):
+    def plain_box_value(self, box, ctx):
         rules = self.rules
         if rules.is_upper[box]:
-            count = scores // rules.upper_face[box]
-            table = self._upper_val[box]
-            if count.ndim == 2 and count.shape[0] == 1:   # all rolls of U positions, no extra bonus
-                return np.take(table[ctx["mask"][:, 0], ctx["upper"][:, 0]], count[0], axis=1)
-            v = table[ctx["mask"], ctx["upper"], count]
-            # the table has the upper bonus in its outlook; add any other bonus (Yahtzee +100)
-            extra = gain - scores
-            if rules.upper_bonus:
-                upper = ctx["upper"]
-                thr = rules.upper_bonus_threshold
-                extra = extra - np.where((upper < thr) & (upper + scores >= thr), rules.upper_bonus, 0)
-            return v + extra.astype(np.float32)
-        v = gain.astype(np.float32) - self.reserve[box]
+            # tip A: points, reserve and bonus outlook, tabulated by (open upper boxes,
+            # upper total, dice of the face); a plain roll has no other bonus
+            rows = self._upper_val[box][ctx["mask"][:, 0], ctx["upper"][:, 0]]     # (U, n_dice + 1)
+            return np.take(rows, self._counts[box], axis=1)
+        v = self._score_f[box][None, :] - self.reserve[box]
         if box == rules.five_box_index:
-            turns = ctx["turns_left"]
-            # tip C: the box's reserve is the chance to roll five of a kind later
-            v = v + self.reserve[box] - np.float32(rules.five_box_points) * (
-                1 - (1 - np.float32(self._five_p)) ** turns)
-            if rules.five_bonus:
-                # tip D: a 50 here makes later five of a kinds worth the bonus
-                full = scores >= rules.five_box_points
-                v = v + np.where(full, np.float32(rules.five_bonus * self._five_p) * turns, np.float32(0))
+            v = v - ctx["five_reserve"] + np.where(self._score_f[box][None, :] >= rules.five_box_points,
+                                                   ctx["five_future"], np.float32(0))
+        return v
+
+    def box_values(self, ctx, scores, gain):
+        rules = self.rules
+        v = gain.astype(np.float32) - self.reserve
+        if len(self._upper_cols):
+            cols = self._upper_cols
+            counts = scores[:, cols] // rules.upper_face[cols]
+            up = self._upper_tab[np.arange(len(cols)), ctx["mask"][:, None], ctx["upper"][:, None], counts]
+            # the tables hold points plus the bonus outlook; keep any other bonus (Yahtzee +100)
+            other = gain[:, cols] - scores[:, cols]
+            if rules.upper_bonus:
+                u, thr = ctx["upper"][:, None], rules.upper_bonus_threshold
+                other = other - np.where((u < thr) & (u + scores[:, cols] >= thr), rules.upper_bonus, 0)
+            v[:, cols] = up + other
+        if rules.five_box is not None:
+            b = rules.five_box_index
+            v[:, b] += -ctx["five_reserve"] + np.where(scores[:, b] >= rules.five_box_points,
+                                                       ctx["five_future"], np.float32(0))
         return v
