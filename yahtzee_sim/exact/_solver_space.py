@@ -199,6 +199,11 @@ def _gather(table: np.ndarray, idx: np.ndarray, ok: np.ndarray) -> np.ndarray:
     return np.where(ok, table[np.where(ok, idx, 0)], 0.0)
 
 
+def _first_roll_mean(lat: Lattice, rolls: np.ndarray) -> np.ndarray:
+    """Mean over the first roll, in float64 (no BLAS call: safe in forked workers)."""
+    return np.add.reduce(rolls * lat.roll_mult[:, None], axis=0) / lat.n_outcomes
+
+
 def _first_near_max(v: np.ndarray, vmax: np.ndarray) -> np.ndarray:
     """Index of the first entry of each row within TIE_TOL of the row's max."""
     return np.argmax(v >= (vmax - TIE_TOL)[:, None], axis=1)
@@ -242,33 +247,31 @@ def turn_values(model: TurnModel, values: np.ndarray, variances: np.ndarray | No
         q = np.empty((lat.n_keeps, n), dtype=dt)
         q[rb] = var0[ar, best0].astype(dt)[None, :]
 
+    # Upper boxes: one value per count of the face (gain + next value), all boxes at once.
+    up_ok = legal & rules.is_upper
+    if up_ok.any():
+        faces = rules.upper_face.astype(np.int64)
+        wz = np.zeros((rules.n_dice + 1, n_boxes, n), dtype=dt)
+        wv = np.zeros((rules.n_dice + 1, n_boxes, n), dtype=dt) if second else None
+        for k in range(1, rules.n_dice + 1):
+            pts = k * faces
+            gain = pts + rules.upper_bonus_gain(u, np.broadcast_to(pts, (n, n_boxes)))
+            idx = (nxt * n_u + np.minimum(u[:, None] + pts, cap)) * nf + flag[:, None]
+            wz[k] = np.where(up_ok, gain + values[np.where(up_ok, idx, 0)] - c[:, None], -np.inf).T
+            if second:
+                wv[k] = _gather(variances, idx, up_ok).T
+
     for b in range(n_boxes):
         ok = legal[:, b]
         rows = model.box_rows[b]
-        if not ok.any() or len(rows) == 0:
+        if len(rows) == 0 or not ok.any():
             continue
-        f = int(rules.upper_face[b])
-        if f:
+        if rules.upper_face[b]:
             cnt = model.box_vals[b]
-            w = np.empty((rules.n_dice + 1, n))
-            wv = np.empty((rules.n_dice + 1, n)) if second else None
-            w[0] = 0.0                                  # count 0 is the scratch, done above
-            if second:
-                wv[0] = 0.0
-            col = np.zeros((n, n_boxes), dtype=np.int64)
-            for k in range(1, rules.n_dice + 1):
-                s = k * f
-                col[:, b] = s
-                gain = s + rules.upper_bonus_gain(u, col)[:, b]
-                idx = (nxt[:, b] * n_u + np.minimum(u + s, cap)) * nf + flag
-                w[k] = np.where(ok, gain + values[np.where(ok, idx, 0)] - c, -np.inf)
-                if second:
-                    wv[k] = _gather(variances, idx, ok)
-            w = w.astype(dt)
-            zc = w[cnt]
+            zc = wz[:, b][cnt]
             if second:
                 qc = zc * zc
-                qc += wv.astype(dt)[cnt]
+                qc += wv[:, b][cnt]
         else:
             a = np.where(ok, v0[:, b] - c, -np.inf).astype(dt)
             zc = model.box_vals[b][:, None] + a[None, :]
@@ -314,7 +317,7 @@ def turn_values(model: TurnModel, values: np.ndarray, variances: np.ndarray | No
             expect(lat, z)
             keep_values[j] = z.copy()
             best_subkeep_mean(lat, z)
-        ez = lat.roll_mult @ z[rb].astype(np.float64) / lat.n_outcomes
+        ez = _first_roll_mean(lat, z[rb])
         return c + ez, (keep_values, c)
 
     for _ in range(1, rules.n_rolls):
@@ -324,8 +327,8 @@ def turn_values(model: TurnModel, values: np.ndarray, variances: np.ndarray | No
             best_subkeep_pair(lat, z, q)
         else:
             best_subkeep_mean(lat, z)
-    ez = lat.roll_mult @ z[rb].astype(np.float64) / lat.n_outcomes
+    ez = _first_roll_mean(lat, z[rb])
     if not second:
         return c + ez, None
-    eq = lat.roll_mult @ q[rb].astype(np.float64) / lat.n_outcomes
+    eq = _first_roll_mean(lat, q[rb])
     return c + ez, np.maximum(eq - ez * ez, 0.0)

@@ -30,6 +30,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import mmap
+import multiprocessing
 import os
 import time
 from dataclasses import dataclass, field
@@ -42,7 +44,7 @@ from ..rules import RuleSet, get_rules
 from . import cache as _cache
 from ._solver_space import StateSpace, state_space, turn_model, turn_values
 
-__all__ = ["solve", "Solution", "SOLVER_VERSION", "rules_fingerprint"]
+__all__ = ["solve", "Solution", "SOLVER_VERSION", "rules_fingerprint", "cache_path", "default_workers"]
 
 SOLVER_VERSION = 1
 """Bump when the solver's results or file layout change (invalidates caches)."""
@@ -191,11 +193,57 @@ class Solution:
         return frame.set_index("filled")
 
 
-def _compute(rules: RuleSet, dtype: str, chunk: int):
+def _shared(n: int) -> np.ndarray:
+    """A float64 array in anonymous shared memory (visible to forked workers)."""
+    buf = mmap.mmap(-1, max(8 * n, 8))
+    return np.frombuffer(buf, dtype=np.float64, count=n)
+
+
+def _solve_part(model, values, variances, states, part, n_parts, out_v, out_var, chunk):
+    """Solve chunks part, part + n_parts, ... of one level's states (balanced work)."""
+    m, u, fl = states
+    for a in range(part * chunk, len(m), n_parts * chunk):
+        b = min(a + chunk, len(m))
+        out_v[a:b], out_var[a:b] = turn_values(model, values, variances, m[a:b], u[a:b], fl[a:b])
+
+
+def _worker(conn, model, values, variances, out_v, out_var, chunk, all_states):  # pragma: no cover
+    while True:
+        msg = conn.recv()
+        if msg is None:
+            break
+        level, part, n_parts = msg
+        try:
+            _solve_part(model, values, variances, all_states[level][0], part, n_parts,
+                        out_v, out_var, chunk)
+            conn.send("ok")
+        except BaseException as exc:  # report, let the parent raise
+            conn.send(f"{type(exc).__name__}: {exc}")
+    conn.close()
+
+
+def default_workers() -> int:
+    """Processes used by :func:`solve` by default: the CPUs available, at most 2."""
+    try:
+        n = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        n = os.cpu_count() or 1
+    return max(1, min(2, n))
+
+
+def _compute(rules: RuleSet, dtype: str, chunk: int, workers: int):
     space = state_space(rules)
     model = turn_model(rules, _DTYPES[dtype])
-    values = np.full(space.size, np.nan)
-    variances = np.full(space.size, np.nan)
+    all_states = [space.level_states(space.level_masks[lv]) for lv in range(space.n_boxes)]
+    n_states = [len(st[0][0]) for st in all_states]
+    if sum(n_states) < 20_000 or not hasattr(os, "fork"):
+        workers = 1
+    values = _shared(space.size) if workers > 1 else np.empty(space.size)
+    variances = _shared(space.size) if workers > 1 else np.empty(space.size)
+    values[:] = np.nan
+    variances[:] = np.nan
+    out_v = _shared(max(n_states)) if workers > 1 else np.empty(max(n_states))
+    out_var = _shared(max(n_states)) if workers > 1 else np.empty(max(n_states))
     dense = values.reshape(-1, space.n_u, space.n_flag)
     dvar = variances.reshape(-1, space.n_u, space.n_flag)
     b = space.n_boxes
@@ -204,29 +252,61 @@ def _compute(rules: RuleSet, dtype: str, chunk: int):
     dvar[last] = 0.0
     lv = {"filled": [b], "masks": [len(last)], "states": [0], "seconds": [0.0],
           "value_min": [0.0], "value_max": [0.0]}
-    for level in range(b - 1, -1, -1):
-        t0 = time.perf_counter()
-        masks = space.level_masks[level]
-        (m, u, fl), (g_start, g_mask, g_flag, g_sub) = space.level_states(masks)
-        v = np.empty(len(m))
-        var = np.empty(len(m))
-        for lo in range(0, len(m), chunk):
-            hi = min(lo + chunk, len(m))
-            v[lo:hi], var[lo:hi] = turn_values(model, values, variances, m[lo:hi], u[lo:hi], fl[lo:hi])
-        cls = space.cls_idx[g_sub]                         # (G, n_u)
-        ok = cls >= 0
-        src = g_start[:, None] + np.maximum(cls, 0)
-        dense[g_mask[:, None], np.arange(space.n_u)[None, :], g_flag[:, None]] = np.where(ok, v[src], np.nan)
-        dvar[g_mask[:, None], np.arange(space.n_u)[None, :], g_flag[:, None]] = np.where(ok, var[src], np.nan)
-        lv["filled"].append(level)
-        lv["masks"].append(len(masks))
-        lv["states"].append(len(m))
-        lv["seconds"].append(time.perf_counter() - t0)
-        lv["value_min"].append(float(v.min()))
-        lv["value_max"].append(float(v.max()))
+    procs = []
+    try:
+        if workers > 1:
+            ctx = multiprocessing.get_context("fork")
+            for _ in range(workers - 1):
+                parent_end, child_end = ctx.Pipe()
+                p = ctx.Process(target=_worker, daemon=True,
+                                args=(child_end, model, values, variances, out_v, out_var, chunk,
+                                      all_states))
+                p.start()
+                child_end.close()
+                procs.append((p, parent_end))
+        for level in range(b - 1, -1, -1):
+            t0 = time.perf_counter()
+            masks = space.level_masks[level]
+            states, (g_start, g_mask, g_flag, g_sub) = all_states[level]
+            n = len(states[0])
+            n_parts = min(len(procs) + 1, -(-n // chunk))
+            busy = []
+            for i, (p, conn) in enumerate(procs[: n_parts - 1]):
+                conn.send((level, i + 1, n_parts))
+                busy.append(conn)
+            _solve_part(model, values, variances, states, 0, n_parts, out_v, out_var, chunk)
+            for conn in busy:
+                reply = conn.recv()
+                if reply != "ok":
+                    raise RuntimeError(f"solver worker failed: {reply}")
+            v, var = out_v[:n], out_var[:n]
+            cls = space.cls_idx[g_sub]                         # (G, n_u)
+            ok = cls >= 0
+            src = g_start[:, None] + np.maximum(cls, 0)
+            where = (g_mask[:, None], np.arange(space.n_u)[None, :], g_flag[:, None])
+            dense[where] = np.where(ok, v[src], np.nan)
+            dvar[where] = np.where(ok, var[src], np.nan)
+            lv["filled"].append(level)
+            lv["masks"].append(len(masks))
+            lv["states"].append(n)
+            lv["seconds"].append(time.perf_counter() - t0)
+            lv["value_min"].append(float(v.min()))
+            lv["value_max"].append(float(v.max()))
+    finally:
+        for p, conn in procs:
+            try:
+                conn.send(None)
+            except OSError:
+                pass
+        for p, conn in procs:
+            p.join(timeout=5)
+            if p.is_alive():
+                p.terminate()
+                p.join()
+            conn.close()
     order = np.argsort(lv["filled"])
     levels = {k: np.asarray(x)[order] for k, x in lv.items()}
-    return dense, dvar, levels
+    return np.array(dense), np.array(dvar), levels
 
 
 def _meta(rules: RuleSet, dtype: str) -> dict:
@@ -248,7 +328,7 @@ def cache_path(rules: RuleSet, dtype: str = "float32", cache_dir=None):
 
 def solve(rules: str | RuleSet, *, options: Iterable[str] = (), dtype=np.float32,
           cache: bool = True, cache_dir: str | os.PathLike | None = None,
-          chunk: int = 1024) -> Solution:
+          chunk: int = 1024, workers: int | None = None) -> Solution:
     """Solve a rule set exactly: optimal expected score, its sd, every state's value.
 
     Parameters
@@ -259,6 +339,8 @@ def solve(rules: str | RuleSet, *, options: Iterable[str] = (), dtype=np.float32
         also reuse a solution already computed in this process.
     cache_dir : cache folder (default: ``$YAHTZEE_SIM_CACHE`` or the user cache dir).
     chunk : states evaluated at once (memory is about 4 kB per state).
+    workers : processes sharing the work of each level (default :func:`default_workers`:
+        NumPy's elementwise work is single-threaded, so two cores need two processes).
 
     >>> round(solve("yacht-classic", cache=False, dtype=np.float64).expected_score, 4) > 0
     True
@@ -271,6 +353,10 @@ def solve(rules: str | RuleSet, *, options: Iterable[str] = (), dtype=np.float32
     dtype = _dtype_name(dtype)
     if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
         raise ValueError(f"chunk must be a positive integer, got {chunk!r}")
+    if workers is None:
+        workers = default_workers()
+    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
+        raise ValueError(f"workers must be a positive integer, got {workers!r}")
     meta = _meta(rules, dtype)
     memo_key = (meta["fingerprint"], dtype)
     status = "off"
@@ -288,7 +374,7 @@ def solve(rules: str | RuleSet, *, options: Iterable[str] = (), dtype=np.float32
             return sol
         status = "damaged" if path.exists() else "miss"
     t0 = time.perf_counter()
-    values, variances, levels = _compute(rules, dtype, int(chunk))
+    values, variances, levels = _compute(rules, dtype, int(chunk), int(workers))
     seconds = time.perf_counter() - t0
     values.setflags(write=False)
     variances.setflags(write=False)
