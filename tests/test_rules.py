@@ -595,11 +595,15 @@ def test_bad_dice_messages_name_the_valid_range():
     assert "1..6" in _one_line(e) and "5" in str(e.value)
 
 
-@pytest.mark.xfail(reason="DiceTables.roll_index_of casts 1.5 to 1 instead of refusing it "
-                          "(dice.py, reported to the lead)", strict=False)
-def test_non_integer_dice_are_refused():
-    with pytest.raises(ValueError):
-        dice_tables().roll_index_of([1.5, 2, 3, 4, 5])
+@pytest.mark.parametrize("dice", [[1.5, 2, 3, 4, 5], ["a", 2, 3, 4, 5], 12345, [True, 2, 3, 4, 5]])
+def test_non_integer_dice_are_refused(dice):
+    with pytest.raises(ValueError, match="whole numbers in 1..6"):
+        dice_tables().roll_index_of(dice)
+
+
+def test_options_given_as_a_string_are_refused():
+    with pytest.raises(ValueError, match="list of option names"):
+        get_rules("yacht", "no-bonus")
 
 
 def test_negative_or_oversized_keeps_are_refused():

@@ -120,12 +120,17 @@ class DiceTables:
         >>> dice_tables().roll_index_of([1, 1, 1, 1, 1])
         0
         """
-        dice = np.asarray(list(dice), dtype=np.int64)
-        if dice.shape != (self.n_dice,) or dice.min() < 1 or dice.max() > self.n_faces:
-            raise ValueError(
-                f"dice must be {self.n_dice} values in 1..{self.n_faces}, got {dice.tolist()}"
-            )
-        return int(self.roll_index(dice[None, :])[0])
+        problem = f"dice must be {self.n_dice} whole numbers in 1..{self.n_faces}, got {dice!r}"
+        try:
+            values = list(dice)
+        except TypeError:
+            raise ValueError(problem) from None
+        if len(values) != self.n_dice or not all(
+            isinstance(v, (int, np.integer)) and not isinstance(v, bool) and 1 <= v <= self.n_faces
+            for v in values
+        ):
+            raise ValueError(problem)
+        return int(self.roll_index(np.asarray(values, dtype=np.int64)[None, :])[0])
 
     def keep_index_of_counts(self, counts: np.ndarray) -> np.ndarray:
         """Keep indices of count vectors ``(..., F)``; -1 where more than n_dice dice.

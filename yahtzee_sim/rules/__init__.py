@@ -43,6 +43,8 @@ def get_rules(name: str | RuleSet = "yahtzee", options: Iterable[str] = ()) -> R
     ...
     ValueError: unknown option 'no-such-option' for yacht; valid options: full-house-25, straights-30-40, three-dice, five-not-full-house, no-bonus, yacht-bonus-100, fill-in-order, four-dice-of-four
     """
+    if isinstance(options, str):
+        raise ValueError(f"options must be a list of option names, e.g. [{options!r}], not a string")
     if isinstance(name, RuleSet):
         if tuple(options):
             raise ValueError("pass options by name together with the rule set name")
