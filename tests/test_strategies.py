@@ -8,7 +8,7 @@ from scipy import stats
 
 from yahtzee_sim import get_rules, rule_options, simulate
 from yahtzee_sim.state import GameState
-from yahtzee_sim.strategies import get_strategy
+from yahtzee_sim.strategies import best_legal, get_strategy
 
 LOOKAHEAD = ["greedy", "heuristic"]
 
@@ -198,5 +198,10 @@ def test_plan_values_agree_with_the_box_choice(strategy, name, options):
     legal, scores, bonus = rules.turn_options(state.filled[rep], state.five_box_full[rep], rolls)
     gain = scores + rules.upper_bonus_gain(state.upper_total[rep], scores) + bonus[:, None]
     ctx = strat.context(state.filled[rep], state.upper_total[rep], state.five_box_full[rep])
-    direct = np.where(legal, strat.box_values(ctx, scores, gain), -np.inf).max(axis=1)
+    worth = strat.box_values(ctx, scores, gain)
+    direct = np.where(legal, worth, -np.inf).max(axis=1)
     np.testing.assert_allclose(values.ravel(), direct, rtol=1e-6, atol=1e-4)
+    # the box stored with the plan is the one box() would pick from TurnOptions
+    _, boxes = strat.final_values_and_boxes(state.filled, state.upper_total, state.five_box_full)
+    np.testing.assert_array_equal(boxes.ravel(), best_legal(worth, legal))
+    assert legal[np.arange(len(rolls)), boxes.ravel()].all()

@@ -28,9 +28,27 @@ from __future__ import annotations
 import numpy as np
 
 from ..exact.widget import best_keeps
-from .base import Strategy, best_legal, register
+from .base import Strategy, register
 
 __all__ = ["GreedyStrategy", "HeuristicStrategy", "LookaheadStrategy"]
+
+
+def _unique(keys: np.ndarray):
+    """``np.unique(keys, return_index=True, return_inverse=True)`` with a quicksort
+    (any game of a position may represent it, so no stable sort is needed).
+
+    >>> u, first, inv = _unique(np.array([7, 3, 7, 5]))
+    >>> u.tolist(), bool((u[inv] == [7, 3, 7, 5]).all()), bool((u == np.array([7, 3, 7, 5])[first]).all())
+    ([3, 5, 7], True, True)
+    """
+    order = np.argsort(keys)
+    sorted_keys = keys[order]
+    new = np.empty(len(keys), dtype=bool)
+    new[:1] = True
+    np.not_equal(sorted_keys[1:], sorted_keys[:-1], out=new[1:])
+    inv = np.empty(len(keys), dtype=np.intp)
+    inv[order] = np.cumsum(new) - 1
+    return sorted_keys[new], order[new], inv
 
 
 class LookaheadStrategy(Strategy):
@@ -54,7 +72,7 @@ class LookaheadStrategy(Strategy):
 
     name = "lookahead"
     #: positions whose plans are kept between batches (0 disables the cache)
-    cache_size: int = 120_000
+    cache_size: int = 250_000     # about 0.5 kB each
 
     def prepare(self, rules):
         super().prepare(rules)
@@ -65,6 +83,13 @@ class LookaheadStrategy(Strategy):
         self._score_f = np.ascontiguousarray(rules.score_table.T, dtype=np.float32)   # (B, R)
         self._five_rolls = np.flatnonzero(rules.five_face > 0)   # rolls that may trigger a joker/bonus
         self._special = rules.five_box is not None and (rules.joker != "none" or rules.five_bonus > 0)
+        d = self.dice
+        if d.subkeeps.shape[1] > 255:
+            raise ValueError(f"{self.name}: at most 255 distinct keeps per roll are supported")
+        # rank of keep k among the sub-keeps of roll r (plans are stored as uint8 ranks)
+        self._rank = np.full((d.n_rolls, d.n_keeps), 255, dtype=np.uint8)
+        r_idx, s_idx = np.nonzero(d.subkeeps >= 0)
+        self._rank[r_idx, d.subkeeps[r_idx, s_idx]] = s_idx
         self._reset_cache(rules.n_rolls - 1)
         return self
 
@@ -118,6 +143,20 @@ class LookaheadStrategy(Strategy):
     def final_values(self, filled, upper_total, five_box_full) -> np.ndarray:
         """(U, R) float32: worth of ending the turn with each roll, for U positions.
 
+        See :meth:`final_values_and_boxes`.
+
+        >>> from yahtzee_sim.rules import get_rules
+        >>> s = GreedyStrategy().prepare(get_rules("yahtzee"))
+        >>> v = s.final_values(np.zeros((1, 13), bool), np.zeros(1, np.int16), np.zeros(1, bool))
+        >>> float(v[0, s.dice.roll_index_of([6, 6, 6, 6, 6])]), float(v[0, s.dice.roll_index_of([1, 1, 2, 3, 5])])
+        (50.0, 12.0)
+        """
+        return self.final_values_and_boxes(filled, upper_total, five_box_full)[0]
+
+    def final_values_and_boxes(self, filled, upper_total, five_box_full):
+        """(U, R) float32 worth of ending the turn with each roll, and (U, R) uint8 the box
+        that attains it (the first in card order on ties), for U positions.
+
         The ``max`` over the legal boxes of the box values of what
         ``rules.turn_options`` says for that roll. Rolls that are not five of a
         kind are computed box by box for all rolls at once (:meth:`plain_box_value`);
@@ -125,10 +164,11 @@ class LookaheadStrategy(Strategy):
         itself and :meth:`box_values`.
 
         >>> from yahtzee_sim.rules import get_rules
-        >>> s = GreedyStrategy().prepare(get_rules("yahtzee"))
-        >>> v = s.final_values(np.zeros((1, 13), bool), np.zeros(1, np.int16), np.zeros(1, bool))
-        >>> float(v[0, s.dice.roll_index_of([6, 6, 6, 6, 6])]), float(v[0, s.dice.roll_index_of([1, 1, 2, 3, 5])])
-        (50.0, 12.0)
+        >>> r = get_rules("yahtzee")
+        >>> s = GreedyStrategy().prepare(r)
+        >>> v, b = s.final_values_and_boxes(np.zeros((1, 13), bool), np.zeros(1, np.int16), np.zeros(1, bool))
+        >>> r.box_names[b[0, s.dice.roll_index_of([2, 3, 4, 5, 5])]]
+        'small_straight'
         """
         rules = self.rules
         n = len(filled)
@@ -137,18 +177,24 @@ class LookaheadStrategy(Strategy):
         legal = rules.legal_boxes(filled)
         penalty = np.where(legal, np.float32(0), np.float32(-np.inf))
         values = np.full((n, self.dice.n_rolls), -np.inf, dtype=np.float32)
+        boxes = np.zeros((n, self.dice.n_rolls), dtype=np.uint8)
         for b in range(rules.n_boxes):
             if legal[:, b].any():
-                np.maximum(values, self.plain_box_value(b, col) + penalty[:, b, None], out=values)
+                v = self.plain_box_value(b, col) + penalty[:, b, None]
+                better = v > values
+                np.copyto(values, v, where=better)
+                np.copyto(boxes, np.uint8(b), where=better)
         if self._special and len(self._five_rolls):
             f = len(self._five_rolls)
             rep = np.repeat(np.arange(n), f)
             lg, sc, bo = rules.turn_options(filled[rep], five_box_full[rep], np.tile(self._five_rolls, n))
             gain = sc + rules.upper_bonus_gain(upper_total[rep], sc) + bo[:, None]
             v = self.box_values({k: a[rep] for k, a in ctx.items()}, sc, gain)
-            v5 = np.where(lg, v, np.float32(-np.inf)).max(axis=1)
-            values[:, self._five_rolls] = v5.reshape(n, f)
-        return values
+            v = np.where(lg, v, np.float32(-np.inf))
+            b5 = v.argmax(axis=1)
+            values[:, self._five_rolls] = v[np.arange(len(v)), b5].reshape(n, f)
+            boxes[:, self._five_rolls] = b5.reshape(n, f)
+        return values, boxes
 
     def _plans(self, state, levels: int) -> np.ndarray:
         """Per game: the row of its position's plan in ``self._store[j]`` (j rerolls left).
@@ -162,7 +208,7 @@ class LookaheadStrategy(Strategy):
         if cached is not None and cached[0] is state and cached[1] == state.turn \
                 and len(cached[2]) == len(keys) and np.array_equal(cached[2], keys):
             return cached[3]
-        uniq, first, inv = np.unique(keys, return_index=True, return_inverse=True)
+        uniq, first, inv = _unique(keys)
         if self._used + len(uniq) > max(self.cache_size, 1) or self._levels != levels:
             self._reset_cache(levels)
         rows = np.full(len(uniq), -1, dtype=np.intp)
@@ -175,8 +221,9 @@ class LookaheadStrategy(Strategy):
         miss = np.flatnonzero(rows < 0)
         if len(miss):
             fl, up, full = self._decode(uniq[miss], state, first[miss])
-            plan = best_keeps(self.dice, self.final_values(fl, up, full), rolls_left=levels)
-            new_rows = self._append(plan.keeps)
+            values, boxes = self.final_values_and_boxes(fl, up, full)
+            plan = best_keeps(self.dice, values, rolls_left=levels)
+            new_rows = self._append(plan.keeps, boxes)
             rows[miss] = new_rows
             all_keys = uniq[miss] if seg is None else np.concatenate([seg[0], uniq[miss]])
             all_rows = new_rows if seg is None else np.concatenate([seg[1], new_rows])
@@ -188,22 +235,26 @@ class LookaheadStrategy(Strategy):
 
     def _reset_cache(self, levels: int = 0):
         self._levels = levels
-        self._store = [None] + [np.empty((0, self.dice.n_rolls), np.int16) for _ in range(levels)]
+        # _store[0]: best box of each final roll; _store[j]: keep with j rerolls left
+        self._store = [np.empty((0, self.dice.n_rolls), np.uint8) for _ in range(levels + 1)]
         self._used = 0
         self._index = {}
         self._turn_cache = None
 
-    def _append(self, keeps: list) -> np.ndarray:
-        m = len(keeps[1])
-        cap = len(self._store[1])
+    def _append(self, keeps: list, boxes: np.ndarray) -> np.ndarray:
+        m = len(boxes)
+        cap = len(self._store[0])
         if self._used + m > cap:
-            new_cap = max(self._used + m, min(2 * cap, max(self.cache_size, 1)), 1024)
-            for j in range(1, len(self._store)):
-                grown = np.empty((new_cap, self.dice.n_rolls), np.int16)
+            # np.empty does not touch memory: a large store costs only what is filled
+            new_cap = max(self._used + m, self.cache_size)
+            for j in range(len(self._store)):
+                grown = np.empty((new_cap, self.dice.n_rolls), np.uint8)
                 grown[:self._used] = self._store[j][:self._used]
                 self._store[j] = grown
-        for j in range(1, len(self._store)):
-            self._store[j][self._used:self._used + m] = keeps[j]
+        self._store[0][self._used:self._used + m] = boxes
+        roll = np.arange(self.dice.n_rolls)[None, :]
+        for j in range(1, len(self._store)):   # stored as the rank among the roll's sub-keeps
+            self._store[j][self._used:self._used + m] = self._rank[roll, keeps[j]]
         rows = np.arange(self._used, self._used + m)
         self._used += m
         return rows
@@ -223,11 +274,13 @@ class LookaheadStrategy(Strategy):
     # -- the two decisions ---------------------------------------------------------------
     def keep(self, state, rolls, rolls_left, u):
         rows = self._plans(state, self.rules.n_rolls - 1)
-        return self._store[rolls_left][rows, rolls]
+        return self.dice.subkeeps[rolls, self._store[rolls_left][rows, rolls]]
 
     def box(self, state, rolls, options, u):
-        ctx = self.context(state.filled, state.upper_total, state.five_box_full)
-        return best_legal(self.box_values(ctx, options.scores, options.gain), options.legal)
+        # The best box of each (position, final roll) was found with the plan; same
+        # values as :meth:`box_values` on ``options`` (tested), first box on ties.
+        rows = self._plans(state, self.rules.n_rolls - 1)
+        return self._store[0][rows, rolls]
 
 
 @register
@@ -254,9 +307,6 @@ class GreedyStrategy(LookaheadStrategy):
 
     def plain_box_value(self, box, ctx):
         return self._plain_gain(box, ctx)
-
-    def box(self, state, rolls, options, u):
-        return best_legal(options.gain, options.legal)
 
 
 @register
@@ -332,6 +382,7 @@ class HeuristicStrategy(LookaheadStrategy):
         self._upper_val = self._upper_tables()
         self._upper_tab = np.stack([self._upper_val[b] for b in self._upper_cols]) \
             if len(self._upper_cols) else None
+        self._col_offset = np.arange(len(self._upper_cols))[None, :] << len(self._upper_cols)
         self._counts = {int(b): (rules.score_table[:, b] // rules.upper_face[b]).astype(np.intp)
                         for b in self._upper_cols}
         return self
@@ -421,7 +472,10 @@ class HeuristicStrategy(LookaheadStrategy):
         if len(self._upper_cols):
             cols = self._upper_cols
             counts = scores[:, cols] // rules.upper_face[cols]
-            up = self._upper_tab[np.arange(len(cols)), ctx["mask"][:, None], ctx["upper"][:, None], counts]
+            tab = self._upper_tab                                    # (cols, masks, upper, count)
+            flat = ((self._col_offset + ctx["mask"][:, None]) * tab.shape[2] + ctx["upper"][:, None]) \
+                * tab.shape[3] + counts
+            up = tab.reshape(-1)[flat]
             # the tables hold points plus the bonus outlook; keep any other bonus (Yahtzee +100)
             other = gain[:, cols] - scores[:, cols]
             if rules.upper_bonus:
@@ -430,6 +484,6 @@ class HeuristicStrategy(LookaheadStrategy):
             v[:, cols] = up + other
         if rules.five_box is not None:
             b = rules.five_box_index
-            v[:, b] += -ctx["five_reserve"] + np.where(scores[:, b] >= rules.five_box_points,
-                                                       ctx["five_future"], np.float32(0))
+            v[:, b] = v[:, b] - ctx["five_reserve"] + np.where(scores[:, b] >= rules.five_box_points,
+                                                               ctx["five_future"], np.float32(0))
         return v
