@@ -125,11 +125,14 @@ def _play_turn(rules, strategy, state, prefix_keys, unif, checks, *, rolls_used=
             f"strategy {strategy.name!r} chose an illegal box (game {g}, turn {state.turn + 1}: "
             f"box index {int(boxes[g])}; legal: {', '.join(allowed)})"
         )
-    points = scores[rows, boxes]
-    state.filled[rows, boxes] = True
-    state.box_scores[rows, boxes] = points
-    state.fill_turn[rows, boxes] = state.turn + 1
-    state.upper_total += np.where(rules.is_upper[boxes], points, 0).astype(np.int16)
+    flat = rows * rules.n_boxes + boxes          # one flat index for the (game, box) updates
+    points = scores.reshape(-1)[flat] if scores.flags.c_contiguous else scores[rows, boxes]
+    for arr, value in ((state.filled, True), (state.box_scores, points), (state.fill_turn, state.turn + 1)):
+        if arr.flags.c_contiguous:
+            arr.reshape(-1)[flat] = value
+        else:
+            arr[rows, boxes] = value
+    state.upper_total += points * rules.is_upper[boxes]
     state.five_bonus_count += (bonus > 0)
     state.five_count += rules.five_face[rolls] > 0
     if rules.five_box is not None:
