@@ -312,7 +312,7 @@ def turn_values(model: TurnModel, values: np.ndarray, variances: np.ndarray | No
             q[model.special_pos] = q5.reshape(n, k5).T.astype(dt)
 
     if plan:
-        keep_values = [None, None, None]
+        keep_values = [None] * rules.n_rolls
         for j in range(1, rules.n_rolls):
             expect(lat, z)
             keep_values[j] = z.copy()

@@ -58,10 +58,15 @@ def file_name(stem: str) -> str:
     return re.sub(r"[^A-Za-z0-9+._-]", "_", stem) + ".npz"
 
 
+def _contiguous(a) -> np.ndarray:
+    a = np.asarray(a)
+    return a if a.flags.c_contiguous else np.ascontiguousarray(a)   # keeps 0-d arrays 0-d
+
+
 def _digest(meta_json: str, arrays: dict[str, np.ndarray]) -> str:
     h = hashlib.sha256(meta_json.encode())
     for name in sorted(arrays):
-        a = np.ascontiguousarray(arrays[name])
+        a = _contiguous(arrays[name])
         h.update(name.encode())
         h.update(str(a.dtype).encode())
         h.update(repr(a.shape).encode())
@@ -74,7 +79,7 @@ def save(path: str | os.PathLike, meta: dict, arrays: dict[str, np.ndarray]) -> 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     meta_json = json.dumps(meta, sort_keys=True)
-    payload = {f"a_{k}": np.ascontiguousarray(v) for k, v in arrays.items()}
+    payload = {f"a_{k}": _contiguous(v) for k, v in arrays.items()}
     payload["meta"] = np.array(meta_json)
     payload["sha256"] = np.array(_digest(meta_json, arrays))
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=path.parent)

@@ -1,0 +1,141 @@
+"""The ``optimal`` strategy: exact optimal play from the solver's value tables.
+
+Every decision maximizes the expected final score:
+
+* box: the legal box with the largest ``gain + value(next state)``, where the
+  engine's :class:`~yahtzee_sim.state.TurnOptions` supply the legal boxes and the
+  gains (jokers, bonuses and fill order exactly as played) and
+  :meth:`~yahtzee_sim.exact.solver.Solution.value` the value of the next state;
+* keeps: the sub-keep with the largest expected value of the rest of the turn,
+  from the same one-turn widget the solver uses.
+
+Per turn the distinct states of the batch (``np.unique`` of a state key, with
+upper totals that no open box can tell apart merged) are evaluated once; the
+keep values with one reroll left are kept from the first keep call to the
+second of the same turn.
+
+>>> from yahtzee_sim import simulate
+>>> from yahtzee_sim.exact.solver import solve
+>>> sol = solve("yacht", options=["fill-in-order"], cache=False)
+>>> res = simulate("yacht", OptimalStrategy(sol), 4096, options=["fill-in-order"], seed=1)
+>>> s = res.summary()
+>>> bool(abs(s["mean"] - sol.expected_score) < 4 * s["se"])
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..exact._solver_space import turn_model, turn_values
+from .base import Strategy, best_legal, register
+
+__all__ = ["OptimalStrategy"]
+
+
+@register
+class OptimalStrategy(Strategy):
+    """Exact optimal play (maximizes the expected final score).
+
+    Pass a solved :class:`~yahtzee_sim.exact.solver.Solution` to reuse it; otherwise
+    :meth:`prepare` calls :func:`~yahtzee_sim.exact.solver.solve` (disk-cached).
+    """
+
+    name = "optimal"
+    description = "exact optimal play: maximizes the expected final score (solver tables)"
+    chunk: int = 2048
+
+    def __init__(self, solution=None):
+        self._given = solution
+
+    def prepare(self, rules):
+        from ..exact.solver import solve
+
+        super().prepare(rules)
+        sol = self._given
+        if sol is None or sol.rules is not rules:
+            if sol is not None and sol.rules.key != rules.key:
+                raise ValueError(f"optimal: the solution is for {sol.rules.key}, not {rules.key}")
+            sol = solve(rules)
+        self.solution = sol
+        self._space = sol.space
+        self._model = turn_model(rules, np.float32)
+        self._values = np.ascontiguousarray(sol.values).reshape(-1)
+        lat = self._model.lat
+        d = self.dice
+        # sub-keeps of each roll, largest keep first (argmax then breaks ties towards
+        # holding more dice, as the solver does); padding points at a -inf column
+        sub = d.subkeeps[:, ::-1].astype(np.int64)
+        order = np.argsort(sub < 0, axis=1, kind="stable")
+        sub = np.take_along_axis(sub, order, axis=1)
+        self._sub_pos = np.where(sub >= 0, lat.pos_of_keep[np.maximum(sub, 0)], lat.n_keeps)
+        self._sub_keep = sub
+        self._bits = np.int64(1) << np.arange(rules.n_boxes, dtype=np.int64)
+        self._turn_key = None
+        self._kept = None
+        return self
+
+    # -- state keys ------------------------------------------------------------------
+    def _state(self, state):
+        sp = self._space
+        mask = state.filled.astype(np.int64) @ self._bits
+        u = np.minimum(state.upper_total.astype(np.int64), sp.cap)
+        flag = (state.five_box_full.astype(np.int64) if sp.n_flag == 2
+                else np.zeros(len(mask), dtype=np.int64))
+        return mask, u, flag
+
+    def _plan(self, state):
+        """Keep values (K, n_unique) for 1 and 2 rerolls left, and each game's column."""
+        sp = self._space
+        mask, u, flag = self._state(state)
+        canon = sp.canonical_u(mask, u)
+        if (canon < 0).any():
+            g = int(np.flatnonzero(canon < 0)[0])
+            raise ValueError(f"optimal: game {g} is in a state no game can reach "
+                             f"(upper total {int(state.upper_total[g])})")
+        key = sp.flat(mask, canon, flag)
+        uniq, inv = np.unique(key, return_inverse=True)
+        nf, nu = sp.n_flag, sp.n_u
+        um, uu, uf = uniq // (nu * nf), (uniq // nf) % nu, uniq % nf
+        k = self._model.n_keeps
+        n_rolls = self.rules.n_rolls
+        # (n_unique, K + 1): one row per state, so a game's sub-keeps are close in memory
+        plans = [None] + [np.full((len(uniq), k + 1), -np.inf, dtype=np.float32)
+                          for _ in range(1, n_rolls)]
+        for lo in range(0, len(uniq), self.chunk):
+            hi = min(lo + self.chunk, len(uniq))
+            _, (kv, _) = turn_values(self._model, self._values, None, um[lo:hi], uu[lo:hi],
+                                     uf[lo:hi], plan=True)
+            for j in range(1, n_rolls):
+                plans[j][lo:hi, :k] = kv[j].T
+        return plans, inv
+
+    def keep(self, state, rolls, rolls_left, u):
+        key = (id(state), state.turn)
+        if self._turn_key != key or self._kept is None:
+            self._kept = self._plan(state)
+            self._turn_key = key
+        plans, inv = self._kept
+        # one decision per distinct (state, roll) pair of the batch
+        pair, back = np.unique(inv * self.dice.n_rolls + rolls, return_inverse=True)
+        p_state, p_roll = pair // self.dice.n_rolls, pair % self.dice.n_rolls
+        ev = plans[rolls_left][p_state[:, None], self._sub_pos[p_roll]]   # (P, S) keep values
+        pick = np.argmax(ev, axis=1)
+        if rolls_left == 1:
+            self._kept = None                               # the turn's plan is used up
+        return self._sub_keep[p_roll, pick][back]
+
+    def box(self, state, rolls, options, u):
+        sp = self._space
+        rules = self.rules
+        mask, up, flag = self._state(state)
+        nxt = mask[:, None] | self._bits
+        scores = options.scores.astype(np.int64)
+        u2 = np.minimum(up[:, None] + np.where(rules.is_upper, scores, 0), sp.cap)
+        f2 = flag[:, None]
+        if sp.n_flag == 2:
+            f2 = f2 | ((np.arange(rules.n_boxes) == rules.five_box_index)
+                       & (scores == rules.five_box_points))
+        worth = options.gain + self._values[sp.flat(nxt, u2, f2)]   # NaN only where illegal
+        self._kept = None
+        return best_legal(worth, options.legal)
