@@ -1,0 +1,51 @@
+"""``yahtzee-sim solve``: the optimal expected score of a rule set, exactly.
+
+>>> from yahtzee_sim.cli import build_parser
+>>> args = build_parser().parse_args(["solve", "--rules", "yacht", "--option", "no-bonus", "--no-cache"])
+>>> args.rules, args.option, args.no_cache
+('yacht', ['no-bonus'], True)
+"""
+
+from __future__ import annotations
+
+
+def cmd_solve(args) -> int:
+    """Solve (or load from the cache) and print expected score, sd and time."""
+    from ..cli import print_json, rules_from
+    from .solver import cache_path, solve
+
+    rules = rules_from(args)
+    dtype = "float64" if args.float64 else "float32"
+    sol = solve(rules, dtype=dtype, cache=not args.no_cache, workers=args.workers)
+    s = sol.summary()
+    cache_text = {"off": "not used (--no-cache)", "miss": "computed and stored",
+                  "hit": "loaded from the cache", "damaged": "damaged file recomputed and replaced"}
+    if args.json:
+        out = dict(s, options=list(rules.options), rules=rules.name,
+                   cache_file=None if args.no_cache else str(cache_path(rules, dtype)))
+        print_json(out)
+        return 0
+    print(f"{rules.title} ({rules.key}): optimal solitaire play")
+    print(f"  expected score   {sol.expected_score:.4f}")
+    print(f"  standard dev.    {sol.sd:.4f}")
+    print(f"  states solved    {s['states']:,}")
+    if sol.cache == "hit":
+        print(f"  solver seconds   {sol.solve_seconds:.2f} (when computed; loaded now)")
+    else:
+        print(f"  solver seconds   {sol.seconds:.2f} ({dtype})")
+    print(f"  cache            {cache_text[sol.cache]}")
+    return 0
+
+
+def add_commands(sub) -> None:
+    """Register the ``solve`` subcommand."""
+    from ..cli import add_rules_args, positive_int
+
+    p = sub.add_parser("solve", help="exact optimal expected score and sd of a rule set")
+    add_rules_args(p)
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write the disk cache")
+    p.add_argument("--float64", action="store_true", help="float64 work (default float32)")
+    p.add_argument("--workers", type=positive_int, default=None,
+                   help="processes (default: the CPUs available, at most 2)")
+    p.set_defaults(func=cmd_solve)
