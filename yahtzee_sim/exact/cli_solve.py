@@ -19,7 +19,8 @@ def cmd_solve(args) -> int:
     sol = solve(rules, dtype=dtype, cache=not args.no_cache, workers=args.workers)
     s = sol.summary()
     cache_text = {"off": "not used (--no-cache)", "miss": "computed and stored",
-                  "hit": "loaded from the cache", "damaged": "damaged file recomputed and replaced"}
+                  "hit": "loaded from the cache", "memory": "already solved in this process",
+                  "damaged": "damaged file recomputed and replaced"}
     if args.json:
         out = dict(s, options=list(rules.options), rules=rules.name,
                    cache_file=None if args.no_cache else str(cache_path(rules, dtype)))
@@ -29,7 +30,7 @@ def cmd_solve(args) -> int:
     print(f"  expected score   {sol.expected_score:.4f}")
     print(f"  standard dev.    {sol.sd:.4f}")
     print(f"  states solved    {s['states']:,}")
-    if sol.cache == "hit":
+    if sol.cache in ("hit", "memory"):
         print(f"  solver seconds   {sol.solve_seconds:.2f} (when computed; loaded now)")
     else:
         print(f"  solver seconds   {sol.seconds:.2f} ({dtype})")

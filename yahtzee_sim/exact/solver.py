@@ -27,6 +27,7 @@ True
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -50,6 +51,8 @@ SOLVER_VERSION = 1
 """Bump when the solver's results or file layout change (invalidates caches)."""
 
 _DTYPES = {"float32": np.float32, "float64": np.float64}
+MIN_STATES_FOR_WORKERS = 20_000
+"""Smaller problems are solved in one process (forking costs more than it saves)."""
 _MEMO: dict = {}
 
 
@@ -99,8 +102,9 @@ class Solution:
         play, and its variance; NaN for unreachable states.
     seconds : solver time (0 when loaded from the cache; see ``solve_seconds``).
     solve_seconds : time the original computation took.
-    cache : ``"off"``, ``"miss"`` (computed and stored), ``"hit"`` or ``"damaged"``
-        (a bad cache file was found, recomputed and replaced).
+    cache : ``"off"``, ``"miss"`` (computed and stored), ``"hit"`` (loaded from disk),
+        ``"memory"`` (already solved in this process) or ``"damaged"`` (a bad cache
+        file was found, recomputed and replaced).
     levels : per level (boxes filled): masks, states solved, seconds.
     """
 
@@ -236,7 +240,7 @@ def _compute(rules: RuleSet, dtype: str, chunk: int, workers: int):
     model = turn_model(rules, _DTYPES[dtype])
     all_states = [space.level_states(space.level_masks[lv]) for lv in range(space.n_boxes)]
     n_states = [len(st[0][0]) for st in all_states]
-    if sum(n_states) < 20_000 or not hasattr(os, "fork"):
+    if sum(n_states) < MIN_STATES_FOR_WORKERS or not hasattr(os, "fork"):
         workers = 1
     values = _shared(space.size) if workers > 1 else np.empty(space.size)
     variances = _shared(space.size) if workers > 1 else np.empty(space.size)
@@ -363,7 +367,7 @@ def solve(rules: str | RuleSet, *, options: Iterable[str] = (), dtype=np.float32
     path = None
     if cache:
         if memo_key in _MEMO:
-            return _MEMO[memo_key]
+            return dataclasses.replace(_MEMO[memo_key], cache="memory", seconds=0.0)
         path = cache_path(rules, dtype, cache_dir)
         stored = _cache.load(path, meta)
         if stored is not None:
