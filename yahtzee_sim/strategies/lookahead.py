@@ -313,43 +313,56 @@ class GreedyStrategy(LookaheadStrategy):
 class HeuristicStrategy(LookaheadStrategy):
     """A sensible human player: the one-turn lookahead of ``greedy`` with a box
     value that follows the seeds' advice (seed 003's "Strategia semplice" and
-    seed 001's four tips). Writing a roll in box b is worth::
+    seed 001's four "ヨットで勝つためのコツ"). Writing a roll in box b is worth::
 
         points now (Yahtzee bonus included, upper bonus excluded)
         + change of the upper-bonus outlook            (upper boxes)    tip A
         - reserve: what keeping the box open is worth  (every box)      tips B, C
         + future Yahtzee bonuses a 50 makes possible   (Yahtzee box)    tip D
 
-    A. "Punta al bonus da subito" / "1〜6の目は各3つをめざす": the par of an upper
-       box is three dice of its face (3 + 6 + ... + 18 = 63). The bonus outlook is
-       ``bonus * P(final upper total >= 63)``, P from a normal approximation
-       centred on "par for every open upper box". Four sixes (+6 over par) make
-       up for two ones (-1): the outlook moves with the surplus, not the box.
-    B. "Tieni la Libera per le emergenze" / "大きな目のチョイスはもったいない": each
-       open box has a reserve proportional to what a whole turn aimed at it is
-       worth (computed exactly from the dice tables); Chance's reserve is high,
-       so it takes a roll only when the other boxes would lose more.
-    C. "Sappi dove mettere uno zero: gli Assi o lo Yahtzee a fine partita" /
-       "捨てる欄を決めておく": a zero costs the box's reserve. Ones have the smallest
-       upper reserve; the five-of-a-kind box's reserve is the chance of still
-       rolling one in the turns left, so it shrinks as the game goes on.
-    D. "Non inseguire lo Yahtzee troppo a lungo": the lookahead compares the exact
-       chance of five of a kind this turn with the sure points of other boxes;
-       the 50's extra worth (later +100 bonuses) shrinks with the turns left.
-    E. "Cerca le scale con i numeri centrali" / "4つ続いたら両端を待つ": no rule
-       needed, the exact keep expectation holds 3-4 and open-ended runs.
+    A. Seed 003 "Punta al bonus da subito", seed 001 "1〜6の目は各3つをめざす": the
+       par of an upper box is three dice of its face (3 + 6 + ... + 18 = 63). The
+       bonus outlook is ``bonus * P(final upper total >= 63)`` where each open
+       upper box is modelled as a hunt for its face (binomial number of dice,
+       ``upper_rolls`` rolls, about par on average). Four sixes (+6 over par)
+       make up for two ones: the outlook moves with the surplus over par.
+    B. Seed 003 "Tieni la Libera per le emergenze", seed 001 tip 4 "大きな目の
+       チョイスはもったいない": each open box has a reserve proportional to what a
+       whole turn aimed at it is worth (computed exactly from the dice tables);
+       Chance's reserve is high, so it takes a roll only when the other boxes
+       would lose more.
+    C. Seed 003 "Sappi dove mettere uno zero: gli Assi o lo Yahtzee a fine
+       partita", seed 001 tip 3 "捨てる欄を決めておく": a zero costs the box's
+       reserve. Ones have the smallest upper reserve; the five-of-a-kind box's
+       reserve is the chance of still rolling one in the turns left, so late in
+       the game it is the cheapest zero.
+    D. Seed 003 "Non inseguire lo Yahtzee troppo a lungo": the lookahead weighs
+       the exact chance of five of a kind this turn against the sure points of
+       other boxes; the extra worth of a 50 (later +100 bonuses, when the rules
+       have them) shrinks with the turns left.
+    E. Seed 003 "Cerca le scale con i numeri centrali", seed 001 tip 2 "4つ続いたら
+       両端を待つ": no rule needed, the exact keep expectation holds 3-4 and
+       open-ended runs when a straight is worth chasing.
+
+    The knobs below were tuned by simulation on ``yahtzee`` (common random
+    numbers, see ``benchmarks/tune_heuristic.py``) and are multipliers of
+    quantities computed from each rule set, so they carry over to the others.
+
+    >>> from yahtzee_sim import simulate
+    >>> bool(simulate("yahtzee", "heuristic", 2048, seed=3).summary()["mean"] > 235)
+    True
     """
 
     name = "heuristic"
     description = "one-turn lookahead with the seeds' advice: upper bonus, reserves, where to zero"
 
     #: tuning knobs (found by simulation, see benchmarks/tune_heuristic.py)
-    reserve_upper: float = 0.375  # upper box reserve, times its one-turn aimed value
-    reserve_lower: float = 1.125  # lower box reserve, times its one-turn aimed value
-    reserve_chance: float = 0.875 # Chance's reserve, times its one-turn aimed value (tip B)
-    five_rate: float = 2.25       # per-turn rate of five of a kind, times the aimed rate
-    upper_rolls: float = 5.0      # bonus outlook: an open upper box ends like a hunt for its
-                                  # face with this many rolls (5 rolls: 3 dice on average = par)
+    reserve_upper: float = 0.5625  # upper box reserve, times its one-turn aimed value
+    reserve_lower: float = 1.25    # lower box reserve, times its one-turn aimed value
+    reserve_chance: float = 0.875  # Chance's reserve, times its one-turn aimed value (tip B)
+    five_rate: float = 2.125       # per-turn rate of five of a kind, times the aimed rate
+    upper_rolls: float = 4.625     # bonus outlook: an open upper box ends like a hunt for its
+                                   # face with this many rolls (5 rolls: 3 dice on average = par)
 
     def prepare(self, rules):
         super().prepare(rules)
@@ -383,6 +396,7 @@ class HeuristicStrategy(LookaheadStrategy):
         self._upper_tab = np.stack([self._upper_val[b] for b in self._upper_cols]) \
             if len(self._upper_cols) else None
         self._col_offset = np.arange(len(self._upper_cols))[None, :] << len(self._upper_cols)
+        self._top_by_col = (rules.n_dice * rules.upper_face[self._upper_cols]).astype(np.int64)
         self._counts = {int(b): (rules.score_table[:, b] // rules.upper_face[b]).astype(np.intp)
                         for b in self._upper_cols}
         return self
@@ -429,7 +443,7 @@ class HeuristicStrategy(LookaheadStrategy):
         for j, b in enumerate(self._upper_cols):
             f = int(rules.upper_face[b])
             pts = (c * f).astype(np.float32)
-            val = np.broadcast_to(pts - self.reserve[b], (len(m), len(u), len(c))).copy()
+            val = np.broadcast_to(pts, (len(m), len(u), len(c))).copy()
             if outlook is not None:
                 after = outlook[(m & ~(1 << j))[:, None, None], np.minimum(u[None, :, None] + pts.astype(int), thr)]
                 val += after - outlook[m][:, :, None]
@@ -440,7 +454,12 @@ class HeuristicStrategy(LookaheadStrategy):
         rules = self.rules
         if not rules.upper_bonus:
             return np.zeros(len(upper_total), dtype=np.int64)
-        return np.minimum(upper_total.astype(np.int64), rules.upper_bonus_threshold)
+        # Positions whose upper total cannot matter share one key: bonus already out
+        # of reach (or every upper box filled) -> thr + 1; bonus secured -> thr.
+        thr = rules.upper_bonus_threshold
+        upper = np.minimum(upper_total.astype(np.int64), thr)
+        reach = (~filled[:, self._upper_cols]).astype(np.int64) @ self._top_by_col
+        return np.where((upper < thr) & (upper + reach < thr), thr + 1, upper)
 
     def context(self, filled, upper_total, five_box_full):
         rules = self.rules
@@ -459,7 +478,7 @@ class HeuristicStrategy(LookaheadStrategy):
             # tip A: points, reserve and bonus outlook, tabulated by (open upper boxes,
             # upper total, dice of the face); a plain roll has no other bonus
             rows = self._upper_val[box][ctx["mask"][:, 0], ctx["upper"][:, 0]]     # (U, n_dice + 1)
-            return np.take(rows, self._counts[box], axis=1)
+            return np.take(rows, self._counts[box], axis=1) - self.reserve[box]
         v = self._score_f[box][None, :] - self.reserve[box]
         if box == rules.five_box_index:
             v = v - ctx["five_reserve"] + np.where(self._score_f[box][None, :] >= rules.five_box_points,
@@ -481,7 +500,7 @@ class HeuristicStrategy(LookaheadStrategy):
             if rules.upper_bonus:
                 u, thr = ctx["upper"][:, None], rules.upper_bonus_threshold
                 other = other - np.where((u < thr) & (u + scores[:, cols] >= thr), rules.upper_bonus, 0)
-            v[:, cols] = up + other
+            v[:, cols] = (up + other) - self.reserve[cols]
         if rules.five_box is not None:
             b = rules.five_box_index
             v[:, b] = v[:, b] - ctx["five_reserve"] + np.where(scores[:, b] >= rules.five_box_points,
