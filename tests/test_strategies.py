@@ -205,3 +205,26 @@ def test_plan_values_agree_with_the_box_choice(strategy, name, options):
     _, boxes = strat.final_values_and_boxes(state.filled, state.upper_total, state.five_box_full)
     np.testing.assert_array_equal(boxes.ravel(), best_legal(worth, legal))
     assert legal[np.arange(len(rolls)), boxes.ravel()].all()
+
+
+def test_plans_follow_a_state_changed_in_place():
+    """The per-turn plan cache notices a state whose arrays changed without a new turn."""
+    rules = get_rules("yahtzee")
+    d = rules.dice
+    roll = np.array([d.roll_index_of([5, 5, 5, 2, 1])])
+    filled = np.zeros((1, 13), bool)
+    state = GameState.from_arrays(rules, filled, 0)
+    strat = get_strategy("greedy").prepare(rules)
+    first = d.keep_counts[strat.keep(state, roll, 2, np.zeros(1))].tolist()
+    state.filled[0, :] = True
+    state.filled[0, rules.box_index("ones")] = False        # only Ones left: keep the ones
+    again = d.keep_counts[strat.keep(state, roll, 2, np.zeros(1))].tolist()
+    assert first == [[0, 0, 0, 0, 3, 0]] and again == [[1, 0, 0, 0, 0, 0]]
+
+
+@pytest.mark.parametrize("strategy", LOOKAHEAD)
+def test_same_games_on_the_process_backend(strategy):
+    """The prepared strategy pickles without its plan cache and plays the same games."""
+    a = simulate("yahtzee", strategy, 2100, seed=4, batch=1024)
+    b = simulate("yahtzee", strategy, 2100, seed=4, batch=1024, backend="processes", jobs=2)
+    np.testing.assert_array_equal(a.games["total"], b.games["total"])

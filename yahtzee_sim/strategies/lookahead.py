@@ -203,11 +203,12 @@ class LookaheadStrategy(Strategy):
         batch not met before (``np.unique`` of the keys, then a sorted-key lookup
         in the index of the positions at this turn) and kept in a bounded store.
         """
-        keys = self._keys(state)
         cached = self._turn_cache
         if cached is not None and cached[0] is state and cached[1] == state.turn \
-                and len(cached[2]) == len(keys) and np.array_equal(cached[2], keys):
-            return cached[3]
+                and np.array_equal(cached[2], state.filled) and np.array_equal(cached[3], state.upper_total) \
+                and np.array_equal(cached[4], state.five_box_full):
+            return cached[5]                    # same position arrays as the turn's first call
+        keys = self._keys(state)
         uniq, first, inv = _unique(keys)
         if self._used + len(uniq) > max(self.cache_size, 1) or self._levels != levels:
             self._reset_cache(levels)
@@ -230,7 +231,8 @@ class LookaheadStrategy(Strategy):
             order = np.argsort(all_keys)
             self._index[state.turn] = (all_keys[order], all_rows[order])
         game_rows = rows[inv]
-        self._turn_cache = (state, state.turn, keys, game_rows)
+        self._turn_cache = (state, state.turn, state.filled.copy(), state.upper_total.copy(),
+                            state.five_box_full.copy(), game_rows)
         return game_rows
 
     def _reset_cache(self, levels: int = 0):
