@@ -21,7 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..rules import RuleSet
-from ._solver_lattice import TIE_TOL, Lattice, best_subkeep_mean, best_subkeep_pair, expect, lattice
+from ._solver_lattice import (TIE_TOL, Lattice, best_subkeep_mean, best_subkeep_pair, expect,
+                              lattice, select_where_better)
 
 
 @dataclass(frozen=True, eq=False)
@@ -64,12 +65,15 @@ class StateSpace:
         return out
 
     def level_states(self, masks: np.ndarray):
-        """Every solved state of the given masks, ordered by (mask, flag, class).
+        """Every solved state of the given masks, by (upper boxes filled, mask, flag, class).
 
         Returns ``mask, u, flag`` (S,) int64 arrays and, per (mask, flag) group,
         its first state index, mask, flag and upper subset.
         """
         masks = np.asarray(masks, dtype=np.int64)
+        # group masks by their filled upper boxes: a chunk of states then shares them,
+        # and the turn evaluation skips the upper boxes no state of the chunk may use
+        masks = masks[np.lexsort((masks, self.upper_sub[masks]))]
         if self.n_flag == 2:
             has = (masks & self.five_bit) != 0
             g_mask = np.repeat(masks, np.where(has, 2, 1))
@@ -280,11 +284,9 @@ def turn_values(model: TurnModel, values: np.ndarray, variances: np.ndarray | No
                 qc += var0[:, b].astype(dt)[None, :]
         cur = z[rows]
         if second:
-            better = zc > cur + dt.type(TIE_TOL)
             qcur = q[rows]
-            np.putmask(qcur, better, qc)
+            select_where_better(cur, zc, qcur, qc)
             q[rows] = qcur
-            np.putmask(cur, better, zc)
         else:
             np.maximum(cur, zc, out=cur)
         z[rows] = cur
