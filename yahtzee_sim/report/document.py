@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
 import pandas as pd
 
 from .. import __version__
@@ -99,14 +100,17 @@ def markdown_table(frame: pd.DataFrame, float_format: str = "{:.4g}", index: boo
     | x | 1.235 |
     """
     def fmt(v):
-        if isinstance(v, float):
+        if isinstance(v, (float, np.floating)):
+            if float(v).is_integer() and abs(v) >= 1:
+                return f"{int(v)}"
             return float_format.format(v)
         return str(v)
 
     cols = ([frame.index.name or ""] if index else []) + [str(c) for c in frame.columns]
     lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
-    for idx, row in frame.iterrows():
-        cells = ([str(idx)] if index else []) + [fmt(v) for v in row.tolist()]
+    for row in frame.itertuples(index=True, name=None):  # keeps each column's dtype
+        idx, values = row[0], row[1:]
+        cells = ([str(idx)] if index else []) + [fmt(v) for v in values]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     if index and not frame.index.name:
         lines[0] = "|   | " + " | ".join(str(c) for c in frame.columns) + " |"
