@@ -401,3 +401,18 @@ def test_cli_solve(capsys):
     assert f"{sol.expected_score:.4f}" in text and "not used" in text
     assert main(["solve", "--rules", "yacht", "--option", "nope"]) == 2
     assert "valid options" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("rules", [_tiny("forced"), _tiny("free"), _tiny("original", five_bonus=0),
+                                   get_rules("yacht", ["yacht-bonus-100"])],
+                         ids=["forced", "free", "original", "yacht-bonus"])
+def test_fast_five_of_a_kind_rows_match_generic(rules, monkeypatch):
+    """The shortcut for five-of-a-kind rolls equals the plain per-box computation."""
+    from yahtzee_sim.exact import _solver_space as space_mod
+
+    monkeypatch.setattr(space_mod, "FIVE_ROWS", "generic")
+    a = solve(rules, cache=False, dtype=np.float64)
+    monkeypatch.setattr(space_mod, "FIVE_ROWS", "fast")
+    b = solve(rules, cache=False, dtype=np.float64)
+    assert np.allclose(a.values, b.values, atol=1e-9, equal_nan=True)
+    assert np.allclose(a.variances, b.variances, atol=1e-6, equal_nan=True)

@@ -213,6 +213,90 @@ def _first_near_max(v: np.ndarray, vmax: np.ndarray) -> np.ndarray:
     return np.argmax(v >= (vmax - TIE_TOL)[:, None], axis=1)
 
 
+FIVE_ROWS = "fast"
+"""How five-of-a-kind rolls are valued: ``"fast"`` (per roll, from the turn's other
+tables) or ``"generic"`` (every box through full index arithmetic); both use
+:meth:`RuleSet.turn_options` for legality, joker scores and bonuses, and the tests
+check that they agree."""
+
+
+def _five_rows_generic(model, *, mask, filled, flag, u, nxt, c, values, variances):
+    """(k5, U) values relative to ``c`` (and second moments) of the five-of-a-kind rolls."""
+    rules, space = model.rules, model.space
+    n_u, nf, cap, n_boxes = space.n_u, space.n_flag, space.cap, space.n_boxes
+    n = len(u)
+    k5 = len(model.special_rolls)
+    rolls = np.tile(model.special_rolls, n)
+    rep = np.repeat(np.arange(n), k5)
+    legal5, sc5, bonus5 = rules.turn_options(filled[rep], flag[rep].astype(bool), rolls)
+    sc5 = sc5.astype(np.int64)
+    gain5 = sc5 + rules.upper_bonus_gain(u[rep], sc5) + bonus5[:, None]
+    u_next = np.minimum(u[rep, None] + np.where(rules.is_upper, sc5, 0), cap)
+    f_next = flag[rep, None]
+    if nf == 2:
+        is_five_box = np.arange(n_boxes) == rules.five_box_index
+        f_next = f_next | (is_five_box & (sc5 == rules.five_box_points))
+    idx5 = (nxt[rep] * n_u + u_next) * nf + f_next
+    val5 = np.where(legal5, gain5 + values[np.where(legal5, idx5, 0)] - c[rep, None], -np.inf)
+    b5 = _first_near_max(val5, val5.max(axis=1))
+    z5 = val5[np.arange(len(rep)), b5]
+    q5 = None
+    if variances is not None:
+        q5 = (z5 * z5 + variances[idx5[np.arange(len(rep)), b5]]).reshape(n, k5).T
+    return z5.reshape(n, k5).T, q5
+
+
+def _five_rows(model, *, mask, filled, flag, u, nxt, c, values, variances, v0, var0, w5, wv5):
+    """As :func:`_five_rows_generic`, assembled from tables the turn already has.
+
+    ``turn_options`` runs once per distinct (mask, flag) of the chunk (it does not
+    depend on the upper total). A box's candidate is then: its scratch value when it
+    scores 0; for the upper box of the rolled face, the count-5 value ``w5``; for a
+    lower box, its (joker) score plus its scratch value; for the five-of-a-kind box
+    scoring its full value, the next state with the flag set.
+    """
+    rules, space = model.rules, model.space
+    n_u, nf, n_boxes = space.n_u, space.n_flag, space.n_boxes
+    n = len(u)
+    k5 = len(model.special_rolls)
+    key = mask * nf + flag
+    _, first, ginv = np.unique(key, return_index=True, return_inverse=True)
+    g = len(first)
+    rep = np.repeat(first, k5)
+    legal5, sc5, bonus5 = rules.turn_options(filled[rep], flag[rep].astype(bool),
+                                             np.tile(model.special_rolls, g))
+    legal5 = legal5.reshape(g, k5, n_boxes)
+    sc5 = sc5.reshape(g, k5, n_boxes)
+    bonus5 = bonus5.reshape(g, k5).astype(np.float64)
+    v0c = v0 - c[:, None]
+    five = rules.five_box_index
+    lower = ~rules.is_upper
+    if nf == 2:
+        idx1 = (nxt[:, five] * n_u + u) * nf + 1
+        full_open = ~filled[:, five]
+        v1 = np.where(full_open, values[np.where(full_open, idx1, 0)], -np.inf) - c
+        var1 = _gather(variances, idx1, full_open) if variances is not None else None
+    z5 = np.empty((k5, n))
+    q5 = np.empty((k5, n)) if variances is not None else None
+    ar = np.arange(n)
+    for j in range(k5):
+        leg = legal5[ginv, j]
+        sc = sc5[ginv, j]
+        cand = np.where(lower, v0c + sc, np.where(sc > 0, w5, v0c))
+        if nf == 2:
+            full = sc[:, five] == rules.five_box_points
+            cand[:, five] = np.where(full, sc[:, five] + v1, cand[:, five])
+        cand = np.where(leg, cand, -np.inf)
+        pick = _first_near_max(cand, cand.max(axis=1))
+        z5[j] = cand[ar, pick] + bonus5[ginv, j]
+        if q5 is not None:
+            var = np.where(lower, var0, np.where(sc > 0, wv5, var0))
+            if nf == 2:
+                var[:, five] = np.where(full, var1, var[:, five])
+            q5[j] = z5[j] * z5[j] + var[ar, pick]
+    return z5, q5
+
+
 def turn_values(model: TurnModel, values: np.ndarray, variances: np.ndarray | None,
                 mask: np.ndarray, u: np.ndarray, flag: np.ndarray, *, plan: bool = False):
     """Optimal value (and variance) of the rest of the game from U states.
@@ -253,6 +337,8 @@ def turn_values(model: TurnModel, values: np.ndarray, variances: np.ndarray | No
 
     # Upper boxes: one value per count of the face (gain + next value), all boxes at once.
     up_ok = legal & rules.is_upper
+    w5 = np.full((n, n_boxes), -np.inf)
+    wv5 = np.zeros((n, n_boxes))
     if up_ok.any():
         faces = rules.upper_face.astype(np.int64)
         wz = np.zeros((rules.n_dice + 1, n_boxes, n), dtype=dt)
@@ -261,9 +347,13 @@ def turn_values(model: TurnModel, values: np.ndarray, variances: np.ndarray | No
             pts = k * faces
             gain = pts + rules.upper_bonus_gain(u, np.broadcast_to(pts, (n, n_boxes)))
             idx = (nxt * n_u + np.minimum(u[:, None] + pts, cap)) * nf + flag[:, None]
-            wz[k] = np.where(up_ok, gain + values[np.where(up_ok, idx, 0)] - c[:, None], -np.inf).T
+            wk = np.where(up_ok, gain + values[np.where(up_ok, idx, 0)] - c[:, None], -np.inf)
+            wz[k] = wk.T
             if second:
-                wv[k] = _gather(variances, idx, up_ok).T
+                vk = _gather(variances, idx, up_ok)
+                wv[k] = vk.T
+            if k == rules.n_dice:
+                w5, wv5 = wk, (vk if second else wv5)
 
     for b in range(n_boxes):
         ok = legal[:, b]
@@ -293,25 +383,16 @@ def turn_values(model: TurnModel, values: np.ndarray, variances: np.ndarray | No
 
     # Five of a kind: jokers and bonuses, exactly through RuleSet.turn_options.
     if len(model.special_rolls):
-        k5 = len(model.special_rolls)
-        rolls = np.tile(model.special_rolls, n)
-        rep = np.repeat(ar, k5)
-        legal5, sc5, bonus5 = rules.turn_options(filled[rep], flag[rep].astype(bool), rolls)
-        sc5 = sc5.astype(np.int64)
-        gain5 = sc5 + rules.upper_bonus_gain(u[rep], sc5) + bonus5[:, None]
-        u_next = np.minimum(u[rep, None] + np.where(rules.is_upper, sc5, 0), cap)
-        f_next = flag[rep, None]
-        if nf == 2:
-            is_five_box = np.arange(n_boxes) == rules.five_box_index
-            f_next = f_next | (is_five_box & (sc5 == rules.five_box_points))
-        idx5 = (nxt[rep] * n_u + u_next) * nf + f_next
-        val5 = np.where(legal5, gain5 + values[np.where(legal5, idx5, 0)] - c[rep, None], -np.inf)
-        b5 = _first_near_max(val5, val5.max(axis=1))
-        z5 = val5[np.arange(len(rep)), b5]
-        z[model.special_pos] = z5.reshape(n, k5).T.astype(dt)
+        ctx = dict(mask=mask, filled=filled, flag=flag, u=u, nxt=nxt, c=c, values=values,
+                   variances=variances if second else None)
+        if FIVE_ROWS == "generic":
+            z5, q5 = _five_rows_generic(model, **ctx)
+        else:
+            z5, q5 = _five_rows(model, v0=v0, var0=var0 if second else None,
+                                w5=w5, wv5=wv5, **ctx)
+        z[model.special_pos] = z5.astype(dt)
         if second:
-            q5 = z5 * z5 + variances[idx5[np.arange(len(rep)), b5]]
-            q[model.special_pos] = q5.reshape(n, k5).T.astype(dt)
+            q[model.special_pos] = q5.astype(dt)
 
     if plan:
         keep_values = [None] * rules.n_rolls
