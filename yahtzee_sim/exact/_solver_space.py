@@ -158,8 +158,11 @@ class TurnModel:
     dtype: np.dtype
     special_pos: np.ndarray     # roll-block positions of five-of-a-kind rolls
     special_rolls: np.ndarray   # their dice-table roll indices
-    box_rows: tuple             # per box: absolute rows (non-special rolls) it can score on
+    box_rows: tuple             # per box: absolute rows (non-special rolls) it can score on,
+                                # or None for the whole roll block
     box_vals: tuple             # lower box: scores (dtype) on those rows; upper box: face counts
+    upper_boxes: np.ndarray     # indices of the upper boxes
+    upper_col: np.ndarray       # (B,) column of each upper box among them, -1 for lower boxes
 
     @property
     def n_keeps(self) -> int:
@@ -181,22 +184,38 @@ def turn_model(rules: RuleSet, dtype) -> TurnModel:
     else:
         special = np.zeros(len(roll_at), dtype=bool)
     rows, vals = [], []
+    dense_rows = DENSE_FRACTION * len(roll_at)
     for b in range(rules.n_boxes):
         f = int(rules.upper_face[b])
         if f:
             if not np.array_equal(table[:, b], counts[:, f - 1] * f):
                 raise ValueError(f"upper box {rules.box_names[b]!r} must score the sum of its face")
             sel = (counts[:, f - 1] > 0) & ~special
-            vals.append(counts[sel, f - 1])
+            full = counts[:, f - 1]
         else:
             if (table[:, b] < 0).any():
                 raise ValueError(f"box {rules.box_names[b]!r} scores below zero")
             sel = (table[:, b] > 0) & ~special
-            vals.append(table[sel, b].astype(dtype))
-        rows.append(np.flatnonzero(sel) + rb.start)
+            full = table[:, b].astype(dtype)
+        if sel.sum() > dense_rows:
+            # the whole block: rows where the box scores nothing give its scratch value,
+            # never better than the turn's best scratch; five-of-a-kind rows are redone later
+            rows.append(None)
+            vals.append(full)
+        else:
+            rows.append(np.flatnonzero(sel) + rb.start)
+            vals.append(full[sel])
+    upper_boxes = np.flatnonzero(rules.is_upper)
+    upper_col = np.full(rules.n_boxes, -1, dtype=np.int64)
+    upper_col[upper_boxes] = np.arange(len(upper_boxes))
     special_pos = np.flatnonzero(special)
     return TurnModel(rules, space, lat, dtype, special_pos + rb.start, roll_at[special_pos],
-                     tuple(rows), tuple(vals))
+                     tuple(rows), tuple(vals), upper_boxes, upper_col)
+
+
+DENSE_FRACTION = 0.65
+"""A box scoring on more than this fraction of the rolls is updated on the whole
+roll block in place (no gather/scatter of rows)."""
 
 
 def _gather(table: np.ndarray, idx: np.ndarray, ok: np.ndarray) -> np.ndarray:
@@ -336,42 +355,60 @@ def turn_values(model: TurnModel, values: np.ndarray, variances: np.ndarray | No
         q[rb] = var0[ar, best0].astype(dt)[None, :]
 
     # Upper boxes: one value per count of the face (gain + next value), all boxes at once.
-    up_ok = legal & rules.is_upper
+    # Upper boxes: one value per count of the face (gain + next value), all boxes at once;
+    # count 0 is the box's scratch value.
+    ub = model.upper_boxes
+    up_ok = legal[:, ub]
     w5 = np.full((n, n_boxes), -np.inf)
     wv5 = np.zeros((n, n_boxes))
     if up_ok.any():
-        faces = rules.upper_face.astype(np.int64)
-        wz = np.zeros((rules.n_dice + 1, n_boxes, n), dtype=dt)
-        wv = np.zeros((rules.n_dice + 1, n_boxes, n), dtype=dt) if second else None
+        faces = rules.upper_face[ub].astype(np.int64)
+        wz = np.empty((rules.n_dice + 1, len(ub), n), dtype=dt)
+        wv = np.empty((rules.n_dice + 1, len(ub), n), dtype=dt) if second else None
+        wz[0] = np.where(up_ok, v0[:, ub] - c[:, None], -np.inf).T
+        if second:
+            wv[0] = var0[:, ub].T
+        pts_all = np.zeros(n_boxes, dtype=np.int64)
         for k in range(1, rules.n_dice + 1):
             pts = k * faces
-            gain = pts + rules.upper_bonus_gain(u, np.broadcast_to(pts, (n, n_boxes)))
-            idx = (nxt * n_u + np.minimum(u[:, None] + pts, cap)) * nf + flag[:, None]
+            pts_all[ub] = pts
+            gain = pts + rules.upper_bonus_gain(u, np.broadcast_to(pts_all, (n, n_boxes)))[:, ub]
+            idx = (nxt[:, ub] * n_u + np.minimum(u[:, None] + pts, cap)) * nf + flag[:, None]
             wk = np.where(up_ok, gain + values[np.where(up_ok, idx, 0)] - c[:, None], -np.inf)
             wz[k] = wk.T
             if second:
                 vk = _gather(variances, idx, up_ok)
                 wv[k] = vk.T
             if k == rules.n_dice:
-                w5, wv5 = wk, (vk if second else wv5)
+                w5[:, ub] = wk
+                if second:
+                    wv5[:, ub] = vk
 
+    rb_view = slice(rb.start, rb.stop)
     for b in range(n_boxes):
         ok = legal[:, b]
         rows = model.box_rows[b]
-        if len(rows) == 0 or not ok.any():
+        if len(model.box_vals[b]) == 0 or not ok.any():
             continue
-        if rules.upper_face[b]:
+        j = model.upper_col[b]
+        if j >= 0:
             cnt = model.box_vals[b]
-            zc = wz[:, b][cnt]
+            zc = wz[cnt, j]
             if second:
                 qc = zc * zc
-                qc += wv[:, b][cnt]
+                qc += wv[cnt, j]
         else:
             a = np.where(ok, v0[:, b] - c, -np.inf).astype(dt)
             zc = model.box_vals[b][:, None] + a[None, :]
             if second:
                 qc = zc * zc
                 qc += var0[:, b].astype(dt)[None, :]
+        if rows is None:            # most rows: work on the whole roll block in place
+            if second:
+                select_where_better(z[rb_view], zc, q[rb_view], qc)
+            else:
+                np.maximum(z[rb_view], zc, out=z[rb_view])
+            continue
         cur = z[rows]
         if second:
             qcur = q[rows]
