@@ -72,7 +72,9 @@ class LookaheadStrategy(Strategy):
 
     name = "lookahead"
     #: positions whose plans are kept between batches (0 disables the cache)
-    cache_size: int = 250_000     # about 0.5 kB each
+    cache_size: int = 250_000     # about 0.75 kB each
+    #: positions planned at once (bounds the temporary arrays)
+    plan_chunk: int = 8192
 
     def prepare(self, rules):
         super().prepare(rules)
@@ -221,10 +223,14 @@ class LookaheadStrategy(Strategy):
             rows[hit] = seg_rows[pos[hit]]
         miss = np.flatnonzero(rows < 0)
         if len(miss):
-            fl, up, full = self._decode(uniq[miss], state, first[miss])
-            values, boxes = self.final_values_and_boxes(fl, up, full)
-            plan = best_keeps(self.dice, values, rolls_left=levels)
-            new_rows = self._append(plan.keeps, boxes)
+            new_rows = []
+            for lo in range(0, len(miss), self.plan_chunk):     # bounded temporaries
+                part = miss[lo:lo + self.plan_chunk]
+                fl, up, full = self._decode(uniq[part], state, first[part])
+                values, boxes = self.final_values_and_boxes(fl, up, full)
+                plan = best_keeps(self.dice, values, rolls_left=levels)
+                new_rows.append(self._append(plan.keeps, boxes))
+            new_rows = np.concatenate(new_rows)
             rows[miss] = new_rows
             all_keys = uniq[miss] if seg is None else np.concatenate([seg[0], uniq[miss]])
             all_rows = new_rows if seg is None else np.concatenate([seg[1], new_rows])
