@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench reports clean
 
 $(BIN)/yahtzee-sim: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -11,15 +11,20 @@ $(BIN)/yahtzee-sim: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $@
 
-# The main job: simulate the default rule set and print the summary.
+# The main job: check the seeds' claims and compare the strategies; writes reports/.
 demo: $(BIN)/yahtzee-sim
-	$(BIN)/yahtzee-sim simulate --rules yahtzee --strategy keep-largest --games 1000000 --seed 2026
+	$(BIN)/yahtzee-sim run experiments/claims.toml experiments/strategies.toml
 
 test: $(BIN)/yahtzee-sim
 	$(BIN)/python -m pytest
 
 bench: $(BIN)/yahtzee-sim
 	$(BIN)/python benchmarks/bench_simulate.py
+	$(BIN)/python benchmarks/bench_solver.py
+
+# Regenerate every committed report.
+reports: $(BIN)/yahtzee-sim
+	$(BIN)/yahtzee-sim run experiments/*.toml
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

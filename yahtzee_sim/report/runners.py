@@ -420,7 +420,7 @@ def run_variants(spec: ExperimentSpec) -> Report:
         def draw(fig):
             ax = fig.add_subplot()
             keys = list(totals)
-            ax.boxplot([totals[k] for k in keys], vert=False, showfliers=False, whis=(5, 95))
+            ax.boxplot([totals[k] for k in keys], orientation="horizontal", showfliers=False, whis=(5, 95))
             ax.scatter(frame["exact_mean"], range(1, len(keys) + 1), color="black", zorder=3,
                        label="exact optimal mean")
             ax.set_yticks(range(1, len(keys) + 1), keys)
