@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import stats
-
 from ..engine import simulate
 from ..rules import get_rules
+from ..stats import compare_results, proportion_ci
 from ..strategies import strategy_names
 from .document import Report
 from .experiment import ExperimentSpec
@@ -71,20 +70,15 @@ def _strategy_summary(results: dict) -> pd.DataFrame:
 
 
 def _paired(results: dict, baseline: str) -> pd.DataFrame:
-    base = results[baseline].games["total"].astype(np.float64)
+    """Each strategy minus the baseline on the same dice (paired t, common random numbers)."""
     rows = {}
     for name, res in results.items():
         if name == baseline:
             continue
-        diff = res.games["total"].astype(np.float64) - base
-        n = len(diff)
-        se = diff.std(ddof=1) / np.sqrt(n)
-        half = stats.t.ppf(0.975, n - 1) * se
-        unpaired_se = np.sqrt(res.games["total"].var(ddof=1) / n + base.var(ddof=1) / n)
+        cmp = compare_results(res, results[baseline], paired=True)
         rows[name] = {
-            "mean_difference": diff.mean(), "ci95_low": diff.mean() - half, "ci95_high": diff.mean() + half,
-            "correlation": float(np.corrcoef(res.games["total"], base)[0, 1]),
-            "variance_saved_factor": (unpaired_se / se) ** 2 if se > 0 else np.inf,
+            "mean_difference": cmp.diff, "ci95_low": cmp.low, "ci95_high": cmp.high,
+            "correlation": cmp.correlation, "variance_saved_factor": cmp.variance_ratio,
         }
     frame = pd.DataFrame(rows).T
     frame.index.name = f"strategy minus {baseline}"
@@ -210,7 +204,7 @@ def run_head_to_head(spec: ExperimentSpec) -> Report:
             # Player a's game i against player b's game i: independent dice.
             ta, tb = totals[a], totals[b]
             wins, draws = int((ta > tb).sum()), int((ta == tb).sum())
-            ci = stats.binomtest(wins, len(ta)).proportion_ci(method="wilson")
+            ci = proportion_ci(wins, len(ta))
             rows.append({"player": a, "opponent": b, "win_rate": wins / len(ta), "win_ci95_low": ci.low,
                          "win_ci95_high": ci.high, "draw_rate": draws / len(ta)})
             win.loc[a, b] = wins / len(ta)
@@ -308,7 +302,7 @@ def run_odds(spec: ExperimentSpec) -> Report:
     from ..engine import simulate_turns
     from ..exact.odds import one_roll_odds
     from ..exact.turns import pattern_policy, turn_odds
-    from ..verify.evaluators import _KeepAll, _wilson
+    from ..verify.evaluators import KeepAll, _wilson
 
     rules = get_rules(spec.rules, spec.options)
     policy = spec.strategy if spec.strategy != "optimal" else "keep-largest"
@@ -320,7 +314,7 @@ def run_odds(spec: ExperimentSpec) -> Report:
         f"project's turn simulator: {n:,} first rolls and {n:,} three-roll turns per policy, seed {spec.seed}, "
         "with 95% Wilson intervals. *Best keeps* are the keeps that maximize the chance of that very pattern."))
     first = one_roll_odds(rules)
-    sim_first = simulate_turns(rules, _KeepAll(), n, seed=spec.seed).pattern_counts()
+    sim_first = simulate_turns(rules, KeepAll(), n, seed=spec.seed).pattern_counts()
     per_turn = turn_odds(rules, policy)
     sim_turn = simulate_turns(rules, policy, n, seed=spec.seed).pattern_counts()
     rows_first, rows_turn = [], []

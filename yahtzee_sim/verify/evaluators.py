@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
-from scipy import stats
 
 from ..engine import simulate, simulate_turns
 from ..rules import get_rules
+from ..stats import mean_ci, proportion_ci
 from ..strategies import Strategy
 
 
@@ -61,15 +61,13 @@ class Context:
 
 
 def _wilson(k: int, n: int) -> tuple[float, float]:
-    ci = stats.binomtest(int(k), int(n)).proportion_ci(confidence_level=0.95, method="wilson")
+    ci = proportion_ci(int(k), int(n))
     return float(ci.low), float(ci.high)
 
 
 def _mean_ci(x: np.ndarray) -> tuple[float, tuple[float, float]]:
-    x = np.asarray(x, dtype=np.float64)
-    m, se = x.mean(), x.std(ddof=1) / math.sqrt(len(x))
-    h = stats.t.ppf(0.975, len(x) - 1) * se
-    return float(m), (float(m - h), float(m + h))
+    ci = mean_ci(np.asarray(x, dtype=np.float64))
+    return float(ci.mean), (float(ci.low), float(ci.high))
 
 
 EVALUATORS: dict = {}
@@ -80,7 +78,7 @@ def evaluator(fn):
     return fn
 
 
-class _KeepAll(Strategy):
+class KeepAll(Strategy):
     """Holds every die: the turn simulator then reports first rolls."""
 
     name = "keep-all"
@@ -104,7 +102,7 @@ def first_roll_fraction(params, ctx) -> Measurement:
 @evaluator
 def first_roll_probability(params, ctx) -> Measurement:
     exact = first_roll_fraction(params, ctx).exact
-    res = simulate_turns(params.get("rules", "yahtzee"), _KeepAll(), ctx.turns, seed=ctx.seed)
+    res = simulate_turns(params.get("rules", "yahtzee"), KeepAll(), ctx.turns, seed=ctx.seed)
     k = int(res.pattern_counts()[params["pattern"]])
     return Measurement(exact=exact, estimate=k / ctx.turns, ci=_wilson(k, ctx.turns),
                        method=f"exact count; simulated with {ctx.turns:,} first rolls",
