@@ -19,7 +19,6 @@ from fractions import Fraction
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from .rules import RuleSet
 
@@ -167,9 +166,13 @@ class SimulationResult:
         agg = self.aggregate
         n = agg.n_games
         mean = agg.mean()
-        sd = math.sqrt(agg.var()) if n > 1 else float("nan")
-        se = sd / math.sqrt(n) if n > 1 else float("nan")
-        half = stats.t.ppf(0.5 + level / 2, n - 1) * se if n > 1 else float("nan")
+        if n > 1:
+            from .stats import mean_ci
+
+            ci = mean_ci(self, level=level)
+            sd, se, low, high = ci.sd, ci.se, ci.low, ci.high
+        else:
+            sd = se = low = high = float("nan")
         nonzero = np.flatnonzero(agg.total_hist)
         out = {
             "rules": self.rules.key,
@@ -179,8 +182,8 @@ class SimulationResult:
             "mean": mean,
             "sd": sd,
             "se": se,
-            "ci95_low" if level == 0.95 else "ci_low": mean - half,
-            "ci95_high" if level == 0.95 else "ci_high": mean + half,
+            "ci95_low" if level == 0.95 else "ci_low": low,
+            "ci95_high" if level == 0.95 else "ci_high": high,
             "min": int(nonzero[0]),
         }
         for p in PERCENTILES:
@@ -207,19 +210,23 @@ class SimulationResult:
         )
 
     # -- derived numbers -------------------------------------------------------------
-    def rate(self, what: str) -> float:
-        """Share of games with: ``upper_bonus``, ``five_box_50`` (50 in the Yahtzee/Yacht
+    def count(self, what: str) -> int:
+        """Number of games with: ``upper_bonus``, ``five_box_50`` (50 in the Yahtzee/Yacht
         box) or ``five_rolled`` (at least one turn ended in five of a kind)."""
         agg = self.aggregate
         if what == "upper_bonus":
             if not self.rules.upper_bonus:
-                return 0.0
-            return agg.upper_hist[self.rules.upper_bonus_threshold:].sum() / agg.n_games
+                return 0
+            return int(agg.upper_hist[self.rules.upper_bonus_threshold:].sum())
         if what == "five_box_50":
-            return agg.five_box_full_games / agg.n_games
+            return int(agg.five_box_full_games)
         if what == "five_rolled":
-            return 1.0 - agg.five_count_hist[0] / agg.n_games
+            return int(agg.n_games - agg.five_count_hist[0])
         raise ValueError(f"unknown rate {what!r}; valid: upper_bonus, five_box_50, five_rolled")
+
+    def rate(self, what: str) -> float:
+        """Share of games counted by :meth:`count`."""
+        return self.count(what) / self.aggregate.n_games
 
     def ci(self, what: str = "mean", level: float = 0.95) -> tuple[float, float]:
         """Confidence interval: t interval for ``mean``, Wilson for a :meth:`rate`.
@@ -229,10 +236,8 @@ class SimulationResult:
         >>> bool(0 <= lo <= hi <= 1)
         True
         """
-        n = self.aggregate.n_games
-        if what == "mean":
-            s = self.summary(level)
-            return (s["ci95_low"], s["ci95_high"]) if level == 0.95 else (s["ci_low"], s["ci_high"])
-        k = round(self.rate(what) * n)
-        res = stats.binomtest(k, n).proportion_ci(confidence_level=level, method="wilson")
+        from .stats import mean_ci, proportion_ci
+
+        res = mean_ci(self, level=level) if what == "mean" else \
+            proportion_ci(self.count(what), self.aggregate.n_games, level=level)
         return (float(res.low), float(res.high))
