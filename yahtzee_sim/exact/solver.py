@@ -162,12 +162,25 @@ class Solution:
         return self.values[mask, u, flag]
 
     def variance(self, filled, upper_total, five_box_full) -> np.ndarray:
-        """(N,) variance of the future score of N states (same arguments as :meth:`value`)."""
+        """(N,) variance of the future score of N states (same arguments as :meth:`value`).
+
+        >>> sol = solve("yacht", options=["fill-in-order"], cache=False)
+        >>> fresh = np.zeros((1, sol.rules.n_boxes), bool)
+        >>> bool(np.isclose(np.sqrt(sol.variance(fresh, [0], [False])[0]), sol.sd))
+        True
+        """
         mask, u, flag = self._index(filled, upper_total, five_box_full)
         return self.variances[mask, u, flag]
 
     def second_moment(self, filled, upper_total, five_box_full) -> np.ndarray:
-        """(N,) E[future score squared] of N states (same arguments as :meth:`value`)."""
+        """(N,) E[future score squared] of N states (same arguments as :meth:`value`).
+
+        >>> sol = solve("yacht", options=["fill-in-order"], cache=False)
+        >>> fresh = np.zeros((1, sol.rules.n_boxes), bool)
+        >>> m2 = sol.second_moment(fresh, [0], [False])[0]
+        >>> bool(np.isclose(m2, sol.sd ** 2 + sol.expected_score ** 2))
+        True
+        """
         v = self.value(filled, upper_total, five_box_full)
         return self.variance(filled, upper_total, five_box_full) + v * v
 
@@ -227,7 +240,11 @@ def _worker(conn, model, values, variances, out_v, out_var, chunk, all_states): 
 
 
 def default_workers() -> int:
-    """Processes used by :func:`solve` by default: the CPUs available, at most 2."""
+    """Processes used by :func:`solve` by default: the CPUs available, at most 2.
+
+    >>> default_workers() in (1, 2)
+    True
+    """
     try:
         n = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
@@ -240,7 +257,8 @@ def _compute(rules: RuleSet, dtype: str, chunk: int, workers: int):
     model = turn_model(rules, _DTYPES[dtype])
     all_states = [space.level_states(space.level_masks[lv]) for lv in range(space.n_boxes)]
     n_states = [len(st[0][0]) for st in all_states]
-    if sum(n_states) < MIN_STATES_FOR_WORKERS or not hasattr(os, "fork"):
+    if (sum(n_states) < MIN_STATES_FOR_WORKERS or not hasattr(os, "fork")
+            or multiprocessing.current_process().daemon):   # daemons may not have children
         workers = 1
     values = _shared(space.size) if workers > 1 else np.empty(space.size)
     variances = _shared(space.size) if workers > 1 else np.empty(space.size)
