@@ -110,20 +110,42 @@ def lattice(dice: DiceTables) -> Lattice:
                    roll_mult, n_outcomes)
 
 
+@functools.lru_cache(maxsize=None)
+def _child_sums(lat: Lattice, dtype) -> tuple:
+    """Per keep size s < n_dice, a sparse (n_s, n_s+1) 0/1 matrix summing the children."""
+    from scipy import sparse
+
+    out = []
+    for s in range(lat.n_dice):
+        ch = lat.children[s]
+        nxt = lat.level_slices[s + 1]
+        rows = np.repeat(np.arange(len(ch)), ch.shape[1])
+        m = sparse.csr_matrix((np.ones(ch.size, dtype=dtype), (rows, (ch - nxt.start).ravel())),
+                              shape=(len(ch), nxt.stop - nxt.start))
+        m.sum_duplicates()
+        out.append(m)
+    return tuple(out)
+
+
 def expect(lat: Lattice, x: np.ndarray, *, stop: int = 0) -> None:
     """In place: rows of keeps of size ``< n_dice`` (down to ``stop``) become the
     expectation of the keep one die larger, i.e. of the rolls they lead to.
 
-    ``x`` is ``(K, ...)`` in solver order with the roll block filled.
+    ``x`` is ``(K, U)`` in solver order with the roll block filled. Each level is
+    one sparse product (sum of the F children) and one correctly rounded division.
+
+    >>> from yahtzee_sim.dice import dice_tables
+    >>> d = dice_tables(); lat = lattice(d)
+    >>> x = np.zeros((d.n_keeps, 1)); x[lat.level_slices[5], 0] = d.roll_counts[lat.roll_at, 5] == 5
+    >>> expect(lat, x)
+    >>> round(float(x[0, 0] * 6**5), 12)       # empty keep: chance of five sixes in one throw
+    1.0
     """
     f = lat.n_faces
+    sums = _child_sums(lat, x.dtype.type)
     for s in range(lat.n_dice - 1, stop - 1, -1):
-        ch = lat.children[s]
         out = x[lat.level_slices[s]]
-        np.add(x[ch[:, 0]], x[ch[:, 1]], out=out)
-        for j in range(2, f):
-            out += x[ch[:, j]]
-        np.divide(out, f, out=out)
+        np.divide(sums[s] @ x[lat.level_slices[s + 1]], f, out=out)
 
 
 def best_subkeep_mean(lat: Lattice, x: np.ndarray) -> None:
