@@ -49,6 +49,36 @@ class StateSpace:
         """Flat index of states in a dense table."""
         return (np.asarray(mask) * self.n_u + np.asarray(u)) * self.n_flag + np.asarray(flag)
 
+    def next_flat(self, mask, u, flag, scores, boxes=None):
+        """Flat index of the state after writing ``scores`` in a box, for N states.
+
+        Without ``boxes``: ``scores`` (N, B) are each box's points and the result is
+        (N, B) (every box). With ``boxes`` (N,): ``scores`` (N,) are the points of
+        those boxes and the result is (N,). The box's bit is set, the upper total
+        (``u`` capped) grows for upper boxes, the flag is set by a full
+        five-of-a-kind box. Shared by the optimal strategy and the policy evaluator.
+
+        >>> from yahtzee_sim.rules import get_rules
+        >>> sp = state_space(get_rules("yahtzee"))
+        >>> i = sp.next_flat([0], [0], [0], [15], boxes=[4])        # 15 in Fives
+        >>> bool(i[0] == sp.flat(1 << 4, 15, 0))
+        True
+        """
+        rules = self.rules
+        mask, u, flag = (np.asarray(a, dtype=np.int64) for a in (mask, u, flag))
+        scores = np.asarray(scores, dtype=np.int64)
+        if boxes is None:
+            b = np.arange(self.n_boxes)
+            mask, u, flag = mask[:, None], u[:, None], flag[:, None]
+        else:
+            b = np.asarray(boxes, dtype=np.int64)
+        nxt = mask | (np.int64(1) << b)
+        u2 = np.minimum(u + np.where(rules.is_upper[b], scores, 0), self.cap)
+        f2 = flag
+        if self.n_flag == 2:
+            f2 = flag | ((b == rules.five_box_index) & (scores == rules.five_box_points))
+        return self.flat(nxt, u2, f2)
+
     def canonical_u(self, mask: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Representative total of each state's class (-1 if the class is not solved)."""
         sub = self.upper_sub[mask]

@@ -49,14 +49,14 @@ class OptimalStrategy(Strategy):
         self._given = solution
 
     def prepare(self, rules):
-        from ..exact.solver import solve
+        from ..exact.solver import rules_fingerprint, solve
 
         super().prepare(rules)
         sol = self._given
-        if sol is None or sol.rules is not rules:
-            if sol is not None and sol.rules.key != rules.key:
-                raise ValueError(f"optimal: the solution is for {sol.rules.key}, not {rules.key}")
+        if sol is None:
             sol = solve(rules)
+        elif sol.rules is not rules and rules_fingerprint(sol.rules) != rules_fingerprint(rules):
+            raise ValueError(f"optimal: the solution is for {sol.rules.key}, not for {rules.key}")
         self.solution = sol
         self._space = sol.space
         self._model = turn_model(rules, np.float32)
@@ -126,16 +126,8 @@ class OptimalStrategy(Strategy):
         return self._sub_keep[p_roll, pick][back]
 
     def box(self, state, rolls, options, u):
-        sp = self._space
-        rules = self.rules
         mask, up, flag = self._state(state)
-        nxt = mask[:, None] | self._bits
-        scores = options.scores.astype(np.int64)
-        u2 = np.minimum(up[:, None] + np.where(rules.is_upper, scores, 0), sp.cap)
-        f2 = flag[:, None]
-        if sp.n_flag == 2:
-            f2 = f2 | ((np.arange(rules.n_boxes) == rules.five_box_index)
-                       & (scores == rules.five_box_points))
-        worth = options.gain + self._values[sp.flat(nxt, u2, f2)]   # NaN only where illegal
+        nxt = self._space.next_flat(mask, up, flag, options.scores)
+        worth = options.gain + self._values[nxt]   # NaN only where illegal
         self._kept = None
         return best_legal(worth, options.legal)
