@@ -416,3 +416,11 @@ def test_fast_five_of_a_kind_rows_match_generic(rules, monkeypatch):
     b = solve(rules, cache=False, dtype=np.float64)
     assert np.allclose(a.values, b.values, atol=1e-9, equal_nan=True)
     assert np.allclose(a.variances, b.variances, atol=1e-6, equal_nan=True)
+
+
+def test_optimal_strategy_rejects_a_solution_of_other_rules():
+    from yahtzee_sim.strategies.optimal import OptimalStrategy
+
+    sol = solve("yacht", options=["fill-in-order"])
+    with pytest.raises(ValueError, match="solution is for yacht"):
+        OptimalStrategy(sol).prepare(get_rules("yacht-classic"))
