@@ -11,10 +11,15 @@ the best keep with one or two rerolls left. They differ only in ``value``:
   zero), see :class:`HeuristicStrategy`.
 
 Speed: a batch of games at the same turn has far fewer distinct *positions*
-(open boxes, upper total, Yahtzee box state) than games, so the plan is computed
-once per distinct position (``np.unique`` of an int64 key) and shared by the
-turn's keep calls; a bounded cache keeps plans of positions seen in earlier
-batches of the same run.
+(open boxes, upper total as far as it matters, Yahtzee box state) than games,
+so each position's plan (best keep of every roll with 1 and 2 rerolls left,
+best box of every final roll) is computed once (``np.unique`` of an int64 key)
+and serves the turn's two keep calls and its box call as table lookups. A
+bounded store (:attr:`LookaheadStrategy.cache_size` positions, about 0.75 kB
+each) keeps the plans of positions met in earlier batches of the same run:
+a long run meets far fewer positions than games (many more under ``heuristic``,
+whose key holds the exact upper total, than under ``greedy``). Plans depend only
+on the position, so results do not depend on batching or on what the store holds.
 
 >>> from yahtzee_sim import simulate
 >>> g = simulate("yahtzee", "greedy", 2048, seed=1).summary()["mean"]
@@ -380,9 +385,9 @@ class HeuristicStrategy(LookaheadStrategy):
         plan = best_keeps(d, rules.score_table.T.astype(np.float64), rolls_left=rules.n_rolls - 1)
         self.aimed = plan.values[rules.n_rolls - 1] @ d.first_roll_prob
         weight = np.where(rules.is_upper, self.reserve_upper, self.reserve_lower)
-        for i, name in enumerate(rules.box_names):
-            if name in ("chance", "choice"):
-                weight[i] = self.reserve_chance
+        # Chance / Choice: the box that takes the sum of any roll
+        dice_sum = (d.roll_counts * np.arange(1, d.n_faces + 1)).sum(axis=1)
+        weight[(rules.score_table == dice_sum[:, None]).all(axis=0)] = self.reserve_chance
         turns = np.arange(rules.n_boxes, dtype=np.float64)      # turns left after this one
         self._five_reserve = np.zeros(rules.n_boxes, np.float32)
         self._five_future = np.zeros(rules.n_boxes, np.float32)
