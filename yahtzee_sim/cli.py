@@ -27,7 +27,7 @@ from . import __version__
 PROG = "yahtzee-sim"
 
 # Modules that add subcommands (each defines ``add_commands(subparsers)``).
-COMMAND_MODULES = ["yahtzee_sim.cli", "yahtzee_sim.report.cli_run", "yahtzee_sim.verify.cli_verify", "yahtzee_sim.exact.cli_odds", "yahtzee_sim.exact.cli_extremes", "yahtzee_sim.exact.cli_solve"]
+COMMAND_MODULES = ["yahtzee_sim.cli", "yahtzee_sim.report.cli_run", "yahtzee_sim.verify.cli_verify", "yahtzee_sim.exact.cli_odds", "yahtzee_sim.exact.cli_extremes", "yahtzee_sim.exact.cli_solve", "yahtzee_sim.exact.cli_advise"]
 
 
 class UsageError(ValueError):

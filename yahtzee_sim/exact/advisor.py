@@ -1,0 +1,372 @@
+"""The advisor: every legal choice of a position with its exact expected score.
+
+This is the "hint" button of the seed 001 app, made exact. A position is the
+dice showing, the rolls left this turn and the score card (the filled boxes,
+the upper-section total, the value in the five-of-a-kind box). While rolls are
+left the choices are the distinct keeps of the dice; with no roll left they are
+the legal boxes (joker and fill-order rules applied by
+:meth:`RuleSet.turn_options`, exactly as in the simulator).
+
+Each choice is valued by the **expected remaining score**: the points this turn
+(bonuses included) plus the expected points of the later turns, when every
+later decision is optimal. The points already on the card are not known to the
+advisor and are not included; the upper total only decides the upper bonus.
+The later turns are valued by the exact solver (:func:`~yahtzee_sim.exact.solver.solve`,
+disk-cached), the rest of this turn by the keep lattice of
+:mod:`yahtzee_sim.exact.widget`.
+
+>>> a = advise("yahtzee", [6, 6, 6, 6, 2], rolls_left=2)
+>>> a.to_frame().loc[0, "keep"]          # four sixes on a fresh card: go for the Yahtzee
+'6 6 6 6 _'
+>>> bool(a.to_frame()["loss"].min() == 0)
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..rules import RuleSet, get_rules
+from .policy import achievable_upper_totals
+from .widget import best_subkeep, keep_expectations
+
+__all__ = ["advise", "Advice", "parse_filled"]
+
+EXPLANATION = ("expected = expected remaining score: points from this decision on (this turn, "
+               "bonuses included, plus later turns, all later decisions optimal); "
+               "points already on the card are not included")
+
+
+@dataclass(frozen=True, eq=False)
+class Advice:
+    """Every legal choice of one position, best first.
+
+    Attributes
+    ----------
+    rules : the rule set; dice : the five dice (sorted); rolls_left : 0..n_rolls - 1.
+    filled : names of the filled boxes, in card order.
+    upper : upper-section total used for the bonus; upper_given : False when it
+        was assumed (see ``notes``).
+    yahtzee_box : points in the five-of-a-kind box (None if it is open).
+    kind : ``"keep"`` (rolls left) or ``"box"`` (final roll).
+    notes : assumptions and remarks, one line each.
+    """
+
+    rules: RuleSet
+    dice: tuple
+    rolls_left: int
+    filled: tuple
+    upper: int
+    upper_given: bool
+    yahtzee_box: int | None
+    kind: str
+    notes: tuple
+    table: pd.DataFrame = field(repr=False)
+
+    def to_frame(self) -> pd.DataFrame:
+        """The choices, best first (a copy).
+
+        Keeps: ``keep`` (the dice held, ``_`` for each die rerolled), ``reroll``
+        (the dice thrown again), ``held``, ``expected`` and ``loss`` (how much
+        less than the best choice). Boxes: ``box``, ``label``, ``points``,
+        ``bonus`` (upper bonus or Yahtzee bonus earned now), ``later`` (expected
+        points of the later turns), ``expected`` = points + bonus + later, ``loss``.
+
+        >>> f = advise("yacht", [1, 1, 1, 1, 1], rolls_left=0).to_frame()
+        >>> f.loc[0, "box"], int(f.loc[0, "points"])
+        ('yacht', 50)
+        """
+        return self.table.copy()
+
+    @property
+    def best(self) -> dict:
+        """The best choice as a dict (the first row of :meth:`to_frame`).
+
+        >>> advise("yacht", [2, 3, 4, 5, 6], rolls_left=0).best["box"]
+        'b_straight'
+        """
+        return self.table.iloc[0].to_dict()
+
+    def to_dict(self) -> dict:
+        """JSON-friendly description of the position and every choice.
+
+        >>> sorted(advise("yacht", "12345", rolls_left=1).to_dict())[:4]
+        ['choices', 'dice', 'explanation', 'filled']
+        """
+        return {"rules": self.rules.name, "options": list(self.rules.options),
+                "dice": list(self.dice), "rolls_left": self.rolls_left,
+                "filled": list(self.filled), "upper": self.upper, "upper_given": self.upper_given,
+                "yahtzee_box": self.yahtzee_box, "kind": self.kind, "notes": list(self.notes),
+                "explanation": EXPLANATION,
+                "choices": self.table.to_dict(orient="records")}
+
+    def to_text(self) -> str:
+        """The table with a header saying what the numbers mean.
+
+        >>> print(advise("yacht", "66666", rolls_left=0).to_text().splitlines()[0])
+        Yacht (Japanese) (yacht): dice 6 6 6 6 6, no rolls left: choose a box
+        """
+        r = self.rules
+        left = {0: "no rolls left: choose a box", 1: "1 roll left: choose the dice to keep"}
+        head = [f"{r.title} ({r.key}): dice {' '.join(map(str, self.dice))}, "
+                f"{left.get(self.rolls_left, f'{self.rolls_left} rolls left: choose the dice to keep')}",
+                f"filled: {', '.join(self.filled) or 'none'}; upper total {self.upper}"
+                + ("" if self.upper_given else " (assumed)")
+                + ("" if self.yahtzee_box is None else f"; {r.five_box} box {self.yahtzee_box}"),
+                EXPLANATION]
+        head += [f"note: {n}" for n in self.notes]
+        fmt = {c: (lambda v: f"{v:.4f}") for c in ("expected", "loss", "later")}
+        for c in ("keep", "reroll", "box", "label"):          # text columns left-aligned
+            if c in self.table:
+                w = max(len(c), self.table[c].str.len().max())
+                fmt[c] = (lambda v, w=w: f"{v:<{w}}")
+        body = self.table.to_string(index=False, formatters=fmt, justify="left")
+        return "\n".join(head + [body])
+
+
+# -- validation: one clear line per problem --------------------------------------------
+
+def parse_filled(rules: RuleSet, filled) -> np.ndarray:
+    """(B,) bool of the filled boxes from names (a list, or one comma-separated string).
+
+    >>> from yahtzee_sim.rules import get_rules
+    >>> np.flatnonzero(parse_filled(get_rules("yahtzee"), "ones, twos")).tolist()
+    [0, 1]
+    >>> parse_filled(get_rules("yacht"), ["ones", "sixs"])
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown box 'sixs' for yacht; valid boxes: ones, twos, threes, fours, fives, sixes, choice, four_dice, full_house, s_straight, b_straight, yacht
+    """
+    if filled is None:
+        filled = ()
+    if isinstance(filled, str):
+        filled = [p for p in filled.split(",") if p.strip()]
+    names = list(filled)
+    mask = np.zeros(rules.n_boxes, dtype=bool)
+    for name in names:
+        if not isinstance(name, str):
+            raise ValueError(f"filled boxes are given by name, got {name!r}; "
+                             f"valid boxes: {', '.join(rules.box_names)}")
+        b = rules.box_index(name)
+        if mask[b]:
+            raise ValueError(f"box {rules.box_names[b]!r} is listed twice in filled")
+        mask[b] = True
+    return mask
+
+
+def _check_dice(rules: RuleSet, dice) -> tuple:
+    n, f = rules.n_dice, rules.n_faces
+    problem = f"dice must be {n} values in 1..{f} (e.g. 13356), got {dice!r}"
+    if isinstance(dice, str):
+        text = dice.replace(",", " ").split()
+        dice_list = text if len(text) > 1 else list(dice.strip())
+        try:
+            values = [int(x) for x in dice_list]
+        except ValueError:
+            raise ValueError(problem) from None
+    else:
+        try:
+            values = list(dice)
+        except TypeError:
+            raise ValueError(problem) from None
+    if len(values) != n or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+                                   and 1 <= v <= f for v in values):
+        raise ValueError(problem)
+    return tuple(sorted(int(v) for v in values))
+
+
+def _check_rolls_left(rules: RuleSet, rolls_left) -> int:
+    top = rules.n_rolls - 1
+    if isinstance(rolls_left, bool) or not isinstance(rolls_left, (int, np.integer)) \
+            or not 0 <= rolls_left <= top:
+        choices = ", ".join(map(str, range(top))) + f" or {top}" if top else "0"
+        raise ValueError(f"rolls left must be {choices} (rolls still to come this turn), got {rolls_left!r}")
+    return int(rolls_left)
+
+
+def _check_card(rules: RuleSet, mask: np.ndarray) -> None:
+    from ._solver_space import state_space
+
+    n = int(mask.sum())
+    if n == rules.n_boxes:
+        raise ValueError("every box is filled: the game is over, there is nothing to advise")
+    bits = int(mask.astype(np.int64) @ (np.int64(1) << np.arange(rules.n_boxes, dtype=np.int64)))
+    if bits in set(state_space(rules).level_masks[n].tolist()):
+        return
+    if rules.fill_order == "in-order":
+        want = ", ".join(rules.box_names[:n])
+        got = ", ".join(np.asarray(rules.box_names)[mask])
+        raise ValueError(f"{rules.key} fills boxes top to bottom, so {n} filled boxes must be "
+                         f"{want}; got {got}")
+    raise ValueError(f"no game of {rules.key} can have exactly these boxes filled")  # pragma: no cover
+
+
+def _upper_names(rules: RuleSet, mask: np.ndarray) -> str:
+    return ", ".join(rules.box_names[b] for b in np.flatnonzero(mask & rules.is_upper))
+
+
+def _check_upper(rules: RuleSet, mask: np.ndarray, upper) -> tuple[int, bool, list]:
+    """The upper total to use, whether it was given, and notes."""
+    totals = achievable_upper_totals(rules, mask)
+    has_upper = bool((mask & rules.is_upper).any())
+    notes = []
+    if upper is None:
+        if not has_upper:
+            return 0, True, notes
+        par = min(3, rules.n_dice)
+        value = int(par * rules.upper_face[mask & rules.is_upper].astype(np.int64).sum())
+        if rules.upper_bonus:
+            notes.append(f"upper total not given: assumed {value} ({par} of each filled upper "
+                         f"face); give it for the exact bonus chances")
+        return value, False, notes
+    if isinstance(upper, bool) or not isinstance(upper, (int, np.integer)) or upper < 0:
+        raise ValueError(f"upper total must be a non-negative integer, got {upper!r}")
+    upper = int(upper)
+    if upper not in set(totals.tolist()):
+        if not has_upper:
+            raise ValueError(f"upper total {upper} is impossible: no upper box is filled, so it is 0")
+        names = _upper_names(rules, mask)
+        top = int(totals.max())
+        if upper > top:
+            raise ValueError(f"upper total {upper} is impossible: the filled upper boxes "
+                             f"({names}) hold at most {top}")
+        below = int(totals[totals < upper].max())
+        above = int(totals[totals > upper].min())
+        raise ValueError(f"upper total {upper} is impossible: each filled upper box ({names}) "
+                         f"holds 0..{rules.n_dice} times its face; nearest possible totals "
+                         f"{below} and {above}")
+    if rules.upper_bonus and upper >= rules.upper_bonus_threshold:
+        notes.append(f"upper bonus already earned ({rules.upper_bonus} points on the card, "
+                     f"not counted here)")
+    return upper, True, notes
+
+
+def _check_five(rules: RuleSet, mask: np.ndarray, yahtzee_box, flag_matters: bool):
+    """The five-of-a-kind box's points (None when open) and the solver flag."""
+    if rules.five_box is None:
+        if yahtzee_box is not None:
+            raise ValueError(f"{rules.key} has no five-of-a-kind box; leave its value out")
+        return None, False
+    five = rules.five_box
+    full = rules.five_box_points
+    if not mask[rules.five_box_index]:
+        if yahtzee_box is not None:
+            raise ValueError(f"a value for the {five} box was given but the {five} box is not "
+                             f"filled; add {five} to the filled boxes or leave the value out")
+        return None, False
+    if yahtzee_box is None:
+        if flag_matters:
+            raise ValueError(f"the {five} box is filled: give its points, {full} or 0 (yahtzee_box, "
+                             f"--yahtzee-box); with {full} each further five of a kind earns "
+                             f"{rules.five_bonus}")
+        return None, False
+    if isinstance(yahtzee_box, bool) or not isinstance(yahtzee_box, (int, np.integer)) \
+            or int(yahtzee_box) not in (0, full):
+        raise ValueError(f"the {five} box holds {full} or 0, got {yahtzee_box!r}")
+    return int(yahtzee_box), int(yahtzee_box) == full
+
+
+# -- the advice ----------------------------------------------------------------------
+
+def _keep_text(counts: np.ndarray, n_dice: int) -> str:
+    held = np.repeat(np.arange(1, len(counts) + 1), counts).tolist()
+    return " ".join([str(v) for v in held] + ["_"] * (n_dice - len(held)))
+
+
+def advise(rules: str | RuleSet, dice, *, rolls_left: int, filled=(), upper: int | None = None,
+           yahtzee_box: int | None = None, options=(), solution=None) -> Advice:
+    """Every legal choice of a position, valued exactly, best first.
+
+    Parameters
+    ----------
+    rules, options : a rule-set name (or RuleSet) and its options.
+    dice : the dice showing, e.g. ``[1, 3, 3, 5, 6]`` or ``"13356"``.
+    rolls_left : rolls still to come this turn (0 .. n_rolls - 1); 0 = choose a box.
+    filled : names of the filled boxes (list or comma-separated string).
+    upper : the upper-section total so far; when omitted with upper boxes filled,
+        three of each filled face is assumed (said in ``notes``).
+    yahtzee_box : points in the five-of-a-kind box (its full value or 0); needed
+        when that box is filled and the rule set pays bonuses for further ones.
+    solution : a solved :class:`~yahtzee_sim.exact.solver.Solution` to reuse
+        (default: :func:`~yahtzee_sim.exact.solver.solve`, disk-cached).
+
+    >>> a = advise("yahtzee", "13356", rolls_left=2, filled="ones,twos", upper=5)
+    >>> a.kind, a.to_frame().columns.tolist()
+    ('keep', ['keep', 'reroll', 'held', 'expected', 'loss'])
+    >>> advise("yahtzee", "13356", rolls_left=2, filled="ones", upper=7)
+    Traceback (most recent call last):
+    ...
+    ValueError: upper total 7 is impossible: the filled upper boxes (ones) hold at most 5
+    """
+    from .solver import rules_fingerprint, solve
+    from ._solver_space import state_space
+
+    rules = get_rules(rules, options)
+    dice = _check_dice(rules, dice)
+    rolls_left = _check_rolls_left(rules, rolls_left)
+    mask = parse_filled(rules, filled)
+    _check_card(rules, mask)
+    u, upper_given, notes = _check_upper(rules, mask, upper)
+    sp = state_space(rules)
+    five_value, full = _check_five(rules, mask, yahtzee_box, sp.n_flag == 2)
+    if solution is None:
+        solution = solve(rules)
+    elif rules_fingerprint(solution.rules) != rules_fingerprint(rules):
+        raise ValueError(f"the solution is for {solution.rules.key}, not for {rules.key}")
+    values = np.ascontiguousarray(solution.values).reshape(-1)
+
+    d = rules.dice
+    roll = d.roll_index_of(list(dice))
+    bits = int(mask.astype(np.int64) @ (np.int64(1) << np.arange(rules.n_boxes, dtype=np.int64)))
+    flag = int(full) if sp.n_flag == 2 else 0
+    u_cap = min(u, sp.cap)
+    # every final roll (all of them while rolls are left, else just this one)
+    rolls = np.arange(d.n_rolls) if rolls_left else np.array([roll])
+    n = len(rolls)
+    legal, scores, bonus = rules.turn_options(np.broadcast_to(mask, (n, rules.n_boxes)),
+                                              np.full(n, full), rolls)
+    gain = scores + rules.upper_bonus_gain(np.full(n, u), scores) + bonus[:, None]
+    nxt = sp.next_flat(np.full(n, bits), np.full(n, u_cap), np.full(n, flag), scores)
+    later = np.where(legal, values[np.where(legal, nxt, 0)], 0.0)
+    worth = np.where(legal, gain + later, -np.inf)                     # (n, B)
+
+    if rolls_left == 0:
+        boxes = np.flatnonzero(legal[0])
+        labels = {b.name: b.label for b in rules.boxes}
+        frame = pd.DataFrame({
+            "box": [rules.box_names[b] for b in boxes],
+            "label": [labels[rules.box_names[b]] for b in boxes],
+            "points": scores[0, boxes].astype(int),
+            "bonus": (gain[0, boxes] - scores[0, boxes]).astype(int),
+            "later": later[0, boxes],
+            "expected": worth[0, boxes],
+        })
+        kind = "box"
+    else:
+        x = worth.max(axis=1)[:, None]                                 # (R, 1) final rolls
+        for j in range(1, rolls_left + 1):
+            e = keep_expectations(d, x)                                # (K, 1)
+            if j < rolls_left:
+                x, _ = best_subkeep(d, e)
+        keeps = d.subkeeps[roll, :d.n_subkeeps[roll]].astype(np.intp)
+        counts = d.keep_counts[keeps]
+        rolled = d.roll_counts[roll][None, :] - counts
+        frame = pd.DataFrame({
+            "keep": [_keep_text(c, rules.n_dice) for c in counts],
+            "reroll": [" ".join(map(str, np.repeat(np.arange(1, d.n_faces + 1), r))) or "-"
+                       for r in rolled],
+            "held": d.keep_size[keeps].astype(int),
+            "expected": e[keeps, 0],
+        })
+        # ties: hold more dice first (then the order of the dice tables)
+        frame = frame.iloc[np.lexsort((-frame["held"].to_numpy(), -frame["expected"].to_numpy()))]
+        kind = "keep"
+    if kind == "box":
+        frame = frame.iloc[np.argsort(-frame["expected"].to_numpy(), kind="stable")]
+    frame = frame.reset_index(drop=True)
+    frame["loss"] = frame["expected"].iloc[0] - frame["expected"]
+    return Advice(rules, dice, rolls_left, tuple(np.asarray(rules.box_names)[mask].tolist()),
+                  u, upper_given, five_value, kind, tuple(notes), frame)

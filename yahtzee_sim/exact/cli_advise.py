@@ -1,0 +1,87 @@
+"""``yahtzee-sim advise`` and ``yahtzee-sim policy-value``.
+
+``advise`` lists every legal choice of a position (keeps while rolls are left,
+boxes at the end) with its exact expected remaining score and its loss against
+the best choice. ``policy-value`` prints the exact expected score and sd of a
+strategy.
+
+>>> from yahtzee_sim.cli import build_parser
+>>> a = build_parser().parse_args(["advise", "--dice", "13356", "--rolls-left", "2",
+...                                "--filled", "ones,twos", "--upper", "5"])
+>>> a.dice, a.rolls_left, a.filled, a.upper
+('13356', 2, 'ones,twos', 5)
+"""
+
+from __future__ import annotations
+
+
+def cmd_advise(args) -> int:
+    """Print (or emit as JSON) the advisor's table for one position."""
+    from ..cli import parse_dice, print_json, rules_from
+    from .advisor import advise
+
+    rules = rules_from(args)
+    dice = parse_dice(args.dice, rules.n_dice, rules.n_faces)
+    advice = advise(rules, dice, rolls_left=args.rolls_left, filled=args.filled or (),
+                    upper=args.upper, yahtzee_box=args.yahtzee_box)
+    if args.json:
+        print_json(advice.to_dict())
+    else:
+        print(advice.to_text())
+    return 0
+
+
+def cmd_policy_value(args) -> int:
+    """Print the exact expected score and sd of a strategy."""
+    from ..cli import print_json, rules_from
+    from .policy import policy_value
+
+    rules = rules_from(args)
+    pv = policy_value(rules, args.strategy)
+    if args.json:
+        print_json(dict(pv.summary(), rules=rules.name, options=list(rules.options)))
+        return 0
+    print(f"{rules.title} ({rules.key}) under {pv.strategy}: exact policy value")
+    print(f"  expected score   {pv.expected_score:.4f}")
+    print(f"  standard dev.    {pv.sd:.4f}")
+    print(f"  states           {pv.states:,}")
+    print(f"  method           {pv.method}")
+    print(f"  seconds          {pv.seconds:.1f}")
+    return 0
+
+
+def _int_arg(what: str):
+    import argparse
+
+    def parse(text: str) -> int:
+        try:
+            return int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{what} must be an integer, got {text!r}") from None
+
+    return parse
+
+
+def add_commands(sub) -> None:
+    """Register the ``advise`` and ``policy-value`` subcommands."""
+    from ..cli import add_rules_args
+    from ..strategies import strategy_names
+
+    p = sub.add_parser("advise", help="every legal choice of a position with its exact expected score")
+    add_rules_args(p)
+    p.add_argument("--dice", required=True, help="the dice showing, e.g. 13356")
+    p.add_argument("--rolls-left", type=_int_arg("--rolls-left"), required=True,
+                   help="rolls still to come this turn (0: choose a box)")
+    p.add_argument("--filled", default="", help="filled boxes, comma-separated (e.g. ones,twos)")
+    p.add_argument("--upper", type=_int_arg("--upper"), default=None,
+                   help="upper-section total so far (default: 3 of each filled upper face)")
+    p.add_argument("--yahtzee-box", type=_int_arg("--yahtzee-box"), default=None,
+                   help="points in the five-of-a-kind box when it is filled (50 or 0)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_advise)
+
+    p = sub.add_parser("policy-value", help="exact expected score and sd of a strategy")
+    add_rules_args(p)
+    p.add_argument("--strategy", required=True, help=f"one of: {', '.join(strategy_names())}")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_policy_value)
