@@ -74,3 +74,13 @@ def test_malformed_spec_gets_one_line_error(tmp_path, capsys, text, message):
 def test_parse_spec_defaults_and_scaling():
     spec = parse_spec({"kind": "head-to-head", "strategies": ["random", "keep-largest"]}, name="x")
     assert spec.tables and spec.plots and spec.scaled(10).games == 10 and spec.games != 10
+
+
+def test_run_accepts_a_backend_and_gives_the_same_tables(tmp_path, capsys):
+    spec = tmp_path / "mini.toml"
+    spec.write_text('kind = "strategies"\nstrategies = ["random", "keep-largest"]\ngames = 2048\nplots = []\n')
+    tables = []
+    for i, backend in enumerate((["--backend", "serial"], ["--backend", "processes", "--jobs", "2"])):
+        assert main(["run", str(spec), "--out", str(tmp_path / f"r{i}"), *backend]) == 0
+        tables.append((tmp_path / f"r{i}" / "mini" / "summary.csv").read_text())
+    assert tables[0] == tables[1]

@@ -648,8 +648,8 @@ def run_chunks(
 
 # -- command-line helpers ---------------------------------------------------------------
 
-def add_run_args(p) -> None:
-    """Add ``--backend``, ``--jobs``, ``--scheduler`` and ``--checkpoint`` to an argparse parser.
+def add_run_args(p, *, checkpoint: bool = True) -> None:
+    """Add ``--backend``, ``--jobs``, ``--scheduler`` (and ``--checkpoint``) to an argparse parser.
 
     >>> import argparse
     >>> p = argparse.ArgumentParser(); add_run_args(p)
@@ -665,10 +665,14 @@ def add_run_args(p) -> None:
                    help="worker processes (processes backend, default: all cores) or LocalCluster workers (dask)")
     g.add_argument("--scheduler", metavar="ADDRESS", default=None,
                    help="Dask scheduler, e.g. tcp://host:8786 (default: a LocalCluster for the run)")
-    g.add_argument("--checkpoint", metavar="FILE", default=None,
-                   help="save completed chunks to FILE (JSON); rerun the same command to resume")
+    if checkpoint:
+        g.add_argument("--checkpoint", metavar="FILE", default=None,
+                       help="save completed chunks to FILE (JSON); rerun the same command to resume")
 
 
 def run_kwargs(args) -> dict:
     """The keyword arguments of :func:`yahtzee_sim.simulate` set by :func:`add_run_args`."""
-    return {"backend": args.backend, "jobs": args.jobs, "scheduler": args.scheduler, "checkpoint": args.checkpoint}
+    out = {"backend": args.backend, "jobs": args.jobs, "scheduler": args.scheduler}
+    if hasattr(args, "checkpoint"):
+        out["checkpoint"] = args.checkpoint
+    return out

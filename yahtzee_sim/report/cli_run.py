@@ -11,13 +11,14 @@ def cmd_run(args) -> int:
     from ..cli import print_json
     from .document import write_report
     from .experiment import load_spec
+    from ..parallel import run_kwargs
     from .runners import run_experiment
 
     specs = [load_spec(p).scaled(args.games) for p in args.spec]  # validate all before running any
     written = []
     for spec in specs:
         command = "yahtzee-sim run " + shlex.quote(spec.source) + (f" --games {args.games}" if args.games else "")
-        report = run_experiment(spec, command=command)
+        report = run_experiment(spec, command=command, run_options=run_kwargs(args))
         out = write_report(report, Path(args.out) / spec.name)
         written.append(str(out))
         if not args.json:
@@ -29,10 +30,12 @@ def cmd_run(args) -> int:
 
 def add_commands(sub) -> None:
     from ..cli import positive_int
+    from ..parallel import add_run_args
 
     p = sub.add_parser("run", help="run experiment spec files and write their reports")
     p.add_argument("spec", nargs="+", help="experiments/NAME.toml")
     p.add_argument("--games", type=positive_int, default=None, help="override the spec's number of games")
     p.add_argument("--out", default="reports", help="folder for the reports (default: reports/)")
     p.add_argument("--json", action="store_true")
+    add_run_args(p, checkpoint=False)
     p.set_defaults(func=cmd_run)

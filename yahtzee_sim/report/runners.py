@@ -36,7 +36,8 @@ def runner(kind: str):
 def run_experiment(spec: ExperimentSpec, *, command: str = "", **extra) -> Report:
     """Run ``spec`` and return its report (not yet written).
 
-    ``extra`` keywords go to the runner (e.g. a prepared ``context`` for claims).
+    ``extra`` keywords go to the runner: ``run_options`` (backend, jobs, scheduler for
+    every simulation, see :mod:`yahtzee_sim.parallel`) or a prepared ``context`` for claims.
     """
     try:
         fn = RUNNERS[spec.kind]
@@ -86,13 +87,13 @@ def _paired(results: dict, baseline: str) -> pd.DataFrame:
 
 
 @runner("strategies")
-def run_strategies(spec: ExperimentSpec) -> Report:
+def run_strategies(spec: ExperimentSpec, *, run_options: dict | None = None) -> Report:
     rules = get_rules(spec.rules, spec.options)
     names = list(spec.strategies) or strategy_names()
     baseline = spec.baseline or ("optimal" if "optimal" in names else names[-1])
     if baseline not in names:
         raise ValueError(f"{spec.name}: baseline {baseline!r} is not among the strategies {names}")
-    results = {n: simulate(rules, n, spec.games, seed=spec.seed, keep_games=True) for n in names}
+    results = {n: simulate(rules, n, spec.games, seed=spec.seed, keep_games=True, **(run_options or {})) for n in names}
     rep = Report(spec.name, spec.title or f"Strategies compared on {rules.title}", question=spec.question)
     rep.add_text("Method", (
         f"{spec.games:,} games of `{rules.key}` per strategy, all with seed {spec.seed}: every strategy "
@@ -189,13 +190,13 @@ def _strategy_figures(rep, spec, results, boxes, baseline):
 # -- head to head ----------------------------------------------------------------------
 
 @runner("head-to-head")
-def run_head_to_head(spec: ExperimentSpec) -> Report:
+def run_head_to_head(spec: ExperimentSpec, *, run_options: dict | None = None) -> Report:
     """Two-player games: each player's dice are independent (different seed streams)."""
     rules = get_rules(spec.rules, spec.options)
     names = list(spec.strategies) or strategy_names()
     root = np.random.SeedSequence(spec.seed)
     seeds = {n: int(child.generate_state(1)[0]) for n, child in zip(names, root.spawn(len(names)))}
-    totals = {n: simulate(rules, n, spec.games, seed=seeds[n], keep_games=True).games["total"] for n in names}
+    totals = {n: simulate(rules, n, spec.games, seed=seeds[n], keep_games=True, **(run_options or {})).games["total"] for n in names}
     rows, win = [], pd.DataFrame(index=pd.Index(names, name="player"), columns=names, dtype=float)
     for a in names:
         for b in names:
@@ -256,11 +257,11 @@ def run_head_to_head(spec: ExperimentSpec) -> Report:
 # -- claims --------------------------------------------------------------------------------
 
 @runner("claims")
-def run_claims(spec: ExperimentSpec, context=None) -> Report:
+def run_claims(spec: ExperimentSpec, context=None, *, run_options: dict | None = None) -> Report:
     """Every claim of the seed documents with the project's value and a computed verdict."""
     from ..verify import Context, verify_claims
 
-    ctx = context or Context(games=spec.games, turns=spec.turns, seed=spec.seed)
+    ctx = context or Context(games=spec.games, turns=spec.turns, seed=spec.seed, run_options=run_options or {})
     frame = verify_claims(ctx)
     rep = Report(spec.name, spec.title or "The seeds' claims, checked", question=spec.question or (
         "Which numbers and tips in the three source documents hold, computed exactly where possible "
@@ -297,7 +298,7 @@ def run_claims(spec: ExperimentSpec, context=None) -> Report:
 # -- odds ----------------------------------------------------------------------------------
 
 @runner("odds")
-def run_odds(spec: ExperimentSpec) -> Report:
+def run_odds(spec: ExperimentSpec, *, run_options: dict | None = None) -> Report:
     """First-roll and per-turn pattern odds, exact against simulated, with convergence."""
     from ..engine import simulate_turns
     from ..exact.odds import one_roll_odds
@@ -314,9 +315,9 @@ def run_odds(spec: ExperimentSpec) -> Report:
         f"project's turn simulator: {n:,} first rolls and {n:,} three-roll turns per policy, seed {spec.seed}, "
         "with 95% Wilson intervals. *Best keeps* are the keeps that maximize the chance of that very pattern."))
     first = one_roll_odds(rules)
-    sim_first = simulate_turns(rules, KeepAll(), n, seed=spec.seed).pattern_counts()
+    sim_first = simulate_turns(rules, KeepAll(), n, seed=spec.seed, **(run_options or {})).pattern_counts()
     per_turn = turn_odds(rules, policy)
-    sim_turn = simulate_turns(rules, policy, n, seed=spec.seed).pattern_counts()
+    sim_turn = simulate_turns(rules, policy, n, seed=spec.seed, **(run_options or {})).pattern_counts()
     rows_first, rows_turn = [], []
     for pattern in first.counts.index:
         k = int(sim_first[pattern])
@@ -343,7 +344,7 @@ def run_odds(spec: ExperimentSpec) -> Report:
     exact_five = per_turn.probability("five_of_a_kind")
     conv = []
     for m in checkpoints:
-        k = int(simulate_turns(rules, policy, m, seed=spec.seed).pattern_counts()["five_of_a_kind"])
+        k = int(simulate_turns(rules, policy, m, seed=spec.seed, **(run_options or {})).pattern_counts()["five_of_a_kind"])
         lo, hi = _wilson(k, m)
         conv.append({"turns": m, "estimate": k / m, "ci95_low": lo, "ci95_high": hi, "exact": exact_five})
     conv_frame = pd.DataFrame(conv).set_index("turns")
@@ -376,7 +377,7 @@ def run_odds(spec: ExperimentSpec) -> Report:
 # -- variants --------------------------------------------------------------------------------
 
 @runner("variants")
-def run_variants(spec: ExperimentSpec) -> Report:
+def run_variants(spec: ExperimentSpec, *, run_options: dict | None = None) -> Report:
     """Every rule set, and each Yacht local rule alone against plain Yacht, under optimal play."""
     from ..exact.solver import solve
     from ..rules import rule_names, rule_options
@@ -390,7 +391,7 @@ def run_variants(spec: ExperimentSpec) -> Report:
     for name, opts in variants:
         rules = get_rules(name, opts)
         sol = solve(rules)
-        res = simulate(rules, strategy, spec.games, seed=spec.seed, keep_games=True)
+        res = simulate(rules, strategy, spec.games, seed=spec.seed, keep_games=True, **(run_options or {}))
         s = res.summary()
         totals[rules.key] = res.games["total"]
         rows.append({

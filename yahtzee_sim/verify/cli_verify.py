@@ -11,7 +11,9 @@ def cmd_verify(args) -> int:
     from ..cli import print_json
     from . import Context, verify_claims
 
-    ctx = Context(games=args.games, turns=args.turns, seed=args.seed)
+    from ..parallel import run_kwargs
+
+    ctx = Context(games=args.games, turns=args.turns, seed=args.seed, run_options=run_kwargs(args))
     if args.out:
         from ..report.document import write_report
         from ..report.experiment import parse_spec
@@ -39,6 +41,7 @@ def cmd_verify(args) -> int:
 
 def add_commands(sub) -> None:
     from ..cli import positive_int, seed_int
+    from ..parallel import add_run_args
 
     p = sub.add_parser("verify", help="check every numeric claim of the seed documents")
     p.add_argument("--games", type=positive_int, default=100_000, help="games per simulated strategy")
@@ -47,4 +50,5 @@ def add_commands(sub) -> None:
     p.add_argument("--only", action="append", default=None, metavar="ID", help="claim ids starting with ID")
     p.add_argument("--out", help="also write the report to this folder")
     p.add_argument("--json", action="store_true")
+    add_run_args(p, checkpoint=False)
     p.set_defaults(func=cmd_verify)

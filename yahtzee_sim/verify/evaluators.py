@@ -51,12 +51,14 @@ class Context:
     games: int = 100_000
     turns: int = 1_000_000
     seed: int = 2026
+    run_options: dict = field(default_factory=dict)  # backend, jobs, scheduler (yahtzee_sim.parallel)
     _runs: dict = field(default_factory=dict, repr=False)
 
     def run(self, rules: str, strategy: str):
         key = (rules, strategy)
         if key not in self._runs:
-            self._runs[key] = simulate(rules, strategy, self.games, seed=self.seed, keep_games=True)
+            self._runs[key] = simulate(rules, strategy, self.games, seed=self.seed, keep_games=True,
+                                          **self.run_options)
         return self._runs[key]
 
 
@@ -102,7 +104,7 @@ def first_roll_fraction(params, ctx) -> Measurement:
 @evaluator
 def first_roll_probability(params, ctx) -> Measurement:
     exact = first_roll_fraction(params, ctx).exact
-    res = simulate_turns(params.get("rules", "yahtzee"), KeepAll(), ctx.turns, seed=ctx.seed)
+    res = simulate_turns(params.get("rules", "yahtzee"), KeepAll(), ctx.turns, seed=ctx.seed, **ctx.run_options)
     k = int(res.pattern_counts()[params["pattern"]])
     return Measurement(exact=exact, estimate=k / ctx.turns, ci=_wilson(k, ctx.turns),
                        method=f"exact count; simulated with {ctx.turns:,} first rolls",
@@ -125,9 +127,10 @@ def turn_probability(params, ctx) -> Measurement:
     policy, words = _turn_policy(rules, params)
     frac = turn_odds(rules, policy).fraction(params["pattern"])
     if params.get("policy", "keep-largest") == "best":
-        res = simulate_turns(rules, "keep-largest", ctx.turns, seed=ctx.seed, target=params["pattern"])
+        res = simulate_turns(rules, "keep-largest", ctx.turns, seed=ctx.seed, target=params["pattern"],
+                             **ctx.run_options)
     else:
-        res = simulate_turns(rules, params["policy"], ctx.turns, seed=ctx.seed)
+        res = simulate_turns(rules, params["policy"], ctx.turns, seed=ctx.seed, **ctx.run_options)
     k = int(res.pattern_counts()[params["pattern"]])
     return Measurement(exact=frac, estimate=k / ctx.turns, ci=_wilson(k, ctx.turns),
                        method=f"exact Markov chain over the 252 rolls under {words}; {ctx.turns:,} simulated turns",
