@@ -100,8 +100,10 @@ class OptimalStrategy(Strategy):
         k = self._model.n_keeps
         n_rolls = self.rules.n_rolls
         # (n_unique, K + 1): one row per state, so a game's sub-keeps are close in memory
-        plans = [None] + [np.full((len(uniq), k + 1), -np.inf, dtype=np.float32)
+        plans = [None] + [np.empty((len(uniq), k + 1), dtype=np.float32)
                           for _ in range(1, n_rolls)]
+        for p in plans[1:]:
+            p[:, k] = -np.inf                            # the padding column of _sub_pos
         for lo in range(0, len(uniq), self.chunk):
             hi = min(lo + self.chunk, len(uniq))
             _, (kv, _) = turn_values(self._model, self._values, None, um[lo:hi], uu[lo:hi],
