@@ -414,6 +414,9 @@ def turn_values(model: TurnModel, values: np.ndarray, variances: np.ndarray | No
                 if second:
                     wv5[:, ub] = vk
 
+    if second and up_ok.any():
+        wq = wz * wz                    # second moments of the upper boxes' count values
+        wq += wv
     rb_view = slice(rb.start, rb.stop)
     for b in range(n_boxes):
         ok = legal[:, b]
@@ -425,8 +428,7 @@ def turn_values(model: TurnModel, values: np.ndarray, variances: np.ndarray | No
             cnt = model.box_vals[b]
             zc = wz[cnt, j]
             if second:
-                qc = zc * zc
-                qc += wv[cnt, j]
+                qc = wq[cnt, j]
         else:
             a = np.where(ok, v0[:, b] - c, -np.inf).astype(dt)
             zc = model.box_vals[b][:, None] + a[None, :]
