@@ -66,18 +66,35 @@ class StateSpace:
         """
         rules = self.rules
         mask, u, flag = (np.asarray(a, dtype=np.int64) for a in (mask, u, flag))
-        scores = np.asarray(scores, dtype=np.int64)
         if boxes is None:
-            b = np.arange(self.n_boxes)
-            mask, u, flag = mask[:, None], u[:, None], flag[:, None]
-        else:
-            b = np.asarray(boxes, dtype=np.int64)
+            return self._next_flat_all(mask, u, flag, np.asarray(scores))
+        scores = np.asarray(scores, dtype=np.int64)
+        b = np.asarray(boxes, dtype=np.int64)
         nxt = mask | (np.int64(1) << b)
         u2 = np.minimum(u + np.where(rules.is_upper[b], scores, 0), self.cap)
         f2 = flag
         if self.n_flag == 2:
             f2 = flag | ((b == rules.five_box_index) & (scores == rules.five_box_points))
         return self.flat(nxt, u2, f2)
+
+    def _next_flat_all(self, mask, u, flag, scores):
+        """(N, B) :meth:`next_flat` of every box, in few passes over 4-byte integers."""
+        rules = self.rules
+        idt = np.int32 if self.size < 2**31 else np.int64
+        bits = (np.int64(1) << np.arange(self.n_boxes, dtype=np.int64)).astype(idt)
+        out = np.bitwise_or(mask.astype(idt)[:, None], bits)             # next mask
+        out *= idt(self.n_u * self.n_flag)
+        low = np.empty(out.shape, dtype=idt)                             # next (u, flag)
+        np.multiply(scores, rules.is_upper, out=low, casting="unsafe")
+        low += u.astype(idt)[:, None]
+        np.minimum(low, idt(self.cap), out=low)
+        if self.n_flag == 2:
+            low *= idt(2)
+            low += flag.astype(idt)[:, None]
+            five = rules.five_box_index
+            low[:, five] |= (scores[:, five] == rules.five_box_points).astype(idt)
+        out += low
+        return out
 
     def canonical_u(self, mask: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Representative total of each state's class (-1 if the class is not solved)."""

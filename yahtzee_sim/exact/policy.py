@@ -310,15 +310,16 @@ def _chunk_values(strategy, rules, sp, mask, u, flag, values, second, is_subkeep
     n_states, n_rolls = turn.n, turn.r
     opts = turn.options
     u0 = np.zeros(len(turn.rolls), dtype=np.float32)
-    if uniform:
-        legal = opts.legal
-        nxt = sp.next_flat(turn.mask, turn.u, turn.flag, opts.scores)          # (N, B)
-        vn = np.where(legal, values[np.where(legal, nxt, 0)], 0.0)
-        mn = np.where(legal, second[np.where(legal, nxt, 0)], 0.0)
-        g = opts.gain.astype(np.float64)
-        k = legal.sum(axis=1)
-        w = np.where(legal, g + vn, 0.0).sum(axis=1) / k
-        w2 = np.where(legal, g * g + 2 * g * vn + mn, 0.0).sum(axis=1) / k
+    if uniform:                                      # the mean over every legal box
+        at = np.flatnonzero(opts.legal)
+        rows, boxes = np.divmod(at, rules.n_boxes)
+        g = opts.gain.reshape(-1)[at].astype(np.float64)
+        st = turn.rep[rows]                         # the chunk's state of each entry
+        nxt = sp.next_flat(mask[st], u[st], flag[st], opts.scores.reshape(-1)[at], boxes=boxes)
+        vn, mn = values[nxt], second[nxt]
+        k = np.bincount(rows, minlength=len(turn.rolls))
+        w = np.bincount(rows, weights=g + vn, minlength=len(k)) / k
+        w2 = np.bincount(rows, weights=g * g + 2 * g * vn + mn, minlength=len(k)) / k
         keeps = None
     else:
         boxes = _ask_box(strategy, turn, u0, rules)

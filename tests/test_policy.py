@@ -1,0 +1,458 @@
+"""Exact policy values: brute force on tiny games, the solver, simulation, refusals, CLI."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import itertools
+import json
+import math
+import os
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from yahtzee_sim import GameState, StrategyError, simulate
+from yahtzee_sim.cli import main
+from yahtzee_sim.exact import cache as cache_mod
+from yahtzee_sim.exact._solver_space import state_space
+from yahtzee_sim.exact.policy import (PolicyValue, achievable_upper_totals, policy_value,
+                                      reachable_states)
+from yahtzee_sim.exact.solver import solve
+from yahtzee_sim.rules import Box, RuleSet, get_rules
+from yahtzee_sim.rules import scoring as sc
+from yahtzee_sim.strategies import Strategy, best_legal, get_strategy
+from yahtzee_sim.strategies.optimal import OptimalStrategy
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _private_cache(tmp_path_factory):
+    """Solutions computed here go to a temporary cache, never the user's."""
+    old = os.environ.get(cache_mod.CACHE_ENV)
+    os.environ[cache_mod.CACHE_ENV] = str(tmp_path_factory.mktemp("policy-cache"))
+    yield
+    if old is None:
+        os.environ.pop(cache_mod.CACHE_ENV, None)
+    else:
+        os.environ[cache_mod.CACHE_ENV] = old
+
+
+# -- tiny games, evaluated by brute force ------------------------------------------------
+
+def tiny_rules(*, joker="forced", five_bonus=20, upper_bonus=7, fill_order="any") -> RuleSet:
+    """Two three-sided dice, three rolls, five boxes: Ones, Twos, Threes, Pair (both dice
+    equal, the five-of-a-kind box), Chance. Small enough to enumerate every game."""
+    boxes = (
+        Box("ones", "Ones", sc.upper(1), upper_face=1),
+        Box("twos", "Twos", sc.upper(2), upper_face=2),
+        Box("threes", "Threes", sc.upper(3), upper_face=3),
+        Box("pair", "Pair", sc.five_of_a_kind(10)),
+        Box("chance", "Chance", sc.chance, joker_points=9),
+    )
+    return RuleSet(name="tiny", title="Tiny", boxes=boxes, n_dice=2, n_faces=3, n_rolls=3,
+                   upper_bonus_threshold=6, upper_bonus=upper_bonus, five_box="pair",
+                   five_bonus=five_bonus, joker=joker, fill_order=fill_order)
+
+
+def two_box_rules() -> RuleSet:
+    """A game to check by hand: one six-sided die, two rolls, two boxes (Sixes, Chance)."""
+    boxes = (Box("sixes", "Sixes", sc.upper(6), upper_face=6), Box("chance", "Chance", sc.chance))
+    return RuleSet(name="two-box", title="Two boxes", boxes=boxes, n_dice=1, n_faces=6,
+                   n_rolls=2, upper_bonus=0)
+
+
+def brute_force(rules: RuleSet, strategy: Strategy) -> tuple[float, float]:
+    """Mean and sd of the final score by enumerating every ordered dice outcome.
+
+    Independent of the evaluator: real (uncapped) upper totals, the game's own
+    bookkeeping, ordered outcomes (F**k for k dice) instead of the keep lattice, and
+    one strategy question per state and roll.
+    """
+    strategy.prepare(rules)
+    d = rules.dice
+    n, f, b = rules.n_dice, rules.n_faces, rules.n_boxes
+    outcomes = {k: [np.array(o) for o in itertools.product(range(1, f + 1), repeat=k)]
+                for k in range(n + 1)}
+
+    def roll_of(dice):
+        return d.roll_index_of(sorted(int(x) for x in dice))
+
+    @functools.lru_cache(maxsize=None)
+    def game(filled: tuple, upper: int, full: bool) -> tuple[float, float]:
+        if all(filled):
+            return 0.0, 0.0
+        fl = np.array([filled] * d.n_rolls)
+        state = GameState.from_arrays(rules, fl, [upper] * d.n_rolls, [full] * d.n_rolls)
+        rolls = np.arange(d.n_rolls)
+        zeros = np.zeros(d.n_rolls, np.float32)
+        legal, scores, bonus = rules.turn_options(fl, np.full(d.n_rolls, full), rolls)
+        gain = scores + rules.upper_bonus_gain(np.full(d.n_rolls, upper), scores) + bonus[:, None]
+        from yahtzee_sim.state import TurnOptions
+
+        boxes = strategy.box(state, rolls, TurnOptions(legal, scores, gain), zeros)
+        keeps = {j: strategy.keep(state, rolls, j, zeros) for j in range(rules.n_rolls - 1, 0, -1)}
+
+        def final(r):                                   # (mean, second moment) of the rest
+            bx = int(boxes[r])
+            assert legal[r, bx]
+            pts = int(scores[r, bx])
+            g = float(gain[r, bx])
+            nf = list(filled)
+            nf[bx] = True
+            m, m2 = game(tuple(nf), upper + (pts if rules.is_upper[bx] else 0),
+                         full or (bx == rules.five_box_index and pts == rules.five_box_points))
+            return g + m, g * g + 2 * g * m + m2
+
+        def value(r, j):                                # holding roll r with j rolls left
+            if j == 0:
+                return final(r)
+            kept = d.keep_counts[keeps[j][r]]
+            held = np.repeat(np.arange(1, f + 1), kept)
+            tot = np.zeros(2)
+            outs = outcomes[n - len(held)]
+            for o in outs:
+                tot += value(roll_of(np.concatenate([held, o])), j - 1)
+            return tot / len(outs)
+
+        tot = np.zeros(2)
+        for o in outcomes[n]:
+            tot += value(roll_of(o), rules.n_rolls - 1)
+        mean, m2 = tot / len(outcomes[n])
+        return float(mean), float(m2)
+
+    mean, m2 = game(tuple([False] * b), 0, False)
+    return mean, math.sqrt(max(m2 - mean * mean, 0.0))
+
+
+class LowestBox(Strategy):
+    """Deterministic test strategy: keep the dice of the roll's lowest face, fill the
+    first legal box (exercises states other strategies avoid)."""
+
+    name = "lowest-box"
+
+    def keep(self, state, rolls, rolls_left, u):
+        counts = self.dice.roll_counts[rolls].copy()
+        low = np.argmax(counts > 0, axis=1)
+        held = np.zeros_like(counts)
+        held[np.arange(len(rolls)), low] = counts[np.arange(len(rolls)), low]
+        return self.dice.keep_index_of_counts(held)
+
+    def box(self, state, rolls, options, u):
+        return np.argmax(options.legal, axis=1)
+
+
+TINY_CASES = {
+    "forced-joker": dict(),
+    "free-joker": dict(joker="free"),
+    "no-joker-no-bonus": dict(joker="none", five_bonus=0),
+    "in-order": dict(fill_order="in-order"),
+}
+
+
+@pytest.mark.parametrize("case", list(TINY_CASES))
+@pytest.mark.parametrize("strategy", ["keep-largest", "greedy", "lowest-box"])
+def test_tiny_games_match_brute_force(case, strategy):
+    rules = tiny_rules(**TINY_CASES[case])
+    make = (lambda: LowestBox()) if strategy == "lowest-box" else (lambda: get_strategy(strategy))
+    mean, sd = brute_force(rules, make())
+    pv = policy_value(rules, make())
+    assert pv.expected_score == pytest.approx(mean, rel=1e-12, abs=1e-12)
+    assert pv.sd == pytest.approx(sd, rel=1e-9, abs=1e-9)
+
+
+def test_two_box_game_by_hand():
+    """keep-largest always holds its one die; it writes a 6 in Sixes (first on the tie
+    with Chance) and anything else in Chance, then the other box takes the next die."""
+    from fractions import Fraction as Fr
+
+    die = [Fr(x) for x in range(1, 7)]
+    p = Fr(1, 6)
+    # first die 6: 6 in Sixes, then Chance takes a die y; else x in Chance, then Sixes
+    # takes 6 * [y == 6]
+    outcomes = [(6 + y, p * p) for y in die] + \
+        [(x + (6 if y == 6 else 0), p * p) for x in die[:5] for y in die]
+    mean = sum(v * q for v, q in outcomes)
+    var = sum(v * v * q for v, q in outcomes) - mean * mean
+    rules = two_box_rules()
+    pv = policy_value(rules, "keep-largest")
+    assert pv.expected_score == pytest.approx(float(mean), rel=1e-12)
+    assert pv.sd == pytest.approx(math.sqrt(var), rel=1e-12)
+    assert pv.states == 1 + 2 + 1
+    for strategy in ("keep-largest", "greedy"):
+        m, sd = brute_force(rules, get_strategy(strategy))
+        pv = policy_value(rules, strategy)
+        assert pv.expected_score == pytest.approx(m, rel=1e-12) and pv.sd == pytest.approx(sd, rel=1e-9)
+
+
+def test_tiny_random_is_the_exact_average():
+    """random by brute force: average over every keep and every legal box."""
+    rules = tiny_rules()
+
+    d = rules.dice
+    pv = policy_value(rules, "random")
+    assert pv.method == "uniform average"
+    # brute force with explicit averaging (independent of the evaluator)
+    outcomes = {k: list(itertools.product(range(1, 4), repeat=k)) for k in range(3)}
+
+    @functools.lru_cache(maxsize=None)
+    def game(filled, upper, full):
+        if all(filled):
+            return 0.0
+        fl = np.array([filled] * d.n_rolls)
+        legal, scores, bonus = rules.turn_options(fl, np.full(d.n_rolls, full), np.arange(d.n_rolls))
+        gain = scores + rules.upper_bonus_gain(np.full(d.n_rolls, upper), scores) + bonus[:, None]
+
+        def final(r):
+            vals = []
+            for bx in np.flatnonzero(legal[r]):
+                pts = int(scores[r, bx])
+                nf = list(filled)
+                nf[bx] = True
+                vals.append(gain[r, bx] + game(tuple(nf), upper + (pts if bx < 3 else 0),
+                                               full or (bx == 3 and pts == 10)))
+            return float(np.mean(vals))
+
+        @functools.lru_cache(maxsize=None)
+        def value(r, j):
+            if j == 0:
+                return final(r)
+            subs = d.subkeeps[r, :d.n_subkeeps[r]]
+            per_keep = []
+            for k in subs:
+                held = list(np.repeat(np.arange(1, 4), d.keep_counts[k]))
+                outs = outcomes[2 - len(held)]
+                per_keep.append(np.mean([value(d.roll_index_of(sorted(held + list(o))), j - 1)
+                                         for o in outs]))
+            return float(np.mean(per_keep))
+
+        return float(np.mean([value(d.roll_index_of(sorted(o)), 2) for o in outcomes[2]]))
+
+    assert pv.expected_score == pytest.approx(game((False,) * 5, 0, False), rel=1e-12)
+
+
+def test_tiny_optimal_equals_solver():
+    rules = tiny_rules()
+    sol = solve(rules, dtype=np.float64, cache=False)
+    pv = policy_value(rules, OptimalStrategy(sol))
+    assert pv.expected_score == pytest.approx(sol.expected_score, rel=1e-9)
+    assert pv.sd == pytest.approx(sol.sd, rel=1e-6)
+    mean, _ = brute_force(rules, OptimalStrategy(sol))
+    assert pv.expected_score == pytest.approx(mean, rel=1e-12)
+
+
+# -- the optimal strategy equals the solver's value --------------------------------------
+
+@pytest.mark.parametrize("name, options", [("yacht", ["fill-in-order"]), ("yacht-classic", []),
+                                           ("yacht", ["fill-in-order", "yacht-bonus-100"])])
+def test_optimal_policy_value_equals_solver(name, options):
+    rules = get_rules(name, options)
+    sol = solve(rules)
+    pv = policy_value(rules, OptimalStrategy(sol))
+    # float32 solver tables: the printed 4 decimals agree (issue 3)
+    assert f"{pv.expected_score:.4f}" == f"{sol.expected_score:.4f}"
+    assert abs(pv.expected_score - sol.expected_score) < 1e-6 * sol.expected_score
+    assert pv.sd == pytest.approx(sol.sd, abs=1e-3)
+    # every reachable state: the strategy's value is the solver's
+    sp = state_space(rules)
+    for level in range(rules.n_boxes):
+        mask, u, flag = reachable_states(rules, level)
+        filled = ((mask[:, None] >> np.arange(rules.n_boxes)) & 1).astype(bool)
+        ours = pv.value(filled, u, flag.astype(bool))
+        theirs = sol.value(filled, u, flag.astype(bool))
+        assert np.allclose(ours, theirs, rtol=1e-6, atol=1e-4), level
+    assert sp.n_boxes == rules.n_boxes
+
+
+# -- simulation agrees inside its confidence interval ------------------------------------
+
+SIM_CASES = [("yacht-classic", []), ("yacht", ["fill-in-order", "yacht-bonus-100"])]
+
+
+@pytest.mark.parametrize("name, options", SIM_CASES)
+@pytest.mark.parametrize("strategy", ["keep-largest", "greedy", "heuristic", "random"])
+def test_policy_value_inside_simulation_ci(name, options, strategy):
+    rules = get_rules(name, options)
+    pv = policy_value(rules, strategy)
+    res = simulate(rules, strategy, 8192, seed=2024)
+    s = res.summary()
+    z = stats.norm.ppf(0.995)
+    assert abs(s["mean"] - pv.expected_score) < z * s["se"], (s["mean"], pv.expected_score)
+    # the sample sd of 8192 games is within ~5% of the exact sd
+    assert s["sd"] == pytest.approx(pv.sd, rel=0.05)
+
+
+@pytest.mark.slow
+def test_policy_value_yacht_bonus_rules_against_simulation():
+    rules = get_rules("yacht", ["fill-in-order", "yacht-bonus-100", "three-dice"])
+    for strategy in ("keep-largest", "greedy"):
+        pv = policy_value(rules, strategy)
+        s = simulate(rules, strategy, 40_000, seed=7).summary()
+        assert abs(s["mean"] - pv.expected_score) < stats.norm.ppf(0.995) * s["se"]
+
+
+def test_strategy_ordering_on_yacht_classic():
+    values = {s: policy_value("yacht-classic", s).expected_score
+              for s in ("random", "keep-largest", "greedy", "heuristic", "optimal")}
+    order = sorted(values, key=values.get)
+    assert order[0] == "random" and order[-1] == "optimal"
+    assert values["greedy"] > values["keep-largest"]
+
+
+# -- invariants ----------------------------------------------------------------------------
+
+def test_chunking_does_not_change_the_answer():
+    rules = tiny_rules()
+    a = policy_value(rules, "greedy")
+    b = policy_value(rules, "greedy", chunk_rows=1)       # one state per chunk
+    assert np.array_equal(np.isnan(a.values), np.isnan(b.values))
+    assert np.allclose(a.values, b.values, equal_nan=True, rtol=0, atol=1e-12)
+    assert np.allclose(a.second_moments, b.second_moments, equal_nan=True, rtol=1e-12)
+
+
+def test_reachable_states_are_the_solvers():
+    rules = get_rules("yahtzee")
+    sp = state_space(rules)
+    total = 0
+    for level in (0, 1, 5, 12, 13):
+        mask, u, flag = reachable_states(rules, level)
+        assert len(np.unique(sp.flat(mask, u, flag))) == len(mask)
+        assert (sp.canonical_u(mask, u) >= 0).all()        # every state in a solved class
+        assert ((flag == 0) | ((mask & sp.five_bit) != 0)).all()
+        assert (u <= sp.cap).all()
+        total += len(mask)
+    assert reachable_states(rules, 0)[0].tolist() == [0]
+    with pytest.raises(ValueError, match="level must be an integer in 0..13"):
+        reachable_states(rules, 14)
+
+
+def test_achievable_upper_totals():
+    rules = get_rules("yahtzee")
+    filled = np.zeros(13, bool)
+    filled[4] = True                                       # Fives only
+    assert achievable_upper_totals(rules, filled).tolist() == [0, 5, 10, 15, 20, 25]
+    filled[:6] = True
+    totals = achievable_upper_totals(rules, filled)
+    assert totals.max() == 105 and len(totals) == 106      # every total 0..105
+
+
+def test_result_object():
+    pv = policy_value("yacht", "keep-largest", options=["fill-in-order"])
+    assert isinstance(pv, PolicyValue)
+    f = pv.to_frame()
+    assert list(f.index) == list(range(pv.rules.n_boxes + 1))
+    assert f["states"].sum() == pv.states
+    assert f.loc[pv.rules.n_boxes, "value_max"] == 0
+    assert (f["value_min"] >= 0).all()
+    s = pv.summary()
+    assert s["expected_score"] == pv.expected_score and s["method"] == "deterministic"
+    fresh = np.zeros((1, pv.rules.n_boxes), bool)
+    assert pv.value(fresh, 0, False)[0] == pv.expected_score
+    with pytest.raises(ValueError, match="columns"):
+        pv.value(np.zeros((1, 3), bool), 0, False)
+    with pytest.raises(ValueError, match="non-negative"):
+        pv.value(fresh, -1, False)
+
+
+# -- refusals --------------------------------------------------------------------------------
+
+class CoinFlipBox(Strategy):
+    """Randomized: the box depends on u."""
+
+    name = "coin-box"
+
+    def keep(self, state, rolls, rolls_left, u):
+        return self.dice.roll_keep_index[rolls].astype(np.int64)
+
+    def box(self, state, rolls, options, u):
+        first = np.argmax(options.legal, axis=1)
+        last = options.legal.shape[1] - 1 - np.argmax(options.legal[:, ::-1], axis=1)
+        return np.where(u < 0.5, first, last)
+
+
+class CoinFlipKeep(CoinFlipBox):
+    """Randomized keeps only (reroll everything or nothing)."""
+
+    name = "coin-keep"
+
+    def keep(self, state, rolls, rolls_left, u):
+        return np.where(u < 0.5, self.dice.roll_keep_index[rolls].astype(np.int64), 0)
+
+    def box(self, state, rolls, options, u):
+        return best_legal(options.gain, options.legal)
+
+
+def test_randomized_strategies_are_refused():
+    rules = tiny_rules()
+    with pytest.raises(ValueError, match="'coin-box' is randomized .*its box depends on its uniform u"):
+        policy_value(rules, CoinFlipBox())
+    with pytest.raises(ValueError, match="'coin-keep' is randomized .*its keep with 2 rolls left"):
+        policy_value(rules, CoinFlipKeep())
+
+
+class Cheat(Strategy):
+    name = "cheat"
+
+    def __init__(self, what):
+        self.what = what
+
+    def keep(self, state, rolls, rolls_left, u):
+        if self.what == "keep":
+            return np.full(len(rolls), self.dice.n_keeps - 1)       # dice it may not have
+        if self.what == "keep-shape":
+            return np.zeros(len(rolls) + 1, dtype=np.int64)
+        return self.dice.roll_keep_index[rolls].astype(np.int64)
+
+    def box(self, state, rolls, options, u):
+        if self.what == "box":
+            return np.argmax(~options.legal, axis=1)                 # a filled box
+        if self.what == "box-dtype":
+            return np.zeros(len(rolls))
+        return best_legal(options.gain, options.legal)
+
+
+@pytest.mark.parametrize("what, message", [("keep", "kept dice it does not have"),
+                                           ("keep-shape", "keep\\(\\) must return"),
+                                           ("box", "chose an illegal box"),
+                                           ("box-dtype", "box\\(\\) must return")])
+def test_illegal_decisions_raise(what, message):
+    rules = tiny_rules()
+    with pytest.raises(StrategyError, match=message):
+        policy_value(rules, Cheat(what))
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="unknown strategy 'nope'; valid strategies: random"):
+        policy_value("yacht", "nope")
+    with pytest.raises(ValueError, match="unknown rule set"):
+        policy_value("nope", "greedy")
+    with pytest.raises(ValueError, match="chunk_rows must be a positive integer"):
+        policy_value("yacht", "greedy", chunk_rows=0)
+
+
+# -- CLI -------------------------------------------------------------------------------------
+
+def test_cli_policy_value(capsys):
+    assert main(["policy-value", "--rules", "yacht", "--option", "fill-in-order",
+                 "--strategy", "greedy"]) == 0
+    out = capsys.readouterr().out
+    pv = policy_value("yacht", "greedy", options=["fill-in-order"])
+    assert f"{pv.expected_score:.4f}" in out and "standard dev." in out
+    assert main(["policy-value", "--rules", "yacht", "--option", "fill-in-order",
+                 "--strategy", "keep-largest", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["strategy"] == "keep-largest" and data["options"] == ["fill-in-order"]
+    assert data["expected_score"] == pytest.approx(
+        policy_value("yacht", "keep-largest", options=["fill-in-order"]).expected_score)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["policy-value", "--strategy", "nope"], "unknown strategy 'nope'"),
+    (["policy-value", "--rules", "nope", "--strategy", "greedy"], "unknown rule set 'nope'"),
+    (["policy-value", "--rules", "yacht", "--option", "bad", "--strategy", "greedy"], "unknown option 'bad'"),
+    (["policy-value"], "required: --strategy"),
+])
+def test_cli_policy_value_errors(capsys, argv, message):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("yahtzee-sim: error:") and message in err
