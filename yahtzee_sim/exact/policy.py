@@ -237,6 +237,7 @@ class _Turn:
         self.rep = np.repeat(np.arange(self.n), r)
         roll = np.arange(r, dtype=np.intp)
         self.rolls = np.tile(roll, self.n)
+        self.chunk = (mask, u, flag)
         self.mask, self.u, self.flag = mask[self.rep], u[self.rep], flag[self.rep]
         filled = _bits_of(mask, sp.n_boxes)
         self.state = GameState.from_arrays(rules, np.repeat(filled, r, axis=0), self.u,
@@ -283,9 +284,8 @@ def _ask_keep(strategy, turn: _Turn, rolls_left: int, u: np.ndarray, is_subkeep)
     return keeps.astype(np.intp)
 
 
-def _probe(strategy, rules, sp, mask, u, flag, is_subkeep) -> None:
+def _probe(strategy, rules, turn: _Turn, is_subkeep) -> None:
     """Refuse strategies whose decisions change with their uniform ``u``."""
-    turn = _Turn(rules, sp, mask, u, flag)
     n = len(turn.rolls)
     answers = [_ask_box(strategy, turn, np.full(n, x, np.float32), rules) for x in _U_PROBES]
     what = "box"
@@ -302,11 +302,11 @@ def _probe(strategy, rules, sp, mask, u, flag, is_subkeep) -> None:
                          f"alone (random itself is averaged exactly)")
 
 
-def _chunk_values(strategy, rules, sp, mask, u, flag, values, second, is_subkeep, uniform,
+def _chunk_values(strategy, rules, sp, turn: _Turn, values, second, is_subkeep, uniform,
                   avg_keep):
     """Expected future score and its second moment (C,) of a chunk of states."""
     d = rules.dice
-    turn = _Turn(rules, sp, mask, u, flag)
+    mask, u, flag = turn.chunk
     n_states, n_rolls = turn.n, turn.r
     opts = turn.options
     u0 = np.zeros(len(turn.rolls), dtype=np.float32)
@@ -390,6 +390,9 @@ def policy_value(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
     per_chunk = max(1, int(chunk_rows) // d.n_rolls)
     lv = {"filled": [], "states": [], "seconds": [], "value_min": [], "value_max": []}
     n_states = 0
+    # the previous batch shown to the strategy stays alive, so a strategy that keeps
+    # a per-turn cache keyed by id(state) never meets a recycled id
+    shown = [None, None]
     for level in range(sp.n_boxes, -1, -1):           # loop over levels
         t_level = time.perf_counter()
         mask, u, flag = _level_states(sp, table, counts, level)
@@ -399,12 +402,14 @@ def policy_value(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
             second[idx] = 0.0
         else:
             if not uniform:
-                _probe(strat, rules, sp, mask[:PROBE_STATES], u[:PROBE_STATES],
-                       flag[:PROBE_STATES], is_subkeep)
+                shown = [shown[1], _Turn(rules, sp, mask[:PROBE_STATES], u[:PROBE_STATES],
+                                         flag[:PROBE_STATES])]
+                _probe(strat, rules, shown[1], is_subkeep)
             for lo in range(0, len(mask), per_chunk):      # chunks of states
                 hi = min(lo + per_chunk, len(mask))
-                v, m2 = _chunk_values(strat, rules, sp, mask[lo:hi], u[lo:hi], flag[lo:hi],
-                                      values, second, is_subkeep, uniform, avg_keep)
+                shown = [shown[1], _Turn(rules, sp, mask[lo:hi], u[lo:hi], flag[lo:hi])]
+                v, m2 = _chunk_values(strat, rules, sp, shown[1], values, second, is_subkeep,
+                                      uniform, avg_keep)
                 values[idx[lo:hi]] = v
                 second[idx[lo:hi]] = m2
         n_states += len(mask)
