@@ -424,3 +424,20 @@ def test_optimal_strategy_rejects_a_solution_of_other_rules():
     sol = solve("yacht", options=["fill-in-order"])
     with pytest.raises(ValueError, match="solution is for yacht"):
         OptimalStrategy(sol).prepare(get_rules("yacht-classic"))
+
+
+def test_optimal_keep_plan_follows_positions_not_object_identity():
+    """A reused GameState object with other positions gets a fresh plan."""
+    from yahtzee_sim.state import GameState
+    from yahtzee_sim.strategies.optimal import OptimalStrategy
+
+    rules = get_rules("yacht", ["fill-in-order"])
+    strat = OptimalStrategy(solve(rules)).prepare(rules)
+    d = rules.dice
+    roll = np.array([d.roll_index_of([1, 1, 6, 6, 6])])
+    state = GameState.new(rules, 1)
+    first = strat.keep(state, roll, 2, np.zeros(1))              # Ones open: keep the ones
+    state.filled[0, :5] = True                                   # same object, now Sixes is next
+    second = strat.keep(state, roll, 2, np.zeros(1))
+    assert d.keep_counts[first[0]].tolist() == [2, 0, 0, 0, 0, 0]
+    assert d.keep_counts[second[0]].tolist() == [0, 0, 0, 0, 0, 3]

@@ -71,8 +71,8 @@ class OptimalStrategy(Strategy):
         self._sub_pos = np.where(sub >= 0, lat.pos_of_keep[np.maximum(sub, 0)], lat.n_keeps)
         self._sub_keep = sub
         self._bits = np.int64(1) << np.arange(rules.n_boxes, dtype=np.int64)
-        self._turn_key = None
         self._kept = None
+        self._kept_key = None
         return self
 
     # -- state keys ------------------------------------------------------------------
@@ -84,8 +84,8 @@ class OptimalStrategy(Strategy):
                 else np.zeros(len(mask), dtype=np.int64))
         return mask, u, flag
 
-    def _plan(self, state):
-        """Keep values (K, n_unique) for 1 and 2 rerolls left, and each game's column."""
+    def _keys(self, state) -> np.ndarray:
+        """(N,) state key of each game (upper totals no open box can tell apart merged)."""
         sp = self._space
         mask, u, flag = self._state(state)
         canon = sp.canonical_u(mask, u)
@@ -93,7 +93,11 @@ class OptimalStrategy(Strategy):
             g = int(np.flatnonzero(canon < 0)[0])
             raise ValueError(f"optimal: game {g} is in a state no game can reach "
                              f"(upper total {int(state.upper_total[g])})")
-        key = sp.flat(mask, canon, flag)
+        return sp.flat(mask, canon, flag)
+
+    def _plan(self, key):
+        """Keep values (n_unique, K + 1) for 1, 2, .. rerolls left, and each game's row."""
+        sp = self._space
         uniq, inv = np.unique(key, return_inverse=True)
         nf, nu = sp.n_flag, sp.n_u
         um, uu, uf = uniq // (nu * nf), (uniq // nf) % nu, uniq % nf
@@ -113,10 +117,12 @@ class OptimalStrategy(Strategy):
         return plans, inv
 
     def keep(self, state, rolls, rolls_left, u):
-        key = (id(state), state.turn)
-        if self._turn_key != key or self._kept is None:
-            self._kept = self._plan(state)
-            self._turn_key = key
+        # the plan of the turn's first keep call serves the next ones if the positions
+        # are the same (checked on the keys, not on the object's identity)
+        key = self._keys(state)
+        if self._kept is None or not np.array_equal(self._kept_key, key):
+            self._kept = self._plan(key)
+            self._kept_key = key
         plans, inv = self._kept
         # one decision per distinct (state, roll) pair of the batch
         pair, back = np.unique(inv * self.dice.n_rolls + rolls, return_inverse=True)
