@@ -45,6 +45,24 @@ class StateSpace:
         """Length of a flat dense table."""
         return (1 << self.n_boxes) * self.n_u * self.n_flag
 
+    def index(self, filled, upper_total, five_box_full):
+        """(mask, capped upper total, flag) of N score cards, validated.
+
+        ``filled`` (N, B) bool, ``upper_total`` (N,) upper points so far,
+        ``five_box_full`` (N,) the five-of-a-kind box holds its full value.
+        """
+        filled = np.atleast_2d(np.asarray(filled, dtype=bool))
+        if filled.shape[1] != self.n_boxes:
+            raise ValueError(f"filled must have {self.n_boxes} columns (one per box of {self.rules.key})")
+        n = len(filled)
+        mask = filled.astype(np.int64) @ (np.int64(1) << np.arange(self.n_boxes, dtype=np.int64))
+        u = np.broadcast_to(np.asarray(upper_total, dtype=np.int64), (n,))
+        if (u < 0).any():
+            raise ValueError("upper_total must be non-negative")
+        full = np.broadcast_to(np.asarray(five_box_full, dtype=bool), (n,))
+        flag = full.astype(np.int64) if self.n_flag == 2 else np.zeros(n, dtype=np.int64)
+        return mask, np.minimum(u, self.cap), flag
+
     def flat(self, mask, u, flag):
         """Flat index of states in a dense table."""
         return (np.asarray(mask) * self.n_u + np.asarray(u)) * self.n_flag + np.asarray(flag)

@@ -172,18 +172,7 @@ class PolicyValue:
         True
         """
         sp = state_space(self.rules)
-        filled = np.atleast_2d(np.asarray(filled, dtype=bool))
-        if filled.shape[1] != sp.n_boxes:
-            raise ValueError(f"filled must have {sp.n_boxes} columns (one per box of {self.rules.key})")
-        n = len(filled)
-        mask = filled.astype(np.int64) @ (np.int64(1) << np.arange(sp.n_boxes, dtype=np.int64))
-        u = np.broadcast_to(np.asarray(upper_total, dtype=np.int64), (n,))
-        if (u < 0).any():
-            raise ValueError("upper_total must be non-negative")
-        flag = np.broadcast_to(np.asarray(five_box_full, dtype=bool), (n,)).astype(np.int64)
-        if sp.n_flag == 1:
-            flag = np.zeros(n, dtype=np.int64)
-        return self.values[sp.flat(mask, np.minimum(u, sp.cap), flag)]
+        return self.values[sp.flat(*sp.index(filled, upper_total, five_box_full))]
 
     def summary(self) -> dict:
         """The headline numbers as a plain dict.

@@ -138,19 +138,7 @@ class Solution:
         return math.sqrt(float(self.variances[0, 0, 0]))
 
     def _index(self, filled, upper_total, five_box_full):
-        sp = self.space
-        filled = np.atleast_2d(np.asarray(filled, dtype=bool))
-        if filled.shape[1] != sp.n_boxes:
-            raise ValueError(f"filled must have {sp.n_boxes} columns (one per box of {self.rules.key})")
-        n = len(filled)
-        mask = filled.astype(np.int64) @ (np.int64(1) << np.arange(sp.n_boxes, dtype=np.int64))
-        u = np.broadcast_to(np.asarray(upper_total, dtype=np.int64), (n,))
-        if (u < 0).any():
-            raise ValueError("upper_total must be non-negative")
-        u = np.minimum(u, sp.cap)
-        full = np.broadcast_to(np.asarray(five_box_full, dtype=bool), (n,))
-        flag = full.astype(np.int64) if sp.n_flag == 2 else np.zeros(n, dtype=np.int64)
-        return mask, u, flag
+        return self.space.index(filled, upper_total, five_box_full)
 
     def value(self, filled, upper_total, five_box_full) -> np.ndarray:
         """(N,) expected future score of N states under optimal play.
