@@ -74,6 +74,7 @@ class ExperimentSpec:
             return self
         values = {f.name: getattr(self, f.name) for f in fields(self)}
         values["games"] = games
+        values["turns"] = min(self.turns, 10 * games)  # a tiny run stays tiny
         return ExperimentSpec(**values)
 
 
