@@ -53,7 +53,7 @@ from ._solver_space import StateSpace, state_space, turn_model, turn_values
 
 __all__ = ["solve", "Solution", "SOLVER_VERSION", "rules_fingerprint", "cache_path", "default_workers"]
 
-SOLVER_VERSION = 1
+SOLVER_VERSION = 2
 """Bump when the solver's results or file layout change (invalidates caches)."""
 
 _DTYPES = {"float32": np.float32, "float64": np.float64}
