@@ -289,8 +289,9 @@ def run_claims(spec: ExperimentSpec, context=None, *, run_options: dict | None =
     lines = [f"{int((frame['verdict'] == 'confirmed').sum())} of {len(frame)} claims are confirmed as stated."]
     for cid, row in not_ok.iterrows():
         found = row["exact"] or row["simulated"]
-        lines.append(f"- `{cid}` ({row['verdict']}): \"{row['english']}\" The project finds {found}"
-                     + (f" (95% CI {row['ci95']})" if row["ci95"] else "") + f"; {row['detail']}.")
+        lines.append(f"- `{cid}` ({row['verdict']}): \"{row['english']}\" Checked as: {row['claim']}. "
+                     f"The project finds {found}" + (f" (95% CI {row['ci95']})" if row["ci95"] else "")
+                     + f"; {row['detail']}.")
     rep.reading = "\n".join(lines)
     return rep
 
@@ -361,7 +362,7 @@ def run_odds(spec: ExperimentSpec, *, run_options: dict | None = None) -> Report
             ax.axhline(exact_five, color="black", linestyle="--", label=f"exact {exact_five:.4%}")
             ax.set_xscale("log")
             ax.set(xlabel="simulated turns (log scale)", ylabel="share of turns ending in five of a kind",
-                   title=f"Five of a kind per turn under {policy}: simulation converges to the exact value")
+                   title=f"Five of a kind per turn ({policy}): simulated vs exact")
             ax.legend()
         rep.add_figure("convergence", draw, heading="Figure", caption="Estimate and 95% interval against N.")
     inside = int(first_frame["inside_ci"].sum() + turn_frame["inside_ci"].sum())
@@ -421,6 +422,7 @@ def run_variants(spec: ExperimentSpec, *, run_options: dict | None = None) -> Re
             ax.set_yticks(range(1, len(keys) + 1), keys)
             ax.set(xlabel="final score (points); boxes: quartiles, whiskers: 5th-95th percentile",
                    title=f"Score distribution per rule variant under {strategy} play")
+            ax.invert_yaxis()  # card order from the top
             ax.legend(loc="lower right")
         rep.add_figure("variants", draw, heading="Figure", caption="Simulated scores per variant; dots: exact means.",
                        size=(8.0, 6.0))
