@@ -551,3 +551,43 @@ def test_keep_largest_turn_matches_the_exact_turn_distribution():
     lo, hi = stats.binomtest(int(res.roll_counts[rules.five_face > 0].sum()), n).proportion_ci(
         confidence_level=0.999, method="wilson")
     assert lo <= five <= hi
+
+
+# -- boxes whose score depends on the throw number (Generala's "served" combinations) ----
+
+def _served_rules():
+    """Two two-sided dice, one box: a pair pays 10 if made on the first throw, else 5."""
+    from yahtzee_sim.rules import Box, RuleSet
+
+    def served_pair(counts, throws=None):
+        pair = (counts == counts.sum(axis=-1, keepdims=True)).any(axis=-1)
+        return np.where(pair, np.where(throws == 1, 10, 5), 0)
+
+    return RuleSet(name="served-test", title="served pair", n_dice=2, n_faces=2, upper_bonus=0,
+                   boxes=(Box("pair", "Pair", served_pair, by_throw=True),))
+
+
+def test_served_combination_pays_by_throw_number():
+    # keep-largest holds a first-throw pair (no further throw: served, 10) and otherwise
+    # one die, rerolling the other: a pair on throw 2 or 3 pays 5. Exact odds:
+    # P(10) = 1/2, P(5) = 1/2 * (1/2 + 1/4) = 3/8, P(0) = 1/8.
+    from scipy import stats
+
+    rules = _served_rules()
+    assert rules.roll_dependent and rules.score_tables.shape == (3, 3, 1)
+    n = 40_000
+    totals = simulate(rules, "keep-largest", n, seed=8).games["total"]
+    observed = [int((totals == v).sum()) for v in (10, 5, 0)]
+    assert sum(observed) == n
+    assert stats.chisquare(observed, [n / 2, 3 * n / 8, n / 8]).pvalue > 1e-4
+
+
+def test_exact_engines_refuse_throw_dependent_scoring():
+    from yahtzee_sim.exact.extremes import extreme_score
+    from yahtzee_sim.exact.solver import solve
+
+    rules = _served_rules()
+    with pytest.raises(ValueError, match="depends on the throw number"):
+        solve(rules, cache=False)
+    with pytest.raises(ValueError, match="depends on the throw number"):
+        extreme_score(rules)

@@ -86,10 +86,13 @@ class _Checks:
         return cls(sub)
 
 
-def _play_turn(rules, strategy, state, prefix_keys, unif, checks, *, rolls_used=None):
+def _play_turn(rules, strategy, state, prefix_keys, unif, checks):
     """Roll, keep and reroll, then fill a box, for every game of ``state``."""
     d = rules.dice
     rolls = d.key_to_roll[prefix_keys[:, 0, d.n_dice]].astype(np.intp)
+    # Throws made so far: holding every die is not a throw. Only rule sets with a box that
+    # depends on the roll number (a combination "served" on the first roll) need it.
+    throws = np.ones(len(rolls), dtype=np.int8) if rules.roll_dependent else None
     for r in range(1, rules.n_rolls):
         keeps = np.asarray(strategy.keep(state, rolls, rules.n_rolls - r, unif[:, r - 1]))
         if keeps.shape != rolls.shape or keeps.dtype.kind not in "iu":
@@ -105,8 +108,10 @@ def _play_turn(rules, strategy, state, prefix_keys, unif, checks, *, rolls_used=
                 f"strategy {strategy.name!r} kept dice it does not have (game {g}, turn "
                 f"{state.turn + 1}, roll {r}: dice {d.roll_dice[rolls[g]].tolist()}, keep index {int(keeps[g])})"
             )
+        if throws is not None:
+            throws = np.where(d.keep_size[keeps] < d.n_dice, r + 1, throws).astype(np.int8)
         rolls = d.reroll(keeps, prefix_keys[:, r]).astype(np.intp)
-    legal, scores, bonus = rules.turn_options(state.filled, state.five_box_full, rolls)
+    legal, scores, bonus = rules.turn_options(state.filled, state.five_box_full, rolls, throws=throws)
     gain = scores + rules.upper_bonus_gain(state.upper_total, scores) + bonus[:, None]
     boxes = np.asarray(strategy.box(state, rolls, TurnOptions(legal, scores, gain), unif[:, -1]))
     if boxes.shape != rolls.shape or boxes.dtype.kind not in "iu":

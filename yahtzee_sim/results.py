@@ -27,7 +27,7 @@ PERCENTILES = (1, 5, 25, 50, 75, 95, 99)
 
 def max_total(rules: RuleSet) -> int:
     """An upper bound on any final score of ``rules`` (sizes the histograms)."""
-    box_max = int(rules.score_table.max(axis=0).sum()) + int(np.clip(rules.joker_points, 0, None).sum())
+    box_max = int(rules.score_tables.max(axis=(0, 1)).sum()) + int(np.clip(rules.joker_points, 0, None).sum())
     return box_max + rules.upper_bonus + rules.five_bonus * rules.n_boxes
 
 
@@ -54,7 +54,7 @@ class GameAggregate:
 
     @classmethod
     def empty(cls, rules: RuleSet) -> "GameAggregate":
-        box_max = int(max(rules.score_table.max(), rules.joker_points.max()))
+        box_max = int(max(rules.score_tables.max(), rules.joker_points.max()))
         upper_max = rules.max_upper_box * int(rules.is_upper.sum())
         return cls(
             total_hist=np.zeros(max_total(rules) + 1, dtype=np.int64),

@@ -160,6 +160,7 @@ class StateSpace:
 @functools.lru_cache(maxsize=32)
 def state_space(rules: RuleSet) -> StateSpace:
     """Build (once per rule set) the reachable state space."""
+    rules.require_final_throw_scoring("the exact solver")
     n_boxes = rules.n_boxes
     cap = rules.upper_bonus_threshold if rules.upper_bonus else 0
     n_u = cap + 1

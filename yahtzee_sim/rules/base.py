@@ -38,7 +38,9 @@ class Box:
     ``score`` maps face counts ``(R, F)`` to points ``(R,)``. ``upper_face`` marks
     the upper section (1..F). ``joker_points`` is what the box pays when a five of
     a kind is used as a joker there (Full house 25, straights 30/40); ``None``
-    means the normal score applies.
+    means the normal score applies. ``by_throw``: ``score(counts, throws)`` also
+    gets the number of throws (1..n_rolls) that made the final dice, for games
+    that pay more for a combination "served" on the first throw (Generala).
     """
 
     name: str
@@ -46,6 +48,7 @@ class Box:
     score: Scorer = field(repr=False, compare=False)
     upper_face: int | None = None
     joker_points: int | None = None
+    by_throw: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -131,11 +134,36 @@ class RuleSet:
     @functools.cached_property
     def score_table(self) -> np.ndarray:
         """(R, B) int16: the points of every roll in every box on a plain card."""
+        if self.roll_dependent:  # the points of dice made with every throw
+            return self.score_tables[-1]
         counts = self.dice.roll_counts.astype(np.int64)
         table = np.stack([np.asarray(b.score(counts)) for b in self.boxes], axis=1)
         table = table.astype(np.int16)
         table.setflags(write=False)
         return table
+
+    @property
+    def roll_dependent(self) -> bool:
+        """Does any box's score depend on how many throws made the dice?"""
+        return any(b.by_throw for b in self.boxes)
+
+    @functools.cached_property
+    def score_tables(self) -> np.ndarray:
+        """(n_rolls, R, B) int16: points of every roll in every box when made on throw t+1.
+
+        Equal to ``score_table`` on every throw unless a box is ``by_throw``.
+        """
+        counts = self.dice.roll_counts.astype(np.int64)
+        tables = [np.stack([np.asarray(b.score(counts, t) if b.by_throw else b.score(counts))
+                            for b in self.boxes], axis=1) for t in range(1, self.n_rolls + 1)]
+        out = np.stack(tables).astype(np.int16)
+        out.setflags(write=False)
+        return out
+
+    def require_final_throw_scoring(self, what: str) -> None:
+        """Refuse rule sets whose scores depend on the throw number (``what`` does not model it)."""
+        if self.roll_dependent:
+            raise ValueError(f"{what} does not handle {self.key}: a box's score depends on the throw number")
 
     @functools.cached_property
     def five_face(self) -> np.ndarray:
@@ -190,7 +218,7 @@ class RuleSet:
         return open_
 
     def turn_options(
-        self, filled: np.ndarray, five_box_full: np.ndarray, rolls: np.ndarray
+        self, filled: np.ndarray, five_box_full: np.ndarray, rolls: np.ndarray, *, throws=None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Where each game may put its final roll, what each box pays, and the bonus.
 
@@ -199,6 +227,8 @@ class RuleSet:
         filled : (N, B) bool, boxes already used.
         five_box_full : (N,) bool, the five-of-a-kind box holds its full value (50).
         rolls : (N,) roll indices of the final dice.
+        throws : (N,) throws (1..n_rolls) that made them; only used when a box is
+            ``by_throw`` (default: every throw was made).
 
         Returns
         -------
@@ -217,7 +247,10 @@ class RuleSet:
         rolls = np.asarray(rolls)
         five_box_full = np.asarray(five_box_full, dtype=bool)
         legal = self.legal_boxes(filled)
-        scores = self.score_table[rolls].copy()
+        if throws is not None and self.roll_dependent:
+            scores = self.score_tables[np.asarray(throws, dtype=np.intp) - 1, rolls]
+        else:
+            scores = self.score_table[rolls].copy()
         five_bonus = np.zeros(len(rolls), dtype=np.int16)
         if self.five_box is None:
             return legal, scores, five_bonus
