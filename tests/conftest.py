@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from yahtzee_sim import simulate
+from yahtzee_sim.exact import cache as _solver_cache
 from yahtzee_sim.rules import RuleSet, get_rules
 from yahtzee_sim.strategies import Strategy, get_strategy
 
@@ -216,3 +217,12 @@ def check_strategy(rules: RuleSet, strategy: str, n: int = 2048, seed: int = 202
 def engine_rules(request) -> RuleSet:
     name, options = request.param
     return get_rules(name, options)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_solver_cache(tmp_path_factory):
+    """Every solve of the test run goes to one temporary cache, never the user's."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv(_solver_cache.CACHE_ENV, str(tmp_path_factory.mktemp("solver-cache")))
+    yield
+    mp.undo()

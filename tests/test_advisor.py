@@ -20,17 +20,6 @@ from yahtzee_sim.rules import scoring as sc
 from yahtzee_sim.strategies.optimal import OptimalStrategy
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _private_cache(tmp_path_factory):
-    """Solutions computed here go to a temporary cache, never the user's."""
-    old = os.environ.get(cache_mod.CACHE_ENV)
-    os.environ[cache_mod.CACHE_ENV] = str(tmp_path_factory.mktemp("advisor-cache"))
-    yield
-    if old is None:
-        os.environ.pop(cache_mod.CACHE_ENV, None)
-    else:
-        os.environ[cache_mod.CACHE_ENV] = old
-
 
 @pytest.fixture(scope="module")
 def yahtzee_sol():

@@ -7,7 +7,6 @@ import functools
 import itertools
 import json
 import math
-import os
 
 import numpy as np
 import pytest
@@ -15,7 +14,6 @@ from scipy import stats
 
 from yahtzee_sim import GameState, StrategyError, simulate
 from yahtzee_sim.cli import main
-from yahtzee_sim.exact import cache as cache_mod
 from yahtzee_sim.exact._solver_space import state_space
 from yahtzee_sim.exact.policy import (PolicyValue, achievable_upper_totals, policy_value,
                                       reachable_states)
@@ -25,17 +23,6 @@ from yahtzee_sim.rules import scoring as sc
 from yahtzee_sim.strategies import Strategy, best_legal, get_strategy
 from yahtzee_sim.strategies.optimal import OptimalStrategy
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _private_cache(tmp_path_factory):
-    """Solutions computed here go to a temporary cache, never the user's."""
-    old = os.environ.get(cache_mod.CACHE_ENV)
-    os.environ[cache_mod.CACHE_ENV] = str(tmp_path_factory.mktemp("policy-cache"))
-    yield
-    if old is None:
-        os.environ.pop(cache_mod.CACHE_ENV, None)
-    else:
-        os.environ[cache_mod.CACHE_ENV] = old
 
 
 # -- tiny games, evaluated by brute force ------------------------------------------------

@@ -16,17 +16,6 @@ from yahtzee_sim.rules import Box, RuleSet, get_rules, rule_names, rule_options
 from yahtzee_sim.rules import scoring as sc
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _private_cache(tmp_path_factory):
-    """Keep the user's cache untouched: every solve in this module uses a temp dir."""
-    old = os.environ.get(cache_mod.CACHE_ENV)
-    os.environ[cache_mod.CACHE_ENV] = str(tmp_path_factory.mktemp("solver-cache"))
-    yield
-    if old is None:
-        os.environ.pop(cache_mod.CACHE_ENV, None)
-    else:
-        os.environ[cache_mod.CACHE_ENV] = old
-
 
 # -- published optimal expected scores ---------------------------------------------
 
