@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 
 import numpy as np
@@ -11,7 +10,7 @@ import pytest
 
 from yahtzee_sim.exact import cache as cache_mod
 from yahtzee_sim.exact._solver_lattice import TIE_TOL
-from yahtzee_sim.exact.solver import SOLVER_VERSION, Solution, cache_path, solve
+from yahtzee_sim.exact.solver import SOLVER_VERSION, cache_path, solve
 from yahtzee_sim.rules import Box, RuleSet, get_rules, rule_names, rule_options
 from yahtzee_sim.rules import scoring as sc
 
@@ -280,7 +279,6 @@ def test_optimal_box_choice_matches_brute_force(name):
     got = strat.box(state, rolls, TurnOptions(legal, scores, gain), np.zeros(n))
     for i in range(n):
         want, best = _brute_box(rules, sol, filled[i], int(upper[i]), bool(full[i]), int(rolls[i]))
-        _, chosen_value = None, None
         nf = filled[i].copy()
         nf[got[i]] = True
         nu = upper[i] + (int(scores[i, got[i]]) if rules.is_upper[got[i]] else 0)

@@ -22,14 +22,13 @@ True
 from __future__ import annotations
 
 import sys
-import time
 from dataclasses import dataclass
 from typing import Iterable
 
 import numpy as np
 import pandas as pd
 
-from .results import GameAggregate, SimulationResult
+from .results import SimulationResult
 from .rules import RuleSet, get_rules
 from .state import GameState, TurnOptions
 from .strategies import Strategy, get_strategy

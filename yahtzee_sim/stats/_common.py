@@ -13,7 +13,7 @@ from dataclasses import fields
 import numpy as np
 import pandas as pd
 
-__all__ = ["StatsResult"]
+__all__ = ["StatsResult", "Interval"]
 
 
 class StatsResult:
@@ -42,6 +42,20 @@ class StatsResult:
         return f"{type(self).__name__}({self._describe()})"
 
     __str__ = __repr__
+
+
+class Interval(StatsResult):
+    """A result with a confidence interval ``low``..``high`` (scalars or arrays)."""
+
+    @property
+    def half_width(self):
+        """Half the interval's width (the "+/-" of a report)."""
+        return (self.high - self.low) / 2
+
+    def contains(self, value):
+        """Whether ``value`` lies in the interval (bounds included)."""
+        inside = (self.low <= value) & (value <= self.high)
+        return bool(inside) if np.ndim(inside) == 0 else inside
 
 
 def _plain(value):

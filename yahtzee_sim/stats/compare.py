@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from scipy import stats
 
-from ._common import (GAME_COLUMNS, StatsResult, check_choice, check_level, check_sample, fmt,
+from ._common import (Interval, GAME_COLUMNS, check_choice, check_level, check_sample, fmt,
                       is_simulation_result, pct, result_values)
 
 __all__ = ["PairedComparison", "TwoSampleComparison", "paired_compare", "two_sample_compare",
@@ -38,7 +38,7 @@ def _labels(labels) -> tuple[str, str]:
 
 
 @dataclass(frozen=True, repr=False)
-class PairedComparison(StatsResult):
+class PairedComparison(Interval):
     """Mean difference ``a - b`` of paired observations, with what the pairing saved.
 
     Attributes
@@ -83,9 +83,6 @@ class PairedComparison(StatsResult):
                 "sd_diff", "se_diff", "df", "statistic", "pvalue", "sd_a", "sd_b", "correlation", "corr_low",
                 "corr_high", "variance_ratio", "unpaired_half_width")
 
-    @property
-    def half_width(self) -> float:
-        return (self.high - self.low) / 2
 
     def _describe(self) -> str:
         return (f"{self.label_a} - {self.label_b}: {fmt(self.diff)} [{fmt(self.low)}, {fmt(self.high)}] "
@@ -147,7 +144,7 @@ def paired_compare(a, b, *, level: float = 0.95, labels=("a", "b")) -> PairedCom
 
 
 @dataclass(frozen=True, repr=False)
-class TwoSampleComparison(StatsResult):
+class TwoSampleComparison(Interval):
     """Difference of means ``a - b`` of two independent samples (Welch), optionally Mann-Whitney.
 
     Attributes
@@ -186,9 +183,6 @@ class TwoSampleComparison(StatsResult):
                 "level", "se", "df", "statistic", "pvalue", "sd_a", "sd_b", "mw_statistic", "mw_pvalue",
                 "prob_a_greater", "method")
 
-    @property
-    def half_width(self) -> float:
-        return (self.high - self.low) / 2
 
     def _describe(self) -> str:
         text = (f"{self.label_a} - {self.label_b}: {fmt(self.diff)} [{fmt(self.low)}, {fmt(self.high)}] "

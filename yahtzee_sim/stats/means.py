@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from ._common import (StatsResult, check_choice, check_int, check_level, check_sample, check_seed, fmt,
+from ._common import (Interval, check_choice, check_int, check_level, check_sample, check_seed, fmt,
                       is_simulation_result, pct, result_values)
 
 __all__ = ["MeanCI", "BootstrapCI", "mean_ci", "bootstrap_ci", "BOOTSTRAP_METHODS"]
@@ -28,7 +28,7 @@ _BATCH_ELEMENTS = 2_000_000
 
 
 @dataclass(frozen=True, repr=False)
-class MeanCI(StatsResult):
+class MeanCI(Interval):
     """A sample mean with its t confidence interval.
 
     Attributes
@@ -52,12 +52,6 @@ class MeanCI(StatsResult):
 
     _columns = ("n", "mean", "sd", "se", "low", "high", "half_width", "df", "level", "method")
 
-    @property
-    def half_width(self) -> float:
-        return (self.high - self.low) / 2
-
-    def contains(self, value: float) -> bool:
-        return bool(self.low <= value <= self.high)
 
     def _describe(self) -> str:
         return (f"t {pct(self.level)}: {fmt(self.mean)} [{fmt(self.low)}, {fmt(self.high)}]; "
@@ -99,7 +93,7 @@ def mean_ci(x, *, level: float = 0.95) -> MeanCI:
 
 
 @dataclass(frozen=True, repr=False)
-class BootstrapCI(StatsResult):
+class BootstrapCI(Interval):
     """A statistic of a sample with its bootstrap confidence interval.
 
     Attributes
@@ -128,12 +122,6 @@ class BootstrapCI(StatsResult):
     seed: int | None
     note: str = ""
 
-    @property
-    def half_width(self) -> float:
-        return (self.high - self.low) / 2
-
-    def contains(self, value: float) -> bool:
-        return bool(self.low <= value <= self.high)
 
     def _describe(self) -> str:
         return (f"{self.statistic}, bootstrap {self.method} {pct(self.level)}: {fmt(self.estimate)} "

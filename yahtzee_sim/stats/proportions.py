@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from ._common import StatsResult, check_choice, check_counts, check_level, fmt, pct
+from ._common import Interval, check_choice, check_counts, check_level, fmt, pct
 
 __all__ = ["ProportionCI", "ProportionCIs", "proportion_ci", "proportion_cis", "PROPORTION_METHODS"]
 
@@ -30,7 +30,7 @@ def _canonical(method: str) -> str:
 
 
 @dataclass(frozen=True, repr=False)
-class ProportionCI(StatsResult):
+class ProportionCI(Interval):
     """A proportion ``k / n`` with its confidence interval.
 
     Attributes
@@ -52,14 +52,6 @@ class ProportionCI(StatsResult):
 
     _columns = ("k", "n", "estimate", "low", "high", "half_width", "level", "method")
 
-    @property
-    def half_width(self) -> float:
-        """Half the interval's width (the "+/-" of a report)."""
-        return (self.high - self.low) / 2
-
-    def contains(self, p: float) -> bool:
-        """Whether ``p`` lies in the interval (bounds included)."""
-        return bool(self.low <= p <= self.high)
 
     def _describe(self) -> str:
         return (f"{self.method} {pct(self.level)}: {fmt(self.estimate)} "
@@ -89,7 +81,7 @@ def proportion_ci(k, n, *, level: float = 0.95, method: str = "wilson") -> Propo
 
 
 @dataclass(frozen=True, repr=False, eq=False)
-class ProportionCIs(StatsResult):
+class ProportionCIs(Interval):
     """Many proportions ``k[i] / n[i]`` with their confidence intervals (1-D arrays).
 
     ``labels`` (optional) name the rows of :meth:`to_frame`; ``res[i]`` is the
@@ -112,14 +104,6 @@ class ProportionCIs(StatsResult):
         return ProportionCI(k=int(self.k[i]), n=int(self.n[i]), estimate=float(self.estimate[i]),
                             low=float(self.low[i]), high=float(self.high[i]),
                             level=self.level, method=self.method)
-
-    @property
-    def half_width(self) -> np.ndarray:
-        return (self.high - self.low) / 2
-
-    def contains(self, p) -> np.ndarray:
-        """Boolean array: does row i's interval contain ``p`` (scalar or per row)?"""
-        return (self.low <= p) & (p <= self.high)
 
     def to_dict(self) -> dict:
         return {"level": self.level, "method": self.method, "rows": len(self)}

@@ -11,7 +11,6 @@ Fraction(1, 1296)
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
