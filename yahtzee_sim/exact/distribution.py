@@ -36,7 +36,7 @@ of one level; for optimal ``yahtzee`` a few hundred MB (see
 >>> from yahtzee_sim.exact.policy import policy_value
 >>> pv = policy_value("yacht", "keep-largest", options=["fill-in-order"])
 >>> bool(abs(dist.mean - pv.expected_score) < 1e-9), bool(abs(dist.sd - pv.sd) < 1e-9)
-True True
+(True, True)
 >>> bool(abs(dist.pmf.sum() - 1) < 1e-12)
 True
 """
@@ -90,6 +90,8 @@ class ScoreDistribution:
     p_five_box_full : P(the five-of-a-kind box ends with its full value, e.g. 50)
         (NaN if the rules have no such box).
     p_five_of_a_kind_rolled : P(at least one throw of the game shows five of a kind).
+    five_per_game : mean number of turns ending with five of a kind (the
+        simulator's ``five_per_game``).
     five_bonus_pmf : P(exactly k five-of-a-kind bonuses), k = 0, 1, ... (just [1.0]
         if the rules have no such bonus).
     method : ``"deterministic"`` or ``"uniform average"`` (``random``).
@@ -104,6 +106,7 @@ class ScoreDistribution:
     p_upper_bonus: float
     p_five_box_full: float
     p_five_of_a_kind_rolled: float
+    five_per_game: float
     five_bonus_pmf: np.ndarray = field(repr=False)
     method: str
     states: int
@@ -144,8 +147,8 @@ class ScoreDistribution:
         """Exact P(final score >= x).
 
         >>> d = distribution("yacht", "keep-largest", options=["fill-in-order"])
-        >>> d.p_at_least(0), d.p_at_least(10_000)
-        (1.0, 0.0)
+        >>> d.p_at_least(0), d.p_at_least(10_000), round(d.p_at_least(d.min_score), 12)
+        (1.0, 0.0, 1.0)
         """
         x = math.ceil(x)
         if x <= 0:
@@ -160,15 +163,17 @@ class ScoreDistribution:
         """The q-th percentile (0 < q <= 100): the smallest score x with P(score <= x) >= q/100.
 
         >>> d = distribution("yacht", "keep-largest", options=["fill-in-order"])
-        >>> d.percentile(50) == int(np.searchsorted(d.cdf(), 0.5 - 1e-12))
-        True
+        >>> d.percentile(50) == int(np.searchsorted(d.cdf(), 0.5 - 1e-12)), d.percentile(100) == d.max_score
+        (True, True)
         """
         q = float(q)
         if not 0 < q <= 100:
             raise ValueError(f"percentile must be in (0, 100], got {q!r}")
+        if q == 100:
+            return self.max_score
         cdf = self.cdf()
-        # a relative tolerance so that e.g. the 100th percentile is the max despite rounding
-        return int(min(np.searchsorted(cdf, q / 100 - 1e-12), self.max_score))
+        # against the computed total, and a hair below: float rounding must not move it
+        return int(min(np.searchsorted(cdf, q / 100 * cdf[-1] - 1e-13), self.max_score))
 
     def percentiles(self, qs=range(1, 100)) -> "pd.DataFrame":
         """Table of percentiles (default 1..99): ``percentile`` and ``score``."""
@@ -187,13 +192,15 @@ class ScoreDistribution:
         """The headline numbers as a plain dict (JSON-able).
 
         >>> s = distribution("yacht", "keep-largest", options=["fill-in-order"]).summary()
-        >>> s["strategy"], s["rules"], sorted(s)[:3]
-        ('keep-largest', 'yacht+fill-in-order', ['expected_five_bonuses', 'max_score', 'mean'])
+        >>> s["strategy"], s["rules"], round(s["five_box_50_rate"], 6)
+        ('keep-largest', 'yacht+fill-in-order', 0.046029)
         """
         out = {"rules": self.rules.key, "strategy": self.strategy, "mean": self.mean,
                "sd": self.sd, "min_score": self.min_score, "max_score": self.max_score,
                "median": self.percentile(50),
-               "p_upper_bonus": self.p_upper_bonus, "p_five_box_full": self.p_five_box_full,
+               # the simulator's names for the same quantities (there: observed rates)
+               "upper_bonus_rate": self.p_upper_bonus, "five_box_50_rate": self.p_five_box_full,
+               "five_per_game": self.five_per_game,
                "p_five_of_a_kind_rolled": self.p_five_of_a_kind_rolled,
                "expected_five_bonuses": self.expected_five_bonuses,
                "five_bonus_pmf": self.five_bonus_pmf.tolist(),
@@ -221,7 +228,7 @@ class ScoreDistribution:
         """Plot the exact PMF, with a simulated histogram over it.
 
         ``simulated`` is an array of simulated final scores (or a result with a
-        ``scores`` attribute); with ``games > 0`` and no ``simulated``, that many
+        ``aggregate``, e.g. a :class:`~yahtzee_sim.results.SimulationResult`); with ``games > 0`` and no ``simulated``, that many
         games are simulated here (seeded). Returns the matplotlib axes.
         """
         import matplotlib.pyplot as plt
@@ -232,12 +239,12 @@ class ScoreDistribution:
         if simulated is None and games > 0:
             from ..engine import simulate
 
-            simulated = simulate(self.rules, self.strategy, games, seed=seed).scores
+            simulated = simulate(self.rules, self.strategy, games, seed=seed)
         if simulated is not None:
-            scores = np.asarray(getattr(simulated, "scores", simulated))
-            counts = np.bincount(scores, minlength=len(self.pmf))
+            agg = getattr(simulated, "aggregate", None)
+            counts = agg.total_hist if agg is not None else np.bincount(np.asarray(simulated))
             ax.bar(np.arange(len(counts)), counts / counts.sum(), width=1.0, color="0.8",
-                   label=f"simulated ({len(scores):,} games)")
+                   label=f"simulated ({int(counts.sum()):,} games)")
         ax.plot(x, self.pmf, color="C0", lw=1.2, label="exact")
         ax.set_xlim(self.min_score - 2, self.percentile(99.99) + 5)
         ax.set_xlabel("final score")
@@ -292,6 +299,39 @@ class _Moves:
     p: np.ndarray
     p_no5: np.ndarray
     five_full: np.ndarray     # (C,) per source row: P(this turn fills the five box with full value)
+    five_final: np.ndarray    # (C,) per source row: P(this turn ends with five of a kind)
+
+
+def _is_plain_optimal(strategy) -> bool:
+    """An optimal strategy (or a renamed one) whose decisions are the solver's."""
+    from ..strategies.optimal import OptimalStrategy
+
+    cls = type(strategy)
+    return isinstance(strategy, OptimalStrategy) and cls.keep is OptimalStrategy.keep \
+        and cls.box is OptimalStrategy.box and cls.prepare is OptimalStrategy.prepare
+
+
+def _optimal_keeps(strategy, turn) -> dict:
+    """The optimal strategy's keeps for every (state, roll) of a chunk, from the solver's
+    keep values and one max-over-sub-keeps sweep of the lattice per rerolls left
+    (instead of one question per row: same choices up to exact ties, which only arise
+    between keeps of equal value)."""
+    from ._solver_space import turn_values
+    from .widget import best_subkeep
+
+    sp, model = strategy._space, strategy._model
+    mask, u, flag = turn.chunk
+    canon = sp.canonical_u(mask, u)
+    lat = model.lat
+    out = {}
+    for lo in range(0, len(mask), strategy.chunk):
+        hi = min(lo + strategy.chunk, len(mask))
+        _, (kv, _) = turn_values(model, strategy._values, None, mask[lo:hi], canon[lo:hi],
+                                 flag[lo:hi], plan=True)
+        for j in range(1, strategy.rules.n_rolls):
+            _, arg = best_subkeep(strategy.dice, np.ascontiguousarray(kv[j][lat.pos_of_keep]))
+            out.setdefault(j, []).append(arg.T.astype(np.intp))       # (C, R)
+    return {j: np.concatenate(v) for j, v in out.items()}
 
 
 def _final_roll_mass(rules, strategy, turn, is_subkeep, uniform, avg_keep, is_five):
@@ -300,7 +340,10 @@ def _final_roll_mass(rules, strategy, turn, is_subkeep, uniform, avg_keep, is_fi
     n, r = turn.n, turn.r
     u0 = np.zeros(len(turn.rolls), dtype=np.float32)
     boxes, keeps = None, {}
-    if not uniform:     # asked in the order policy_value asks (box, then keeps)
+    if _is_plain_optimal(strategy):
+        boxes = _ask_box(strategy, turn, u0, rules)
+        keeps = _optimal_keeps(strategy, turn)
+    elif not uniform:     # asked in the order policy_value asks (box, then keeps)
         boxes = _ask_box(strategy, turn, u0, rules)
         keeps = {j: _ask_keep(strategy, turn, j, u0, is_subkeep).reshape(n, r)
                  for j in range(rules.n_rolls - 1, 0, -1)}
@@ -326,9 +369,13 @@ def _level_moves(rules, sp, strategy, mask, u, flag, is_subkeep, uniform, avg_ke
     is_five = (rules.five_face > 0) if rules.five_box is not None else \
         (d.roll_counts.max(axis=1) == rules.n_dice)
     five_points = rules.five_box_points if rules.five_box is not None else -1
-    unit = rules.five_bonus if rules.five_bonus else 1
+    five_index = rules.five_box_index if rules.five_box is not None else -1
+    unit = rules.five_bonus
+    n_boxes = rules.n_boxes
+    n_pts = int(max(rules.score_table.max(), rules.joker_points.max())) + 1
     parts = []
     five_full = np.zeros(len(mask))
+    five_final = np.zeros(len(mask))
     for lo in range(0, len(mask), per_chunk):
         hi = min(lo + per_chunk, len(mask))
         turn = _Turn(rules, sp, mask[lo:hi], u[lo:hi], flag[lo:hi])
@@ -339,48 +386,43 @@ def _level_moves(rules, sp, strategy, mask, u, flag, is_subkeep, uniform, avg_ke
         n_rows = len(turn.rolls)
         if uniform:
             at = np.flatnonzero(opts.legal)
-            rows, bx = np.divmod(at, rules.n_boxes)
-            k = np.bincount(rows, minlength=n_rows)
-            w = 1.0 / k[rows]
+            rows, bx = np.divmod(at, n_boxes)
+            w = 1.0 / np.bincount(rows, minlength=n_rows)[rows]
         else:
             rows, bx = np.arange(n_rows), boxes
-            w = np.ones(n_rows)
+            w = None
         st = turn.rep[rows]
-        pts = opts.scores[rows, bx].astype(np.int64)
-        gain = opts.gain[rows, bx].astype(np.int64)
-        up = rules.upper_bonus_gain(turn.u[rows], opts.scores[rows])[np.arange(len(rows)), bx]
-        bonus = gain - pts - up
-        nb = bonus // unit
-        m0, u0, f0 = mask[lo:hi][st], u[lo:hi][st], flag[lo:hi][st]
-        nxt = sp.next_flat(m0, u0, f0, pts, boxes=bx)
-        u_next = np.minimum(u0 + np.where(rules.is_upper[bx], pts, 0), sp.cap)
-        shift = gain - (u_next - u0)
         roll = turn.rolls[rows]
-        p = p_all[st, roll] * w
-        q = p_no5[st, roll] * w
-        full = (bx == rules.five_box_index) & (pts == five_points) if five_points >= 0 else \
-            np.zeros(len(bx), bool)
-        five_full[lo:hi] += np.bincount(st, weights=np.where(full, p, 0.0), minlength=hi - lo)
-        keep = p > 0
-        parts.append((st[keep] + lo, nxt[keep], shift[keep], nb[keep], p[keep], q[keep]))
+        pts = opts.scores[rows, bx].astype(np.int64)
+        nb = (is_five[roll] & (turn.flag[rows] == 1)).astype(np.int64) if rules.five_bonus else 0
+        p = p_all[st, roll]
+        q = p_no5[st, roll]
+        if not uniform:
+            five_final[lo:hi] += p_all[:, is_five].sum(axis=1)
+        if w is not None:
+            p, q = p * w, q * w
+            five_final[lo:hi] += p_all[:, is_five].sum(axis=1)
+        # aggregate the rolls: one bin per (state, box, points, bonus) of the chunk
+        key = ((st * n_boxes + bx) * n_pts + pts) * 2 + nb
+        n_bins = (hi - lo) * n_boxes * n_pts * 2
+        pb = np.bincount(key, weights=p, minlength=n_bins)
+        qb = np.bincount(key, weights=q, minlength=n_bins)
+        at = np.flatnonzero(pb > 0)
+        rest, nb_m = np.divmod(at, 2)
+        rest, pts_m = np.divmod(rest, n_pts)
+        st_m, bx_m = np.divmod(rest, n_boxes)
+        m0, u0, f0 = mask[lo:hi][st_m], u[lo:hi][st_m], flag[lo:hi][st_m]
+        nxt = sp.next_flat(m0, u0, f0, pts_m, boxes=bx_m)
+        u_next = np.minimum(u0 + np.where(rules.is_upper[bx_m], pts_m, 0), sp.cap)
+        one = np.zeros((len(at), n_boxes), dtype=np.int16)
+        one[np.arange(len(at)), bx_m] = pts_m
+        up = rules.upper_bonus_gain(u0, one)[np.arange(len(at)), bx_m].astype(np.int64)
+        gain = pts_m + up + nb_m * unit
+        full = (bx_m == five_index) & (pts_m == five_points)
+        five_full[lo:hi] += np.bincount(st_m, weights=np.where(full, pb[at], 0.0), minlength=hi - lo)
+        parts.append((st_m + lo, nxt, gain - (u_next - u0), nb_m, pb[at], qb[at]))
     src, dst, shift, nb, p, q = (np.concatenate(a) for a in zip(*parts))
-    # aggregate equal moves (many rolls lead to the same box and points)
-    n_dst = sp.size
-    max_shift = int(shift.max()) + 1 if len(shift) else 1
-    max_nb = int(nb.max()) + 1 if len(nb) else 1
-    key = ((src.astype(np.int64) * n_dst + dst) * max_shift + shift) * max_nb + nb
-    if len(mask) * n_dst * max_shift * max_nb >= 2 ** 62:      # pragma: no cover - huge rules
-        raise ValueError("distribution: this rule set's state space is too large to index")
-    uk, inv = np.unique(key, return_inverse=True)
-    p = np.bincount(inv, weights=p)
-    q = np.bincount(inv, weights=q)
-    nb = uk % max_nb
-    rest = uk // max_nb
-    shift = rest % max_shift
-    rest //= max_shift
-    dst = rest % n_dst
-    src = rest // n_dst
-    return _Moves(src, dst, shift, nb, p, q, five_full)
+    return _Moves(src, dst, shift, nb, p, q, five_full, five_final)
 
 
 # -- ragged storage of (state, points) ----------------------------------------------
@@ -503,7 +545,7 @@ def distribution(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
     progress : print the level being worked on to stderr.
 
     >>> d = distribution("yacht", "greedy", options=["fill-in-order"])
-    >>> bool(abs(d.pmf.sum() - 1) < 1e-12), d.p_at_least(d.min_score)
+    >>> bool(abs(d.pmf.sum() - 1) < 1e-12), round(d.p_at_least(d.min_score), 12)
     (True, 1.0)
     """
     rules = get_rules(rules, options)
@@ -532,6 +574,7 @@ def distribution(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
     bonus_count = np.zeros((1, max_bonus + 1))
     bonus_count[0, 0] = 1.0
     p_five_full = 0.0
+    five_per_game = 0.0
     lv = {"filled": [], "states": [], "entries": [], "moves": [], "seconds": []}
     shown = [None, None]
     n_states = 0
@@ -542,7 +585,7 @@ def distribution(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
         flag = fl % sp.n_flag
         u = (fl // sp.n_flag) % sp.n_u
         mask = fl // (sp.n_flag * sp.n_u)
-        if not uniform:
+        if not uniform and not _is_plain_optimal(strat):   # optimal is deterministic by construction
             probe = _Turn(rules, sp, mask[:PROBE_STATES], u[:PROBE_STATES], flag[:PROBE_STATES])
             shown[0], shown[1] = shown[1], probe
             _probe(strat, rules, probe, is_subkeep)
@@ -550,6 +593,7 @@ def distribution(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
                              per_chunk, shown)
         mass = level.mass()
         p_five_full += float(mass @ moves.five_full)
+        five_per_game += float(mass @ moves.five_final)
         nxt = _propagate(level, moves, row_of)
         no5 = _push_no_five(no5, moves, row_of, len(nxt.flat))
         bonus_count = _push_bonus_counts(bonus_count, moves, row_of, len(nxt.flat))
@@ -583,6 +627,6 @@ def distribution(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
     return ScoreDistribution(
         rules, strat.name, pmf, p_bonus,
         p_five_full if rules.five_box is not None else math.nan,
-        float(1.0 - no5.sum()), bonus_pmf, "uniform average" if uniform else "deterministic",
+        float(1.0 - no5.sum()), five_per_game, bonus_pmf, "uniform average" if uniform else "deterministic",
         n_states + len(fl), time.perf_counter() - t0,
         {key: np.asarray(x) for key, x in lv.items()})
