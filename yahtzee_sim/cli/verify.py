@@ -8,10 +8,10 @@ from pathlib import Path
 def cmd_verify(args) -> int:
     import pandas as pd
 
-    from ..cli import print_json
-    from . import Context, verify_claims
+    from ._common import print_json
+    from ..verify import Context, verify_claims
 
-    from ..parallel import run_kwargs
+    from ._common import run_kwargs
 
     ctx = Context(games=args.games, turns=args.turns, seed=args.seed, run_options=run_kwargs(args))
     if args.out:
@@ -40,8 +40,8 @@ def cmd_verify(args) -> int:
 
 
 def add_commands(sub) -> None:
-    from ..cli import positive_int, seed_int
-    from ..parallel import add_run_args
+    from ._common import positive_int, seed_int
+    from ._common import add_run_args
 
     p = sub.add_parser("verify", help="check every numeric claim of the seed documents")
     p.add_argument("--games", type=positive_int, default=100_000, help="games per simulated strategy")

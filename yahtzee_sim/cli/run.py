@@ -8,11 +8,11 @@ from pathlib import Path
 
 
 def cmd_run(args) -> int:
-    from ..cli import print_json
-    from .document import write_report
-    from .experiment import load_spec
-    from ..parallel import run_kwargs
-    from .runners import run_experiment
+    from ._common import print_json
+    from ..report.document import write_report
+    from ..report.experiment import load_spec
+    from ._common import run_kwargs
+    from ..report.runners import run_experiment
 
     specs = [load_spec(p).scaled(args.games) for p in args.spec]  # validate all before running any
     written = []
@@ -29,8 +29,8 @@ def cmd_run(args) -> int:
 
 
 def add_commands(sub) -> None:
-    from ..cli import positive_int
-    from ..parallel import add_run_args
+    from ._common import positive_int
+    from ._common import add_run_args
 
     p = sub.add_parser("run", help="run experiment spec files and write their reports")
     p.add_argument("spec", nargs="+", help="experiments/NAME.toml")
