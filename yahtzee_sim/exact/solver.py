@@ -450,6 +450,7 @@ def solve(rules: str | RuleSet, *, options: Iterable[str] = (), dtype=np.float32
         arrays.update({f"level_{k}": v for k, v in levels.items()})
         try:
             _cache.save(path, meta, arrays)
+            note += " and replaced" if note else ""
         except OSError as exc:  # read-only or full disk: the answer is still right
             reason = exc.strerror or type(exc).__name__
             where = exc.filename or path.parent
