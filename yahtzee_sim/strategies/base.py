@@ -28,7 +28,7 @@ import numpy as np
 from ..rules import RuleSet
 from ..state import GameState, TurnOptions
 
-__all__ = ["Strategy", "register", "get_strategy", "strategy_names", "STRATEGIES",
+__all__ = ["Strategy", "register", "register_family", "get_strategy", "strategy_names", "STRATEGIES",
            "best_legal", "uniform_choice"]
 
 
@@ -63,12 +63,20 @@ class Strategy:
 
 
 STRATEGIES: dict[str, type[Strategy]] = {}
+FAMILIES: dict[str, tuple] = {}
+"""Parametrized strategies: ``prefix -> (factory(parameter text), usage)``, e.g.
+``optimal:theta=0.02`` is ``FAMILIES["optimal"][0]("theta=0.02")``."""
 
 
 def register(cls: type[Strategy]) -> type[Strategy]:
     """Class decorator adding a strategy to the registry under ``cls.name``."""
     STRATEGIES[cls.name] = cls
     return cls
+
+
+def register_family(prefix: str, factory, usage: str) -> None:
+    """Accept names ``prefix:<parameters>`` in :func:`get_strategy` (``usage`` shows the form)."""
+    FAMILIES[prefix] = (factory, usage)
 
 
 def strategy_names() -> list[str]:
@@ -88,12 +96,13 @@ def get_strategy(name: str | Strategy) -> Strategy:
     """
     if isinstance(name, Strategy):
         return name
-    try:
+    if name in STRATEGIES:
         return STRATEGIES[name]()
-    except KeyError:
-        raise ValueError(
-            f"unknown strategy {name!r}; valid strategies: {', '.join(STRATEGIES)}"
-        ) from None
+    prefix, sep, params = str(name).partition(":")
+    if sep and prefix in FAMILIES:
+        return FAMILIES[prefix][0](params)
+    also = "".join(f", {usage}" for _, usage in FAMILIES.values())
+    raise ValueError(f"unknown strategy {name!r}; valid strategies: {', '.join(STRATEGIES)}{also}")
 
 
 def best_legal(values: np.ndarray, legal: np.ndarray) -> np.ndarray:
