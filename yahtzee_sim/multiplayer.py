@@ -156,7 +156,7 @@ class PlayToWin(Strategy):
     name = "play-to-win"
     description = "opponent-aware: risk tables chosen by the projected deficit"
 
-    def __init__(self, thetas=(-0.03, -0.02, -0.01, 0.0, 0.01, 0.02, 0.03, 0.05), gain: float = 1.0):
+    def __init__(self, thetas=(-0.03, -0.01, 0.0, 0.01, 0.03), gain: float = 1.0):
         self.thetas = tuple(sorted(float(t) for t in thetas))
         self.gain = float(gain)
         self._choice = None

@@ -54,6 +54,7 @@ import numpy as np
 from ..engine import _Checks
 from ..rules import RuleSet, get_rules
 from ..strategies import Strategy, get_strategy
+from . import cache as _cache
 from ._solver_space import StateSpace, state_space
 from .policy import (DEFAULT_CHUNK_ROWS, PROBE_STATES, _ask_box, _ask_keep, _is_uniform_random,
                      _level_states, _probe, _reach_table, _Turn)
@@ -303,12 +304,14 @@ class _Moves:
 
 
 def _is_plain_optimal(strategy) -> bool:
-    """An optimal strategy (or a renamed one) whose decisions are the solver's."""
+    """An optimal (or risk-sensitive optimal) strategy whose decisions are its tables'."""
     from ..strategies.optimal import OptimalStrategy
+    from ..strategies.risk import RiskStrategy
 
     cls = type(strategy)
     return isinstance(strategy, OptimalStrategy) and cls.keep is OptimalStrategy.keep \
-        and cls.box is OptimalStrategy.box and cls.prepare is OptimalStrategy.prepare
+        and cls.box is OptimalStrategy.box and cls._plan in (OptimalStrategy._plan, RiskStrategy._plan) \
+        and cls.prepare in (OptimalStrategy.prepare, RiskStrategy.prepare)
 
 
 def _optimal_keeps(strategy, turn) -> dict:
@@ -321,8 +324,16 @@ def _optimal_keeps(strategy, turn) -> dict:
 
     sp, model = strategy._space, strategy._model
     mask, u, flag = turn.chunk
-    canon = sp.canonical_u(mask, u)
     lat = model.lat
+    theta = getattr(strategy, "theta", 0.0)
+    if theta:                                    # the risk tables, on the chunk's own rows
+        from .risk import risk_turn
+
+        _, kv = risk_turn(strategy.rules, strategy._values, mask, u, flag, theta, plan=True,
+                          turn=turn)
+        return {j: best_subkeep(strategy.dice, np.ascontiguousarray(kv[j][lat.pos_of_keep]))[1]
+                .T.astype(np.intp) for j in range(1, strategy.rules.n_rolls)}
+    canon = sp.canonical_u(mask, u)
     out = {}
     for lo in range(0, len(mask), strategy.chunk):
         hi = min(lo + strategy.chunk, len(mask))
@@ -531,8 +542,57 @@ def _progress(enabled, msg):
         print(msg, file=sys.stderr, end="\r", flush=True)
 
 
+DIST_VERSION = 1
+"""Bump when the distribution's results or cache layout change (invalidates caches)."""
+
+_FIELDS = ("p_upper_bonus", "p_five_box_full", "p_five_of_a_kind_rolled", "five_per_game",
+           "states", "seconds")
+
+
+def _cache_meta(rules, name):
+    from .. import __version__
+    from .risk import RISK_VERSION
+    from .solver import SOLVER_VERSION, rules_fingerprint
+
+    return {"rules": rules.key, "fingerprint": rules_fingerprint(rules), "strategy": name,
+            "distribution_version": DIST_VERSION, "solver_version": SOLVER_VERSION,
+            "risk_version": RISK_VERSION, "package": __version__}
+
+
+def _cache_path(rules, name, cache_dir=None):
+    from .solver import rules_fingerprint
+
+    return _cache.cache_dir(cache_dir) / _cache.file_name(
+        f"{rules.key}-{rules_fingerprint(rules)}-distribution-{name}-v{DIST_VERSION}")
+
+
+def _load(rules, name, cache_dir):
+    stored = _cache.load(_cache_path(rules, name, cache_dir), _cache_meta(rules, name))
+    if stored is None:
+        return None
+    scalars = dict(zip(_FIELDS, stored["scalars"].tolist()))
+    scalars["states"] = int(scalars["states"])
+    levels = {k[6:]: stored[k] for k in stored if k.startswith("level_")}
+    return ScoreDistribution(rules, name, stored["pmf"], scalars["p_upper_bonus"],
+                             scalars["p_five_box_full"], scalars["p_five_of_a_kind_rolled"],
+                             scalars["five_per_game"], stored["five_bonus_pmf"], str(stored["method"]),
+                             scalars["states"], scalars["seconds"], levels)
+
+
+def _store(dist, cache_dir):
+    arrays = {"pmf": dist.pmf, "five_bonus_pmf": dist.five_bonus_pmf, "method": np.array(dist.method),
+              "scalars": np.array([float(getattr(dist, f)) for f in _FIELDS])}
+    arrays.update({f"level_{k}": v for k, v in dist.levels.items()})
+    try:
+        _cache.save(_cache_path(dist.rules, dist.strategy, cache_dir),
+                    _cache_meta(dist.rules, dist.strategy), arrays)
+    except OSError:         # read-only or full disk: the answer is still right
+        pass
+
+
 def distribution(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
-                 chunk_rows: int = DEFAULT_CHUNK_ROWS, progress: bool = False) -> ScoreDistribution:
+                 chunk_rows: int = DEFAULT_CHUNK_ROWS, progress: bool = False,
+                 cache: bool = False, cache_dir=None) -> ScoreDistribution:
     """Exact distribution of the final score of ``strategy`` on ``rules``.
 
     Parameters
@@ -543,6 +603,9 @@ def distribution(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
         exactly; a strategy whose decisions change with its uniform ``u`` is refused.
     chunk_rows : (state, roll) rows per strategy call (memory bound).
     progress : print the level being worked on to stderr.
+    cache : for a strategy given by name, read and write the result in the disk cache
+        (:mod:`yahtzee_sim.exact.cache`; keyed by the rules, the name, and the versions
+        of the solver, the risk tables and the package).
 
     >>> d = distribution("yacht", "greedy", options=["fill-in-order"])
     >>> bool(abs(d.pmf.sum() - 1) < 1e-12), round(d.p_at_least(d.min_score), 12)
@@ -552,6 +615,18 @@ def distribution(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
     strat = get_strategy(strategy)
     if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, (int, np.integer)) or chunk_rows < 1:
         raise ValueError(f"chunk_rows must be a positive integer, got {chunk_rows!r}")
+    cache = cache and isinstance(strategy, str)
+    if cache:
+        hit = _load(rules, strat.name, cache_dir)
+        if hit is not None:
+            return hit
+    dist = _distribution(rules, strat, chunk_rows, progress)
+    if cache:
+        _store(dist, cache_dir)
+    return dist
+
+
+def _distribution(rules, strat, chunk_rows, progress) -> ScoreDistribution:
     t0 = time.perf_counter()
     strat.prepare(rules)
     sp = state_space(rules)

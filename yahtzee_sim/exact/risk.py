@@ -100,16 +100,19 @@ class RiskSolution:
 
 
 def risk_turn(rules: RuleSet, values: np.ndarray, mask, u, flag, theta: float, *,
-              plan: bool = False):
+              plan: bool = False, turn=None):
     """Certainty equivalents (C,) of a chunk of states, from the next states' ``values``.
 
     With ``plan=True`` also returns, per rerolls left j, the (K, C) solver-order value
     of every keep (``sign(theta) * E[exp(theta * (rest - c))]``, larger is better).
+    ``turn``: the chunk's rows as :func:`~yahtzee_sim.exact.policy.policy_value`
+    builds them, if already at hand.
     """
     sp = state_space(rules)
     lat = lattice(rules.dice)
-    turn = _Turn(rules, sp, np.asarray(mask, np.int64), np.asarray(u, np.int64),
-                 np.asarray(flag, np.int64))
+    if turn is None:
+        turn = _Turn(rules, sp, np.asarray(mask, np.int64), np.asarray(u, np.int64),
+                     np.asarray(flag, np.int64))
     opts = turn.options
     n, r = turn.n, turn.r
     nxt = sp.next_flat(turn.mask, turn.u, turn.flag, opts.scores)

@@ -23,7 +23,7 @@ from . import experiment as _experiment
 from .document import Report
 from .runners import runner
 
-THETAS = (-0.03, -0.02, -0.01, 0.0, 0.01, 0.02, 0.03, 0.05)
+THETAS = (-0.03, -0.01, 0.0, 0.01, 0.03)
 """Risk parameters of the theta curve."""
 TABLE_SIZES = (2, 3, 4, 6, 10, 20)
 """Players per table in the multiplayer table (all playing the same strategy but one)."""
@@ -58,8 +58,8 @@ def run_distributions(spec, *, run_options: dict | None = None) -> Report:
     from ..strategies.levels import LEVELS
 
     rules = get_rules(spec.rules, spec.options)
-    names = list(spec.strategies) or ["keep-largest", "greedy", "heuristic", "optimal"]
-    dists = {n: distribution(rules, n) for n in names}
+    names = list(spec.strategies) or ["keep-largest", "greedy", "optimal"]
+    dists = {n: distribution(rules, n, cache=True) for n in names}
     summary = pd.DataFrame({n: _row(d) for n, d in dists.items()}).T
     summary.index.name = "strategy"
     rep = Report(spec.name, spec.title or f"Exact score distributions on {rules.title}",
@@ -97,7 +97,7 @@ def run_distributions(spec, *, run_options: dict | None = None) -> Report:
     curve = {}
     for theta in THETAS:
         d = dists["optimal"] if theta == 0 and "optimal" in dists else \
-            distribution(rules, f"optimal:theta={theta:g}")
+            distribution(rules, f"optimal:theta={theta:g}", cache=True)
         x = np.arange(len(d.pmf))
         ce = (np.log(d.pmf @ np.exp(theta * (x - d.mean))) / theta + d.mean) if theta else d.mean
         curve[theta] = {"mean": d.mean, "sd": d.sd, f"P(>={HIGH})": d.p_at_least(HIGH),
@@ -152,7 +152,7 @@ def run_distributions(spec, *, run_options: dict | None = None) -> Report:
 
     # -- seed 001's computer levels on its Yacht -------------------------------------
     yacht = get_rules(*LEVEL_RULES)
-    lv = {n: distribution(yacht, n) for n in LEVELS}
+    lv = {n: distribution(yacht, n, cache=True) for n in LEVELS}
     lwin, ltie = win_matrix(list(lv.values()), names=[f"{n} {LEVELS[n]}" for n in lv])
     levels = pd.DataFrame({"level": [LEVELS[n] for n in lv], "plays as": ["keep-largest", "heuristic",
                            "optimal"], "mean": [d.mean for d in lv.values()],
