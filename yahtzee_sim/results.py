@@ -17,10 +17,17 @@ import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING
 
+import numpy as np
+
+from .intervals import binomial_interval, check_level, t_interval
 from .rules import RuleSet
+
+if TYPE_CHECKING:  # pandas is imported where a table is made: start-up stays fast
+    import pandas as pd
+
+__all__ = ["GameAggregate", "SimulationResult", "TurnsResult", "max_total", "PERCENTILES"]
 
 PERCENTILES = (1, 5, 25, 50, 75, 95, 99)
 
@@ -147,8 +154,10 @@ class SimulationResult:
     seconds: float = float("nan")
 
     # -- tables -------------------------------------------------------------------
-    def to_frame(self) -> pd.DataFrame:
+    def to_frame(self) -> "pd.DataFrame":
         """One row per game: total, each box's points, upper total and bonuses."""
+        import pandas as pd
+
         if self.games is None:
             raise ValueError("this run kept only aggregates; rerun with keep_games=True for per-game rows")
         g = self.games
@@ -166,11 +175,11 @@ class SimulationResult:
         agg = self.aggregate
         n = agg.n_games
         mean = agg.mean()
+        level = check_level(level)
         if n > 1:
-            from .stats import mean_ci
-
-            ci = mean_ci(self, level=level)
-            sd, se, low, high = ci.sd, ci.se, ci.low, ci.high
+            sd = math.sqrt(agg.var())
+            se = sd / math.sqrt(n)
+            low, high = t_interval(mean, sd, n, level)
         else:
             sd = se = low = high = float("nan")
         nonzero = np.flatnonzero(agg.total_hist)
@@ -195,13 +204,17 @@ class SimulationResult:
         out["seconds"] = self.seconds
         return out
 
-    def summary_frame(self) -> pd.DataFrame:
+    def summary_frame(self) -> "pd.DataFrame":
         """:meth:`summary` as a one-column table for printing."""
+        import pandas as pd
+
         s = self.summary()
         return pd.DataFrame({"value": pd.Series(s, dtype=object)})
 
-    def box_frame(self) -> pd.DataFrame:
+    def box_frame(self) -> "pd.DataFrame":
         """Average points and rate of zero per box."""
+        import pandas as pd
+
         agg = self.aggregate
         return pd.DataFrame(
             {"mean": agg.box_means(), "zero_rate": agg.box_hist[:, 0] / agg.n_games,
@@ -236,8 +249,49 @@ class SimulationResult:
         >>> bool(0 <= lo <= hi <= 1)
         True
         """
-        from .stats import mean_ci, proportion_ci
+        level = check_level(level)
+        agg = self.aggregate
+        if what == "mean":
+            if agg.n_games < 2:
+                raise ValueError(f"a t interval needs at least 2 games, the run has {agg.n_games}")
+            return t_interval(agg.mean(), math.sqrt(agg.var()), agg.n_games, level)
+        return binomial_interval(self.count(what), agg.n_games, level)
 
-        res = mean_ci(self, level=level) if what == "mean" else \
-            proportion_ci(self.count(what), self.aggregate.n_games, level=level)
-        return (float(res.low), float(res.high))
+
+@dataclass
+class TurnsResult:
+    """Final patterns of N independent single turns played on a fresh card.
+
+    >>> from yahtzee_sim import simulate_turns
+    >>> res = simulate_turns("yacht", "keep-largest", 3000, seed=2)
+    >>> int(res.roll_counts.sum()), int(res.pattern_counts()["five_of_a_kind"]) <= 3000
+    (3000, True)
+    """
+
+    rules: RuleSet
+    strategy: str
+    n_turns: int
+    seed: int
+    roll_counts: np.ndarray  # (R,) how many turns ended in each roll
+    seconds: float = float("nan")
+
+    def pattern_counts(self) -> "pd.Series":
+        """Turns ending in each pattern of :data:`yahtzee_sim.patterns.PATTERNS` ("or better" counts)."""
+        import pandas as pd
+
+        from .patterns import pattern_table
+
+        table = pattern_table(self.rules.dice)
+        return pd.Series(table.T.astype(np.int64) @ self.roll_counts, index=table.columns, name="turns")
+
+    def to_frame(self, level: float = 0.95) -> "pd.DataFrame":
+        """Frequency of each pattern with its Wilson confidence interval."""
+        import pandas as pd
+
+        counts = self.pattern_counts()
+        rows = []
+        for name, k in counts.items():
+            low, high = binomial_interval(int(k), self.n_turns, level, "wilson")
+            rows.append({"pattern": name, "turns": int(k), "frequency": k / self.n_turns,
+                         "ci_low": low, "ci_high": high})
+        return pd.DataFrame(rows).set_index("pattern")
