@@ -212,3 +212,53 @@ def test_the_checks_catch_a_cycle_and_a_cli_import(tmp_path):
     assert toy["toy.b"] == {"toy.a", "toy.cli"}
     assert cycles(toy) == [["toy.a", "toy.b"]]
     assert cli_imports(toy, "toy") == ["toy.b imports toy.cli"]
+
+
+# -- start-up: nothing heavy on the paths every command takes (issue 10) ---------------------
+
+HEAVY = ("pandas", "scipy", "matplotlib", "tqdm", "dask", "pyarrow")
+
+_PROBE = """
+import json, sys
+heavy = {heavy!r}
+loaded = lambda: sorted(m for m in heavy if m in sys.modules)
+import yahtzee_sim
+after_import = loaded()
+from yahtzee_sim.cli import build_parser
+build_parser()
+print(json.dumps({{"import": after_import, "parser": loaded(), "numpy": "numpy" in sys.modules}}))
+"""
+
+
+def _python_env() -> dict:
+    import os
+
+    return {**os.environ, "PYTHONPATH": str(PACKAGE_DIR.parent)}
+
+
+def test_import_and_parser_load_no_heavy_library():
+    """A property, not a timing: pandas, scipy, matplotlib, tqdm and dask load only when used."""
+    import json
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _PROBE.format(heavy=HEAVY)], capture_output=True, text=True,
+                         env=_python_env(), timeout=120, check=True).stdout
+    seen = json.loads(out)
+    assert seen["import"] == [], f"import yahtzee_sim loads {seen['import']}"
+    assert seen["parser"] == [], f"building the CLI parser loads {seen['parser']}"
+    assert seen["numpy"]  # the probe is real: the package itself did load
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["simulate", "--help"]])
+def test_cli_help_and_version_load_no_heavy_library(argv):
+    """The real command (``python -m yahtzee_sim``), read from ``-X importtime``'s list of modules."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", PACKAGE, *argv], capture_output=True,
+                          text=True, env=_python_env(), timeout=120)
+    assert proc.returncode == 0, proc.stderr[-500:]
+    modules = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+    assert f"{PACKAGE}.cli" in modules
+    assert not {m.split(".")[0] for m in modules} & set(HEAVY)

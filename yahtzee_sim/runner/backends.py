@@ -13,9 +13,7 @@ name and the prepared strategy pickled once (:class:`Job`).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import io
-import logging
 import os
 import pickle
 import signal
@@ -113,6 +111,8 @@ def make_job(plan: ChunkPlan, rules: RuleSet, strategy: Strategy, entropy: int, 
     except Exception as exc:
         raise ValueError(f"strategy {strategy.name!r} cannot be sent to {backend} workers: pickling failed "
                          f"({type(exc).__name__}: {exc}); define it at module level or use backend='serial'") from None
+    import hashlib
+
     blob = buf.getvalue()
     token = hashlib.sha256(repr((rules.key, entropy, plan)).encode() + blob).hexdigest()[:16]
     return Job(plan, rules.name, tuple(rules.options), strategy.name, blob, entropy, keep_games, token)
@@ -234,6 +234,8 @@ def _import_distributed():
 
 
 def _dask_client(distributed, scheduler, jobs: int | None, stack: contextlib.ExitStack):
+    import logging
+
     if isinstance(scheduler, distributed.Client):
         return scheduler
     if scheduler is None:
