@@ -14,6 +14,7 @@ True
 from __future__ import annotations
 
 import math
+import dataclasses
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -97,6 +98,59 @@ class GameAggregate:
             fill_turn_hist=self.fill_turn_hist + other.fill_turn_hist,
             five_box_full_games=self.five_box_full_games + other.five_box_full_games,
         )
+
+    def check(self, rules: RuleSet, n_games: int) -> None:
+        """Raise ``ValueError`` (naming the first problem) unless this is a possible summary
+        of ``n_games`` finished games of ``rules``.
+
+        Every histogram counts each game once, no count is negative, each turn fills one
+        box, and the totals add up: the points of all games equal their box points plus
+        upper bonuses plus five-of-a-kind bonuses, and the upper totals equal the upper
+        boxes' points (exact integer identities of the engine's bookkeeping).
+
+        >>> from yahtzee_sim import get_rules, simulate
+        >>> r = get_rules("yacht")
+        >>> agg = simulate(r, "random", 1000, seed=1).aggregate
+        >>> agg.check(r, 1000)
+        >>> agg.total_hist[50] += 1; agg.total_hist[40] -= 1   # one game moved from 40 to 50 points
+        >>> agg.check(r, 1000)
+        Traceback (most recent call last):
+        ...
+        ValueError: the totals do not add up: 10 points more than the boxes and bonuses
+        """
+        like = GameAggregate.empty(rules)
+        for f in dataclasses.fields(self):
+            value, ref = getattr(self, f.name), getattr(like, f.name)
+            if isinstance(ref, np.ndarray):
+                if not isinstance(value, np.ndarray) or value.shape != ref.shape or value.dtype.kind not in "iu":
+                    raise ValueError(f"{f.name} must be an integer array of shape {ref.shape}")
+                if (value < 0).any():
+                    raise ValueError(f"{f.name} has a negative count")
+        n = int(n_games)
+        if not 0 <= int(self.five_box_full_games) <= n:
+            raise ValueError(f"five_box_full_games must be between 0 and {n}, got {self.five_box_full_games}")
+        for name in ("total_hist", "upper_hist", "five_bonus_hist", "five_count_hist"):
+            got = int(getattr(self, name).sum())
+            if got != n:
+                raise ValueError(f"{name} counts {got} games, not {n}")
+        for name in ("box_hist", "fill_turn_hist"):
+            per_box = getattr(self, name).sum(axis=1)
+            if (per_box != n).any():
+                raise ValueError(f"{name} counts {int(per_box[per_box != n][0])} games in a box, not {n}")
+        per_turn = self.fill_turn_hist.sum(axis=0)
+        if per_turn[0] != 0 or (per_turn[1:] != n).any():
+            raise ValueError("fill_turn_hist does not fill exactly one box per turn")
+        points = np.arange(self.box_hist.shape[1], dtype=np.int64)
+        box_points = self.box_hist @ points
+        upper = np.arange(len(self.upper_hist), dtype=np.int64)
+        if int(upper @ self.upper_hist) != int(box_points[rules.is_upper].sum()):
+            raise ValueError("the upper totals do not add up to the upper boxes' points")
+        bonuses = np.asarray(rules.final_bonus(upper), dtype=np.int64) @ self.upper_hist
+        fives = rules.five_bonus * int(np.arange(len(self.five_bonus_hist), dtype=np.int64) @ self.five_bonus_hist)
+        excess = self.total_sum - (int(box_points.sum()) + int(bonuses) + fives)
+        if excess:
+            raise ValueError(f"the totals do not add up: {excess} points "
+                             f"{'more' if excess > 0 else 'fewer'} than the boxes and bonuses")
 
     @property
     def n_games(self) -> int:

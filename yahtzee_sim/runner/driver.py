@@ -18,6 +18,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..engine import SEED_BLOCK, seed_entropy
+from ..files import WriteError
 from ..results import GameAggregate
 from ..rules import RuleSet
 from ..strategies.base import Strategy
@@ -32,6 +33,12 @@ __all__ = ["RunInterrupted", "RunOutcome", "run_chunks"]
 # Test hook: called with the number of chunks merged so far by this run (e.g. to
 # raise KeyboardInterrupt midway). None in normal use.
 after_chunk: Callable[[int], None] | None = None
+
+
+def _check_roll_counts(counts: np.ndarray, n_turns: int) -> None:
+    """Raise ``ValueError`` unless ``counts`` (non-negative) count ``n_turns`` turns."""
+    if int(counts.sum()) != n_turns:
+        raise ValueError(f"the roll counts hold {int(counts.sum()):,} turns, not {n_turns:,}")
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -94,8 +101,10 @@ def run_chunks(
         if keep_games:
             raise ValueError("a checkpoint saves aggregates only: it cannot be combined with keep_games=True "
                              "(per-game rows, --out)")
+        check = (lambda value, count: value.check(rules, count)) if kind == "games" else _check_roll_counts
         ckpt = Checkpoint(checkpoint, {"kind": kind, "rules": rules.key, "strategy": strategy.name,
-                                       "n": plan.n, "chunk_games": plan.chunk_size, "seed_block": SEED_BLOCK})
+                                       "n": plan.n, "chunk_games": plan.chunk_size, "seed_block": SEED_BLOCK},
+                          plan, check)
         entropy, stored = ckpt.load(entropy, empty)
         if stored is not None:
             done = stored
@@ -136,16 +145,19 @@ def run_chunks(
     except KeyboardInterrupt:
         where = ""
         if ckpt is not None:
-            ckpt.save(done, entropy)
+            ckpt.save(done, entropy)  # a WriteError here says what the file still holds
             where = f"; completed chunks saved to {str(ckpt.path)!r}: run again with the same arguments to resume"
         if bar is not None:
             bar.close()
             bar = None
         raise RunInterrupted(f"interrupted after {done.count:,} of {plan.n:,} {unit}{where}",
                              done.count, plan.n, None if ckpt is None else str(ckpt.path)) from None
+    except WriteError:
+        raise  # the checkpoint could not be written: saving again would fail the same way
     except BaseException:
         if ckpt is not None:
-            ckpt.save(done, entropy)
+            with contextlib.suppress(WriteError):  # the error that stopped the run matters more
+                ckpt.save(done, entropy)
         raise
     finally:
         if bar is not None:
