@@ -116,7 +116,7 @@ def test_extreme_claims_of_seed_000():
     # five of a kind may be scored elsewhere while the Yahtzee box is still open (no bonus is
     # paid then), giving 375 and 181. Under the seed's own recipe (the only five of a kind is
     # the one in the Yahtzee box) they hold exactly.
-    wrong = {"s000-max-no-bonus": "375", "s000-min-no-zero": "181"}
+    wrong = {"s000-max-no-bonus": 375, "s000-min-no-zero": 181}
     for cid, found in wrong.items():
         assert frame.loc[cid, "verdict"] == "wrong" and frame.loc[cid, "exact"] == found
     rest = frame.drop(index=list(wrong))
