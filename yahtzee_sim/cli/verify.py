@@ -35,7 +35,8 @@ def cmd_verify(args) -> int:
                     "claims": frame.reset_index().to_dict(orient="records")})
         return 0
     with pd.option_context("display.max_colwidth", 48, "display.width", 200):
-        print(frame[["seed", "claim", "exact", "simulated", "ci95", "verdict"]].to_string())
+        shown = frame[["seed", "claim", "exact_text", "simulated_text", "verdict"]]
+        print(shown.rename(columns={"exact_text": "exact", "simulated_text": "simulated (95% CI)"}).to_string())
     print()
     print(frame["verdict"].value_counts().to_string())
     if args.out is not None:
