@@ -41,6 +41,8 @@ ENGINE_RULE_CASES[-3:-3] = [
     ("yacht", ("faces-7",)),
     ("yahtzee", ("faces-7",)),
     ("yahtzee-free-joker", ("faces-5",)),
+    ("balut", ()),
+    ("maxi-yatzy", ("no-saved-throws",)),
 ]
 
 # Strategies that need an expensive per-rule-set solve run only on these rule sets.
@@ -133,6 +135,13 @@ def check_ruleset(rules: RuleSet) -> None:
     assert not scores[:, needs_five].any()   # a box enabled by the five box pays nothing yet
     if rules.fill_order == "in-order":
         assert (legal == (np.arange(rules.n_boxes) == 0)).all()
+    elif rules.columns:   # per column: Down its first box, Up its last, Free all, Announce none
+        expect = np.zeros(rules.n_boxes, dtype=bool)
+        for col in rules.columns:
+            idx = [rules.box_index(b) for b in col.boxes]
+            pick = {"down": idx[:1], "up": idx[-1:], "any": idx, "announce": []}[col.order]
+            expect[pick] = True
+        assert (legal == expect).all()
     else:
         assert legal.all()
 
@@ -149,7 +158,17 @@ def check_ruleset(rules: RuleSet) -> None:
     else:
         rolls = rng.integers(0, n, m)
     legal, scores, bonus = rules.turn_options(filled, full, rolls)
-    assert legal.any(axis=1).all() and not (legal & filled).any()
+    announce = rules.is_announce if rules.columns else np.zeros(rules.n_boxes, bool)
+    only_announce = ~(~filled & ~announce).any(axis=1)   # just announce boxes open: must announce
+    assert legal[~only_announce].any(axis=1).all() and not (legal & filled).any()
+    assert not legal[:, announce].any()
+    if announce.any():   # an announcement leaves exactly that box
+        pick = np.where(~filled & announce, rng.random((m, rules.n_boxes)), -1).argmax(axis=1)
+        said = np.where((~filled & announce).any(axis=1), pick, -1)
+        legal_a, _, _ = rules.turn_options(filled, full, rolls, announced=said)
+        made = said >= 0
+        assert (legal_a[made].sum(axis=1) == 1).all() and legal_a[made, said[made]].all()
+        assert (legal_a[~made] == legal[~made]).all()
     assert (scores >= 0).all()
     if rules.fill_order == "in-order":
         assert (legal.sum(axis=1) == 1).all()

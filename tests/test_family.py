@@ -427,3 +427,239 @@ def test_six_dice_for_a_five_dice_game(dice):
     with pytest.raises(ValueError) as e:
         get_rules("yacht", faces=7).score_dice([8, 1, 2, 3, 4])
     assert "1..7" in one_line(e)
+
+
+# -- Balut ------------------------------------------------------------------------------------
+
+BALUT = ["fours", "fives", "sixes", "straight", "full_house", "choice", "balut"]
+
+
+def balut_reference(d):
+    one = {
+        "fours": 4 * d.count(4), "fives": 5 * d.count(5), "sixes": 6 * d.count(6),
+        "straight": 15 if sorted(d) == [1, 2, 3, 4, 5] else 20 if sorted(d) == [2, 3, 4, 5, 6] else 0,
+        "full_house": sum(d) if strict_full_house(d) else 0,
+        "choice": sum(d),
+        "balut": 20 + sum(d) if kind(d, 5) else 0,
+    }
+    return {f"{c}_{k}": one[c] for c in BALUT for k in range(1, 5)}
+
+
+def balut_points_reference(card):
+    """RULES.md's points, from a card given as {category: [four scores]}."""
+    pts = 0
+    for c, threshold in (("fours", 52), ("fives", 65), ("sixes", 78), ("choice", 100)):
+        pts += 2 if sum(card[c]) >= threshold else 0
+    pts += 4 if all(card["straight"]) else 0
+    pts += 3 if all(card["full_house"]) else 0
+    pts += 2 * sum(1 for v in card["balut"] if v)
+    total = sum(sum(v) for v in card.values())
+    if total < 300:
+        pts -= 2
+    elif total < 350:
+        pts -= 1
+    else:
+        pts += min((total - 350) // 50, 6)
+    return pts
+
+
+def test_balut_card():
+    r = get_rules("balut")
+    table_of(r, balut_reference)
+    assert r.n_boxes == 28 and r.upper_bonus == 0 and r.joker == "none" and r.has_points
+    check_ruleset(r)
+
+
+def _balut_card(**cats):
+    card = {c: [0, 0, 0, 0] for c in BALUT}
+    card.update(cats)
+    return card
+
+
+def _points(card):
+    flat = np.array([[v for c in BALUT for v in card[c]]])
+    return int(get_rules("balut").points(flat)[0])
+
+
+@pytest.mark.parametrize("card", [
+    # RULES.md's thresholds, each on both sides
+    _balut_card(fours=[16, 16, 12, 8]), _balut_card(fours=[16, 16, 12, 4]),            # 52 / 48
+    _balut_card(fives=[20, 20, 15, 10]), _balut_card(fives=[20, 20, 15, 5]),           # 65 / 60
+    _balut_card(sixes=[24, 24, 18, 12]), _balut_card(sixes=[24, 18, 18, 12]),          # 78 / 72
+    _balut_card(choice=[25, 25, 25, 25]), _balut_card(choice=[25, 25, 25, 24]),        # 100 / 99
+    _balut_card(straight=[15, 20, 15, 20]), _balut_card(straight=[15, 20, 15, 0]),
+    _balut_card(full_house=[7, 28, 19, 8]), _balut_card(full_house=[7, 28, 19, 0]),
+    _balut_card(balut=[45, 0, 25, 0]),
+    # the total score: <300 -2, 300-349 -1, 350-399 0, +1 each further 50, +6 at 650 or more
+    _balut_card(choice=[30, 30, 30, 30], balut=[50, 50, 0, 0], fours=[20, 20, 20, 19]),   # 299
+    _balut_card(choice=[30, 30, 30, 30], balut=[50, 50, 0, 0], fours=[20, 20, 20, 20]),   # 300
+    _balut_card(choice=[30, 30, 30, 30], balut=[50, 50, 50, 0], fours=[20, 20, 20, 19]),  # 349
+    _balut_card(choice=[30, 30, 30, 30], balut=[50, 50, 50, 0], fours=[20, 20, 20, 20]),  # 350
+    _balut_card(choice=[30] * 4, balut=[50] * 4, sixes=[30] * 4, fives=[25] * 4, fours=[20, 20, 19, 0]),  # 599
+    _balut_card(choice=[30] * 4, balut=[50] * 4, sixes=[30] * 4, fives=[25] * 4, fours=[20] * 4,
+                full_house=[28, 28, 28, 28], straight=[20] * 4),                                     # 812
+])
+def test_balut_points(card):
+    assert _points(card) == balut_points_reference(card)
+
+
+def test_balut_points_examples():
+    # RULES.md: an empty card scores 0: -2 points; Fours 52 alone +2 (total 52: -2).
+    assert _points(_balut_card()) == -2
+    assert _points(_balut_card(fours=[16, 16, 12, 8])) == 0
+    full = _balut_card(choice=[30] * 4, balut=[50] * 4, sixes=[30] * 4, fives=[25] * 4, fours=[20] * 4,
+                       full_house=[28] * 4, straight=[20] * 4)
+    # 2 + 2 + 2 + 2 (totals) + 4 + 3 + 4 Baluts x 2 + 6 (812 >= 650) = 29
+    assert _points(full) == 29
+
+
+@settings(max_examples=200, deadline=None)
+@given(cards=st.lists(st.lists(st.integers(0, 50), min_size=28, max_size=28), min_size=1, max_size=8))
+def test_balut_points_hypothesis(cards):
+    got = get_rules("balut").points(np.array(cards))
+    for row, p in zip(cards, got):
+        card = {c: row[4 * i:4 * i + 4] for i, c in enumerate(BALUT)}
+        assert p == balut_points_reference(card)
+
+
+def test_points_refused_where_there_are_none():
+    with pytest.raises(ValueError, match="no points"):
+        get_rules("yahtzee").points(np.zeros((1, 13)))
+
+
+# -- Maxi Yatzy -------------------------------------------------------------------------------
+
+def maxi_reference(d):
+    c = Counter(d)
+    faces = sorted(c)
+
+    def pairs(k):
+        shown = sorted((f for f in faces if c[f] >= 2), reverse=True)
+        return 2 * sum(shown[:k]) if len(shown) >= k else 0
+
+    def n_kind(n):
+        best = max((f for f in faces if c[f] >= n), default=0)
+        return n * best
+
+    def two_groups(a, b, value):
+        best = [(a * x + b * y) for x in faces for y in faces if x != y and c[x] >= a and c[y] >= b]
+        return 0 if not best else (max(best) if value == "dice" else sum(d))
+
+    out = {name: f * d.count(f) for f, name in enumerate(UPPER[:6], start=1)}
+    out.update(
+        one_pair=pairs(1), two_pairs=pairs(2), three_pairs=pairs(3),
+        three_of_a_kind=n_kind(3), four_of_a_kind=n_kind(4), five_of_a_kind=n_kind(5),
+        small_straight=15 if {1, 2, 3, 4, 5} <= set(d) else 0,
+        large_straight=20 if {2, 3, 4, 5, 6} <= set(d) else 0,
+        full_straight=21 if set(d) == {1, 2, 3, 4, 5, 6} else 0,
+        full_house=two_groups(3, 2, "dice"), villa=two_groups(3, 3, "sum"), tower=two_groups(4, 2, "sum"),
+        chance=sum(d), maxi_yatzy=100 if kind(d, 6) else 0,
+    )
+    return out
+
+
+@pytest.mark.parametrize("options", [(), ("no-saved-throws",)])
+def test_maxi_yatzy_card(options):
+    r = get_rules("maxi-yatzy", options)
+    assert (r.n_dice, r.n_boxes, r.upper_bonus_tiers) == (6, 20, ((84, 100),))
+    assert r.dice.n_rolls == 462 and r.dice.n_keeps == 924      # issue 8: six dice
+    assert r.banked_throws == ("no-saved-throws" not in options)
+    table_of(r, maxi_reference)
+    check_ruleset(r)
+
+
+def test_maxi_yatzy_examples():
+    s = get_rules("maxi-yatzy").score_dice
+    x = s([6, 6, 5, 5, 4, 4])
+    assert (x["one_pair"], x["two_pairs"], x["three_pairs"], x["chance"]) == (12, 22, 30, 30)
+    x = s([5, 5, 5, 5, 6, 6])
+    assert (x["two_pairs"], x["tower"], x["full_house"], x["four_of_a_kind"]) == (22, 32, 27, 20)
+    x = s([3, 3, 3, 2, 2, 2])
+    assert (x["villa"], x["full_house"], x["three_of_a_kind"], x["three_pairs"]) == (15, 13, 9, 0)
+    assert s([1, 2, 3, 4, 5, 6])["full_straight"] == 21 and s([1, 2, 3, 4, 5, 6])["small_straight"] == 15
+    x = s([4] * 6)
+    assert (x["maxi_yatzy"], x["five_of_a_kind"], x["two_pairs"], x["full_house"]) == (100, 20, 0, 0)
+
+
+# -- Yamb --------------------------------------------------------------------------------------
+
+ROWS = ["ones", "twos", "threes", "fours", "fives", "sixes", "max", "min", "kenta", "triling",
+        "full", "poker", "yamb"]
+
+
+def yamb_reference(d, throw):
+    c = Counter(d)
+    top = lambda n: max((f for f in c if c[f] >= n), default=0)  # noqa: E731
+    one = {name: f * d.count(f) for f, name in enumerate(ROWS[:6], start=1)}
+    one.update(max=sum(d), min=sum(d),
+               kenta={1: 66, 2: 56, 3: 46}[throw] if set(d) in ({1, 2, 3, 4, 5}, {2, 3, 4, 5, 6}) else 0,
+               triling=3 * top(3) + 20 if top(3) else 0,
+               full=sum(d) + 30 if strict_full_house(d) else 0,
+               poker=4 * top(4) + 40 if top(4) else 0,
+               yamb=sum(d) + 50 if kind(d, 5) else 0)
+    return {f"{col}_{row}": one[row] for col in ("down", "up", "free", "announce") for row in ROWS}
+
+
+def yamb_score_reference(card):
+    total = 0
+    for col in ("down", "up", "free", "announce"):
+        v = {row: card[f"{col}_{row}"] for row in ROWS}
+        upper = sum(v[r] for r in ROWS[:6])
+        total += upper + (30 if upper >= 60 else 0) + (v["max"] - v["min"]) * v["ones"]
+        total += sum(v[r] for r in ROWS[8:])
+    return total
+
+
+def test_yamb_card_on_every_throw():
+    r = get_rules("yamb")
+    assert r.n_boxes == 52 and r.roll_dependent and r.announces
+    for throw in (1, 2, 3):
+        table_of(r, lambda d: yamb_reference(d, throw), throw)
+    check_ruleset(r)
+
+
+@settings(max_examples=150, deadline=None)
+@given(cards=st.lists(st.lists(st.integers(0, 80), min_size=52, max_size=52), min_size=1, max_size=6))
+def test_yamb_score_hypothesis(cards):
+    r = get_rules("yamb")
+    got = r.card_total(np.array(cards), np.zeros(len(cards)), np.zeros(len(cards)))
+    for row, total in zip(cards, got):
+        assert total == yamb_score_reference(dict(zip(r.box_names, row)))
+
+
+def test_yamb_max_min_may_be_negative():
+    r = get_rules("yamb")
+    card = np.zeros((1, 52), int)
+    card[0, r.box_index("down_ones")] = 5
+    card[0, r.box_index("down_max")] = 10
+    card[0, r.box_index("down_min")] = 30
+    assert int(r.card_total(card, [0], [0])[0]) == 5 + (10 - 30) * 5
+
+
+def test_yamb_column_orders():
+    r = get_rules("yamb")
+    col = {c.name: [r.box_index(b) for b in c.boxes] for c in r.columns}
+    filled = np.zeros((1, 52), bool)
+    legal = r.legal_boxes(filled)[0]
+    # Down: only its top row; Up: only its bottom row; Free: all; Announce: none unannounced.
+    assert np.flatnonzero(legal[col["down"]]).tolist() == [0]
+    assert np.flatnonzero(legal[col["up"]]).tolist() == [12]
+    assert legal[col["free"]].all() and not legal[col["announce"]].any()
+    filled[0, col["down"][:3]] = True
+    filled[0, col["up"][-5:]] = True
+    legal = r.legal_boxes(filled)[0]
+    assert np.flatnonzero(legal[col["down"]]).tolist() == [3]
+    assert np.flatnonzero(legal[col["up"]]).tolist() == [7]
+    # an announcement leaves only the announced box
+    said = col["announce"][9]
+    legal = r.legal_boxes(filled, np.array([said]))[0]
+    assert np.flatnonzero(legal).tolist() == [said]
+    with pytest.raises(ValueError, match="announce"):
+        r.legal_boxes(filled, np.array([col["free"][0]]))
+
+
+def test_yamb_kenta_by_throw():
+    r = get_rules("yamb")
+    roll = r.dice.roll_index_of([2, 3, 4, 5, 6])
+    k = r.box_index("free_kenta")
+    assert r.score_tables[:, roll, k].tolist() == [66, 56, 46]   # RULES.md

@@ -14,8 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+import numpy as np
+
 from . import scoring as s
-from .base import Box, RuleSet
+from .base import Box, Column, RuleSet
 
 UPPER_NAMES = ("ones", "twos", "threes", "fours", "fives", "sixes", "sevens", "eights",
                "nines", "tens", "elevens", "twelves")
@@ -331,6 +333,160 @@ def _kismet(options: frozenset[str]) -> RuleSet:
     )
 
 
+BALUT_CATEGORIES = ("fours", "fives", "sixes", "straight", "full_house", "choice", "balut")
+BALUT_ROUNDS = 4
+
+
+def balut_points(box_scores: np.ndarray) -> np.ndarray:
+    """Balut's points of finished cards ``(N, 28)`` (RULES.md): category totals, complete
+    Straight and Full house columns, each Balut, and the total score in steps of 50.
+
+    >>> card = np.zeros((1, 28), int)
+    >>> card[0, 0:4] = 16; card[0, 4:8] = 20; card[0, 8:12] = 24      # 64, 80, 96: 2 + 2 + 2
+    >>> card[0, 24:28] = 45                                            # four Baluts: 8; total 540: +3
+    >>> int(balut_points(card)[0])
+    17
+    """
+    cards = np.asarray(box_scores, dtype=np.int64).reshape(len(box_scores), len(BALUT_CATEGORIES), BALUT_ROUNDS)
+    totals = cards.sum(axis=2)
+    points = np.zeros(len(cards), dtype=np.int64)
+    for c, threshold in (("fours", 52), ("fives", 65), ("sixes", 78), ("choice", 100)):
+        points += np.where(totals[:, BALUT_CATEGORIES.index(c)] >= threshold, 2, 0)
+    points += np.where((cards[:, BALUT_CATEGORIES.index("straight")] > 0).all(axis=1), 4, 0)
+    points += np.where((cards[:, BALUT_CATEGORIES.index("full_house")] > 0).all(axis=1), 3, 0)
+    points += 2 * (cards[:, BALUT_CATEGORIES.index("balut")] > 0).sum(axis=1)
+    score = totals.sum(axis=1)
+    points += np.clip(np.floor_divide(score - 350, 50), -2, 6)   # <300: -2 ... 650+: +6
+    return points
+
+
+def _balut(options: frozenset[str]) -> RuleSet:
+    """Balut (Denmark; seeds 000 and 003): five dice, three throws, seven categories each
+    filled four times (28 turns) in any order; points at the end beside the score.
+
+    Sources disagree on the points table (some give 3 points for the Choice total,
+    others count only the best of the Balut column) and on whether a Balut may be
+    written as a Full house; this rule set reads RULES.md: Fours >= 52, Fives >= 65,
+    Sixes >= 78, Choice >= 100 two points each, all four Straights 4, all four Full
+    houses 3, each Balut 2, and the total score from -2 (under 300) to +6 (650 or
+    more) in steps of 50. Full house is strict (five of a kind is not one). The
+    score is the sum of the boxes; :meth:`RuleSet.points` gives the points.
+    """
+    scorers = {
+        "fours": (s.upper(4), 4), "fives": (s.upper(5), 5), "sixes": (s.upper(6), 6),
+        "straight": (s.runs({(1, 2, 3, 4, 5): 15, (2, 3, 4, 5, 6): 20}), None),
+        "full_house": (s.groups((3, 2), "sum"), None), "choice": (s.chance, None),
+        "balut": (s.kind_plus(5, "sum", plus=20), None),
+    }
+    boxes = [Box(f"{c}_{k}", f"{c.replace('_', ' ').capitalize()} {k}", scorer, upper_face=face)
+             for c in BALUT_CATEGORIES for k in range(1, BALUT_ROUNDS + 1) for scorer, face in [scorers[c]]]
+    return RuleSet(
+        name="balut", title="Balut", description=_balut.__doc__ or "", boxes=tuple(boxes),
+        options=tuple(sorted(options)), upper_bonus=0, five_box=None, joker="none", card_points=balut_points,
+    )
+
+
+MAXI_OPTIONS = {"no-saved-throws": "throws a turn does not use are lost, not banked for later turns"}
+
+
+def _maxi_yatzy(options: frozenset[str]) -> RuleSet:
+    """Maxi Yatzy (Scandinavia): six dice, up to three throws a turn, 20 boxes, upper bonus
+    at 84 (four of each face), Maxi Yatzy (six of a kind) 100; throws a turn does not
+    use are banked for later turns.
+
+    Sources disagree on the upper bonus (50 on most Swedish score pads, 100 on some)
+    and on whether saved throws exist at all (``no-saved-throws``); the pinned
+    reading (RULES.md) is +100 at 84 with saved throws. Pairs, Two and Three pairs
+    need different faces and score the dice that make them (the best such); Three,
+    Four and Five of a kind score n times the face; Full house scores the best three
+    and two of different faces; Villa (two triples) and Tower (four and two) the sum.
+    """
+    boxes = _upper_boxes() + [
+        Box("one_pair", "One pair", s.n_pairs(1)),
+        Box("two_pairs", "Two pairs", s.n_pairs(2)),
+        Box("three_pairs", "Three pairs", s.n_pairs(3)),
+        Box("three_of_a_kind", "Three of a kind", s.kind_plus(3, "matching")),
+        Box("four_of_a_kind", "Four of a kind", s.kind_plus(4, "matching")),
+        Box("five_of_a_kind", "Five of a kind", s.kind_plus(5, "matching")),
+        Box("small_straight", "Small straight", s.runs({(1, 2, 3, 4, 5): 15})),
+        Box("large_straight", "Large straight", s.runs({(2, 3, 4, 5, 6): 20})),
+        Box("full_straight", "Full straight", s.runs({(1, 2, 3, 4, 5, 6): 21})),
+        Box("full_house", "Full house", s.groups((3, 2), "dice")),
+        Box("villa", "Villa", s.groups((3, 3), "sum")),
+        Box("tower", "Tower", s.groups((4, 2), "sum")),
+        Box("chance", "Chance", s.chance),
+        Box("maxi_yatzy", "Maxi Yatzy", s.five_of_a_kind(100)),
+    ]
+    return RuleSet(
+        name="maxi-yatzy", title="Maxi Yatzy", description=_maxi_yatzy.__doc__ or "", boxes=tuple(boxes),
+        options=tuple(sorted(options)), n_dice=6, upper_bonus_threshold=84, upper_bonus=100,
+        five_box="maxi_yatzy", five_bonus=0, joker="none", banked_throws="no-saved-throws" not in options,
+    )
+
+
+YAMB_ROWS = ("ones", "twos", "threes", "fours", "fives", "sixes", "max", "min", "kenta", "triling",
+             "full", "poker", "yamb")
+YAMB_COLUMNS = (("down", "down"), ("up", "up"), ("free", "any"), ("announce", "announce"))
+YAMB_BONUS_AT, YAMB_BONUS = 60, 30
+
+
+def yamb_score(box_scores: np.ndarray) -> np.ndarray:
+    """Yamb's score of finished cards ``(N, 52)``: per column its six upper rows, +30 when
+    they total 60 or more, (Max - Min) x Ones (may be negative), and its lower rows.
+
+    >>> card = np.zeros((1, 52), int)
+    >>> card[0, :13] = [3, 8, 12, 16, 10, 18, 28, 8, 66, 35, 47, 56, 75]   # the Down column
+    >>> int(yamb_score(card)[0])        # 67 + 30 + (28 - 8) * 3 + 279
+    436
+    """
+    cards = np.asarray(box_scores, dtype=np.int64).reshape(len(box_scores), len(YAMB_COLUMNS), len(YAMB_ROWS))
+    upper = cards[:, :, :6].sum(axis=2)
+    bonus = np.where(upper >= YAMB_BONUS_AT, YAMB_BONUS, 0)
+    middle = (cards[:, :, 6] - cards[:, :, 7]) * cards[:, :, 0]
+    lower = cards[:, :, 8:].sum(axis=2)
+    return (upper + bonus + middle + lower).sum(axis=1)
+
+
+def _yamb(options: frozenset[str]) -> RuleSet:
+    """Yamb (former Yugoslavia; seed 000): five dice, three throws, four columns of 13 rows
+    (52 turns). Columns: Down (top to bottom, no skipping), Up (bottom to top), Free
+    (any order) and Announce (the row is named after the first throw and the turn's
+    dice go there). A column scores its upper rows, +30 at 60 or more, (Max - Min) x
+    Ones, and its lower rows; Kenta pays 66, 56 or 46 by the throw that made it.
+
+    Yamb is played in many local forms: more columns (from the middle outwards,
+    "hand" columns that must be filled on the first throw), other Max/Min formulas
+    (the difference alone, or a bonus when it exceeds a number) and other row values
+    (Kenta 1-5 worth 35 and 2-6 worth 45). This rule set takes RULES.md's four
+    columns and values; Full is strict (three and two of different faces); Triling
+    and Poker score the three (four) matching dice plus 20 (40), Yamb the sum plus 50.
+    """
+    row_scorers = {
+        **{UPPER_NAMES[f - 1]: (s.upper(f), f) for f in range(1, 7)},
+        "max": (s.chance, None), "min": (s.chance, None),
+        "kenta": (s.by_throw(s.straight(5, 1), (66, 56, 46)), None),
+        "triling": (s.kind_plus(3, "matching", plus=20), None),
+        "full": (s.groups((3, 2), "sum", plus=30), None),
+        "poker": (s.kind_plus(4, "matching", plus=40), None),
+        "yamb": (s.kind_plus(5, "sum", plus=50), None),
+    }
+    boxes, columns = [], []
+    for col, order in YAMB_COLUMNS:
+        names = []
+        for row in YAMB_ROWS:
+            scorer, face = row_scorers[row]
+            label = row.capitalize() if row != "max" else "Max"
+            boxes.append(Box(f"{col}_{row}", f"{col.capitalize()}: {label}", scorer, upper_face=face,
+                             by_throw=row == "kenta"))
+            names.append(f"{col}_{row}")
+        columns.append(Column(col, tuple(names), order))
+    return RuleSet(
+        name="yamb", title="Yamb", description=_yamb.__doc__ or "", boxes=tuple(boxes),
+        options=tuple(sorted(options)), upper_bonus=0, five_box=None, joker="none",
+        columns=tuple(columns), card_score=yamb_score,
+    )
+
+
 def _option_key(options: frozenset[str], faces: int = 6) -> tuple[str, ...]:
     """The options of a rule set's key, sorted, with ``faces-N`` spelled only when not 6."""
     spelled = FACES.spell(faces)
@@ -366,5 +522,8 @@ REGISTRY: dict[str, RuleSpec] = {
                  conflicts=(("kniffel-bonus-100", "no-kniffel-bonus"),)),
         RuleSpec("generala", "Generala, with served combinations and the doble", GENERALA_OPTIONS, _generala),
         RuleSpec("kismet", "Kismet: coloured dice and a three-tier upper bonus", {}, _kismet),
+        RuleSpec("maxi-yatzy", "Maxi Yatzy: six dice, 20 boxes, saved throws", MAXI_OPTIONS, _maxi_yatzy),
+        RuleSpec("balut", "Balut: seven categories four times each, points at the end", {}, _balut),
+        RuleSpec("yamb", "Yamb: four columns (Down, Up, Free, Announce) of 13 rows", {}, _yamb),
     ]
 }
