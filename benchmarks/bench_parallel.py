@@ -28,7 +28,7 @@ import time
 import numpy as np
 
 from yahtzee_sim import simulate
-from yahtzee_sim.cli import positive_int
+from yahtzee_sim.cli._common import positive_int
 
 MEMORY_CHILD = r"""
 import json, resource, sys, time

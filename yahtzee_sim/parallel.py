@@ -71,7 +71,7 @@ from .state import GameState
 from .strategies import Strategy
 
 __all__ = ["BACKENDS", "DASK_MISSING", "RunInterrupted", "RunOutcome", "check_backend", "run_chunks",
-           "play_turn_blocks", "add_run_args", "run_kwargs"]
+           "play_turn_blocks"]
 
 BACKENDS = ("serial", "processes", "dask")
 """Valid values of ``backend=``."""
@@ -644,35 +644,3 @@ def run_chunks(
         order = sorted(rows)
         table = {k: np.concatenate([rows[i][k] for i in order]) for k in rows[order[0]]}
     return RunOutcome(done.value, table, entropy, time.perf_counter() - start, resumed)
-
-
-# -- command-line helpers ---------------------------------------------------------------
-
-def add_run_args(p, *, checkpoint: bool = True) -> None:
-    """Add ``--backend``, ``--jobs``, ``--scheduler`` (and ``--checkpoint``) to an argparse parser.
-
-    >>> import argparse
-    >>> p = argparse.ArgumentParser(); add_run_args(p)
-    >>> run_kwargs(p.parse_args(["--backend", "processes", "--jobs", "2"]))
-    {'backend': 'processes', 'jobs': 2, 'scheduler': None, 'checkpoint': None}
-    """
-    from .cli import positive_int
-
-    g = p.add_argument_group("parallel and long runs")
-    g.add_argument("--backend", choices=BACKENDS, default="serial",
-                   help="where chunks run: serial (default), processes (local cores) or dask (a cluster)")
-    g.add_argument("--jobs", type=positive_int, default=None, metavar="N",
-                   help="worker processes (processes backend, default: all cores) or LocalCluster workers (dask)")
-    g.add_argument("--scheduler", metavar="ADDRESS", default=None,
-                   help="Dask scheduler, e.g. tcp://host:8786 (default: a LocalCluster for the run)")
-    if checkpoint:
-        g.add_argument("--checkpoint", metavar="FILE", default=None,
-                       help="save completed chunks to FILE (JSON); rerun the same command to resume")
-
-
-def run_kwargs(args) -> dict:
-    """The keyword arguments of :func:`yahtzee_sim.simulate` set by :func:`add_run_args`."""
-    out = {"backend": args.backend, "jobs": args.jobs, "scheduler": args.scheduler}
-    if hasattr(args, "checkpoint"):
-        out["checkpoint"] = args.checkpoint
-    return out

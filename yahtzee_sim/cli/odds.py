@@ -21,7 +21,7 @@ def _frac_text(f) -> str:
 
 
 def _one_roll_section(rules, json_out: dict | None):
-    from .odds import one_roll_odds
+    from ..exact.odds import one_roll_odds
 
     odds = one_roll_odds(rules)
     frame = odds.to_frame()
@@ -46,7 +46,7 @@ def _one_roll_section(rules, json_out: dict | None):
 
 
 def _per_turn_section(rules, strategy: str, json_out: dict | None):
-    from .turns import per_turn_report
+    from ..exact.turns import per_turn_report
 
     rep = per_turn_report(rules, strategy)
     frame = rep.to_frame()
@@ -101,7 +101,7 @@ def _per_turn_section(rules, strategy: str, json_out: dict | None):
 
 
 def _boxes_section(rules, json_out: dict | None):
-    from .odds import box_score_distribution
+    from ..exact.odds import box_score_distribution
 
     dist = box_score_distribution(rules)
     if json_out is not None:
@@ -131,7 +131,7 @@ def _fmt_turns(t) -> str:
 
 
 def cmd_odds(args) -> int:
-    from ..cli import print_json, rules_from
+    from ._common import print_json, rules_from
     from ..strategies import get_strategy
 
     rules = rules_from(args)
@@ -152,7 +152,7 @@ def cmd_odds(args) -> int:
 
 def add_commands(sub) -> None:
     """Add the ``odds`` subcommand to the ``yahtzee-sim`` parser."""
-    from ..cli import add_rules_args
+    from ._common import add_rules_args
     from ..strategies import strategy_names
 
     p = sub.add_parser("odds", help="exact odds: one roll, per turn (--per-turn), per box (--boxes)")

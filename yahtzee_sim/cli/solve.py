@@ -11,8 +11,8 @@ from __future__ import annotations
 
 def cmd_solve(args) -> int:
     """Solve (or load from the cache) and print expected score, sd and time."""
-    from ..cli import print_json, rules_from
-    from .solver import cache_path, solve
+    from ._common import print_json, rules_from
+    from ..exact.solver import cache_path, solve
 
     rules = rules_from(args)
     dtype = "float64" if args.float64 else "float32"
@@ -34,13 +34,13 @@ def cmd_solve(args) -> int:
         print(f"  solver seconds   {sol.solve_seconds:.2f} (when computed; loaded now)")
     else:
         print(f"  solver seconds   {sol.seconds:.2f} ({dtype})")
-    print(f"  cache            {cache_text[sol.cache]}")
+    print(f"  cache            {sol.cache_note or cache_text[sol.cache]}")
     return 0
 
 
 def add_commands(sub) -> None:
     """Register the ``solve`` subcommand."""
-    from ..cli import add_rules_args, positive_int
+    from ._common import add_rules_args, positive_int
 
     p = sub.add_parser("solve", help="exact optimal expected score and sd of a rule set")
     add_rules_args(p)

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 def cmd_advise(args) -> int:
     """Print (or emit as JSON) the advisor's table for one position."""
-    from ..cli import parse_dice, print_json, rules_from
-    from .advisor import advise
+    from ._common import parse_dice, print_json, rules_from
+    from ..exact.advisor import advise
 
     rules = rules_from(args)
     dice = parse_dice(args.dice, rules.n_dice, rules.n_faces)
@@ -33,8 +33,8 @@ def cmd_advise(args) -> int:
 
 def cmd_policy_value(args) -> int:
     """Print the exact expected score and sd of a strategy."""
-    from ..cli import print_json, rules_from
-    from .policy import policy_value
+    from ._common import print_json, rules_from
+    from ..exact.policy import policy_value
 
     rules = rules_from(args)
     pv = policy_value(rules, args.strategy)
@@ -64,7 +64,7 @@ def _int_arg(what: str):
 
 def add_commands(sub) -> None:
     """Register the ``advise`` and ``policy-value`` subcommands."""
-    from ..cli import add_rules_args
+    from ._common import add_rules_args
     from ..strategies import strategy_names
 
     p = sub.add_parser("advise", help="every legal choice of a position with its exact expected score")

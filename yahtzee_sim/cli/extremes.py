@@ -13,8 +13,8 @@ the rule set.
 
 from __future__ import annotations
 
-from ..cli import add_rules_args, print_json, rules_from
-from .extremes import CONSTRAINTS, KINDS, extreme_score, parse_constraints, seed_claims_table
+from ._common import add_rules_args, print_json, rules_from
+from ..exact.extremes import CONSTRAINTS, KINDS, extreme_score, parse_constraints, seed_claims_table
 
 
 def _describe(constraints) -> str:
