@@ -240,6 +240,39 @@ class RuleSet:
         out.setflags(write=False)
         return out
 
+    def fingerprint_extras(self) -> dict:
+        """What a classic fingerprint (key, boxes, bonus, joker, score table) misses.
+
+        Empty for rule sets without the family's extras, so existing cache
+        fingerprints do not change; otherwise JSON-able data (the bonus tiers, the
+        score tables of every throw, boxes enabled by the five box, column orders,
+        the final-card functions and banked throws) for :func:`rules_fingerprint`.
+
+        >>> from yahtzee_sim.rules import get_rules
+        >>> get_rules("yahtzee").fingerprint_extras()
+        {}
+        >>> get_rules("kismet").fingerprint_extras()
+        {'tiers': [[63, 35], [71, 55], [78, 75]]}
+        """
+        import hashlib
+
+        out: dict = {}
+        if len(self.upper_bonus_tiers) > 1:
+            out["tiers"] = [list(t) for t in self.upper_bonus_tiers]
+        if self.roll_dependent:
+            out["by_throw"] = hashlib.sha256(np.ascontiguousarray(self.score_tables).tobytes()).hexdigest()
+        if self._needs_five_box.size:
+            out["needs_five_box"] = self._needs_five_box.tolist()
+        if self.columns:
+            out["columns"] = [[c.order, list(c.boxes)] for c in self.columns]
+        for name in ("card_score", "card_points"):
+            f = getattr(self, name)
+            if f is not None:
+                out[name] = f"{getattr(f, '__module__', '')}.{getattr(f, '__qualname__', repr(f))}"
+        if self.banked_throws:
+            out["banked_throws"] = True
+        return out
+
     def require_final_throw_scoring(self, what: str) -> None:
         """Refuse rule sets whose scores depend on the throw number (``what`` does not model it)."""
         if self.roll_dependent:
