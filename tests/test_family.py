@@ -663,3 +663,61 @@ def test_yamb_kenta_by_throw():
     roll = r.dice.roll_index_of([2, 3, 4, 5, 6])
     k = r.box_index("free_kenta")
     assert r.score_tables[:, roll, k].tolist() == [66, 56, 46]   # RULES.md
+
+
+# -- the command line: keys, faces and bad input (issue 8 section 6, issue 11 section 4) -----
+
+def cli(capsys, *argv):
+    from yahtzee_sim.cli import main
+
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_accepts_printed_keys_and_joined_options(capsys):
+    import json
+
+    code, out, err = cli(capsys, "simulate", "--rules", "yacht+full-house-25+straights-30-40", "--games", 500,
+                         "--seed", 3, "--json")
+    assert code == 0, err
+    a = json.loads(out)
+    code, out, err = cli(capsys, "simulate", "--rules", "yacht", "--option", "straights-30-40+full-house-25",
+                         "--games", 500, "--seed", 3, "--json")
+    assert code == 0, err
+    b = json.loads(out)
+    assert a["mean"] == b["mean"] and a["rules"] == b["rules"]
+    code, out, err = cli(capsys, "score", "--rules", "yacht", "--faces", 7, "--dice", "3,4,5,6,7")
+    assert code == 0 and "yacht+faces-7" in out
+
+
+def test_cli_rules_lists_the_family_and_faces(capsys):
+    code, out, err = cli(capsys, "rules")
+    assert code == 0
+    for name in ("kniffel", "generala", "kismet", "balut", "maxi-yatzy", "yamb"):
+        assert name in out
+    assert "yacht --option faces-N" in out and "2..12" in out
+    assert max(len(line) for line in out.splitlines()[:14]) <= 120
+
+
+@pytest.mark.parametrize("argv,words", [
+    (["simulate", "--rules", "generala", "--option", "no-bonus"], ["no-bonus", "no-wrap-straight", "no-doble"]),
+    (["simulate", "--rules", "kniffel", "--faces", "7"], ["faces-7", "kniffel-bonus-100"]),
+    (["simulate", "--rules", "yacht", "--faces", "13"], ["2..12"]),
+    (["simulate", "--rules", "yahtzee", "--faces", "1"], ["2..12"]),
+    (["simulate", "--rules", "yacht+faces-99"], ["2..12"]),
+    (["simulate", "--rules", "kniffel", "--option", "kniffel-bonus-100+no-kniffel-bonus"], ["cannot be combined"]),
+    (["score", "--rules", "generala", "--dice", "123456"], ["5 values in 1..6"]),
+    (["score", "--rules", "maxi-yatzy", "--dice", "12345"], ["6 values in 1..6"]),
+    (["score", "--rules", "yacht", "--faces", "7", "--dice", "12348"], ["1..7"]),
+])
+def test_cli_bad_input_exits_2_with_one_line(capsys, tmp_path, argv, words):
+    out_file = tmp_path / "out.csv"
+    extra = ["--games", "100", "--out", str(out_file)] if argv[0] == "simulate" else []
+    code, out, err = cli(capsys, *argv, *extra)
+    assert code == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    for w in words:
+        assert w in lines[0], (w, lines[0])
+    assert not out_file.exists()
