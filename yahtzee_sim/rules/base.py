@@ -96,7 +96,7 @@ class RuleSet:
         fixed score; None when there is none (or it pays by the dice, as in Kismet).
     five_bonus : points for each further five of a kind while ``five_box`` holds its
         full value (Yahtzee bonus, 100); 0 for none.
-    joker : how an extra five of a kind may be placed (see RULES.md).
+    joker : how an extra five of a kind may be placed (see docs/rules.md).
     fill_order : ``"any"`` or ``"in-order"`` (boxes filled top to bottom).
     columns : per-column fill orders (Yamb); every box in exactly one column, and
         ``fill_order`` must then be ``"any"``. ``()``: the card is one free column.
