@@ -345,9 +345,9 @@ def balut_points(box_scores: np.ndarray) -> np.ndarray:
 
     >>> card = np.zeros((1, 28), int)
     >>> card[0, 0:4] = 16; card[0, 4:8] = 20; card[0, 8:12] = 24      # 64, 80, 96: 2 + 2 + 2
-    >>> card[0, 24:28] = 45                                            # four Baluts: 8; total 540: +3
+    >>> card[0, 24:28] = 45                                            # four Baluts: 8; total 420: +1
     >>> int(balut_points(card)[0])
-    17
+    15
     """
     cards = np.asarray(box_scores, dtype=np.int64).reshape(len(box_scores), len(BALUT_CATEGORIES), BALUT_ROUNDS)
     totals = cards.sum(axis=2)
