@@ -14,22 +14,26 @@ from ._common import (UsageError, add_rules_args, add_run_args, check_out_path, 
 def cmd_rules(args) -> int:
     import pandas as pd
 
-    from ..rules import REGISTRY, get_rules
+    from ..rules import REGISTRY, get_rules, rule_numbers
 
     rows = []
     for name, spec in REGISTRY.items():
         r = get_rules(name)
         rows.append({"name": name, "boxes": r.n_boxes, "summary": spec.summary,
-                     "options": ", ".join(spec.options) or "-"})
+                     "options": len(spec.options) + len(rule_numbers(name))})   # listed below
     if args.json:
         print_json({name: {"summary": spec.summary, "boxes": list(get_rules(name).box_names),
-                           "options": spec.options} for name, spec in REGISTRY.items()})
+                           "options": spec.options, "numbered_options": rule_numbers(name)}
+                    for name, spec in REGISTRY.items()})
         return 0
     print(pd.DataFrame(rows).to_string(index=False))
     print()
     for name, spec in REGISTRY.items():
-        for opt, text in spec.options.items():
+        for opt, text in [*spec.options.items(), *rule_numbers(name).items()]:
             print(f"  {name} --option {opt}: {text}")
+    print("\nOptions combine (--option a --option b, or --option a+b); a printed key such as "
+          "yacht+no-bonus is accepted as --rules; --rules also takes a house-rules .toml file "
+          "(docs/rules.md).")
     return 0
 
 
