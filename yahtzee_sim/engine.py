@@ -43,9 +43,19 @@ class StrategyError(ValueError):
     """A strategy returned an illegal keep or box."""
 
 
+FRESH_SEED_BELOW = 10**9
+"""A run without a seed draws one below this from the OS (``SeedSequence().entropy``
+reduced): short enough to retype, and the printed seed is the one used."""
+
+
 def _entropy(seed) -> int:
+    """The seed a run uses: ``seed`` itself, or a fresh one (see :data:`FRESH_SEED_BELOW`).
+
+    >>> _entropy(7), 0 <= _entropy(None) < FRESH_SEED_BELOW
+    (7, True)
+    """
     if seed is None:
-        return int(np.random.SeedSequence().entropy)
+        return int(np.random.SeedSequence().entropy) % FRESH_SEED_BELOW
     if isinstance(seed, np.random.SeedSequence):
         return int(seed.entropy)
     if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0:
@@ -252,6 +262,11 @@ class TurnsResult:
     seed: int
     roll_counts: np.ndarray  # (R,) how many turns ended in each roll
     seconds: float = float("nan")
+
+    def __repr__(self) -> str:
+        five = self.pattern_counts()["five_of_a_kind"] / self.n_turns
+        return (f"TurnsResult({self.rules.key!r}, {self.strategy!r}, turns={self.n_turns:,}, "
+                f"seed={self.seed}: five_of_a_kind {five:.4f})")
 
     def pattern_counts(self) -> pd.Series:
         """Turns ending in each pattern of :data:`yahtzee_sim.patterns.PATTERNS` ("or better" counts)."""

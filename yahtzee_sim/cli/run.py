@@ -30,12 +30,12 @@ def cmd_run(args) -> int:
 
 def add_commands(sub) -> None:
     from ._common import positive_int
-    from ._common import add_run_args
+    from ._common import add_json_arg, add_run_args
 
     p = sub.add_parser("run", help="run experiment spec files and write their reports")
     p.add_argument("spec", nargs="+", help="experiments/NAME.toml")
     p.add_argument("--games", type=positive_int, default=None, help="override the spec's number of games")
-    p.add_argument("--out", default="reports", help="folder for the reports (default: reports/)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--out", default="reports", help="folder for the reports")
+    add_json_arg(p)
     add_run_args(p, checkpoint=False)
     p.set_defaults(func=cmd_run)

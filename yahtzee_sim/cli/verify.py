@@ -40,15 +40,14 @@ def cmd_verify(args) -> int:
 
 
 def add_commands(sub) -> None:
-    from ._common import positive_int, seed_int
-    from ._common import add_run_args
+    from ._common import add_json_arg, add_run_args, add_seed_arg, positive_int
 
     p = sub.add_parser("verify", help="check every numeric claim of the seed documents")
     p.add_argument("--games", type=positive_int, default=100_000, help="games per simulated strategy")
     p.add_argument("--turns", type=positive_int, default=1_000_000, help="single turns per simulated turn claim")
-    p.add_argument("--seed", type=seed_int, default=2026)
+    add_seed_arg(p, default=2026)
     p.add_argument("--only", action="append", default=None, metavar="ID", help="claim ids starting with ID")
     p.add_argument("--out", help="also write the report to this folder")
-    p.add_argument("--json", action="store_true")
+    add_json_arg(p)
     add_run_args(p, checkpoint=False)
     p.set_defaults(func=cmd_verify)
