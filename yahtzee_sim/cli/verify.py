@@ -2,30 +2,34 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+import shlex
 
 
 def cmd_verify(args) -> int:
     import pandas as pd
 
-    from ._common import print_json
-    from ..verify import Context, verify_claims
+    from ..verify import Context, check_claim_ids, verify_claims
+    from ._common import print_json, run_kwargs
 
-    from ._common import run_kwargs
-
+    only = check_claim_ids(args.only) if args.only is not None else None
     ctx = Context(games=args.games, turns=args.turns, seed=args.seed, run_options=run_kwargs(args))
-    if args.out:
+    if args.out is not None:
         from ..report.document import write_report
         from ..report.experiment import parse_spec
+        from ..report.output import check_output_root, check_replaceable
         from ..report.runners import run_experiment
 
-        spec = parse_spec({"kind": "claims", "games": args.games, "seed": args.seed}, name="claims")
-        report = run_experiment(spec, command=f"yahtzee-sim verify --games {args.games} --turns {args.turns} "
-                                              f"--seed {args.seed} --out {args.out}", context=ctx)
-        out = write_report(report, Path(args.out))
+        out_dir = check_output_root(args.out)  # before any work: a bad folder fails in a second, not in minutes
+        check_replaceable(out_dir)
+        spec = parse_spec({"kind": "claims", "games": args.games, "turns": args.turns, "seed": args.seed},
+                          name="claims")
+        command = (f"yahtzee-sim verify --games {args.games} --turns {args.turns} --seed {args.seed}"
+                   + "".join(f" --only {shlex.quote(o)}" for o in only or ()) + f" --out {shlex.quote(args.out)}")
+        report = run_experiment(spec, command=command, context=ctx, only=only)
+        out = write_report(report, out_dir)
         frame = report.data["claims"]
     else:
-        frame = verify_claims(ctx, only=args.only)
+        frame = verify_claims(ctx, only=only)
     if args.json:
         print_json({"games": args.games, "turns": args.turns, "seed": args.seed,
                     "claims": frame.reset_index().to_dict(orient="records")})
@@ -34,7 +38,7 @@ def cmd_verify(args) -> int:
         print(frame[["seed", "claim", "exact", "simulated", "ci95", "verdict"]].to_string())
     print()
     print(frame["verdict"].value_counts().to_string())
-    if args.out:
+    if args.out is not None:
         print(f"report written to {out / 'README.md'}")
     return 0
 
@@ -47,7 +51,9 @@ def add_commands(sub) -> None:
     p.add_argument("--turns", type=positive_int, default=1_000_000, help="single turns per simulated turn claim")
     add_seed_arg(p, default=2026)
     p.add_argument("--only", action="append", default=None, metavar="ID", help="claim ids starting with ID")
-    p.add_argument("--out", help="also write the report to this folder")
+    p.add_argument("--out", default=None,
+                   help="also write the report to this folder (replaced only if missing, empty or written by "
+                        "yahtzee-sim)")
     add_json_arg(p)
     add_run_args(p, checkpoint=False)
     p.set_defaults(func=cmd_verify)

@@ -10,16 +10,11 @@ figure. Plotting happens only here, at the edge.
 >>> _ = rep.add_table("counts", pd.DataFrame({"x": [1, 2]}), caption="Two rows.")
 >>> out = write_report(rep, pathlib.Path(tempfile.mkdtemp()))
 >>> sorted(p.name for p in out.iterdir())
-['README.md', 'counts.csv']
+['.yahtzee-sim-report', 'README.md', 'counts.csv']
 """
 
 from __future__ import annotations
 
-import datetime as _dt
-import os
-import shutil
-import subprocess
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -117,23 +112,35 @@ def markdown_table(frame: pd.DataFrame, float_format: str = "{:.4g}", index: boo
     return "\n".join(lines)
 
 
-def _git_commit() -> str:
-    try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                             timeout=5, cwd=Path(__file__).resolve().parent)
-        return out.stdout.strip() or "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
+def _check_names(report: Report) -> None:
+    """Every name that becomes a path is a plain slug, and no two files share one."""
+    from .output import check_report_name
+
+    check_report_name(report.name)
+    seen: set[tuple[str, str]] = set()  # a table and a figure may share a name: .csv against .png/.svg
+    for sec in report.sections:
+        for item, what in [(t, "table") for t in sec.tables] + [(f, "figure") for f in sec.figures]:
+            check_report_name(item.name, f"{what} name")
+            if (what, item.name) in seen:
+                raise ValueError(f"report {report.name}: two {what}s are named {item.name!r}")
+            seen.add((what, item.name))
 
 
 def write_report(report: Report, out_dir: Path) -> Path:
-    """Write the report to ``out_dir`` (replaced atomically as a whole) and return it."""
+    """Write the report to ``out_dir`` (replaced as a whole) and return it.
+
+    ``out_dir`` is replaced only if it is missing, empty, or a report folder this
+    project wrote (see :mod:`yahtzee_sim.report.output`); anything else is refused
+    with a ``ValueError`` before a file is written.
+    """
+    from .output import check_replaceable, write_folder
     from .style import save_figure
 
     out_dir = Path(out_dir)
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}-", dir=out_dir.parent))
-    try:
+    _check_names(report)
+    check_replaceable(out_dir)
+
+    def fill(tmp: Path) -> None:
         md = [f"# {report.title}", ""]
         if report.question:
             md += [f"**Question.** {report.question}", ""]
@@ -153,22 +160,8 @@ def write_report(report: Report, out_dir: Path) -> Path:
                     md += [f"*{f.caption} ([SVG]({f.name}.svg))*", ""]
         if report.reading:
             md += ["## What it means", "", report.reading.strip(), ""]
-        md += [
-            "---",
-            "",
-            f"*Reproduce: `{report.command}`. yahtzee-sim {__version__} (commit {_git_commit()}), "
-            f"seed {report.seed}, generated {_dt.date.today().isoformat()}.*",
-            "",
-        ]
+        # No date and no commit: the same inputs give byte-identical files (a rerun leaves git clean).
+        md += ["---", "", f"*Reproduce: `{report.command}` (yahtzee-sim {__version__}, seed {report.seed}).*", ""]
         (tmp / "README.md").write_text("\n".join(md), encoding="utf-8")
-        if out_dir.exists():
-            old = out_dir.with_name(f".{out_dir.name}-old-{os.getpid()}")
-            out_dir.rename(old)
-            tmp.rename(out_dir)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            tmp.rename(out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return out_dir
+
+    return write_folder(out_dir, fill, {"report": report.name, "title": report.title})

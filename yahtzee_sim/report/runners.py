@@ -257,12 +257,14 @@ def run_head_to_head(spec: ExperimentSpec, *, run_options: dict | None = None) -
 # -- claims --------------------------------------------------------------------------------
 
 @runner("claims")
-def run_claims(spec: ExperimentSpec, context=None, *, run_options: dict | None = None) -> Report:
-    """Every claim of the seed documents with the project's value and a computed verdict."""
+def run_claims(spec: ExperimentSpec, context=None, *, run_options: dict | None = None,
+               only: list[str] | None = None) -> Report:
+    """Every claim of the seed documents (or those whose id starts with one of ``only``)
+    with the project's value and a computed verdict."""
     from ..verify import Context, verify_claims
 
     ctx = context or Context(games=spec.games, turns=spec.turns, seed=spec.seed, run_options=run_options or {})
-    frame = verify_claims(ctx)
+    frame = verify_claims(ctx, only=only)
     rep = Report(spec.name, spec.title or "The seeds' claims, checked", question=spec.question or (
         "Which numbers and tips in the three source documents hold, computed exactly where possible "
         "and by simulation otherwise?"))
@@ -307,7 +309,7 @@ def run_odds(spec: ExperimentSpec, *, run_options: dict | None = None) -> Report
     from ..verify.evaluators import KeepAll, _wilson
 
     rules = get_rules(spec.rules, spec.options)
-    policy = spec.strategy if spec.strategy != "optimal" else "keep-largest"
+    policy = spec.strategy
     n = spec.games
     rep = Report(spec.name, spec.title or f"Dice odds of {rules.title}: exact and simulated", question=spec.question)
     rep.add_text("Method", (

@@ -17,7 +17,7 @@ import pandas as pd
 from .evaluators import EVALUATORS, Context, Measurement
 from .verdict import VERDICTS, verdict_for_criterion, verdict_for_value
 
-__all__ = ["load_claims", "verify_claims", "Context", "Measurement", "VERDICTS", "EVALUATORS"]
+__all__ = ["load_claims", "verify_claims", "check_claim_ids", "Context", "Measurement", "VERDICTS", "EVALUATORS"]
 
 REQUIRED = ("id", "seed", "quote", "english", "evaluator", "params")
 
@@ -58,6 +58,27 @@ def _fmt(x) -> str:
     return str(x)
 
 
+def check_claim_ids(only) -> list[str]:
+    """Each entry of ``only`` must start at least one claim id; the error lists the ids.
+
+    >>> check_claim_ids(["s003-63"])
+    ['s003-63']
+    >>> check_claim_ids(["zzz"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: no claim id starts with 'zzz'; the ids are: s003-first-roll-yahtzee-fraction, ...
+    """
+    if isinstance(only, str) or not all(isinstance(o, str) for o in only):
+        raise ValueError(f"only must be a list of claim id prefixes, got {only!r}")
+    ids = [c["id"] for c in load_claims()]
+    for prefix in only:
+        if not prefix.strip():
+            raise ValueError("a claim id prefix must not be empty (leave --only out to check every claim)")
+        if not any(i.startswith(prefix) for i in ids):
+            raise ValueError(f"no claim id starts with {prefix!r}; the ids are: {', '.join(ids)}")
+    return list(only)
+
+
 def verify_claims(ctx: Context | None = None, *, only: list[str] | None = None) -> pd.DataFrame:
     """Evaluate every claim (or those whose id starts with one of ``only``).
 
@@ -65,6 +86,8 @@ def verify_claims(ctx: Context | None = None, *, only: list[str] | None = None) 
     with a 95% interval) and the computed verdict.
     """
     ctx = ctx or Context()
+    if only is not None:
+        only = check_claim_ids(only)
     rows = []
     for c in load_claims():
         if only and not any(c["id"].startswith(o) for o in only):
