@@ -291,7 +291,7 @@ class SimulationResult:
     def __repr__(self) -> str:
         s = self.summary()
         return (f"SimulationResult({self.rules.key!r}, {self.strategy!r}, games={self.n_games:,}, "
-                f"seed={self.seed}: mean {s['mean']:.3f} +/- {1.96 * s['se']:.3f}, "
+                f"seed={self.seed}: mean {s['mean']:.3f}, 95% CI {s['ci95_low']:.3f}..{s['ci95_high']:.3f}, "
                 f"five_rolled_rate {s['five_rolled_rate']:.4f})")
 
     def box_frame(self) -> pd.DataFrame:
