@@ -60,6 +60,7 @@ WIDE_COMMANDS = [
     ["extremes", "--rules", "yacht-classic"], ["extremes", "--rules", "yacht-classic", "--kind", "min"],
     ["solve", "--rules", "yacht-classic", "--no-cache"],
     ["policy-value", "--rules", "yacht-classic", "--strategy", "keep-largest"],
+    ["verify", "--games", 2000, "--turns", 20000, "--only", "s001"],
 ]
 
 
@@ -268,3 +269,17 @@ def test_solve_shows_a_heartbeat_until_the_solver_reports(monkeypatch, capsys):
     monkeypatch.setattr(progress, "DELAY", 0.0)
     assert main(["solve", "--rules", "yacht-classic", "--no-cache"]) == 0
     assert "solving yacht-classic" in fake.getvalue()
+
+
+def test_verify_shows_its_phase_on_a_terminal(monkeypatch, capsys):
+    """verify_claims takes no progress= yet: the CLI shows the phase and the time spent."""
+    import yahtzee_sim.progress as progress
+
+    fake = FakeTTY()
+    monkeypatch.setattr(sys, "stderr", fake)
+    monkeypatch.setattr(progress, "DELAY", 0.0)
+    assert main(["verify", "--games", "1000", "--turns", "5000", "--only", "s001-63"]) == 0
+    assert "checking the seeds' claims" in fake.getvalue() and "elapsed" in fake.getvalue()
+    before = fake.getvalue()
+    assert main(["verify", "--games", "1000", "--turns", "5000", "--only", "s001-63", "--json"]) == 0
+    assert fake.getvalue() == before

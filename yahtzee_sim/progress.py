@@ -144,6 +144,9 @@ class TerminalProgress:
             self._started = time.monotonic()
             options = dict(desc=phase, file=self.stream or sys.stderr, delay=self.delay, leave=False,
                            dynamic_ncols=True, unit_scale=bool(total and total >= 10_000), smoothing=0.1)
+            if total is None:  # no bar to draw: what is known, and the time spent
+                options["bar_format"] = "{desc}: {n_fmt} done, {elapsed} elapsed" if done else \
+                    "{desc}: {elapsed} elapsed"
             self._bar = tqdm(total=total, **{**options, **self.tqdm_options})
         if done > self._bar.n:
             self._bar.update(done - self._bar.n)
