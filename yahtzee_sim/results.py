@@ -90,8 +90,10 @@ class Summary(dict):
             return RATES[key[:-5]].format(five_box=self.five_box)
         return key
 
-    def to_frame(self) -> pd.DataFrame:
+    def to_frame(self) -> "pd.DataFrame":
         """One row per number: value, kind and meaning."""
+        import pandas as pd
+
         return pd.DataFrame({"value": pd.Series(dict(self), dtype=object),
                              "kind": [self.kind(k) for k in self],
                              "meaning": [self.meaning(k) for k in self]}).rename_axis("name")
@@ -284,7 +286,7 @@ class SimulationResult:
         out["seconds"] = self.seconds
         return Summary(out, level=level, five_box=self.rules.five_box)
 
-    def summary_frame(self) -> pd.DataFrame:
+    def summary_frame(self) -> "pd.DataFrame":
         """:meth:`summary` as a table: value, kind and meaning of each number."""
         return self.summary().to_frame()
 
