@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import math
 
-import pandas as pd
-
 from ._common import print_table, print_wrapped, rules_heading
 
 
@@ -37,6 +35,8 @@ def _note(rules) -> None:
 
 
 def _one_roll_section(rules, json_out: dict | None):
+    import pandas as pd
+
     from ..exact.odds import one_roll_odds
 
     odds = one_roll_odds(rules)
@@ -70,6 +70,8 @@ def _one_in_number(p):
 
 
 def _per_turn_section(rules, strategy: str, json_out: dict | None):
+    import pandas as pd
+
     from ..exact.turns import per_turn_report
 
     rep = per_turn_report(rules, strategy)
