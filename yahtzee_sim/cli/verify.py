@@ -45,7 +45,8 @@ def cmd_verify(args) -> int:
 
 def _print_claims(frame) -> None:
     """One block per claim, wrapped to the terminal: id, seed and verdict, then the
-    claim and what was found (exact, simulated with its 95% interval)."""
+    claim and what was found (exact, simulated with its 95% interval), as
+    ``verify_claims`` words them."""
     from ._common import print_wrapped
 
     def given(value) -> bool:
@@ -54,11 +55,10 @@ def _print_claims(frame) -> None:
     for claim_id, row in frame.iterrows():
         print_wrapped(f"{claim_id} (seed {row['seed']}): {row['verdict']}", hang=4)
         found = [f"claim {row['claim']}"]
-        if given(row.get("exact")):
-            found.append(f"exact {row['exact']}")
-        if given(row.get("simulated")):
-            ci = f" (95% CI {row['ci95']})" if given(row.get("ci95")) else ""
-            found.append(f"simulated {row['simulated']}{ci}")
+        if given(row.get("exact_text")):
+            found.append(f"exact {row['exact_text']}")
+        if given(row.get("simulated_text")):
+            found.append(f"simulated {row['simulated_text']}")
         print_wrapped("; ".join(found), indent="    ", hang=2)
 
 
