@@ -283,3 +283,23 @@ def test_verify_shows_its_phase_on_a_terminal(monkeypatch, capsys):
     before = fake.getvalue()
     assert main(["verify", "--games", "1000", "--turns", "5000", "--only", "s001-63", "--json"]) == 0
     assert fake.getvalue() == before
+
+
+def test_simulate_reports_to_a_progress_callback():
+    seen = []
+    simulate("yacht", "random", 5000, seed=1, batch=1024, progress=lambda *a: seen.append(a))
+    assert seen[0] == ("playing games", 0, 5000) and seen[-1] == ("playing games", 5000, 5000)
+    assert [done for _, done, _ in seen] == sorted(done for _, done, _ in seen)
+
+
+def test_simulate_cli_bar_on_a_terminal_only(monkeypatch, capsys):
+    import yahtzee_sim.progress as progress
+
+    fake = FakeTTY()
+    monkeypatch.setattr(sys, "stderr", fake)
+    monkeypatch.setattr(progress, "DELAY", 0.0)
+    assert main(["simulate", "--games", "3000", "--batch", "1024", "--seed", "1"]) == 0
+    assert "playing games" in fake.getvalue() and "games/s" in fake.getvalue()
+    before = fake.getvalue()
+    assert main(["simulate", "--games", "3000", "--batch", "1024", "--seed", "1", "--json"]) == 0
+    assert fake.getvalue() == before
