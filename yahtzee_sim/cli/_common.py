@@ -107,7 +107,7 @@ def add_seed_arg(p: argparse.ArgumentParser, default: int | None = None) -> None
 def add_rules_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rules", default="yahtzee",
                    help="rule set: a name, a key the tool printed (yacht+no-bonus) or a house-rules "
-                        ".toml file (see `yahtzee-sim rules`; default: %(default)s)")
+                        ".toml file; list: `yahtzee-sim rules` (default: %(default)s)")
     p.add_argument("--option", action="append", default=[], metavar="O",
                    help="rule option, repeatable, or several joined with + (see `yahtzee-sim rules`)")
     p.add_argument("--faces", type=int, default=None, metavar="N",
@@ -122,15 +122,19 @@ def rules_from(args):
 
 def rules_heading(rules) -> str:
     """The rule set as the first line of a command's output names it: its title, then
-    the options applied (the key, e.g. ``yacht+no-bonus``, is in every ``--json``).
+    the options applied and, in brackets, the key that ``--rules`` accepts back.
 
     >>> from yahtzee_sim.rules import get_rules
     >>> rules_heading(get_rules("yahtzee", ["no-joker"]))
-    'Yahtzee (official, forced joker) with no-joker'
+    'Yahtzee (official, forced joker) with no-joker [yahtzee+no-joker]'
     >>> rules_heading(get_rules("yacht"))
     'Yacht (Japanese)'
     """
-    return f"{rules.title} with {', '.join(rules.options)}" if rules.options else rules.title
+    from ..rules import REGISTRY
+
+    if rules.options:
+        return f"{rules.title} with {', '.join(rules.options)} [{rules.key}]"
+    return rules.title if rules.name in REGISTRY else f"{rules.title} [{rules.key}]"  # e.g. a house-rules file
 
 
 # -- terminal output ----------------------------------------------------------------
