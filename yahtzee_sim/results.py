@@ -28,7 +28,8 @@ from .rules import RuleSet
 if TYPE_CHECKING:  # pandas is imported where a table is made: start-up stays fast
     import pandas as pd
 
-__all__ = ["GameAggregate", "SimulationResult", "Summary", "TurnsResult", "max_total", "PERCENTILES", "RATES"]
+__all__ = ["GameAggregate", "SimulationResult", "Summary", "TurnsResult", "games_frame", "max_total", "PERCENTILES",
+           "RATES"]
 
 PERCENTILES = (1, 5, 25, 50, 75, 95, 99)
 
@@ -114,6 +115,25 @@ def max_total(rules: RuleSet) -> int:
     """An upper bound on any final score of ``rules`` (sizes the histograms)."""
     box_max = int(rules.score_tables.max(axis=(0, 1)).sum()) + int(np.clip(rules.joker_points, 0, None).sum())
     return box_max + rules.upper_bonus + rules.five_bonus * rules.n_boxes
+
+
+def games_frame(rules: RuleSet, games: dict[str, np.ndarray], first_game: int = 0) -> "pd.DataFrame":
+    """The per-game table of :meth:`SimulationResult.to_frame` for ``games`` numbered from ``first_game``.
+
+    Streamed output (``simulate(..., out=FILE)``) writes these chunk by chunk.
+    """
+    import pandas as pd
+
+    frame = pd.DataFrame(games["box_scores"], columns=list(rules.box_names))
+    frame.insert(0, "total", games["total"])
+    frame["upper_total"] = games["upper_total"]
+    frame["upper_bonus"] = games["upper_bonus"]
+    frame["five_bonus_count"] = games["five_bonus_count"]
+    frame["five_count"] = games["five_count"]
+    if first_game:
+        frame.index = pd.RangeIndex(first_game, first_game + len(frame))
+    frame.index.name = "game"
+    return frame
 
 
 @dataclass
@@ -291,19 +311,9 @@ class SimulationResult:
     # -- tables -------------------------------------------------------------------
     def to_frame(self) -> "pd.DataFrame":
         """One row per game: total, each box's points, upper total and bonuses."""
-        import pandas as pd
-
         if self.games is None:
             raise ValueError("this run kept only aggregates; rerun with keep_games=True for per-game rows")
-        g = self.games
-        frame = pd.DataFrame(g["box_scores"], columns=list(self.rules.box_names))
-        frame.insert(0, "total", g["total"])
-        frame["upper_total"] = g["upper_total"]
-        frame["upper_bonus"] = g["upper_bonus"]
-        frame["five_bonus_count"] = g["five_bonus_count"]
-        frame["five_count"] = g["five_count"]
-        frame.index.name = "game"
-        return frame
+        return games_frame(self.rules, self.games)
 
     def summary(self, level: float = 0.95) -> "Summary":
         """Mean, sd, standard error, CI of the mean, extremes, percentiles, rates and
