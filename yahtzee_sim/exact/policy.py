@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..engine import StrategyError, _Checks
+from ..engine import MoveChecks, StrategyError
 from ..rules import RuleSet, get_rules
 from ..state import GameState, TurnOptions
 from ..strategies import Strategy, get_strategy
@@ -363,8 +363,12 @@ def policy_value(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
     if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, (int, np.integer)) or chunk_rows < 1:
         raise ValueError(f"chunk_rows must be a positive integer, got {chunk_rows!r}")
     t0 = time.perf_counter()
+    sp = state_space(rules)                          # refuses what cannot be solved here
+    if rules.roll_dependent:   # a held served roll and a thrown one look alike to a strategy
+        raise ValueError(f"policy_value does not handle {rules.key}: served scores make a "
+                         f"decision depend on the turn so far, not on the state alone; "
+                         f"simulate the strategy instead (yahtzee-sim simulate)")
     strat.prepare(rules)
-    sp = state_space(rules)
     d = rules.dice
     uniform = _is_uniform_random(strat)
     avg_keep = None
@@ -372,7 +376,7 @@ def policy_value(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
         avg_keep = np.zeros((d.n_rolls, d.n_keeps))
         r_idx, s_idx = np.nonzero(d.subkeeps >= 0)
         avg_keep[r_idx, d.subkeeps[r_idx, s_idx]] = 1.0 / d.n_subkeeps[r_idx]
-    is_subkeep = _Checks.of(rules).is_subkeep
+    is_subkeep = MoveChecks.of(rules).is_subkeep
     table, counts = _reach_table(rules, sp)
     values = np.full(sp.size, np.nan)
     second = np.full(sp.size, np.nan)
