@@ -104,6 +104,8 @@ class RuleSet:
         not the sum of boxes and bonuses (Yamb).
     card_points : ``f(box_scores (N, B)) -> (N,)``, points of finished cards reported
         beside the score (Balut).
+    card_score_range, card_points_range : the least and greatest values those functions
+        can give (they size the result histograms; required with the functions).
     banked_throws : throws a turn does not use are saved for later turns (Maxi Yatzy).
     """
 
@@ -125,6 +127,8 @@ class RuleSet:
     columns: tuple[Column, ...] = ()
     card_score: CardFunction | None = field(default=None, repr=False)
     card_points: CardFunction | None = field(default=None, repr=False)
+    card_score_range: tuple[int, int] | None = None
+    card_points_range: tuple[int, int] | None = None
     banked_throws: bool = False
 
     def __post_init__(self):
@@ -143,6 +147,9 @@ class RuleSet:
             object.__setattr__(self, "upper_bonus", tiers[-1][1])
         else:
             object.__setattr__(self, "upper_bonus", 0)
+        for f, r in (("card_score", self.card_score_range), ("card_points", self.card_points_range)):
+            if getattr(self, f) is not None and (r is None or len(r) != 2 or r[0] > r[1]):
+                raise ValueError(f"{f} needs {f}_range = (least, greatest)")
         if self.joker not in JOKER_POLICIES:
             raise ValueError(f"unknown joker policy {self.joker!r}; valid: {', '.join(JOKER_POLICIES)}")
         if self.fill_order not in FILL_ORDERS:

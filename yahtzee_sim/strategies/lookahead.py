@@ -479,7 +479,11 @@ class HeuristicStrategy(LookaheadStrategy):
         thr = rules.upper_bonus_threshold
         upper = np.minimum(upper_total.astype(np.int64), thr)
         reach = (~filled[:, self._upper_cols]).astype(np.int64) @ self._top_by_col
-        return np.where((upper < thr) & (upper + reach < thr), thr + 1, upper)
+        # the next tier not yet reached (the only one for the classic bonus)
+        tiers = np.array([t for t, _ in rules.upper_bonus_tiers], dtype=np.int64)
+        above = np.where(tiers[None, :] > upper[:, None], tiers[None, :], np.int64(thr + 1))
+        next_tier = above.min(axis=1)
+        return np.where((upper < thr) & (upper + reach < next_tier), thr + 1, upper)
 
     def context(self, filled, upper_total, five_box_full):
         rules = self.rules
