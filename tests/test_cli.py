@@ -254,7 +254,7 @@ OUT_CASES = {
 @pytest.fixture
 def no_simulation(monkeypatch):
     """Fail the test if the CLI starts simulating (bad paths must be caught first)."""
-    import yahtzee_sim.engine as engine
+    import yahtzee_sim.api as engine
 
     def refuse(*args, **kwargs):
         raise AssertionError("simulate() ran before the --out path was checked")

@@ -14,13 +14,21 @@ True
 from __future__ import annotations
 
 import math
+import dataclasses
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING
 
+import numpy as np
+
+from .intervals import binomial_interval, check_level, t_interval
 from .rules import RuleSet
+
+if TYPE_CHECKING:  # pandas is imported where a table is made: start-up stays fast
+    import pandas as pd
+
+__all__ = ["GameAggregate", "SimulationResult", "TurnsResult", "max_total", "PERCENTILES"]
 
 PERCENTILES = (1, 5, 25, 50, 75, 95, 99)
 
@@ -91,6 +99,59 @@ class GameAggregate:
             five_box_full_games=self.five_box_full_games + other.five_box_full_games,
         )
 
+    def check(self, rules: RuleSet, n_games: int) -> None:
+        """Raise ``ValueError`` (naming the first problem) unless this is a possible summary
+        of ``n_games`` finished games of ``rules``.
+
+        Every histogram counts each game once, no count is negative, each turn fills one
+        box, and the totals add up: the points of all games equal their box points plus
+        upper bonuses plus five-of-a-kind bonuses, and the upper totals equal the upper
+        boxes' points (exact integer identities of the engine's bookkeeping).
+
+        >>> from yahtzee_sim import get_rules, simulate
+        >>> r = get_rules("yacht")
+        >>> agg = simulate(r, "random", 1000, seed=1).aggregate
+        >>> agg.check(r, 1000)
+        >>> agg.total_hist[50] += 1; agg.total_hist[40] -= 1   # one game moved from 40 to 50 points
+        >>> agg.check(r, 1000)
+        Traceback (most recent call last):
+        ...
+        ValueError: the totals do not add up: 10 points more than the boxes and bonuses
+        """
+        like = GameAggregate.empty(rules)
+        for f in dataclasses.fields(self):
+            value, ref = getattr(self, f.name), getattr(like, f.name)
+            if isinstance(ref, np.ndarray):
+                if not isinstance(value, np.ndarray) or value.shape != ref.shape or value.dtype.kind not in "iu":
+                    raise ValueError(f"{f.name} must be an integer array of shape {ref.shape}")
+                if (value < 0).any():
+                    raise ValueError(f"{f.name} has a negative count")
+        n = int(n_games)
+        if not 0 <= int(self.five_box_full_games) <= n:
+            raise ValueError(f"five_box_full_games must be between 0 and {n}, got {self.five_box_full_games}")
+        for name in ("total_hist", "upper_hist", "five_bonus_hist", "five_count_hist"):
+            got = int(getattr(self, name).sum())
+            if got != n:
+                raise ValueError(f"{name} counts {got} games, not {n}")
+        for name in ("box_hist", "fill_turn_hist"):
+            per_box = getattr(self, name).sum(axis=1)
+            if (per_box != n).any():
+                raise ValueError(f"{name} counts {int(per_box[per_box != n][0])} games in a box, not {n}")
+        per_turn = self.fill_turn_hist.sum(axis=0)
+        if per_turn[0] != 0 or (per_turn[1:] != n).any():
+            raise ValueError("fill_turn_hist does not fill exactly one box per turn")
+        points = np.arange(self.box_hist.shape[1], dtype=np.int64)
+        box_points = self.box_hist @ points
+        upper = np.arange(len(self.upper_hist), dtype=np.int64)
+        if int(upper @ self.upper_hist) != int(box_points[rules.is_upper].sum()):
+            raise ValueError("the upper totals do not add up to the upper boxes' points")
+        bonuses = np.asarray(rules.final_bonus(upper), dtype=np.int64) @ self.upper_hist
+        fives = rules.five_bonus * int(np.arange(len(self.five_bonus_hist), dtype=np.int64) @ self.five_bonus_hist)
+        excess = self.total_sum - (int(box_points.sum()) + int(bonuses) + fives)
+        if excess:
+            raise ValueError(f"the totals do not add up: {excess} points "
+                             f"{'more' if excess > 0 else 'fewer'} than the boxes and bonuses")
+
     @property
     def n_games(self) -> int:
         return int(self.total_hist.sum())
@@ -147,8 +208,10 @@ class SimulationResult:
     seconds: float = float("nan")
 
     # -- tables -------------------------------------------------------------------
-    def to_frame(self) -> pd.DataFrame:
+    def to_frame(self) -> "pd.DataFrame":
         """One row per game: total, each box's points, upper total and bonuses."""
+        import pandas as pd
+
         if self.games is None:
             raise ValueError("this run kept only aggregates; rerun with keep_games=True for per-game rows")
         g = self.games
@@ -166,11 +229,11 @@ class SimulationResult:
         agg = self.aggregate
         n = agg.n_games
         mean = agg.mean()
+        level = check_level(level)
         if n > 1:
-            from .stats import mean_ci
-
-            ci = mean_ci(self, level=level)
-            sd, se, low, high = ci.sd, ci.se, ci.low, ci.high
+            sd = math.sqrt(agg.var())
+            se = sd / math.sqrt(n)
+            low, high = t_interval(mean, sd, n, level)
         else:
             sd = se = low = high = float("nan")
         nonzero = np.flatnonzero(agg.total_hist)
@@ -195,13 +258,17 @@ class SimulationResult:
         out["seconds"] = self.seconds
         return out
 
-    def summary_frame(self) -> pd.DataFrame:
+    def summary_frame(self) -> "pd.DataFrame":
         """:meth:`summary` as a one-column table for printing."""
+        import pandas as pd
+
         s = self.summary()
         return pd.DataFrame({"value": pd.Series(s, dtype=object)})
 
-    def box_frame(self) -> pd.DataFrame:
+    def box_frame(self) -> "pd.DataFrame":
         """Average points and rate of zero per box."""
+        import pandas as pd
+
         agg = self.aggregate
         return pd.DataFrame(
             {"mean": agg.box_means(), "zero_rate": agg.box_hist[:, 0] / agg.n_games,
@@ -236,8 +303,49 @@ class SimulationResult:
         >>> bool(0 <= lo <= hi <= 1)
         True
         """
-        from .stats import mean_ci, proportion_ci
+        level = check_level(level)
+        agg = self.aggregate
+        if what == "mean":
+            if agg.n_games < 2:
+                raise ValueError(f"a t interval needs at least 2 games, the run has {agg.n_games}")
+            return t_interval(agg.mean(), math.sqrt(agg.var()), agg.n_games, level)
+        return binomial_interval(self.count(what), agg.n_games, level)
 
-        res = mean_ci(self, level=level) if what == "mean" else \
-            proportion_ci(self.count(what), self.aggregate.n_games, level=level)
-        return (float(res.low), float(res.high))
+
+@dataclass
+class TurnsResult:
+    """Final patterns of N independent single turns played on a fresh card.
+
+    >>> from yahtzee_sim import simulate_turns
+    >>> res = simulate_turns("yacht", "keep-largest", 3000, seed=2)
+    >>> int(res.roll_counts.sum()), int(res.pattern_counts()["five_of_a_kind"]) <= 3000
+    (3000, True)
+    """
+
+    rules: RuleSet
+    strategy: str
+    n_turns: int
+    seed: int
+    roll_counts: np.ndarray  # (R,) how many turns ended in each roll
+    seconds: float = float("nan")
+
+    def pattern_counts(self) -> "pd.Series":
+        """Turns ending in each pattern of :data:`yahtzee_sim.patterns.PATTERNS` ("or better" counts)."""
+        import pandas as pd
+
+        from .patterns import pattern_table
+
+        table = pattern_table(self.rules.dice)
+        return pd.Series(table.T.astype(np.int64) @ self.roll_counts, index=table.columns, name="turns")
+
+    def to_frame(self, level: float = 0.95) -> "pd.DataFrame":
+        """Frequency of each pattern with its Wilson confidence interval."""
+        import pandas as pd
+
+        counts = self.pattern_counts()
+        rows = []
+        for name, k in counts.items():
+            low, high = binomial_interval(int(k), self.n_turns, level, "wilson")
+            rows.append({"pattern": name, "turns": int(k), "frequency": k / self.n_turns,
+                         "ci_low": low, "ci_high": high})
+        return pd.DataFrame(rows).set_index("pattern")

@@ -165,7 +165,7 @@ def add_run_args(p, *, checkpoint: bool = True) -> None:
     >>> run_kwargs(p.parse_args(["--backend", "processes", "--jobs", "2"]))
     {'backend': 'processes', 'jobs': 2, 'scheduler': None, 'checkpoint': None}
     """
-    from ..parallel import BACKENDS
+    from ..runner.backends import BACKENDS
 
     g = p.add_argument_group("parallel and long runs")
     g.add_argument("--backend", choices=BACKENDS, default="serial",

@@ -89,7 +89,7 @@ def _summary_json(res, options) -> dict:
 def cmd_simulate(args) -> int:
     import pandas as pd
 
-    from ..engine import simulate
+    from ..api import simulate
 
     rules = rules_from(args)
     from ..strategies import get_strategy
@@ -122,7 +122,7 @@ def cmd_simulate(args) -> int:
 
 
 def cmd_turns(args) -> int:
-    from ..engine import simulate_turns
+    from ..api import simulate_turns
 
     rules = rules_from(args)
     from ..strategies import get_strategy

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import math
 
-import pandas as pd
-
 
 def _frac_text(f) -> str:
     return f"{f.numerator}/{f.denominator}"
 
 
 def _one_roll_section(rules, json_out: dict | None):
+    import pandas as pd
+
     from ..exact.odds import one_roll_odds
 
     odds = one_roll_odds(rules)
@@ -46,6 +46,8 @@ def _one_roll_section(rules, json_out: dict | None):
 
 
 def _per_turn_section(rules, strategy: str, json_out: dict | None):
+    import pandas as pd
+
     from ..exact.turns import per_turn_report
 
     rep = per_turn_report(rules, strategy)

@@ -34,7 +34,7 @@ def cmd_solve(args) -> int:
         print(f"  solver seconds   {sol.solve_seconds:.2f} (when computed; loaded now)")
     else:
         print(f"  solver seconds   {sol.seconds:.2f} ({dtype})")
-    print(f"  cache            {cache_text[sol.cache]}")
+    print(f"  cache            {sol.cache_note or cache_text[sol.cache]}")
     return 0
 
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..rules import RuleSet
 from ._solver_lattice import (TIE_TOL, Lattice, best_subkeep_mean, best_subkeep_pair, expect,
-                              lattice, select_where_better)
+                              lattice, select_tied)
 
 
 @dataclass(frozen=True, eq=False)
@@ -324,10 +324,11 @@ def _five_rows_generic(model, *, mask, filled, flag, u, nxt, c, values, variance
     idx5 = (nxt[rep] * n_u + u_next) * nf + f_next
     val5 = np.where(legal5, gain5 + values[np.where(legal5, idx5, 0)] - c[rep, None], -np.inf)
     b5 = _first_near_max(val5, val5.max(axis=1))
-    z5 = val5[np.arange(len(rep)), b5]
+    z5 = val5.max(axis=1)                               # the value: the exact max
+    zf = val5[np.arange(len(rep)), b5]                  # the box followed (ties: the first)
     q5 = None
     if variances is not None:
-        q5 = (z5 * z5 + variances[idx5[np.arange(len(rep)), b5]]).reshape(n, k5).T
+        q5 = (zf * zf + variances[idx5[np.arange(len(rep)), b5]]).reshape(n, k5).T
     return z5.reshape(n, k5).T, q5
 
 
@@ -372,13 +373,15 @@ def _five_rows(model, *, mask, filled, flag, u, nxt, c, values, variances, v0, v
             full = sc[:, five] == rules.five_box_points
             cand[:, five] = np.where(full, sc[:, five] + v1, cand[:, five])
         cand = np.where(leg, cand, -np.inf)
-        pick = _first_near_max(cand, cand.max(axis=1))
-        z5[j] = cand[ar, pick] + bonus5[ginv, j]
+        best = cand.max(axis=1)
+        z5[j] = best + bonus5[ginv, j]                  # the value: the exact max
         if q5 is not None:
+            pick = _first_near_max(cand, best)          # the box followed (ties: the first)
+            zf = cand[ar, pick] + bonus5[ginv, j]
             var = np.where(lower, var0, np.where(sc > 0, wv5, var0))
             if nf == 2:
                 var[:, five] = np.where(full, var1, var[:, five])
-            q5[j] = z5[j] * z5[j] + var[ar, pick]
+            q5[j] = zf * zf + var[ar, pick]
     return z5, q5
 
 
@@ -414,11 +417,14 @@ def turn_values(model: TurnModel, values: np.ndarray, variances: np.ndarray | No
     best0 = _first_near_max(v0, c)
     rb = lat.level_slices[lat.n_dice]
     z = np.empty((lat.n_keeps, n), dtype=dt)
-    z[rb] = (v0[ar, best0] - c).astype(dt)[None, :]
+    z[rb] = 0.0                                   # the best scratch, relative to itself
     if second:
+        # s: mean of the box followed (ties: the first met), q: its second moment
         var0 = _gather(variances, idx0, legal)
         q = np.empty((lat.n_keeps, n), dtype=dt)
         q[rb] = var0[ar, best0].astype(dt)[None, :]
+        s = np.empty((rb.stop - rb.start, n), dtype=dt)
+        s[:] = (v0[ar, best0] - c).astype(dt)[None, :]
 
     # Upper boxes: one value per count of the face (gain + next value), all boxes at once.
     # Upper boxes: one value per count of the face (gain + next value), all boxes at once;
@@ -473,15 +479,17 @@ def turn_values(model: TurnModel, values: np.ndarray, variances: np.ndarray | No
                 qc += var0[:, b].astype(dt)[None, :]
         if rows is None:            # most rows: work on the whole roll block in place
             if second:
-                select_where_better(z[rb_view], zc, q[rb_view], qc)
+                select_tied(z[rb_view], s, q[rb_view], zc, zc, qc)
             else:
                 np.maximum(z[rb_view], zc, out=z[rb_view])
             continue
         cur = z[rows]
         if second:
-            qcur = q[rows]
-            select_where_better(cur, zc, qcur, qc)
+            srows = rows - rb.start
+            qcur, scur = q[rows], s[srows]
+            select_tied(cur, scur, qcur, zc, zc, qc)
             q[rows] = qcur
+            s[srows] = scur
         else:
             np.maximum(cur, zc, out=cur)
         z[rows] = cur

@@ -36,12 +36,14 @@ from __future__ import annotations
 import functools
 import time
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
-import pandas as pd
 
 from ..rules import RuleSet, get_rules
+
+if TYPE_CHECKING:  # imported where a table is made: keeps the CLI's start-up fast
+    import pandas as pd
 
 __all__ = [
     "CONSTRAINTS", "KINDS", "SEED_CLAIMS", "SEED_READINGS", "ExtremeResult", "constraint_notes",
@@ -365,6 +367,8 @@ class ExtremeResult:
             fb = int(self.card["five_bonus"].sum()) if card is not None else None
             rows.append((f"{self.rules.box_names[self.rules.five_box_index].capitalize()} bonus", fb, None, None))
         rows.append(("Total", self.score, None, None))
+        import pandas as pd
+
         frame = pd.DataFrame(rows, columns=["box", "points", "dice", "turn"]).set_index("box")
         frame["points"] = frame["points"].astype("Int64")
         frame["turn"] = frame["turn"].astype("Int64")
@@ -433,6 +437,8 @@ def _reconstruct(rules: RuleSet, values: np.ndarray, kind: str, constraints: tup
         if box == rules.five_box_index and n_flags == 2 and pts == rules.five_box_points:
             flag = 1
         mask |= 1 << box
+    import pandas as pd
+
     return pd.DataFrame(rows)
 
 
@@ -462,6 +468,8 @@ def extreme_score(rules: str | RuleSet = "yahtzee", *, kind: str = "max", constr
     values = _solve(rules, kind, cons)
     best = values[0, 0, 0]
     if np.isinf(best):
+        import pandas as pd
+
         card = pd.DataFrame(columns=["turn", "dice", "box", "label", "points", "upper_bonus",
                                      "five_bonus", "joker", "total"])
         score = None
@@ -496,6 +504,8 @@ def seed_claims_table(rules: str | RuleSet = "yahtzee", *, options: Iterable[str
             "score": res.score, "reading": "literal" if i < len(SEED_CLAIMS) else "seed's recipe",
             "note": "; ".join(res.notes) if res.feasible else "no card satisfies this; " + "; ".join(res.notes),
         })
+    import pandas as pd
+
     frame = pd.DataFrame(rows)
     frame["score"] = frame["score"].astype("Int64")
     return frame

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from ..engine import simulate
+from ..api import simulate
 from ..stats import compare_results, proportion_ci
 from ..strategies import strategy_names
 from . import fmt
@@ -37,7 +37,7 @@ def run_experiment(spec: ExperimentSpec, *, command: str = "", **extra) -> Repor
     """Run ``spec`` and return its report (not yet written).
 
     ``extra`` keywords go to the runner: ``run_options`` (backend, jobs, scheduler for
-    every simulation, see :mod:`yahtzee_sim.parallel`) or a prepared ``context`` for claims.
+    every simulation, see :mod:`yahtzee_sim.runner`) or a prepared ``context`` for claims.
     """
     try:
         fn = RUNNERS[spec.kind]
@@ -423,7 +423,7 @@ def _share_cells(k: int, n: int, exact: float) -> dict:
 @runner("odds")
 def run_odds(spec: ExperimentSpec, *, run_options: dict | None = None) -> Report:
     """First-roll and per-turn pattern odds, exact against simulated, with convergence."""
-    from ..engine import simulate_turns
+    from ..api import simulate_turns
     from ..exact.odds import one_roll_odds
     from ..exact.turns import pattern_policy, turn_odds
     from ..verify.evaluators import KeepAll

@@ -17,7 +17,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..engine import simulate, simulate_turns
+from ..api import simulate, simulate_turns
 from ..rules import get_rules
 from ..stats import mean_ci, proportion_ci
 from ..strategies import Strategy
@@ -54,7 +54,7 @@ class Context:
     games: int = 100_000
     turns: int = 1_000_000
     seed: int = 2026
-    run_options: dict = field(default_factory=dict)  # backend, jobs, scheduler (yahtzee_sim.parallel)
+    run_options: dict = field(default_factory=dict)  # backend, jobs, scheduler (yahtzee_sim.runner)
     _runs: dict = field(default_factory=dict, repr=False)
 
     def run(self, rules: str, strategy: str):
