@@ -48,7 +48,7 @@ def one_line_error(capsys, *needles: str) -> str:
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err, err
     for needle in needles:
-        assert needle in err, err
+        assert needle.lower() in err.lower(), err
     return err
 
 
