@@ -333,7 +333,8 @@ def run_head_to_head(spec: ExperimentSpec, *, run_options: dict | None = None) -
             for i in range(len(names)):
                 for j in range(len(names)):
                     if i != j:
-                        ax.text(j, i, fmt.percent(m[i, j]), ha="center", va="center", fontsize=8,
+                        text = fmt.percent(m[i, j])
+                        ax.text(j, i, text, ha="center", va="center", fontsize=8 if len(text) < 7 else 6.5,
                                 color=text_color(im.cmap(im.norm(m[i, j]))))
             ax.set(xlabel="opponent", ylabel="player",
                    title=f"Win rate of the row player\n{_rules_text(rules)}, {spec.games:,} games per pair")
