@@ -101,7 +101,7 @@ def _summary_display(summary: pd.DataFrame, rules) -> pd.DataFrame:
         "95th pct": [fmt.number(v, 0) for v in summary["p95"]],
         "Max": [fmt.number(v, 0) for v in summary["max"]],
         "Upper bonus reached": [fmt.percent(v) for v in summary["upper_bonus_rate"]],
-        f"{_five_box_label(rules)} scored 50": [fmt.percent(v) for v in summary["five_box_50_rate"]],
+        f"{_five_box_label(rules)} scored {rules.five_box_points}": [fmt.percent(v) for v in summary["five_box_50_rate"]],
         "At least one five of a kind rolled": [fmt.percent(v) for v in summary["five_rolled_rate"]],
     })
 
@@ -136,7 +136,7 @@ def run_strategies(spec: ExperimentSpec, *, run_options: dict | None = None) -> 
         "strategy sees the same dice tape (common random numbers), so differences between strategies come from "
         "their decisions, and paired differences have a small variance. Intervals are 95%: t intervals "
         "for means, paired t intervals for differences. Rates are shares of games: the upper bonus reached, "
-        f"50 points scored in the {_five_box_label(rules)} box, and at least one turn ending in five of a kind "
+        f"{rules.five_box_points} points scored in the {_five_box_label(rules)} box, and at least one turn ending in five of a kind "
         "(whether or not it was scored there)."))
     summary = _strategy_summary(results)
     rep.data["summary"] = summary
@@ -582,7 +582,7 @@ def run_variants(spec: ExperimentSpec, *, run_options: dict | None = None) -> Re
             "5th pct": [fmt.number(v, 0) for v in frame["p5"]], "Median": [fmt.number(v, 0) for v in frame["median"]],
             "95th pct": [fmt.number(v, 0) for v in frame["p95"]],
             "Upper bonus reached": [fmt.percent(v) for v in frame["upper_bonus_rate"]],
-            "50 in the five-of-a-kind box": [fmt.percent(v) for v in frame["five_box_50_rate"]],
+            "Five-of-a-kind box scored in full": [fmt.percent(v) for v in frame["five_box_50_rate"]],
             "Change against plain Yacht": ["" if np.isnan(v) else "0 (reference)" if k == "yacht" else f"{v:+.2f}"
                                            for k, v in frame["vs_plain_yacht"].items()],
         })
