@@ -86,9 +86,11 @@ def test_box_score_distribution_every_rule_set(name):
     rules = get_rules(name)
     dist = box_score_distribution(rules)
     assert list(dist["box"].unique()) == list(rules.box_names)
-    assert (dist.groupby("box")["count"].sum() == 7776).all()
+    assert (dist.groupby("box")["count"].sum() == rules.n_faces ** rules.n_dice).all()
     means = dist.assign(m=dist["points"] * dist["probability"]).groupby("box", sort=False)["m"].sum()
-    expected = D.first_roll_prob @ rules.score_table
+    # a box enabled by the five box (Generala doble) pays nothing on a fresh card
+    fresh = np.where([b.needs_five_box for b in rules.boxes], 0, rules.score_table)
+    expected = rules.dice.first_roll_prob @ fresh
     assert np.allclose(means.to_numpy(), expected, atol=1e-12)
 
 

@@ -105,15 +105,19 @@ def add_seed_arg(p: argparse.ArgumentParser, default: int | None = None) -> None
 
 
 def add_rules_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--rules", default="yahtzee", help="rule set (list: `yahtzee-sim rules`)")
+    p.add_argument("--rules", default="yahtzee",
+                   help="rule set: a name, a key the tool printed (yacht+no-bonus) or a house-rules "
+                        ".toml file (see `yahtzee-sim rules`; default: %(default)s)")
     p.add_argument("--option", action="append", default=[], metavar="O",
-                   help="rule option, repeatable (see `yahtzee-sim rules`)")
+                   help="rule option, repeatable, or several joined with + (see `yahtzee-sim rules`)")
+    p.add_argument("--faces", type=int, default=None, metavar="N",
+                   help="faces per die, 2..12, for rule sets that take faces-N (default: 6)")
 
 
 def rules_from(args):
     from ..rules import get_rules
 
-    return get_rules(args.rules, args.option)
+    return get_rules(args.rules, args.option, faces=getattr(args, "faces", None))
 
 
 def rules_heading(rules) -> str:

@@ -13,17 +13,22 @@ from ._common import (UsageError, add_json_arg, add_rules_args, add_seed_arg, ad
 
 
 def cmd_rules(args) -> int:
-    from ..rules import REGISTRY, get_rules
+    from ..rules import REGISTRY, get_rules, rule_numbers
 
     if args.json:
         print_json({name: {"summary": spec.summary, "boxes": list(get_rules(name).box_names),
-                           "options": spec.options} for name, spec in REGISTRY.items()})
+                           "options": spec.options, "numbered_options": rule_numbers(name)}
+                    for name, spec in REGISTRY.items()})
         return 0
     for name, spec in REGISTRY.items():
         rules = get_rules(name)
         print_wrapped(f"{name}: {spec.summary} ({rules.n_boxes} boxes)")
-        for opt, text in spec.options.items():
+        for opt, text in [*spec.options.items(), *rule_numbers(name).items()]:
             print_wrapped(f"{name} --option {opt}: {text}", indent="  ")
+    print()
+    print_wrapped("Options combine (--option a --option b, or --option a+b); a printed key such as "
+                  "yacht+no-bonus is accepted as --rules; --rules also takes a house-rules .toml file "
+                  "(docs/rules.md).")
     return 0
 
 

@@ -229,7 +229,12 @@ def _solve_table(rules: RuleSet, kind: str, constraints: tuple[str, ...], report
     (five-of-a-kind box holds its full value) can only be set once that box is
     filled, so masks with it open are solved for flag 0 alone (flag 1 stays at the
     "impossible" value and is never read)."""
-    rules.require_final_throw_scoring("the extremes engine")
+    from ._solver_space import require_solvable
+
+    require_solvable(rules, "the extremes engine")        # one line: why, and what works instead
+    if rules.roll_dependent:
+        raise ValueError(f"the extremes engine does not handle {rules.key} yet: a box's score "
+                         f"depends on the throw number; simulate it instead (yahtzee-sim simulate)")
     n_boxes = rules.n_boxes
     n_rolls = rules.dice.n_rolls
     threshold, n_flags = _dims(rules)

@@ -91,6 +91,7 @@ def rules_fingerprint(rules: RuleSet) -> str:
         fill_order=rules.fill_order, upper=rules.upper_face.tolist(),
         joker_points=rules.joker_points.tolist(),
     )
+    params.update(rules.fingerprint_extras())   # tiers, columns, ...: empty for the classic games
     h.update(json.dumps(params, sort_keys=True).encode())
     h.update(np.ascontiguousarray(rules.score_table).tobytes())
     return h.hexdigest()[:16]
