@@ -47,7 +47,7 @@ def test_help_shows_defaults(capsys):
     with pytest.raises(SystemExit):
         main(["simulate", "--help"])
     out = " ".join(capsys.readouterr().out.split())
-    assert "(default: 100000)" in out and "(default: keep-largest)" in out and "(default: yahtzee)" in out
+    assert "(default: 100000)" in out and "(default: keep-largest)" in out and "default: yahtzee)" in out
     assert "module:Class" in out
     assert "(default: None)" not in out and "(default: False)" not in out
 
