@@ -364,16 +364,20 @@ def test_advise_batch_equals_advise(name):
                      upper=int(u[i]), yahtzee_box=five)
         frame = one.to_frame()
         assert b.expected[i] == pytest.approx(one.best["expected"], abs=1e-9)
+        ok = b.choices[i] >= 0
         if left[i] == 0:
-            got = b.box_values[i][[rules.box_index(x) for x in frame["box"]]]
-            assert np.allclose(got, frame["expected"], atol=1e-9)
-            assert np.isnan(b.keep_values[i]).all()
-            assert frame["expected"].iloc[0] == pytest.approx(b.box_values[i][b.best[i]], abs=1e-9)
+            legal = np.isfinite(b.values[i])
+            got = b.values[i][[rules.box_index(x) for x in frame["box"]]]
+            assert np.allclose(got, frame["expected"], atol=1e-9) and legal.sum() == len(frame)
+            assert b.choices[i, :rules.n_boxes].tolist() == list(range(rules.n_boxes))
         else:
-            assert np.isfinite(b.keep_values[i]).sum() == len(frame)
-            assert np.isnan(b.box_values[i]).all()
-            assert d.keep_size[b.best[i]] == frame["held"].iloc[0] or \
-                frame["loss"].iloc[1] < 1e-9
+            want = dict(zip(frame["keep"], frame["expected"]))
+            got = {" ".join([str(v) for v in np.repeat(np.arange(1, 7), d.keep_counts[k])]
+                            + ["_"] * (5 - d.keep_size[k])): v
+                   for k, v in zip(b.choices[i][ok], b.values[i][ok])}
+            assert got.keys() == want.keys()
+            assert np.allclose([got[k] for k in want], list(want.values()), atol=1e-9)
+            assert d.keep_size[b.best[i]] == frame["held"].iloc[0] or frame["loss"].iloc[1] < 1e-9
 
 
 def test_advise_batch_refuses_bad_positions():

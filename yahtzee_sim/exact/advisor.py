@@ -419,19 +419,19 @@ def advise(rules: str | RuleSet, dice, *, rolls_left: int, filled=(), upper: int
 class BatchAdvice:
     """Option values of N positions (see :func:`advise_batch`); arrays, batch axis first.
 
-    keep_values : (N, K) expected remaining score of holding each keep (dice-table keep
-        index) of positions with rolls left; NaN for keeps that are not a subset of the
-        dice, and for every keep of positions with no roll left.
-    box_values : (N, B) expected remaining score of each legal box of positions with no
-        roll left (points, bonuses and later turns); NaN for illegal boxes and for
-        positions with rolls left.
-    best : (N,) the best choice: a keep index (rolls left) or a box index (none left).
+    choices : (N, C) int16, the options of each position: keep indices (dice tables) of
+        the dice showing while rolls are left (largest keep first), else box indices
+        (card order); -1 pads.
+    values : (N, C) expected remaining score of each choice (points, bonuses and later
+        turns, later decisions optimal); NaN for padding and illegal boxes.
+    best : (N,) the best choice (a keep or box index); exact ties go to the larger keep
+        or the box met first.
     expected : (N,) its expected remaining score.
     """
 
     rules: RuleSet
-    keep_values: np.ndarray = field(repr=False)
-    box_values: np.ndarray = field(repr=False)
+    choices: np.ndarray = field(repr=False)
+    values: np.ndarray = field(repr=False)
     best: np.ndarray = field(repr=False)
     expected: np.ndarray = field(repr=False)
 
@@ -506,10 +506,12 @@ def advise_batch(rules: str | RuleSet, rolls, *, rolls_left, filled, upper=0, fi
         raise ValueError(f"the solution is for {solution.rules.key}, not for {rules.key}")
     values = np.ascontiguousarray(solution.values).reshape(-1)
 
-    keep_values = np.full((n, d.n_keeps), np.nan)
-    box_values = np.full((n, rules.n_boxes), np.nan)
-    best = np.zeros(n, dtype=np.int64)
-    expected = np.full(n, np.nan)
+    # each roll's sub-keeps, largest keep first (so argmax breaks exact ties towards them)
+    sub = d.subkeeps[:, ::-1].astype(np.int64)
+    sub = np.take_along_axis(sub, np.argsort(sub < 0, axis=1, kind="stable"), axis=1)
+    width = max(sub.shape[1], rules.n_boxes)
+    choices = np.full((n, width), -1, dtype=np.int16)
+    out = np.full((n, width), np.nan)
 
     boxes = np.flatnonzero(left == 0)
     if len(boxes):
@@ -518,10 +520,8 @@ def advise_batch(rules: str | RuleSet, rolls, *, rolls_left, filled, upper=0, fi
                                                   rolls[boxes], throws=thr)
         gain = scores + rules.upper_bonus_gain(u[boxes], scores) + bonus[:, None]
         nxt = sp.next_flat(mask[boxes], u[boxes], flag[boxes], scores)
-        worth = np.where(legal, gain + values[np.where(legal, nxt, 0)], np.nan)
-        box_values[boxes] = worth
-        best[boxes] = np.argmax(np.where(legal, worth, -np.inf), axis=1)
-        expected[boxes] = worth[np.arange(len(boxes)), best[boxes]]
+        choices[boxes, :rules.n_boxes] = np.arange(rules.n_boxes)
+        out[boxes, :rules.n_boxes] = np.where(legal, gain + values[np.where(legal, nxt, 0)], np.nan)
 
     keeps = np.flatnonzero(left > 0)
     if len(keeps):
@@ -529,29 +529,24 @@ def advise_batch(rules: str | RuleSet, rolls, *, rolls_left, filled, upper=0, fi
         key = sp.flat(mask[keeps], canon[keeps], flag[keeps])
         uniq, inv = np.unique(key, return_inverse=True)
         um, uu, uf = uniq // (sp.n_u * sp.n_flag), (uniq // sp.n_flag) % sp.n_u, uniq % sp.n_flag
-        pos = model.lat.pos_of_keep
-        sub = np.zeros((d.n_rolls, d.n_keeps), dtype=bool)
-        r_idx, s_idx = np.nonzero(d.subkeeps >= 0)
-        sub[r_idx, d.subkeeps[r_idx, s_idx]] = True
+        sub_pos = model.lat.pos_of_keep[np.maximum(sub, 0)]
+        choices[keeps, :sub.shape[1]] = sub[rolls[keeps]]
         order = np.argsort(inv, kind="stable")
         bounds = np.searchsorted(inv[order], np.arange(0, len(uniq) + chunk, chunk))
         for i, lo in enumerate(range(0, len(uniq), chunk)):
             hi = min(lo + chunk, len(uniq))
             _, (kv, c) = turn_values(model, values, None, um[lo:hi], uu[lo:hi], uf[lo:hi], plan=True)
-            rows = order[bounds[i]:bounds[i + 1]]             # positions of these states
-            at = keeps[rows]
-            col = inv[rows] - lo
-            for j in np.unique(left[at]):
-                sel = left[at] == j
-                kvj = kv[j][:, col[sel]].T[:, pos] + c[col[sel], None]      # (P, K) dice order
-                keep_values[at[sel]] = np.where(sub[rolls[at[sel]]], kvj, np.nan)
-        kvals = np.where(np.isnan(keep_values[keeps]), -np.inf, keep_values[keeps])
-        # exact ties: the larger keep (as the optimal strategy and the advisor)
-        size = d.keep_size.astype(np.float64)
-        top = kvals.max(axis=1)
-        pick = np.argmax(np.where(kvals >= top[:, None], size[None, :], -1.0), axis=1)
-        best[keeps] = pick
-        expected[keeps] = kvals[np.arange(len(keeps)), pick]
-    for a in (keep_values, box_values, best, expected):
+            rows = keeps[order[bounds[i]:bounds[i + 1]]]              # positions of these states
+            col = inv[order[bounds[i]:bounds[i + 1]]] - lo
+            for j in np.unique(left[rows]):
+                sel = left[rows] == j
+                r, cl = rows[sel], col[sel]
+                out[r, :sub.shape[1]] = kv[j][sub_pos[rolls[r]], cl[:, None]] + c[cl, None]
+        out[keeps, :sub.shape[1]] = np.where(sub[rolls[keeps]] >= 0, out[keeps, :sub.shape[1]], np.nan)
+
+    pick = np.argmax(np.where(np.isnan(out), -np.inf, out), axis=1)
+    best = choices[np.arange(n), pick].astype(np.int64)
+    expected = out[np.arange(n), pick]
+    for a in (choices, out, best, expected):
         a.setflags(write=False)
-    return BatchAdvice(rules, keep_values, box_values, best, expected)
+    return BatchAdvice(rules, choices, out, best, expected)
