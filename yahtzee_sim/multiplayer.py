@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .engine import SEED_BLOCK, _block_tapes, _Checks, _entropy, _play_turn
+from .engine import SEED_BLOCK, MoveChecks, block_tapes, play_turn, seed_entropy
 from .rules import RuleSet, get_rules
 from .state import GameState
 from .strategies import Strategy, get_strategy
@@ -89,13 +89,13 @@ def _subset(state: GameState, idx) -> GameState:
 
 
 def _play_blocks(rules, players, entropy, blocks, n_games):
-    checks = _Checks.of(rules)
+    checks = MoveChecks.of(rules)
     n_turns = rules.n_boxes
     seats = len(players)
     tapes = []
     for s in range(seats):
         seat_entropy = int(np.random.SeedSequence(entropy, spawn_key=(1_000_000 + s,)).generate_state(1)[0])
-        tape, unif = _block_tapes(rules, seat_entropy, blocks, n_turns)
+        tape, unif = block_tapes(rules, seat_entropy, blocks, n_turns)
         stop = min(len(tape), n_games - blocks.start * SEED_BLOCK)
         tapes.append((tape[:stop], unif[:stop]))
     n = len(tapes[0][0])
@@ -106,7 +106,7 @@ def _play_blocks(rules, players, entropy, blocks, n_games):
             if hasattr(strategy, "see_table"):
                 strategy.see_table(states, s, t)
             tape, unif = tapes[s]
-            _play_turn(rules, strategy, states[s], d.tape_prefix_keys(tape[:, t]), unif[:, t], checks)
+            play_turn(rules, strategy, states[s], d.tape_prefix_keys(tape[:, t]), unif[:, t], checks)
     return np.stack([st.total(rules) for st in states], axis=1)
 
 
@@ -132,7 +132,7 @@ def simulate_table(rules: str | RuleSet, players, n_games: int, *, seed=None, op
                    for i, p in enumerate(players)]
     for p in players:
         p.prepare(rules)
-    entropy = _entropy(seed)
+    entropy = seed_entropy(seed)
     t0 = time.perf_counter()
     per = max(1, int(batch) // SEED_BLOCK)
     n_blocks = -(-int(n_games) // SEED_BLOCK)

@@ -19,28 +19,25 @@
 
 from __future__ import annotations
 
-import sys
-
 PERCENTILES = (1, 5, 10, 25, 50, 75, 90, 95, 99)
-
-
-def _show_progress(args) -> bool:
-    return not args.json and sys.stderr.isatty()
 
 
 def cmd_distribution(args) -> int:
     """Print the exact score distribution of one strategy."""
-    from ._common import check_out_path, print_json, rules_from, write_frame_atomically
+    from ._common import check_out_path, print_json, progress_for, rules_from
     from ..exact.distribution import distribution
+    from ..files import atomic_write
 
     rules = rules_from(args)
     out = check_out_path(args.out, (".csv",)) if args.out else None
-    dist = distribution(rules, args.strategy, progress=_show_progress(args))
+    with progress_for(args) as progress:
+        dist = distribution(rules, args.strategy, progress=progress)
     s = dist.summary()
     pct = {str(q): dist.percentile(q) for q in PERCENTILES}
     at_least = {str(x): dist.p_at_least(x) for x in args.at_least}
     if out is not None:
-        write_frame_atomically(dist.to_frame(), out)
+        with atomic_write(out, "w") as fh:
+            dist.to_frame().to_csv(fh)
     if args.json:
         print_json(dict(s, rules=rules.name, options=list(rules.options), percentiles=pct,
                         p_at_least=at_least, pmf=dist.pmf.tolist() if args.pmf else None))
@@ -70,7 +67,7 @@ def cmd_distribution(args) -> int:
 
 def cmd_head_to_head(args) -> int:
     """Exact win odds of players at one table."""
-    from ._common import print_json, rules_from
+    from ._common import print_json, progress_for, rules_from
     from ..exact.distribution import distribution
     from ..exact.winodds import MAX_PLAYERS, win_odds
 
@@ -82,10 +79,9 @@ def cmd_head_to_head(args) -> int:
         raise ValueError(f"--players takes 2 to {MAX_PLAYERS} strategies, got {len(players)}")
     rules = rules_from(args)
     dists = {}
-    for name in dict.fromkeys(players):          # each distinct strategy once
-        if _show_progress(args):
-            print(f"head-to-head: distribution of {name}", file=sys.stderr)
-        dists[name] = distribution(rules, name, progress=_show_progress(args))
+    with progress_for(args) as progress:
+        for name in dict.fromkeys(players):          # each distinct strategy once
+            dists[name] = distribution(rules, name, progress=progress)
     names = [f"{p} (seat {i + 1})" for i, p in enumerate(players)]
     odds = win_odds([dists[p] for p in players], names=names)
     if args.json:

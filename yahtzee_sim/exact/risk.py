@@ -148,8 +148,7 @@ def _compute(rules: RuleSet, theta: float, chunk_rows: int, progress):
         if level == sp.n_boxes:
             values[idx] = 0.0
             continue
-        if progress:
-            progress(sp.n_boxes - level, sp.n_boxes)
+        progress(f"risk tables of {rules.key}, theta {theta:g}", sp.n_boxes - 1 - level, sp.n_boxes)
         for lo in range(0, len(mask), per_chunk):
             hi = min(lo + per_chunk, len(mask))
             values[idx[lo:hi]] = risk_turn(rules, values, mask[lo:hi], u[lo:hi], flag[lo:hi], theta)
@@ -167,7 +166,7 @@ def solve_risk(rules: str | RuleSet, theta, *, options=(), cache: bool = True, c
     """Solve the risk-sensitive game exactly: maximize E[exp(theta * final score)].
 
     ``theta = 0`` is refused here (it is :func:`~yahtzee_sim.exact.solver.solve`);
-    ``progress(done, total)`` is called once per level if given.
+    ``progress``: a :mod:`yahtzee_sim.progress` callback, told each level solved.
 
     >>> solve_risk("yacht", 0)
     Traceback (most recent call last):
@@ -194,7 +193,9 @@ def solve_risk(rules: str | RuleSet, theta, *, options=(), cache: bool = True, c
             return sol
         status = "damaged" if path.exists() else "miss"
     t0 = time.perf_counter()
-    values = _compute(rules, theta, int(chunk_rows), progress)
+    from ..progress import as_progress
+
+    values = _compute(rules, theta, int(chunk_rows), as_progress(progress))
     seconds = time.perf_counter() - t0
     values.setflags(write=False)
     sol = RiskSolution(rules, theta, values, seconds, seconds, status)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..engine import simulate
+from ..api import simulate
 from ..rules import get_rules
 from . import experiment as _experiment
 from .document import Report

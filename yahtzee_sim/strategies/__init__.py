@@ -5,7 +5,11 @@ from .base import (STRATEGIES, Strategy, best_legal, get_strategy, register,
 from . import simple  # noqa: F401  (registers random and keep-largest)
 from . import lookahead  # noqa: F401  (registers greedy and heuristic)
 from . import optimal  # noqa: F401  (registers optimal)
-from . import levels, risk  # noqa: F401  (cpu:weak|normal|strong, optimal:theta=<x>)
+from . import levels  # noqa: F401  (registers cpu:weak|normal|strong)
+
+# optimal:theta=<x> is built on the exact engine's risk tables, which use this registry:
+# its module is imported when such a strategy is first asked for
+register_family("optimal", "yahtzee_sim.strategies.risk:from_params", "optimal:theta=<x>")
 
 __all__ = ["Strategy", "STRATEGIES", "register", "register_family", "get_strategy", "strategy_names",
            "best_legal", "uniform_choice"]

@@ -93,8 +93,9 @@ class Strategy:
 
 STRATEGIES: dict[str, type[Strategy]] = {}
 FAMILIES: dict[str, tuple] = {}
-"""Parametrized strategies: ``prefix -> (factory(parameter text), usage)``, e.g.
-``optimal:theta=0.02`` is ``FAMILIES["optimal"][0]("theta=0.02")``."""
+"""Parametrized strategies: ``prefix -> (factory, usage)``; ``optimal:theta=0.02`` is
+``factory("theta=0.02")``. A factory given as ``"package.module:function"`` is imported
+on first use (plug-ins built on the exact engine, which itself uses this registry)."""
 
 
 def register(cls: type[Strategy]) -> type[Strategy]:
@@ -104,8 +105,22 @@ def register(cls: type[Strategy]) -> type[Strategy]:
 
 
 def register_family(prefix: str, factory, usage: str) -> None:
-    """Accept names ``prefix:<parameters>`` in :func:`get_strategy` (``usage`` shows the form)."""
+    """Accept names ``prefix:<parameters>`` in :func:`get_strategy` (``usage`` shows the form).
+
+    ``factory`` is a callable of the parameter text, or its ``"module:function"`` path.
+    """
     FAMILIES[prefix] = (factory, usage)
+
+
+def _family_factory(prefix: str):
+    factory, usage = FAMILIES[prefix]
+    if isinstance(factory, str):
+        import importlib
+
+        module, _, attr = factory.partition(":")
+        factory = getattr(importlib.import_module(module), attr)
+        FAMILIES[prefix] = (factory, usage)
+    return factory
 
 
 def strategy_names() -> list[str]:
@@ -142,7 +157,7 @@ def get_strategy(name: "str | Strategy | type[Strategy]") -> Strategy:
     if isinstance(name, str) and ":" in name:
         prefix, _, params = name.partition(":")
         if prefix in FAMILIES:                       # a built-in parametrized family
-            return FAMILIES[prefix][0](params)
+            return _family_factory(prefix)(params)
         return _load_strategy(name)
     try:
         return STRATEGIES[name]()

@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import register_family
 from .optimal import OptimalStrategy
 
-__all__ = ["RiskStrategy"]
+__all__ = ["RiskStrategy", "from_params"]
 
 
 class RiskStrategy(OptimalStrategy):
@@ -74,12 +73,11 @@ class RiskStrategy(OptimalStrategy):
         return plans, inv
 
 
-def _risk(params: str):
+def from_params(params: str) -> RiskStrategy:
+    """The strategy of a name ``optimal:<params>`` (registered in the strategies package)."""
     name, sep, value = params.partition("=")
     if name != "theta" or not sep:
         raise ValueError(f"optimal strategies take one parameter, theta (e.g. optimal:theta=0.02), "
                          f"got {params!r}")
     return RiskStrategy(value)
 
-
-register_family("optimal", _risk, "optimal:theta=<x>")
