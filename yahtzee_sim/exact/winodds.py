@@ -6,8 +6,8 @@ players' score distributions (:func:`~yahtzee_sim.exact.distribution.distributio
 For player i at score x, every other player j independently scores more than x
 (``S_j(x)``), exactly x (``p_j(x)``) or less (``F_j(x - 1)``); the number of
 players above and the number level with i are sums of independent Bernoulli
-variables whose joint law is a small polynomial product, evaluated for every x
-at once.
+variables, whose laws are small polynomial products, evaluated for every x at once
+(O(n^2 * scores) per player).
 
 * ``p_win``: the sole highest score; ``p_tie``: level on the highest score with at
   least one other player; ``win_share``: the expected share of the win when a tie
@@ -136,18 +136,24 @@ def win_odds(pmfs, names=None) -> WinOdds:
     p_win, p_tie, share = np.zeros(n), np.zeros(n), np.zeros(n)
     rank = np.zeros((n, n))
     for i in range(n):
-        others = [j for j in range(n) if j != i]
-        # joint law of (#above, #level) over the others, for every x: poly[a, t, x]
-        poly = np.zeros((n, n, width))
-        poly[0, 0] = 1.0
-        for j in others:
-            new = poly * below[j]
-            new[1:] += poly[:-1] * above[j]
-            new[:, 1:] += poly[:, :-1] * P[j]
-            poly = new
+        # over the other players, for every score x of player i, as polynomials in z:
+        # prod_j (F_j(x-1) + p_j(x) + S_j(x) z): z^a <-> exactly a players above;
+        # prod_j (F_j(x-1) + p_j(x) z): z^t <-> nobody above and exactly t level
+        n_above = np.zeros((n, width))
+        n_above[0] = 1.0
+        n_level = np.zeros((n, width))
+        n_level[0] = 1.0
+        for j in range(n):
+            if j == i:
+                continue
+            not_above = below[j] + P[j]
+            n_above[1:] = n_above[1:] * not_above + n_above[:-1] * above[j]
+            n_above[0] *= not_above
+            n_level[1:] = n_level[1:] * below[j] + n_level[:-1] * P[j]
+            n_level[0] *= below[j]
         w = P[i]
-        rank[i] = (poly.sum(axis=1) * w).sum(axis=1)
-        first = poly[0] * w                         # (t, x): nobody above, t level
+        rank[i] = n_above @ w
+        first = n_level * w                         # (t, x)
         p_win[i] = first[0].sum()
         p_tie[i] = first[1:].sum()
         share[i] = (first.sum(axis=1) / np.arange(1, n + 1)).sum()
