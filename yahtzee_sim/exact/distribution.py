@@ -686,7 +686,7 @@ def _distribution(rules, strat, chunk_rows, progress) -> ScoreDistribution:
     pmf = np.bincount(score, weights=level.data)
     pmf = np.trim_zeros(pmf, "b") if pmf.any() else pmf
     mass = level.mass()
-    p_bonus = float(mass[u >= sp.cap].sum()) if rules.upper_bonus else math.nan
+    p_bonus = float(mass[rules.final_bonus(u) > 0].sum()) if rules.upper_bonus else math.nan
     lv["filled"].append(sp.n_boxes)
     lv["states"].append(len(fl))
     lv["entries"].append(len(level.data))
