@@ -542,13 +542,22 @@ _FIELDS = ("p_upper_bonus", "p_five_box_full", "p_five_of_a_kind_rolled", "five_
            "states", "seconds")
 
 
+def _package_version() -> str:
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("yahtzee-sim")
+    except importlib.metadata.PackageNotFoundError:      # pragma: no cover - not installed
+        return "unknown"
+
+
 def _cache_meta(rules, name):
     from .risk import RISK_VERSION
     from .solver import SOLVER_VERSION, rules_fingerprint
 
     return {"rules": rules.key, "fingerprint": rules_fingerprint(rules), "strategy": name,
             "distribution_version": DIST_VERSION, "solver_version": SOLVER_VERSION,
-            "risk_version": RISK_VERSION}
+            "risk_version": RISK_VERSION, "package": _package_version()}
 
 
 def _cache_path(rules, name, cache_dir=None):
@@ -598,8 +607,7 @@ def distribution(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
         told each turn propagated.
     cache : for a strategy given by name, read and write the result in the disk cache
         (:mod:`yahtzee_sim.exact.cache`; keyed by the rules, the name, and the versions
-        of the distribution, the solver and the risk tables: only for strategies whose
-        play does not change between releases without one of those versions changing).
+        of the distribution, the solver, the risk tables and the package).
 
     >>> d = distribution("yacht", "greedy", options=["fill-in-order"])
     >>> bool(abs(d.pmf.sum() - 1) < 1e-12), round(d.p_at_least(d.min_score), 12)

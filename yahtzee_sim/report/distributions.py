@@ -139,16 +139,18 @@ def run_distributions(spec, *, run_options: dict | None = None) -> Report:
         field = [dists[best]] + [dists[best]] * (n - 1)
         odds_same = win_odds(field, names=[f"s{i}" for i in range(n)])
         mixed = win_odds([dists[best]] + [dists[weakest]] * (n - 1), names=[f"s{i}" for i in range(n)])
-        tables.append({"players": n, f"{best} among equals: win_share": odds_same.win_share[0],
-                       f"{best} among equals: p_win": odds_same.p_win[0],
-                       f"{best} vs {n - 1} x {weakest}: p_win": mixed.p_win[0],
-                       f"{best} vs {n - 1} x {weakest}: expected_rank": mixed.expected_rank[0],
+        tables.append({"players": n, "win_share, all equal": odds_same.win_share[0],
+                       "p_win, all equal": odds_same.p_win[0],
+                       f"p_win against {weakest}": mixed.p_win[0],
+                       f"expected_rank against {weakest}": mixed.expected_rank[0],
                        "seconds": odds_same.seconds + mixed.seconds})
     tables = pd.DataFrame(tables).set_index("players")
     if "tables" in spec.tables:
         rep.add_table("tables", tables, heading="Tables of 2 to 20 players, exact",
-                      caption="win_share: a tie for first split evenly (1/n for n equal players); "
-                              "p_win: sole highest score.")
+                      caption=f"One `{best}` player at a table of n players: all equal (n `{best}` "
+                              f"players), or against n - 1 `{weakest}` players. win_share: a tie for "
+                              "first split evenly (1/n among equals); p_win: sole highest score; "
+                              "expected_rank: 1 = first, ties share the better rank.")
 
     # -- seed 001's computer levels on its Yacht -------------------------------------
     yacht = get_rules(*LEVEL_RULES)
