@@ -470,7 +470,7 @@ def run_odds(spec: ExperimentSpec, *, run_options: dict | None = None) -> Report
 
     if "first-roll" in spec.tables:
         display = pd.DataFrame({**shares(first_frame, "Exact"), "Exact fraction": list(first_frame["exact_fraction"])})
-        rep.add_table("first_roll", first_frame, display=display, heading="One roll of five dice",
+        rep.add_table("first_roll", first_frame, display=display, heading=f"One roll of {rules.n_dice} dice",
                       caption=f"Chance of each pattern on one roll; {n:,} simulated rolls.")
     if "per-turn" in spec.tables:
         display = pd.DataFrame({
