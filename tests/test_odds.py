@@ -86,9 +86,11 @@ def test_box_score_distribution_every_rule_set(name):
     rules = get_rules(name)
     dist = box_score_distribution(rules)
     assert list(dist["box"].unique()) == list(rules.box_names)
-    assert (dist.groupby("box")["count"].sum() == 7776).all()
+    assert (dist.groupby("box")["count"].sum() == rules.n_faces ** rules.n_dice).all()
     means = dist.assign(m=dist["points"] * dist["probability"]).groupby("box", sort=False)["m"].sum()
-    expected = D.first_roll_prob @ rules.score_table
+    # a box enabled by the five box (Generala doble) pays nothing on a fresh card
+    fresh = np.where([b.needs_five_box for b in rules.boxes], 0, rules.score_table)
+    expected = rules.dice.first_roll_prob @ fresh
     assert np.allclose(means.to_numpy(), expected, atol=1e-12)
 
 
@@ -313,7 +315,9 @@ def test_cli_odds_table_and_json(capsys):
     assert main(["odds", "--json", "--per-turn", "--boxes"]) == 0
     data = json.loads(capsys.readouterr().out)
     five = next(r for r in data["per_turn"]["patterns"] if r["pattern"] == "five_of_a_kind")
-    assert Fraction(five["strategy_fraction"]) == turn_odds().fraction("five_of_a_kind")
+    exact = Fraction(five["strategy_fraction"]["numerator"], five["strategy_fraction"]["denominator"])
+    assert exact == turn_odds().fraction("five_of_a_kind")  # fractions as numbers, not text
+    assert five["strategy_fraction"]["value"] == pytest.approx(float(exact))
     rolls = {r["policy"]: r for r in data["per_turn"]["expected_rolls_to_five_of_a_kind"]}
     assert rolls["keep-largest"]["expected_rolls"] == pytest.approx(11.09, abs=0.005)
     assert round(data["per_turn"]["turns_per_five_of_a_kind"]["strategy"]) == 22

@@ -127,7 +127,8 @@ def _brute(rules):
         rolls = np.arange(nr)
         legal, scores, bonus = rules.turn_options(np.repeat(f[None], nr, 0), np.full(nr, full), rolls)
         gain = scores.astype(float) + rules.upper_bonus_gain(np.full(nr, u), scores) + bonus[:, None]
-        m3 = np.full(nr, -np.inf)
+        m3 = np.full(nr, -np.inf)      # the exact best
+        f3 = np.full(nr, -np.inf)      # the box followed: first in card order within TIE_TOL
         s3 = np.zeros(nr)
         for b in range(rules.n_boxes):
             for r in range(nr):
@@ -139,8 +140,9 @@ def _brute(rules):
                 nfull = full or (b == rules.five_box_index and scores[r, b] == rules.five_box_points)
                 m, s = value(tuple(nf), nu, nfull)
                 g = gain[r, b]
-                if g + m > m3[r] + TIE_TOL:   # ties: the first box in card order
-                    m3[r], s3[r] = g + m, g * g + 2 * g * m + s
+                if g + m > f3[r] + TIE_TOL:   # ties: the first box in card order
+                    f3[r], s3[r] = g + m, g * g + 2 * g * m + s
+                m3[r] = max(m3[r], g + m)
         mv, sv = m3, s3
         for _ in range(rules.n_rolls - 1):
             em, es = trans @ mv, trans @ sv

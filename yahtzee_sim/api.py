@@ -123,7 +123,7 @@ def simulate(
     seed: int | np.random.SeedSequence | None = None,
     batch: int = 65536,
     keep_games: bool | None = None,
-    progress: bool = False,
+    progress=False,
     backend: str = "serial",
     jobs: int | None = None,
     scheduler=None,
@@ -140,7 +140,8 @@ def simulate(
     batch : games played at once (memory ~ 0.5 kB per game); does not change results.
     keep_games : keep the per-game table (default: when ``n_games <= 1_000_000`` and
         no checkpoint); otherwise only exact aggregates are kept and memory stays bounded.
-    progress : show a progress bar on a terminal's stderr for long runs.
+    progress : ``True`` for a bar with ETA on a terminal's stderr (none elsewhere), or a
+        :mod:`yahtzee_sim.progress` callback ``progress(phase, done, total)``.
     backend, jobs, scheduler : where the chunks of ``batch`` games run: ``"serial"``,
         ``"processes"`` (``jobs`` local processes) or ``"dask"`` (the cluster at
         ``scheduler``, or a LocalCluster); see :mod:`yahtzee_sim.runner`. Results
@@ -188,7 +189,7 @@ def simulate_turns(
     options: Iterable[str] = (),
     seed: int | np.random.SeedSequence | None = None,
     batch: int = 262144,
-    progress: bool = False,
+    progress=False,
     target: str | None = None,
     backend: str = "serial",
     jobs: int | None = None,

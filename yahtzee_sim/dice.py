@@ -3,9 +3,13 @@
 A *roll* is a multiset of ``n_dice`` faces (252 of them for five six-sided dice);
 a *keep* is a multiset of 0..``n_dice`` faces (462). Both are stored as count
 vectors ``(.., n_faces)`` and addressed by a dense index. Multisets are also
-encoded as integer *keys*: ``key = sum(count[f] * base**f)`` with
-``base = n_dice + 1``. Adding two multisets whose sizes sum to at most
-``n_dice`` is adding their keys, which is what makes rerolling a table lookup.
+encoded as integer *keys*: ``key = sum(count[f] * face_key[f])``. The face keys
+are the powers of ``base = n_dice + 1`` while the key range stays small (five dice
+with up to eight faces, six six-sided dice), else the smallest additive weights
+found greedily that keep every multiset of at most ``n_dice`` dice apart (five
+twelve-sided dice: keys below 500,000 instead of 2 billion). Either way adding two
+multisets whose sizes sum to at most ``n_dice`` is adding their keys, which is
+what makes rerolling a table lookup.
 
 Example
 -------
@@ -142,8 +146,7 @@ class DiceTables:
         counts = np.asarray(counts, dtype=np.int64)
         if (counts < 0).any() or (counts.sum(axis=-1) > self.n_dice).any():
             raise ValueError(f"a keep holds 0..{self.n_dice} dice with non-negative counts")
-        powers = self.base ** np.arange(self.n_faces, dtype=np.int64)
-        return self.key_to_keep[(counts * powers).sum(axis=-1)]
+        return self.key_to_keep[(counts * self.face_key).sum(axis=-1)]
 
     def reroll(self, keeps: np.ndarray, prefix_keys: np.ndarray) -> np.ndarray:
         """Roll indices after adding freshly thrown dice to ``keeps``.
@@ -204,6 +207,49 @@ class DiceTables:
         return self.transition[keep]
 
 
+DENSE_KEY_LIMIT = 2**21
+"""Largest key range encoded with powers of ``n_dice + 1``; above it, compact weights."""
+
+
+def face_keys(n_dice: int, n_faces: int) -> np.ndarray:
+    """(F,) int64 additive face keys: distinct sums for all multisets of <= n_dice dice.
+
+    >>> face_keys(5, 6).tolist()
+    [1, 6, 36, 216, 1296, 7776]
+    >>> face_keys(5, 12).tolist()[-3:]
+    [27316, 44676, 94545]
+    """
+    base = n_dice + 1
+    if base**n_faces <= DENSE_KEY_LIMIT:
+        return base ** np.arange(n_faces, dtype=np.int64)
+    return np.array(_compact_keys(n_dice, n_faces), dtype=np.int64)
+
+
+@functools.lru_cache(maxsize=None)
+def _compact_keys(n_dice: int, n_faces: int) -> tuple[int, ...]:
+    """Greedy B_h weights (with an "empty" weight 0): each new face takes the smallest key
+    c such that j copies of c plus any (n - j) earlier dice never equal j' copies plus
+    (n - j') earlier dice, i.e. (j - j') * c is no difference of two earlier sums."""
+    weights = [0]
+    for _ in range(n_faces):
+        # sums[m]: every sum of m dice from the earlier weights (0 = an empty slot).
+        sums = [np.array([0], dtype=np.int64)]
+        for _m in range(n_dice):
+            sums.append(np.unique((sums[-1][:, None] + np.array(weights)[None, :]).ravel()))
+        forbidden = set()
+        for j1 in range(n_dice + 1):
+            for j2 in range(j1 + 1, n_dice + 1):
+                diff = (sums[n_dice - j1][:, None] - sums[n_dice - j2][None, :]).ravel()
+                step = j2 - j1
+                diff = diff[(diff > 0) & (diff % step == 0)] // step
+                forbidden.update(diff.tolist())
+        c = weights[-1] + 1
+        while c in forbidden:
+            c += 1
+        weights.append(c)
+    return tuple(weights[1:])
+
+
 @functools.lru_cache(maxsize=None)
 def dice_tables(n_dice: int = 5, n_faces: int = 6) -> DiceTables:
     """Build (once) the exact dice tables for ``n_dice`` dice with ``n_faces`` faces.
@@ -214,18 +260,18 @@ def dice_tables(n_dice: int = 5, n_faces: int = 6) -> DiceTables:
     """
     if n_dice < 1 or n_faces < 2:
         raise ValueError("need at least one die and two faces")
-    base = n_dice + 1
-    powers = base ** np.arange(n_faces, dtype=np.int64)
+    powers = face_keys(n_dice, n_faces)
+    n_keys = int(n_dice * powers[-1]) + 1
 
     keep_counts = np.concatenate([_multisets(n_dice, n_faces, s) for s in range(n_dice + 1)])
     keep_size = keep_counts.sum(axis=1).astype(np.int8)
     keep_key = keep_counts.astype(np.int64) @ powers
-    key_to_keep = np.full(base**n_faces, -1, dtype=np.int16 if len(keep_counts) < 2**15 else np.int32)
+    key_to_keep = np.full(n_keys, -1, dtype=np.int16 if len(keep_counts) < 2**15 else np.int32)
     key_to_keep[keep_key] = np.arange(len(keep_counts))
 
     roll_counts = _multisets(n_dice, n_faces, n_dice)
     roll_key = roll_counts.astype(np.int64) @ powers
-    key_to_roll = np.full(base**n_faces, -1, dtype=np.int16 if len(roll_counts) < 2**15 else np.int32)
+    key_to_roll = np.full(n_keys, -1, dtype=np.int16 if len(roll_counts) < 2**15 else np.int32)
     key_to_roll[roll_key] = np.arange(len(roll_counts))
     roll_dice = np.array(
         [np.repeat(np.arange(1, n_faces + 1), c) for c in roll_counts], dtype=np.int8

@@ -4,22 +4,32 @@ from __future__ import annotations
 
 import shlex
 import sys
-from pathlib import Path
 
 
 def cmd_run(args) -> int:
-    from ._common import print_json
     from ..report.document import write_report
     from ..report.experiment import load_spec
-    from ._common import run_kwargs
+    from ..report.output import check_output_root, check_replaceable
     from ..report.runners import run_experiment
+    from ._common import call_with_progress, print_json, progress_for, run_kwargs
 
-    specs = [load_spec(p).scaled(args.games) for p in args.spec]  # validate all before running any
-    written = []
+    # Everything that can be refused is refused before the first game is played.
+    specs = [load_spec(p).scaled(args.games) for p in args.spec]
+    root = check_output_root(args.out)
+    by_name: dict[str, str] = {}
     for spec in specs:
+        if spec.name in by_name:
+            raise ValueError(f"{by_name[spec.name]} and {spec.source} both write the report {spec.name!r}: "
+                             "give one of them another name")
+        by_name[spec.name] = spec.source
+        check_replaceable(root / spec.name)
+    written = []
+    for i, spec in enumerate(specs):
         command = "yahtzee-sim run " + shlex.quote(spec.source) + (f" --games {args.games}" if args.games else "")
-        report = run_experiment(spec, command=command, run_options=run_kwargs(args))
-        out = write_report(report, Path(args.out) / spec.name)
+        with progress_for(args) as progress:  # the phase and time spent, until the runners report
+            report = call_with_progress(run_experiment, progress, f"{spec.name} ({i + 1}/{len(specs)})", spec,
+                                        command=command, run_options=run_kwargs(args))
+        out = write_report(report, root / spec.name)
         written.append(str(out))
         if not args.json:
             print(f"{spec.name}: report written to {out / 'README.md'}", file=sys.stdout)
@@ -29,13 +39,14 @@ def cmd_run(args) -> int:
 
 
 def add_commands(sub) -> None:
-    from ._common import positive_int
-    from ._common import add_run_args
+    from ._common import add_json_arg, add_run_args, positive_int
 
     p = sub.add_parser("run", help="run experiment spec files and write their reports")
     p.add_argument("spec", nargs="+", help="experiments/NAME.toml")
     p.add_argument("--games", type=positive_int, default=None, help="override the spec's number of games")
-    p.add_argument("--out", default="reports", help="folder for the reports (default: reports/)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--out", default="reports",
+                   help="folder for the reports, one subfolder per spec name (default: reports/); an existing "
+                        "subfolder is replaced only if yahtzee-sim wrote it")
+    add_json_arg(p)
     add_run_args(p, checkpoint=False)
     p.set_defaults(func=cmd_run)

@@ -252,6 +252,12 @@ def _check_five(rules: RuleSet, mask: np.ndarray, yahtzee_box, flag_matters: boo
         return None, False
     five = rules.five_box
     full = rules.five_box_points
+    held = sorted({int(v) for v in np.unique(rules.score_tables[:, :, rules.five_box_index])} | {0})
+    held_text = ", ".join(map(str, held[::-1][:-1])) + " or 0"
+    if rules.five_bonus:
+        why = f"with {full} each further five of a kind earns {rules.five_bonus}"
+    else:
+        why = "what it holds decides what other boxes pay"
     if not mask[rules.five_box_index]:
         if yahtzee_box is not None:
             raise ValueError(f"a value for the {five} box was given but the {five} box is not "
@@ -259,14 +265,32 @@ def _check_five(rules: RuleSet, mask: np.ndarray, yahtzee_box, flag_matters: boo
         return None, False
     if yahtzee_box is None:
         if flag_matters:
-            raise ValueError(f"the {five} box is filled: give its points, {full} or 0 (yahtzee_box, "
-                             f"--yahtzee-box); with {full} each further five of a kind earns "
-                             f"{rules.five_bonus}")
+            raise ValueError(f"the {five} box is filled: give its points, {held_text} (yahtzee_box, "
+                             f"--yahtzee-box); {why}")
         return None, False
     if isinstance(yahtzee_box, bool) or not isinstance(yahtzee_box, (int, np.integer)) \
-            or int(yahtzee_box) not in (0, full):
-        raise ValueError(f"the {five} box holds {full} or 0, got {yahtzee_box!r}")
-    return int(yahtzee_box), int(yahtzee_box) == full
+            or int(yahtzee_box) not in held:
+        raise ValueError(f"the {five} box holds {held_text}, got {yahtzee_box!r}")
+    return int(yahtzee_box), int(yahtzee_box) > 0
+
+
+def _check_served(rules: RuleSet, rolls_left: int, served, notes: list) -> bool:
+    """Are the dice showing the first throw's (only asked where served scores differ)?"""
+    first = rolls_left == rules.n_rolls - 1
+    if not rules.roll_dependent:
+        if served:
+            raise ValueError(f"{rules.key} pays the same for served dice; leave 'served' out")
+        return False
+    if served is None:
+        if not first:
+            notes.append("dice assumed made by a later throw than the first (not served); "
+                         "say served if they are the first throw's, held since")
+        return first
+    if not isinstance(served, (bool, np.bool_)):
+        raise ValueError(f"served must be True or False, got {served!r}")
+    if first and not served:
+        raise ValueError("with every roll still to come the dice are the first throw's: served")
+    return bool(served)
 
 
 # -- the advice ----------------------------------------------------------------------
@@ -277,7 +301,8 @@ def _keep_text(counts: np.ndarray, n_dice: int) -> str:
 
 
 def advise(rules: str | RuleSet, dice, *, rolls_left: int, filled=(), upper: int | None = None,
-           yahtzee_box: int | None = None, options=(), solution=None) -> Advice:
+           yahtzee_box: int | None = None, options=(), solution=None,
+           served: bool | None = None) -> Advice:
     """Every legal choice of a position, valued exactly, best first.
 
     Parameters
@@ -292,6 +317,9 @@ def advise(rules: str | RuleSet, dice, *, rolls_left: int, filled=(), upper: int
         when that box is filled and the rule set pays bonuses for further ones.
     solution : a solved :class:`~yahtzee_sim.exact.solver.Solution` to reuse
         (default: :func:`~yahtzee_sim.exact.solver.solve`, disk-cached).
+    served : only for rule sets that pay more for dice "served" on the first throw
+        (Generala): the dice showing are the first throw's, held since. Default: so
+        with every roll still to come, else not (said in ``notes``).
 
     >>> a = advise("yahtzee", "13356", rolls_left=2, filled="ones,twos", upper=5)
     >>> a.kind, a.to_frame().columns.tolist()
@@ -312,6 +340,7 @@ def advise(rules: str | RuleSet, dice, *, rolls_left: int, filled=(), upper: int
     u, upper_given, notes = _check_upper(rules, mask, upper)
     sp = state_space(rules)
     five_value, full = _check_five(rules, mask, yahtzee_box, sp.n_flag == 2)
+    served = _check_served(rules, rolls_left, served, notes)
     if solution is None:
         solution = solve(rules)
     elif rules_fingerprint(solution.rules) != rules_fingerprint(rules):
@@ -326,12 +355,22 @@ def advise(rules: str | RuleSet, dice, *, rolls_left: int, filled=(), upper: int
     # every final roll (all of them while rolls are left, else just this one)
     rolls = np.arange(d.n_rolls) if rolls_left else np.array([roll])
     n = len(rolls)
-    legal, scores, bonus = rules.turn_options(np.broadcast_to(mask, (n, rules.n_boxes)),
-                                              np.full(n, full), rolls)
-    gain = scores + rules.upper_bonus_gain(np.full(n, u), scores) + bonus[:, None]
-    nxt = sp.next_flat(np.full(n, bits), np.full(n, u_cap), np.full(n, flag), scores)
-    later = np.where(legal, values[np.where(legal, nxt, 0)], 0.0)
-    worth = np.where(legal, gain + later, -np.inf)                     # (n, B)
+
+    def final(rolls, throw):
+        """Legal boxes, points, gains, later values and worth (n, B) of final rolls."""
+        n = len(rolls)
+        thr = None if throw is None else np.full(n, throw)
+        legal, scores, bonus = rules.turn_options(np.broadcast_to(mask, (n, rules.n_boxes)),
+                                                  np.full(n, full), rolls, throws=thr)
+        gain = scores + rules.upper_bonus_gain(np.full(n, u), scores) + bonus[:, None]
+        nxt = sp.next_flat(np.full(n, bits), np.full(n, u_cap), np.full(n, flag), scores)
+        later = np.where(legal, values[np.where(legal, nxt, 0)], 0.0)
+        return legal, scores, gain, later, np.where(legal, gain + later, -np.inf)
+
+    # dice made by a later throw than the first (every throw when scores do not care)
+    legal, scores, gain, later, worth = final(rolls, rules.n_rolls if rules.roll_dependent else None)
+    if served and rolls_left == 0:
+        legal, scores, gain, later, worth = final(rolls, 1)
 
     if rolls_left == 0:
         boxes = np.flatnonzero(legal[0])
@@ -351,6 +390,8 @@ def advise(rules: str | RuleSet, dice, *, rolls_left: int, filled=(), upper: int
             e = keep_expectations(d, x)                                # (K, 1)
             if j < rolls_left:
                 x, _ = best_subkeep(d, e)
+        if served:          # holding every served die keeps them served to the end of the turn
+            e[d.roll_keep_index[roll], 0] = final(np.array([roll]), 1)[4].max()
         keeps = d.subkeeps[roll, :d.n_subkeeps[roll]].astype(np.intp)
         counts = d.keep_counts[keeps]
         rolled = d.roll_counts[roll][None, :] - counts

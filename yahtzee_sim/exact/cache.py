@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["cache_dir", "save", "load", "CACHE_ENV"]
+__all__ = ["cache_dir", "save", "load", "read", "CACHE_ENV"]
 
 CACHE_ENV = "YAHTZEE_SIM_CACHE"
 
@@ -100,21 +100,31 @@ def load(path: str | os.PathLike, meta: dict) -> dict[str, np.ndarray] | None:
 
     Returns ``None`` for a missing, damaged, tampered or mismatched file.
     """
+    return read(path, meta)[0]
+
+
+def read(path: str | os.PathLike, meta: dict) -> tuple[dict[str, np.ndarray] | None, str]:
+    """As :func:`load`, with the reason a file was refused (``""`` when it was read).
+
+    >>> import tempfile
+    >>> read(Path(tempfile.mkdtemp()) / "none.npz", {})
+    (None, 'is missing')
+    """
     path = Path(path)
     if not path.is_file():
-        return None
+        return None, "is missing"
     try:
         with np.load(path, allow_pickle=False) as z:
             stored_meta = str(z["meta"][()])
             stored_sum = str(z["sha256"][()])
             arrays = {k[2:]: z[k] for k in z.files if k.startswith("a_")}
-    except Exception:  # any damage (bad zip, truncation, wrong members) means "recompute"
-        return None
+    except Exception as exc:  # any damage (bad zip, truncation, wrong members) means "recompute"
+        return None, f"is unreadable ({type(exc).__name__})"
     try:
         if json.loads(stored_meta) != json.loads(json.dumps(meta, sort_keys=True)):
-            return None
+            return None, "was made for other rules, float type or solver version"
     except ValueError:
-        return None
+        return None, "has unreadable metadata"
     if _digest(stored_meta, arrays) != stored_sum:
-        return None
-    return arrays
+        return None, "fails its checksum"
+    return arrays, ""

@@ -10,16 +10,11 @@ figure. Plotting happens only here, at the edge.
 >>> _ = rep.add_table("counts", pd.DataFrame({"x": [1, 2]}), caption="Two rows.")
 >>> out = write_report(rep, pathlib.Path(tempfile.mkdtemp()))
 >>> sorted(p.name for p in out.iterdir())
-['README.md', 'counts.csv']
+['.yahtzee-sim-report', 'README.md', 'counts.csv']
 """
 
 from __future__ import annotations
 
-import datetime as _dt
-import os
-import shutil
-import subprocess
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -32,11 +27,15 @@ from .. import __version__
 
 @dataclass
 class Table:
+    """``frame`` goes to the CSV as numbers; ``display`` (text cells, readable headers),
+    when given, is what the README shows."""
+
     name: str
     frame: pd.DataFrame
     caption: str = ""
-    float_format: str = "{:.4g}"
+    float_format: str | None = None
     index: bool = True
+    display: pd.DataFrame | None = None
 
 
 @dataclass
@@ -74,11 +73,16 @@ class Report:
         return sec
 
     def add_table(self, name: str, frame: pd.DataFrame, *, caption: str = "", heading: str | None = None,
-                  float_format: str = "{:.4g}", index: bool = True) -> Table:
-        """Add a table to the last section (or a new one with ``heading``)."""
+                  float_format: str | None = None, index: bool = True,
+                  display: pd.DataFrame | None = None) -> Table:
+        """Add a table to the last section (or a new one with ``heading``).
+
+        The CSV gets ``frame``; the README gets ``display`` if given (shown without
+        its index), else ``frame`` with numbers formatted by :func:`fmt.cell`.
+        """
         if heading is not None or not self.sections:
             self.sections.append(Section(heading or name))
-        table = Table(name, frame, caption, float_format, index)
+        table = Table(name, frame, caption, float_format, index, display)
         self.sections[-1].tables.append(table)
         return table
 
@@ -91,49 +95,68 @@ class Report:
         return fig
 
 
-def markdown_table(frame: pd.DataFrame, float_format: str = "{:.4g}", index: bool = True) -> str:
+def markdown_table(frame: pd.DataFrame, float_format: str | None = None, index: bool = True) -> str:
     """A GitHub-flavoured markdown table (no extra dependency).
 
-    >>> print(markdown_table(pd.DataFrame({"a": [1.23456]}, index=["x"])))
+    Numbers never show as ``nan`` or in scientific notation; a multi-level index
+    becomes one column per level.
+
+    >>> print(markdown_table(pd.DataFrame({"a": [1.23456, 6e-05, float("nan")]}, index=["x", "y", "z"])))
     |   | a |
     |---|---|
     | x | 1.235 |
+    | y | 0.00006 |
+    | z | – |
     """
-    def fmt(v):
-        if isinstance(v, (float, np.floating)):
-            if float(v).is_integer() and abs(v) >= 1:
-                return f"{int(v)}"
-            return float_format.format(v)
-        return str(v)
+    from .fmt import cell
 
+    def fmt(v):
+        if float_format and isinstance(v, (float, np.floating)) and np.isfinite(v) and not float(v).is_integer():
+            return float_format.format(v)
+        return cell(v)
+
+    if index and isinstance(frame.index, pd.MultiIndex):
+        frame, index = frame.reset_index(), False
     cols = ([frame.index.name or ""] if index else []) + [str(c) for c in frame.columns]
     lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
     for row in frame.itertuples(index=True, name=None):  # keeps each column's dtype
         idx, values = row[0], row[1:]
-        cells = ([str(idx)] if index else []) + [fmt(v) for v in values]
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+        cells = ([cell(idx)] if index else []) + [fmt(v) for v in values]
+        lines.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
     if index and not frame.index.name:
         lines[0] = "|   | " + " | ".join(str(c) for c in frame.columns) + " |"
     return "\n".join(lines)
 
 
-def _git_commit() -> str:
-    try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                             timeout=5, cwd=Path(__file__).resolve().parent)
-        return out.stdout.strip() or "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
+def _check_names(report: Report) -> None:
+    """Every name that becomes a path is a plain slug, and no two files share one."""
+    from .output import check_report_name
+
+    check_report_name(report.name)
+    seen: set[tuple[str, str]] = set()  # a table and a figure may share a name: .csv against .png/.svg
+    for sec in report.sections:
+        for item, what in [(t, "table") for t in sec.tables] + [(f, "figure") for f in sec.figures]:
+            check_report_name(item.name, f"{what} name")
+            if (what, item.name) in seen:
+                raise ValueError(f"report {report.name}: two {what}s are named {item.name!r}")
+            seen.add((what, item.name))
 
 
 def write_report(report: Report, out_dir: Path) -> Path:
-    """Write the report to ``out_dir`` (replaced atomically as a whole) and return it."""
+    """Write the report to ``out_dir`` (replaced as a whole) and return it.
+
+    ``out_dir`` is replaced only if it is missing, empty, or a report folder this
+    project wrote (see :mod:`yahtzee_sim.report.output`); anything else is refused
+    with a ``ValueError`` before a file is written.
+    """
+    from .output import check_replaceable, write_folder
     from .style import save_figure
 
     out_dir = Path(out_dir)
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}-", dir=out_dir.parent))
-    try:
+    _check_names(report)
+    check_replaceable(out_dir)
+
+    def fill(tmp: Path) -> None:
         md = [f"# {report.title}", ""]
         if report.question:
             md += [f"**Question.** {report.question}", ""]
@@ -143,7 +166,9 @@ def write_report(report: Report, out_dir: Path) -> Path:
                 md += [sec.text.strip(), ""]
             for t in sec.tables:
                 t.frame.to_csv(tmp / f"{t.name}.csv", index=t.index)
-                md += [markdown_table(t.frame, t.float_format, t.index), ""]
+                shown = markdown_table(t.display, index=False) if t.display is not None else \
+                    markdown_table(t.frame, t.float_format, t.index)
+                md += [shown, ""]
                 cap = f"{t.caption} " if t.caption else ""
                 md += [f"*{cap}Data: [{t.name}.csv]({t.name}.csv).*", ""]
             for f in sec.figures:
@@ -153,22 +178,8 @@ def write_report(report: Report, out_dir: Path) -> Path:
                     md += [f"*{f.caption} ([SVG]({f.name}.svg))*", ""]
         if report.reading:
             md += ["## What it means", "", report.reading.strip(), ""]
-        md += [
-            "---",
-            "",
-            f"*Reproduce: `{report.command}`. yahtzee-sim {__version__} (commit {_git_commit()}), "
-            f"seed {report.seed}, generated {_dt.date.today().isoformat()}.*",
-            "",
-        ]
+        # No date and no commit: the same inputs give byte-identical files (a rerun leaves git clean).
+        md += ["---", "", f"*Reproduce: `{report.command}` (yahtzee-sim {__version__}, seed {report.seed}).*", ""]
         (tmp / "README.md").write_text("\n".join(md), encoding="utf-8")
-        if out_dir.exists():
-            old = out_dir.with_name(f".{out_dir.name}-old-{os.getpid()}")
-            out_dir.rename(old)
-            tmp.rename(out_dir)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            tmp.rename(out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return out_dir
+
+    return write_folder(out_dir, fill, {"report": report.name, "title": report.title})

@@ -58,7 +58,7 @@ class ExperimentSpec:
     rules: str = "yahtzee"
     options: tuple[str, ...] = ()
     strategies: tuple[str, ...] = ()
-    strategy: str = "optimal"
+    strategy: str = ""  # per kind: KIND_DEFAULTS
     baseline: str = ""
     rule_sets: tuple[str, ...] = ()
     yacht_options: tuple[str, ...] = ()
@@ -78,27 +78,82 @@ class ExperimentSpec:
         return ExperimentSpec(**values)
 
 
+KIND_DEFAULTS = {"odds": {"strategy": "keep-largest"}, "variants": {"strategy": "optimal"}}
+# Lists where an empty value would silently mean "all of them": refused.
+NON_EMPTY_LISTS = {"strategies", "rule_sets", "yacht_options", "checkpoints"}
+MAX_SPEC_BYTES = 1 << 20
+
+
 def _as_tuple(value, key: str, name: str, item_type=str) -> tuple:
     if isinstance(value, (list, tuple)) and all(isinstance(v, item_type) and not isinstance(v, bool) for v in value):
+        if key in NON_EMPTY_LISTS and not value:
+            raise ValueError(f"{name}: {key} must not be empty (leave the key out to use the default)")
+        if item_type is str and any(not v.strip() for v in value):
+            raise ValueError(f"{name}: {key} holds an empty name: {list(value)!r}")
+        twice = sorted({v for v in value if list(value).count(v) > 1})
+        if twice:
+            raise ValueError(f"{name}: {key} lists {', '.join(map(str, twice))} more than once")
         return tuple(value)
     raise ValueError(f"{name}: {key} must be a list of {item_type.__name__}s, got {value!r}")
 
 
+def rules_from_key(key: str, options=()):
+    """A rule set from the key the tool prints (``yacht+full-house-25``) plus more options.
+
+    >>> rules_from_key("yacht+full-house-25", ["no-bonus"]).key
+    'yacht+full-house-25+no-bonus'
+    """
+    from ..rules import get_rules
+
+    try:
+        return get_rules(key, list(options))
+    except ValueError:
+        if "+" not in key:
+            raise
+    name, *opts = key.split("+")
+    return get_rules(name, opts + list(options))
+
+
 def parse_spec(data: dict, *, name: str, source: str = "") -> ExperimentSpec:
-    """Validate a spec dictionary (as read from TOML)."""
+    """Validate a spec dictionary (as read from TOML); every check runs before any work.
+
+    >>> parse_spec({"kind": "strategies", "name": "../victim"}, name="x")
+    Traceback (most recent call last):
+    ...
+    ValueError: x: report name '../victim' is not a plain name: use letters, digits, '-' and '_' only (e.g. 'my-report')
+    """
+    from .output import check_report_name
+
+    if not isinstance(data, dict):
+        raise ValueError(f"{name}: a spec is a table of keys, got {type(data).__name__}")
     kind = data.get("kind")
-    if kind not in KIND_KEYS:
+    if not isinstance(kind, str) or kind not in KIND_KEYS:
         raise ValueError(f"{name}: 'kind' must be one of {', '.join(KIND_KEYS)}, got {kind!r}")
     valid = COMMON_KEYS | KIND_KEYS[kind]
     for key in data:
         if key not in valid:
             raise ValueError(f"{name}: unknown key {key!r}; valid keys for kind {kind!r}: "
                              f"{', '.join(sorted(valid - {'kind'}))}")
-    values: dict = {"name": data.get("name", name), "kind": kind, "source": source}
+    if "name" in data:
+        report_name = data["name"]
+        try:
+            check_report_name(report_name)
+        except ValueError as exc:
+            raise ValueError(f"{name}: {exc}") from None
+    else:
+        report_name = name
+        try:
+            check_report_name(report_name)
+        except ValueError:
+            raise ValueError(f"{name}: the file name {name!r} is not a plain report name (letters, digits, '-', "
+                             "'_'): rename the file or set name = \"my-report\" in it") from None
+    values: dict = {"name": report_name, "kind": kind, "source": source, **KIND_DEFAULTS.get(kind, {})}
     for key in ("title", "question", "rules", "strategy", "baseline"):
         if key in data:
             if not isinstance(data[key], str):
                 raise ValueError(f"{name}: {key} must be a string, got {data[key]!r}")
+            if not data[key].strip():
+                raise ValueError(f"{name}: {key} must not be empty (leave the key out to use the default)")
             values[key] = data[key]
     for key in ("seed", "games", "turns"):
         if key in data:
@@ -112,32 +167,47 @@ def parse_spec(data: dict, *, name: str, source: str = "") -> ExperimentSpec:
             values[key] = _as_tuple(data[key], key, name)
     if "checkpoints" in data:
         values["checkpoints"] = _as_tuple(data["checkpoints"], "checkpoints", name, int)
+        if min(values["checkpoints"]) < 1:
+            raise ValueError(f"{name}: checkpoints must be positive numbers of turns, got {data['checkpoints']!r}")
     for key, allowed in (("tables", KIND_TABLES[kind]), ("plots", KIND_PLOTS[kind])):
         for item in values.get(key, ()):
             if item not in allowed:
                 raise ValueError(f"{name}: unknown {key[:-1]} {item!r} for kind {kind!r}; "
                                  f"valid: {', '.join(allowed) or '(none)'}")
         values.setdefault(key, tuple(allowed))
+    _check_strategy_counts(values, name)
     _check_names(values, name)
     return ExperimentSpec(**values)
 
 
+def _check_strategy_counts(values: dict, name: str) -> None:
+    strategies = values.get("strategies", ())
+    if values["kind"] == "head-to-head" and len(strategies) == 1:
+        raise ValueError(f"{name}: head-to-head needs at least two strategies, got only {strategies[0]!r}")
+    if values.get("baseline") and strategies and values["baseline"] not in strategies:
+        raise ValueError(f"{name}: baseline {values['baseline']!r} is not among the strategies "
+                         f"({', '.join(strategies)})")
+
+
 def _check_names(values: dict, name: str) -> None:
     """Rule-set, option and strategy names are checked before any work starts."""
-    from ..rules import get_rules
-    from ..strategies import get_strategy
+    from ..strategies import get_strategy, strategy_names
 
     try:
         if "rules" in values or values["kind"] in ("strategies", "head-to-head", "odds"):
-            get_rules(values.get("rules", "yahtzee"), values.get("options", ()))
+            rules_from_key(values.get("rules", "yahtzee"), values.get("options", ()))
         for s in values.get("strategies", ()):
             get_strategy(s)
         if "strategy" in values:
             get_strategy(values["strategy"])
+        if values.get("baseline") and not values.get("strategies"):
+            get_strategy(values["baseline"])
+            if values["baseline"] not in strategy_names():
+                raise ValueError(f"baseline {values['baseline']!r} is not a built-in strategy")
         for r in values.get("rule_sets", ()):
-            get_rules(r)
+            rules_from_key(r)
         for o in values.get("yacht_options", ()):
-            get_rules("yacht", [o])
+            rules_from_key("yacht+" + o.removeprefix("yacht+"))
     except ValueError as exc:
         raise ValueError(f"{name}: {exc}") from None
 
@@ -151,10 +221,19 @@ def load_spec(path: str | Path) -> ExperimentSpec:
     ValueError: experiment file 'no/such/file.toml' not found
     """
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise ValueError(f"experiment file {str(path)!r} not found")
+    if not path.is_file():
+        raise ValueError(f"experiment file {str(path)!r} is not a file")
     try:
+        if path.stat().st_size > MAX_SPEC_BYTES:
+            raise ValueError(f"{path}: {path.stat().st_size:,} bytes is too large for an experiment spec "
+                             f"(at most {MAX_SPEC_BYTES:,})")
         data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ValueError(f"cannot read experiment file {str(path)!r}: {exc.strerror or exc}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path}: not valid TOML ({exc})") from None
+    except RecursionError:
+        raise ValueError(f"{path}: not a usable spec (values nested too deeply)") from None
     return parse_spec(data, name=path.stem, source=str(path))

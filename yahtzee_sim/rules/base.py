@@ -5,10 +5,15 @@ bonus, Yahtzee/Yacht bonus, joker placement and values, fill order) is handled
 here, vectorized over a batch of games, so that the simulator, the strategies
 and the exact solver all share one definition of the rules.
 
-Generalizing to the games RULES.md lists for later: the number of dice and faces
-is a field; a box used several times is several boxes with one scorer; an order
-constraint is a :attr:`RuleSet.fill_order` policy (:meth:`RuleSet.legal_boxes`
-is the one place that enforces it).
+The rest of the family is data too: the number of dice and faces are fields; an
+upper bonus with several tiers is :attr:`RuleSet.upper_bonus_tiers` (the classic
+single bonus is one tier); a category used several times (Balut) is several boxes
+with one scorer; a box that pays only while the five-of-a-kind box holds a score
+(Generala doble) is ``Box(needs_five_box=True)``; order constraints are
+:attr:`RuleSet.fill_order` for the whole card or per-column :class:`Column` orders
+(Yamb), and :meth:`RuleSet.legal_boxes` is the one place that enforces them;
+a score computed from the finished card (Yamb's (Max - Min) x Ones) is
+:attr:`RuleSet.card_score`, and Balut's points are :attr:`RuleSet.card_points`.
 
 >>> from yahtzee_sim.rules import get_rules
 >>> r = get_rules("yahtzee")
@@ -20,7 +25,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Callable, Literal
 
 import numpy as np
 
@@ -29,6 +34,11 @@ from .scoring import Scorer
 
 JokerPolicy = Literal["none", "forced", "free", "original"]
 FillOrder = Literal["any", "in-order"]
+ColumnOrder = Literal["down", "up", "any", "announce"]
+CardFunction = Callable[[np.ndarray], np.ndarray]
+JOKER_POLICIES = ("none", "forced", "free", "original")
+FILL_ORDERS = ("any", "in-order")
+COLUMN_ORDERS = ("down", "up", "any", "announce")
 
 
 @dataclass(frozen=True)
@@ -41,6 +51,8 @@ class Box:
     means the normal score applies. ``by_throw``: ``score(counts, throws)`` also
     gets the number of throws (1..n_rolls) that made the final dice, for games
     that pay more for a combination "served" on the first throw (Generala).
+    ``needs_five_box``: the box pays its score only while the rule set's
+    five-of-a-kind box holds a score (Generala doble: 100 after a Generala, else 0).
     """
 
     name: str
@@ -49,6 +61,21 @@ class Box:
     upper_face: int | None = None
     joker_points: int | None = None
     by_throw: bool = False
+    needs_five_box: bool = False
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column of the card with its own fill order (Yamb).
+
+    ``boxes`` are box names, top to bottom. ``order``: ``"down"`` (top to bottom, no
+    skipping), ``"up"`` (bottom to top), ``"any"``, or ``"announce"`` (a box of the
+    column may be filled only in a turn that announced it after the first throw).
+    """
+
+    name: str
+    boxes: tuple[str, ...]
+    order: ColumnOrder = "any"
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,12 +86,25 @@ class RuleSet:
     ----------
     name, options : registry name and the options applied (sorted).
     boxes : the score card in card order.
-    upper_bonus_threshold, upper_bonus : e.g. 63 and 35; ``upper_bonus=0`` disables it.
-    five_box : name of the five-of-a-kind box (Yahtzee, Yacht, Yatzy).
+    upper_bonus_tiers : ``((threshold, bonus), ...)``, thresholds and bonuses rising: an
+        upper total of at least ``threshold`` earns ``bonus`` in all (the highest tier
+        reached counts). ``()`` for none. Default: one tier built from the two fields below.
+    upper_bonus_threshold, upper_bonus : the last tier (e.g. 63 and 35): the upper total
+        beyond which the bonus no longer changes, and the largest bonus; ``upper_bonus=0``
+        disables it. Filled in from ``upper_bonus_tiers`` when that is given.
+    five_box : name of the five-of-a-kind box (Yahtzee, Yacht, Yatzy) when it pays a
+        fixed score; None when there is none (or it pays by the dice, as in Kismet).
     five_bonus : points for each further five of a kind while ``five_box`` holds its
         full value (Yahtzee bonus, 100); 0 for none.
-    joker : how an extra five of a kind may be placed (see RULES.md).
+    joker : how an extra five of a kind may be placed (see docs/rules.md).
     fill_order : ``"any"`` or ``"in-order"`` (boxes filled top to bottom).
+    columns : per-column fill orders (Yamb); every box in exactly one column, and
+        ``fill_order`` must then be ``"any"``. ``()``: the card is one free column.
+    card_score : ``f(box_scores (N, B)) -> (N,)``, the score of finished cards when it is
+        not the sum of boxes and bonuses (Yamb).
+    card_points : ``f(box_scores (N, B)) -> (N,)``, points of finished cards reported
+        beside the score (Balut).
+    banked_throws : throws a turn does not use are saved for later turns (Maxi Yatzy).
     """
 
     name: str
@@ -81,6 +121,41 @@ class RuleSet:
     five_bonus: int = 0
     joker: JokerPolicy = "none"
     fill_order: FillOrder = "any"
+    upper_bonus_tiers: tuple[tuple[int, int], ...] | None = None
+    columns: tuple[Column, ...] = ()
+    card_score: CardFunction | None = field(default=None, repr=False)
+    card_points: CardFunction | None = field(default=None, repr=False)
+    banked_throws: bool = False
+
+    def __post_init__(self):
+        tiers = self.upper_bonus_tiers
+        if tiers is None:
+            tiers = ((self.upper_bonus_threshold, self.upper_bonus),) if self.upper_bonus else ()
+        tiers = tuple((int(t), int(b)) for t, b in tiers)
+        for (t0, b0), (t1, b1) in zip(tiers, tiers[1:]):
+            if not (t1 > t0 and b1 > b0):
+                raise ValueError(f"upper bonus tiers must rise in threshold and bonus, got {tiers}")
+        if any(b <= 0 or t <= 0 for t, b in tiers):
+            raise ValueError(f"upper bonus tiers need positive thresholds and bonuses, got {tiers}")
+        object.__setattr__(self, "upper_bonus_tiers", tiers)
+        if tiers:
+            object.__setattr__(self, "upper_bonus_threshold", tiers[-1][0])
+            object.__setattr__(self, "upper_bonus", tiers[-1][1])
+        else:
+            object.__setattr__(self, "upper_bonus", 0)
+        if self.joker not in JOKER_POLICIES:
+            raise ValueError(f"unknown joker policy {self.joker!r}; valid: {', '.join(JOKER_POLICIES)}")
+        if self.fill_order not in FILL_ORDERS:
+            raise ValueError(f"unknown fill order {self.fill_order!r}; valid: {', '.join(FILL_ORDERS)}")
+        if self.columns:
+            if self.fill_order != "any":
+                raise ValueError("a card with columns orders each column; fill_order must be 'any'")
+            names = [n for c in self.columns for n in c.boxes]
+            if sorted(names) != sorted(b.name for b in self.boxes):
+                raise ValueError("every box must be in exactly one column")
+            for c in self.columns:
+                if c.order not in COLUMN_ORDERS:
+                    raise ValueError(f"unknown column order {c.order!r}; valid: {', '.join(COLUMN_ORDERS)}")
 
     # -- identity ---------------------------------------------------------------
     @property
@@ -107,12 +182,13 @@ class RuleSet:
         >>> get_rules("yahtzee").box_index("chance")
         12
         """
-        key = name.strip().lower().replace("-", "_").replace(" ", "_")
-        if key not in self.box_names:
-            raise ValueError(
-                f"unknown box {name!r} for {self.key}; valid boxes: {', '.join(self.box_names)}"
-            )
-        return self.box_names.index(key)
+        key = _box_key(name)
+        if key in self.box_names:
+            return self.box_names.index(key)
+        labels = [_box_key(b.label) for b in self.boxes]
+        if labels.count(key) == 1:   # a label as printed on the card ("Große Straße")
+            return labels.index(key)
+        raise ValueError(f"unknown box {name!r} for {self.key}; valid boxes: {', '.join(self.box_names)}")
 
     @functools.cached_property
     def dice(self) -> DiceTables:
@@ -133,7 +209,11 @@ class RuleSet:
 
     @functools.cached_property
     def score_table(self) -> np.ndarray:
-        """(R, B) int16: the points of every roll in every box on a plain card."""
+        """(R, B) int16: the points of every roll in every box, as each box scores it.
+
+        Card-dependent rules come on top in :meth:`turn_options`: joker values, and a
+        box that needs the five box (Generala doble) paying 0 until that holds a score.
+        """
         if self.roll_dependent:  # the points of dice made with every throw
             return self.score_tables[-1]
         counts = self.dice.roll_counts.astype(np.int64)
@@ -160,6 +240,39 @@ class RuleSet:
         out.setflags(write=False)
         return out
 
+    def fingerprint_extras(self) -> dict:
+        """What a classic fingerprint (key, boxes, bonus, joker, score table) misses.
+
+        Empty for rule sets without the family's extras, so existing cache
+        fingerprints do not change; otherwise JSON-able data (the bonus tiers, the
+        score tables of every throw, boxes enabled by the five box, column orders,
+        the final-card functions and banked throws) for :func:`rules_fingerprint`.
+
+        >>> from yahtzee_sim.rules import get_rules
+        >>> get_rules("yahtzee").fingerprint_extras()
+        {}
+        >>> get_rules("kismet").fingerprint_extras()
+        {'tiers': [[63, 35], [71, 55], [78, 75]]}
+        """
+        import hashlib
+
+        out: dict = {}
+        if len(self.upper_bonus_tiers) > 1:
+            out["tiers"] = [list(t) for t in self.upper_bonus_tiers]
+        if self.roll_dependent:
+            out["by_throw"] = hashlib.sha256(np.ascontiguousarray(self.score_tables).tobytes()).hexdigest()
+        if self._needs_five_box.size:
+            out["needs_five_box"] = self._needs_five_box.tolist()
+        if self.columns:
+            out["columns"] = [[c.order, list(c.boxes)] for c in self.columns]
+        for name in ("card_score", "card_points"):
+            f = getattr(self, name)
+            if f is not None:
+                out[name] = f"{getattr(f, '__module__', '')}.{getattr(f, '__qualname__', repr(f))}"
+        if self.banked_throws:
+            out["banked_throws"] = True
+        return out
+
     def require_final_throw_scoring(self, what: str) -> None:
         """Refuse rule sets whose scores depend on the throw number (``what`` does not model it)."""
         if self.roll_dependent:
@@ -173,6 +286,23 @@ class RuleSet:
         out = np.where(is_five, counts.argmax(axis=1) + 1, 0).astype(np.int8)
         out.setflags(write=False)
         return out
+
+    @functools.cached_property
+    def _needs_five_box(self) -> np.ndarray:
+        return np.flatnonzero([b.needs_five_box for b in self.boxes])
+
+    def fills_five_box(self, boxes: np.ndarray, points: np.ndarray) -> np.ndarray:
+        """(N,) bool: does writing ``points`` in ``boxes`` fill the five box with a score?
+
+        Any non-zero score counts (a served Generala's 60 as well as 50).
+
+        >>> from yahtzee_sim.rules import get_rules
+        >>> get_rules("generala").fills_five_box(np.array([9, 9, 2]), np.array([60, 0, 60])).tolist()
+        [True, False, False]
+        """
+        if self.five_box is None:
+            return np.zeros(np.shape(boxes), dtype=bool)
+        return (np.asarray(boxes) == self.five_box_index) & (np.asarray(points) > 0)
 
     @functools.cached_property
     def five_box_index(self) -> int:
@@ -199,8 +329,12 @@ class RuleSet:
         return int(self.upper_face.max()) * self.n_dice
 
     # -- state-dependent rules, vectorized over games ----------------------------
-    def legal_boxes(self, filled: np.ndarray) -> np.ndarray:
+    def legal_boxes(self, filled: np.ndarray, announced: np.ndarray | None = None) -> np.ndarray:
         """(N, B) boxes a turn may end in, before joker restrictions.
+
+        ``announced`` (N,) is the box each game announced this turn (-1 for none): an
+        announce column's box is legal only when announced, and an announcement
+        leaves no other choice.
 
         >>> from yahtzee_sim.rules import get_rules
         >>> r = get_rules("yacht", ["fill-in-order"])
@@ -211,14 +345,51 @@ class RuleSet:
         filled = np.asarray(filled, dtype=bool)
         open_ = ~filled
         if self.fill_order == "in-order":
-            first = np.argmax(open_, axis=-1)
-            only = np.zeros_like(open_)
-            np.put_along_axis(only, first[..., None], True, axis=-1)
-            return only & open_
-        return open_
+            return _first_open(open_)
+        if not self.columns:
+            return open_
+        legal = np.zeros_like(open_)
+        for cols, order in self._column_indices:
+            sub = open_[..., cols]
+            if order == "down":
+                sub = _first_open(sub)
+            elif order == "up":
+                sub = _first_open(sub[..., ::-1])[..., ::-1]
+            elif order == "announce":
+                sub = np.zeros_like(sub)
+            legal[..., cols] = sub
+        if announced is not None:
+            announced = np.asarray(announced, dtype=np.intp)
+            made = announced >= 0
+            if made.any():
+                rows = np.flatnonzero(made)
+                if not self.is_announce[announced[rows]].all() or filled[rows, announced[rows]].any():
+                    raise ValueError("an announcement must name an open box of an announce column")
+                legal[rows] = False
+                legal[rows, announced[rows]] = True
+        return legal
+
+    @functools.cached_property
+    def _column_indices(self) -> tuple[tuple[np.ndarray, str], ...]:
+        return tuple((np.array([self.box_names.index(n) for n in c.boxes]), c.order) for c in self.columns)
+
+    @functools.cached_property
+    def is_announce(self) -> np.ndarray:
+        """(B,) bool, boxes of an announce column (filled only when announced)."""
+        out = np.zeros(self.n_boxes, dtype=bool)
+        for cols, order in self._column_indices:
+            out[cols] = order == "announce"
+        out.setflags(write=False)
+        return out
+
+    @property
+    def announces(self) -> bool:
+        """Does the card have an announce column (a decision after the first throw)?"""
+        return bool(self.is_announce.any())
 
     def turn_options(
-        self, filled: np.ndarray, five_box_full: np.ndarray, rolls: np.ndarray, *, throws=None
+        self, filled: np.ndarray, five_box_full: np.ndarray, rolls: np.ndarray, *, throws=None,
+        announced=None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Where each game may put its final roll, what each box pays, and the bonus.
 
@@ -229,6 +400,7 @@ class RuleSet:
         rolls : (N,) roll indices of the final dice.
         throws : (N,) throws (1..n_rolls) that made them; only used when a box is
             ``by_throw`` (default: every throw was made).
+        announced : (N,) box announced this turn, -1 for none (see :meth:`legal_boxes`).
 
         Returns
         -------
@@ -246,11 +418,14 @@ class RuleSet:
         filled = np.asarray(filled, dtype=bool)
         rolls = np.asarray(rolls)
         five_box_full = np.asarray(five_box_full, dtype=bool)
-        legal = self.legal_boxes(filled)
+        legal = self.legal_boxes(filled, announced)
         if throws is not None and self.roll_dependent:
             scores = self.score_tables[np.asarray(throws, dtype=np.intp) - 1, rolls]
         else:
             scores = self.score_table[rolls].copy()
+        if self._needs_five_box.size:   # Generala doble: pays only after a Generala
+            cols = self._needs_five_box
+            scores[:, cols] = np.where(five_box_full[:, None], scores[:, cols], 0)
         five_bonus = np.zeros(len(rolls), dtype=np.int16)
         if self.five_box is None:
             return legal, scores, five_bonus
@@ -302,28 +477,92 @@ class RuleSet:
     def upper_bonus_gain(self, upper_total: np.ndarray, scores: np.ndarray) -> np.ndarray:
         """(N, B) upper bonus earned by putting ``scores`` in each box now.
 
+        With several tiers, the gain is the bonus of the tier reached minus the one
+        already held (Kismet: from 66, already worth 35, to 78 gains 75 - 35 = 40).
+
         >>> from yahtzee_sim.rules import get_rules
         >>> r = get_rules("yahtzee")
         >>> s = np.zeros((1, 13), np.int16); s[0, 5] = 18
         >>> int(r.upper_bonus_gain(np.array([50]), s)[0, 5])
         35
+        >>> k = get_rules("kismet")
+        >>> s = np.zeros((2, 15), np.int16); s[:, 5] = 12
+        >>> k.upper_bonus_gain(np.array([60, 66]), s)[:, 5].tolist()   # to 72: 55; to 78: 75 - 35
+        [55, 40]
         """
         if not self.upper_bonus:
             return np.zeros(scores.shape, dtype=np.int16)
         upper_total = np.asarray(upper_total)[:, None]
-        crosses = (
-            self.is_upper[None, :]
-            & (upper_total < self.upper_bonus_threshold)
-            & (upper_total + scores >= self.upper_bonus_threshold)
-        )
-        return np.where(crosses, self.upper_bonus, 0).astype(np.int16)
+        if len(self.upper_bonus_tiers) == 1:   # the classic bonus: the original arithmetic
+            crosses = (
+                self.is_upper[None, :]
+                & (upper_total < self.upper_bonus_threshold)
+                & (upper_total + scores >= self.upper_bonus_threshold)
+            )
+            return np.where(crosses, self.upper_bonus, 0).astype(np.int16)
+        after = np.where(self.is_upper[None, :], upper_total + scores, upper_total)
+        return (self._tier_bonus(after) - self._tier_bonus(upper_total)).astype(np.int16)
+
+    def _tier_bonus(self, upper_total: np.ndarray) -> np.ndarray:
+        """Bonus held at each upper total: the highest tier reached."""
+        out = np.zeros(np.shape(upper_total), dtype=np.int16)
+        for threshold, bonus in self.upper_bonus_tiers:
+            out = np.where(upper_total >= threshold, np.int16(bonus), out)
+        return out
 
     def final_bonus(self, upper_total: np.ndarray) -> np.ndarray:
-        """Upper bonus of finished cards given their upper totals."""
+        """Upper bonus of finished cards given their upper totals.
+
+        >>> from yahtzee_sim.rules import get_rules
+        >>> get_rules("kismet").final_bonus(np.array([62, 63, 70, 71, 77, 78, 105])).tolist()
+        [0, 35, 35, 55, 55, 75, 75]
+        """
         upper_total = np.asarray(upper_total)
         if not self.upper_bonus:
             return np.zeros(upper_total.shape, dtype=np.int16)
-        return np.where(upper_total >= self.upper_bonus_threshold, self.upper_bonus, 0)
+        if len(self.upper_bonus_tiers) == 1:
+            return np.where(upper_total >= self.upper_bonus_threshold, self.upper_bonus, 0)
+        return self._tier_bonus(upper_total)
+
+    # -- finished cards ---------------------------------------------------------
+    def card_total(self, box_scores: np.ndarray, upper_total: np.ndarray,
+                   five_bonus_count: np.ndarray) -> np.ndarray:
+        """(N,) int32 final score of finished cards.
+
+        The boxes, the upper bonus and the five-of-a-kind bonuses, unless the rule set
+        scores the card as a whole (:attr:`card_score`, Yamb).
+
+        >>> from yahtzee_sim.rules import get_rules
+        >>> r = get_rules("yahtzee")
+        >>> int(r.card_total(np.full((1, 13), 5), np.array([30]), np.array([1]))[0])
+        165
+        """
+        box_scores = np.asarray(box_scores)
+        if self.card_score is not None:
+            return np.asarray(self.card_score(box_scores), dtype=np.int32)
+        return (
+            box_scores.sum(axis=1, dtype=np.int32)
+            + self.final_bonus(upper_total)
+            + np.asarray(five_bonus_count).astype(np.int32) * self.five_bonus
+        )
+
+    @property
+    def has_points(self) -> bool:
+        """Does the rule set award points for the finished card (Balut)?"""
+        return self.card_points is not None
+
+    def points(self, box_scores: np.ndarray) -> np.ndarray:
+        """(N,) int32 points of finished cards (Balut); ValueError for rule sets without points.
+
+        >>> from yahtzee_sim.rules import get_rules
+        >>> get_rules("yahtzee").points(np.zeros((1, 13)))
+        Traceback (most recent call last):
+        ...
+        ValueError: yahtzee has no points beside its score (only balut does)
+        """
+        if self.card_points is None:
+            raise ValueError(f"{self.key} has no points beside its score (only balut does)")
+        return np.asarray(self.card_points(np.asarray(box_scores)), dtype=np.int32)
 
     # -- single-roll convenience ------------------------------------------------
     def score_dice(self, dice) -> dict[str, int]:
@@ -335,3 +574,18 @@ class RuleSet:
         """
         roll = self.dice.roll_index_of(dice)
         return {name: int(v) for name, v in zip(self.box_names, self.score_table[roll])}
+
+
+def _first_open(open_: np.ndarray) -> np.ndarray:
+    """Only the first open box of each row (none in a full row)."""
+    first = np.argmax(open_, axis=-1)
+    only = np.zeros_like(open_)
+    np.put_along_axis(only, first[..., None], True, axis=-1)
+    return only & open_
+
+
+def _box_key(name: str) -> str:
+    key = str(name).strip().lower()
+    for a, b in (("ß", "ss"), ("ä", "ae"), ("ö", "oe"), ("ü", "ue"), ("á", "a"), ("ó", "o"), ("é", "e")):
+        key = key.replace(a, b)
+    return key.replace("-", "_").replace(" ", "_").replace(".", "_").replace("(", "").replace(")", "")

@@ -79,7 +79,7 @@ def run_chunks(
     jobs: int | None = None,
     scheduler: Any = None,
     checkpoint: str | os.PathLike | None = None,
-    progress: bool = False,
+    progress=False,
     out: str | os.PathLike | None = None,
 ) -> RunOutcome:
     """Play ``n`` games (``kind="games"``) or single turns (``"turns"``) chunk by chunk.

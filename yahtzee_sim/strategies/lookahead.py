@@ -416,7 +416,9 @@ class HeuristicStrategy(LookaheadStrategy):
 
     def _outlook_table(self) -> np.ndarray:
         """Tip A: (M, thr + 1) bonus * P(final upper total >= thr) for each set of open
-        upper boxes (bit mask over the upper boxes) and upper total so far (clipped).
+        upper boxes (bit mask over the upper boxes) and upper total so far (clipped);
+        with several tiers (Kismet) the sum over tiers of each step's bonus times the
+        chance of reaching its threshold.
 
         Model: each open upper box of face f ends with f * X points, X binomial
         (n_dice, 1 - (1 - 1/F)**upper_rolls): a hunt for that face with
@@ -438,10 +440,15 @@ class HeuristicStrategy(LookaheadStrategy):
             for x, px in enumerate(pmf_x):
                 dist[m, x * faces[low]:] += px * rest[: size - x * faces[low]]
         tail = np.cumsum(dist[:, ::-1], axis=1)[:, ::-1]   # P(S >= s)
-        need = thr - np.arange(thr + 1)
-        table = np.where(need[None, :] <= 0, 1.0, tail[:, np.clip(need, 0, size - 1)])
-        table = np.where(need[None, :] >= size, 0.0, table)
-        return (rules.upper_bonus * table).astype(np.float32)
+        out = np.zeros((len(dist), thr + 1))
+        held = 0
+        for tier_threshold, tier_bonus in rules.upper_bonus_tiers:   # one tier in most games
+            need = tier_threshold - np.arange(thr + 1)
+            table = np.where(need[None, :] <= 0, 1.0, tail[:, np.clip(need, 0, size - 1)])
+            table = np.where(need[None, :] >= size, 0.0, table)
+            out += (tier_bonus - held) * table                     # each step's worth times its chance
+            held = tier_bonus
+        return out.astype(np.float32)
 
     def _upper_tables(self) -> list:
         """Per upper box: value (M, thr + 1, n_dice + 1) of writing c dice of its face,
@@ -510,9 +517,8 @@ class HeuristicStrategy(LookaheadStrategy):
             up = tab.reshape(-1)[flat]
             # the tables hold points plus the bonus outlook; keep any other bonus (Yahtzee +100)
             other = gain[:, cols] - scores[:, cols]
-            if rules.upper_bonus:
-                u, thr = ctx["upper"][:, None], rules.upper_bonus_threshold
-                other = other - np.where((u < thr) & (u + scores[:, cols] >= thr), rules.upper_bonus, 0)
+            if rules.upper_bonus:   # the upper total is clipped at the last tier: gains unchanged
+                other = other - rules.upper_bonus_gain(ctx["upper"], scores)[:, cols]
             v[:, cols] = (up + other) - self.reserve[cols]
         if rules.five_box is not None:
             b = rules.five_box_index
