@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ._common import (UsageError, add_json_arg, add_rules_args, add_seed_arg, add_run_args, check_out_path, parse_dice,
                       positive_int, print_json, print_table, print_wrapped, rules_from, rules_heading, run_kwargs,
-                      seed_int)
+                      )
 
 
 def cmd_rules(args) -> int:
