@@ -47,7 +47,7 @@ def test_help_shows_defaults(capsys):
     with pytest.raises(SystemExit):
         main(["simulate", "--help"])
     out = " ".join(capsys.readouterr().out.split())
-    assert "(default: 100000)" in out and "(default: keep-largest)" in out and "(default: yahtzee)" in out
+    assert "(default: 100000)" in out and "(default: keep-largest)" in out and "default: yahtzee)" in out
     assert "module:Class" in out
     assert "(default: None)" not in out and "(default: False)" not in out
 
@@ -144,6 +144,10 @@ def test_reprs_are_short():
     assert len(repr(res.aggregate)) < 100
     assert len(repr(simulate_turns("yahtzee", "random", 3000, seed=1))) < 200
     assert len(repr(res.summary())) < 1500
+    from yahtzee_sim.exact.odds import one_roll_odds
+    from yahtzee_sim.exact.turns import per_turn_report
+
+    assert len(repr(one_roll_odds("yahtzee"))) < 120 and len(repr(per_turn_report("yacht"))) < 150
 
 
 # -- your own strategy -----------------------------------------------------------------

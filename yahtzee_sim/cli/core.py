@@ -59,7 +59,7 @@ def cmd_score(args) -> int:
         if args.json:
             print_json({"rules": rules.key, "rolls": frame.to_dict(orient="records")})
         else:
-            print(frame.to_string(index=False))
+            print(frame.to_string(index=False))  # one line per roll (a data dump: pipe it, or use --json)
         return 0
     dice = parse_dice(args.dice, rules.n_dice, rules.n_faces)
     scores = rules.score_dice(dice)
@@ -68,8 +68,8 @@ def cmd_score(args) -> int:
     else:
         labels = {b.name: b.label for b in rules.boxes}
         print(f"{rules_heading(rules)}, dice {' '.join(map(str, dice))}, fresh card")
-        print(pd.DataFrame({"box": [labels[n] for n in scores], "name": list(scores),
-                            "points": list(scores.values())}).to_string(index=False))
+        print_table(pd.DataFrame({"box": [labels[n] for n in scores], "name": list(scores),
+                                  "points": list(scores.values())}), index=False)
     return 0
 
 
