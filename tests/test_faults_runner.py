@@ -203,15 +203,7 @@ def test_forged_turns_checkpoint_is_refused(tmp_path, monkeypatch):
         simulate_turns("yacht", "random", 5000, seed=2, batch=SEED_BLOCK, checkpoint=ckpt)
 
 
-# yamb's announce decision is not in the engine yet (H4's next step): its games cannot be played.
-NOT_PLAYABLE_YET = {"yamb"}
-
-
-@pytest.mark.parametrize("rules", [
-    pytest.param(name, marks=pytest.mark.xfail(raises=yahtzee_sim.StrategyError, strict=False,
-                                               reason="the engine does not play this rule set yet"))
-    if name in NOT_PLAYABLE_YET else name
-    for name in yahtzee_sim.rule_names()])
+@pytest.mark.parametrize("rules", yahtzee_sim.rule_names())
 def test_real_aggregates_pass_the_consistency_checks(rules):
     """The checks are exact identities of the engine's bookkeeping: real runs always pass them."""
     r = yahtzee_sim.get_rules(rules)
