@@ -582,12 +582,12 @@ def test_served_combination_pays_by_throw_number():
     assert stats.chisquare(observed, [n / 2, 3 * n / 8, n / 8]).pvalue > 1e-4
 
 
-def test_exact_engines_refuse_throw_dependent_scoring():
+def test_exact_engines_handle_throw_dependent_scoring():
     from yahtzee_sim.exact.extremes import extreme_score
     from yahtzee_sim.exact.solver import solve
 
     rules = _served_rules()
-    with pytest.raises(ValueError, match="depends on the throw number"):
-        solve(rules, cache=False)
-    with pytest.raises(ValueError, match="depends on the throw number"):
-        extreme_score(rules)
+    # by hand: a first-throw pair is held (10) with probability 1/2; otherwise a pair on
+    # throw 2 or 3 (each 1/2) pays 5: 10/2 + (1/2 + 1/4) * 5 / 2 = 6.875
+    assert solve(rules, cache=False, dtype=np.float64).expected_score == pytest.approx(6.875, abs=1e-12)
+    assert extreme_score(rules).score == 10 and extreme_score(rules, kind="min").score == 0
