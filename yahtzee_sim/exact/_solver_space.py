@@ -227,12 +227,16 @@ def require_solvable(rules: RuleSet, what: str = "the exact engine") -> None:
         raise ValueError(f"{head}: banked throws add a throw count to each of its 2**{rules.n_boxes} "
                          f"score cards, far more states than this machine can hold; {instead}")
     served_only(rules)
-    n = (1 << rules.n_boxes) * (bonus_tiers(rules)[-1][0] + 1 if bonus_tiers(rules) else 1) \
-        * (2 if needs_flag(rules) else 1)
+    tiers = bonus_tiers(rules)
+    factors = [f"2**{rules.n_boxes} score cards"]
+    if tiers:
+        factors.append(f"{tiers[-1][0] + 1} upper totals")
+    if needs_flag(rules):
+        factors.append(f"2 values of the {rules.five_box} box")
+    n = (1 << rules.n_boxes) * (tiers[-1][0] + 1 if tiers else 1) * (2 if needs_flag(rules) else 1)
     if n > 8 * MAX_STATES:
         raise ValueError(f"{head}: its state space has about {n / 1e6:,.0f} million states "
-                         f"(2**{rules.n_boxes} score cards times upper totals), more than "
-                         f"this machine can solve; {instead}")
+                         f"({' times '.join(factors)}), more than this machine can solve; {instead}")
     if getattr(rules, "card_score", None) is not None or getattr(rules, "card_points", None) is not None:
         raise ValueError(f"{head}: its score or points depend on the whole finished card, so a "
                          f"state would have to hold every box's points; {instead}")
