@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test bench reports clean
+.PHONY: demo test test-fast bench bench-startup reports clean
 
 $(BIN)/yahtzee-sim: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,12 +15,20 @@ $(BIN)/yahtzee-sim: pyproject.toml
 demo: $(BIN)/yahtzee-sim
 	$(BIN)/yahtzee-sim run experiments/claims.toml experiments/strategies.toml
 
+# The whole suite, doctests included (what CI runs).
 test: $(BIN)/yahtzee-sim
 	$(BIN)/python -m pytest
+
+# The same without the large statistical checks marked slow: for a quick run while working.
+test-fast: $(BIN)/yahtzee-sim
+	$(BIN)/python -m pytest -m "not slow"
 
 bench: $(BIN)/yahtzee-sim
 	$(BIN)/python benchmarks/bench_simulate.py
 	$(BIN)/python benchmarks/bench_solver.py
+
+bench-startup: $(BIN)/yahtzee-sim
+	$(BIN)/python benchmarks/bench_startup.py
 
 # Regenerate every committed report.
 reports: $(BIN)/yahtzee-sim

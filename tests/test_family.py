@@ -509,7 +509,8 @@ def test_balut_points_examples():
     assert _points(_balut_card(fours=[16, 16, 12, 8])) == 0
     full = _balut_card(choice=[30] * 4, balut=[50] * 4, sixes=[30] * 4, fives=[25] * 4, fours=[20] * 4,
                        full_house=[28] * 4, straight=[20] * 4)
-    # 2 + 2 + 2 + 2 (totals) + 4 + 3 + 4 Baluts x 2 + 6 (812 >= 650) = 29
+    # 2 + 2 + 2 + 2 (totals) + 4 + 3 + 4 Baluts x 2 + 6 (812 >= 650) = 29, the maximum
+    # diceworldgame.com's Balut help names ("29 points is the maximum you can score")
     assert _points(full) == 29
 
 

@@ -22,7 +22,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import yahtzee_sim.parallel as par
+import yahtzee_sim
+import yahtzee_sim.runner.driver as par
 from yahtzee_sim import SEED_BLOCK, get_rules, simulate, simulate_turns
 from yahtzee_sim.cli import main
 from yahtzee_sim.strategies import Strategy, best_legal
@@ -78,15 +79,15 @@ class LazinessProbe:
 
     def __init__(self, monkeypatch):
         self.taken, self.ahead = 0, []
-        todo = par._Done.todo
+        todo = par.Done.todo
 
         def counting_todo(done, n_chunks):
             for i in todo(done, n_chunks):
                 self.taken += 1
                 yield i
 
-        monkeypatch.setattr(par._Done, "todo", counting_todo)
-        monkeypatch.setattr(par, "_after_chunk", lambda merged: self.ahead.append(self.taken - merged))
+        monkeypatch.setattr(par.Done, "todo", counting_todo)
+        monkeypatch.setattr(par, "after_chunk", lambda merged: self.ahead.append(self.taken - merged))
 
 
 @pytest.mark.parametrize("jobs, batch", [(1, SEED_BLOCK), (2, 2 * SEED_BLOCK)])
@@ -129,7 +130,7 @@ def test_chunk_size_does_not_change_results(reference, batch):
 
 def test_shuffled_completion_order(reference, monkeypatch):
     """Chunks finishing in any order give the same aggregate and rows in game order."""
-    serial = par._serial_results
+    serial = par.serial_results
 
     for trial in range(3):
         order_seen = []
@@ -140,7 +141,7 @@ def test_shuffled_completion_order(reference, monkeypatch):
             order_seen.append([i for i, _ in done])
             yield from done
 
-        monkeypatch.setattr(par, "_serial_results", shuffled)
+        monkeypatch.setattr(par, "serial_results", shuffled)
         res = simulate("yahtzee", "keep-largest", N, seed=11, batch=SEED_BLOCK)
         assert order_seen[0] != sorted(order_seen[0])
         assert same_aggregate(res.aggregate, reference.aggregate)
@@ -152,17 +153,17 @@ def test_aggregate_merge_is_order_independent():
     from yahtzee_sim.strategies import get_strategy
 
     strat = get_strategy("random").prepare(rules)
-    plan = par._Plan("games", 4000, 1)
-    parts = [par._play_chunk(plan, rules, strat, 5, False, i)[0] for i in range(plan.n_chunks)]
+    plan = par.ChunkPlan("games", 4000, 1)
+    parts = [par.play_chunk(plan, rules, strat, 5, False, i)[0] for i in range(plan.n_chunks)]
     from yahtzee_sim import GameAggregate
 
     merged = []
     for seed in range(3):
         order = list(range(len(parts)))
         random.Random(seed).shuffle(order)
-        done = par._Done(GameAggregate.empty(rules))
+        done = par.Done(GameAggregate.empty(rules))
         for i in order:
-            done = done.add(i, parts[i], plan.size(i), par._merge_games)
+            done = done.add(i, parts[i], plan.size(i), par.merge_games)
         assert done.below == plan.n_chunks and not done.extra and done.count == 4000
         merged.append(done.value)
     assert all(same_aggregate(m, merged[0]) for m in merged)
@@ -197,7 +198,7 @@ def test_unpicklable_strategy_gives_a_clear_error():
 # -- bounded, lazy scheduling ------------------------------------------------------------
 
 def test_todo_is_lazy_for_huge_runs():
-    done = par._Done(None, below=5, extra=frozenset({7}))
+    done = par.Done(None, below=5, extra=frozenset({7}))
     todo = done.todo(10**15)  # would not fit in memory as a list
     assert [next(todo) for _ in range(3)] == [5, 6, 8]
 
@@ -209,7 +210,7 @@ def _interrupt_after(monkeypatch, k):
         if merged == k:
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(par, "_after_chunk", hook)
+    monkeypatch.setattr(par, "after_chunk", hook)
 
 
 @pytest.mark.parametrize("backend, jobs", [("serial", None), ("processes", 2)])
@@ -224,13 +225,13 @@ def test_interrupt_then_resume_equals_uninterrupted(tmp_path, monkeypatch, backe
     assert "interrupted after 3,072 of 9,000 games" in str(info.value) and str(ckpt) in str(info.value)
     saved = json.loads(ckpt.read_text())
     assert saved["done"] == 3 * SEED_BLOCK
-    monkeypatch.setattr(par, "_after_chunk", None)
+    monkeypatch.setattr(par, "after_chunk", None)
     res = simulate("yahtzee", "random", n, seed=21, batch=batch, checkpoint=ckpt)  # any backend resumes
     assert res.games is None  # checkpointed runs keep aggregates only
     assert same_aggregate(res.aggregate, full.aggregate)
     assert res.summary()["mean"] == full.summary()["mean"]
     # a finished checkpoint gives the result again without playing
-    monkeypatch.setattr(par, "_play_chunk", None)
+    monkeypatch.setattr(par, "play_chunk", None)
     again = simulate("yahtzee", "random", n, seed=21, batch=batch, checkpoint=ckpt)
     assert same_aggregate(again.aggregate, full.aggregate)
 
@@ -241,7 +242,7 @@ def test_resume_without_seed_reuses_the_stored_entropy(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         simulate_turns("yacht", "random", 6000, batch=SEED_BLOCK, checkpoint=ckpt)
     entropy = json.loads(ckpt.read_text())["seed"]
-    monkeypatch.setattr(par, "_after_chunk", None)
+    monkeypatch.setattr(par, "after_chunk", None)
     res = simulate_turns("yacht", "random", 6000, batch=SEED_BLOCK, checkpoint=ckpt)
     assert res.seed == entropy
     full = simulate_turns("yacht", "random", 6000, seed=entropy)
@@ -327,10 +328,10 @@ def test_cli_usage_errors(tmp_path, capsys):
     assert "jobs needs the processes or dask backend" in capsys.readouterr().err
     assert main(["simulate", "--backend", "gpu"]) == 2
     assert "invalid choice: 'gpu'" in capsys.readouterr().err
+    # --out works with --checkpoint since issue 12 §4: the rows are streamed to the file, the run resumable
     assert main(["simulate", "--games", "100", "--checkpoint", str(tmp_path / "c.json"),
-                 "--out", str(tmp_path / "g.csv")]) == 2
-    err = capsys.readouterr().err
-    assert "cannot be combined with keep_games=True" in err and len(err.strip().splitlines()) == 1
+                 "--out", str(tmp_path / "g.csv")]) == 0
+    assert (tmp_path / "g.csv").read_text().count("\n") == 101
 
 
 def test_cli_ctrl_c_saves_and_resumes(tmp_path, capsys):
@@ -338,7 +339,7 @@ def test_cli_ctrl_c_saves_and_resumes(tmp_path, capsys):
     ckpt = tmp_path / "cli.json"
     args = ["simulate", "--rules", "yatzy", "--strategy", "keep-largest", "--games", "150000",
             "--seed", "13", "--batch", "1024", "--json", "--checkpoint", str(ckpt)]
-    env = {**os.environ, "PYTHONPATH": str(Path(par.__file__).parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(Path(yahtzee_sim.__file__).parents[1])}
     proc = subprocess.Popen([sys.executable, "-m", "yahtzee_sim", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)
     deadline = time.monotonic() + 60

@@ -6,9 +6,10 @@
 True
 """
 
+from .api import simulate, simulate_turns
 from .dice import DiceTables, dice_tables
-from .engine import SEED_BLOCK, StrategyError, TurnsResult, simulate, simulate_turns
-from .results import GameAggregate, SimulationResult
+from .engine import SEED_BLOCK, StrategyError
+from .results import GameAggregate, SimulationResult, TurnsResult
 from .rules import RuleSet, get_rules, rule_names, rule_options
 from .state import GameState, TurnOptions
 from .strategies import Strategy, get_strategy, register, strategy_names

@@ -1,4 +1,8 @@
-"""The vectorized simulator: N complete games (or single turns) at once.
+"""The vectorized simulator: plays seed blocks of complete games (or single turns).
+
+This is the pure engine: it knows rules, strategies and the random tapes, nothing of
+backends, checkpoints or progress bars (those are :mod:`yahtzee_sim.runner`, and
+:func:`yahtzee_sim.simulate` is the public API on top).
 
 Reproducibility contract (common random numbers)
 -------------------------------------------------
@@ -13,27 +17,27 @@ one uniform per decision (passed to the strategy as ``u``). Hence:
   draw their rerolls from the same slots (paired comparisons have low variance);
   what differs is only what their own decisions make of those dice.
 
->>> res = simulate("yahtzee", "keep-largest", 2048, seed=42)
->>> res2 = simulate("yahtzee", "keep-largest", 2048, seed=42, batch=1024)
->>> bool((res.games["total"] == res2.games["total"]).all())
+>>> from yahtzee_sim import get_rules, get_strategy
+>>> rules = get_rules("yahtzee")
+>>> strategy = get_strategy("keep-largest").prepare(rules)
+>>> whole = play_blocks(rules, strategy, 42, range(0, 2), 2048)
+>>> halves = [play_blocks(rules, strategy, 42, range(b, b + 1), 2048)["total"] for b in (0, 1)]
+>>> bool((whole["total"] == np.concatenate(halves)).all())
 True
 """
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
-from typing import Iterable
 
 import numpy as np
-import pandas as pd
 
-from .results import SimulationResult
-from .rules import RuleSet, get_rules
+from .rules import RuleSet
 from .state import GameState, TurnOptions
-from .strategies import Strategy, get_strategy
+from .strategies.base import Strategy
 
-__all__ = ["simulate", "simulate_turns", "play_blocks", "SEED_BLOCK", "StrategyError", "TurnsResult"]
+__all__ = ["SEED_BLOCK", "StrategyError", "MoveChecks", "seed_entropy", "block_tapes", "family_tapes",
+           "play_turn", "play_blocks", "play_turn_blocks"]
 
 SEED_BLOCK = 1024
 """Games per seed block: part of the reproducibility contract, do not change."""
@@ -43,9 +47,24 @@ class StrategyError(ValueError):
     """A strategy returned an illegal keep or box."""
 
 
-def _entropy(seed) -> int:
+FRESH_SEED_BELOW = 10**9
+"""A run without a seed draws one below this from the OS (``SeedSequence().entropy``
+reduced): short enough to retype, and the printed seed is the one used."""
+
+
+def seed_entropy(seed) -> int:
+    """The entropy of a run's ``SeedSequence``: ``seed`` itself, or for None a fresh
+    seed below :data:`FRESH_SEED_BELOW`.
+
+    >>> seed_entropy(7), seed_entropy(np.random.SeedSequence(7)), 0 <= seed_entropy(None) < FRESH_SEED_BELOW
+    (7, 7, True)
+    >>> seed_entropy(-1)
+    Traceback (most recent call last):
+    ...
+    ValueError: seed must be a non-negative integer or None, got -1
+    """
     if seed is None:
-        return int(np.random.SeedSequence().entropy)
+        return int(np.random.SeedSequence().entropy) % FRESH_SEED_BELOW
     if isinstance(seed, np.random.SeedSequence):
         return int(seed.entropy)
     if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0:
@@ -53,14 +72,14 @@ def _entropy(seed) -> int:
     raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
 
 
-def _check_count(n, what: str) -> int:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n <= 0:
-        raise ValueError(f"{what} must be a positive integer, got {n!r}")
-    return int(n)
+def block_tapes(rules: RuleSet, entropy: int, blocks: range, n_turns: int):
+    """Dice tape (n, T, rolls, dice) uint8 and decision uniforms (n, T, rolls) float32.
 
-
-def _block_tapes(rules: RuleSet, entropy: int, blocks: range, n_turns: int):
-    """Dice tape (n, T, rolls, dice) uint8 and decision uniforms (n, T, rolls) float32."""
+    >>> from yahtzee_sim import get_rules
+    >>> tape, unif = block_tapes(get_rules("yahtzee"), 1, range(3, 4), 13)
+    >>> tape.shape, unif.shape
+    ((1024, 13, 3, 5), (1024, 13, 3))
+    """
     dice, unif = [], []
     for b in blocks:
         gen = np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy, spawn_key=(b,))))
@@ -70,12 +89,46 @@ def _block_tapes(rules: RuleSet, entropy: int, blocks: range, n_turns: int):
     return np.concatenate(dice), np.concatenate(unif)
 
 
+def family_tapes(rules: RuleSet, entropy: int, blocks: range, n_turns: int) -> dict:
+    """Extra random tapes of the games that need them, from each block's own second
+    stream (spawn key ``(b, 1)``), so the dice of every other game are untouched.
+
+    ``bank_dice`` (n, S, dice) uint8 and ``bank_u`` (n, S): the dice and decision
+    uniform of each game's k-th saved throw spent (Maxi Yatzy; S = all the throws a
+    game could save); ``announce_u`` (n, T): the uniform of each turn's announcement.
+    Empty for the classic games.
+
+    >>> from yahtzee_sim import get_rules
+    >>> t = family_tapes(get_rules("maxi-yatzy"), 1, range(0, 1), 20)
+    >>> t["bank_dice"].shape, family_tapes(get_rules("yahtzee"), 1, range(0, 1), 13)
+    ((1024, 40, 6), {})
+    """
+    if not (rules.banked_throws or rules.announces):
+        return {}
+    slots = max(1, (rules.n_rolls - 1) * n_turns)
+    parts: dict[str, list] = {"bank_dice": [], "bank_u": [], "announce_u": []}
+    for b in blocks:
+        gen = np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy, spawn_key=(b, 1))))
+        parts["bank_dice"].append(gen.integers(1, rules.n_faces + 1, size=(SEED_BLOCK, slots, rules.n_dice),
+                                               dtype=np.uint8))
+        parts["bank_u"].append(gen.random((SEED_BLOCK, slots), dtype=np.float32))
+        parts["announce_u"].append(gen.random((SEED_BLOCK, n_turns), dtype=np.float32))
+    return {k: np.concatenate(v) for k, v in parts.items()}
+
+
 @dataclass(frozen=True)
-class _Checks:
+class MoveChecks:
+    """Tables the legality checks use: ``is_subkeep[r, k]``, keep k holds dice of roll r.
+
+    >>> from yahtzee_sim import get_rules
+    >>> MoveChecks.of(get_rules("yahtzee")).is_subkeep.shape
+    (252, 462)
+    """
+
     is_subkeep: np.ndarray  # (R, K) bool
 
     @classmethod
-    def of(cls, rules: RuleSet) -> "_Checks":
+    def of(cls, rules: RuleSet) -> "MoveChecks":
         d = rules.dice
         sub = np.zeros((d.n_rolls, d.n_keeps), dtype=bool)
         rows = np.repeat(np.arange(d.n_rolls), d.subkeeps.shape[1])
@@ -85,32 +138,47 @@ class _Checks:
         return cls(sub)
 
 
-def _play_turn(rules, strategy, state, prefix_keys, unif, checks):
-    """Roll, keep and reroll, then fill a box, for every game of ``state``."""
+def play_turn(rules: RuleSet, strategy: Strategy, state: GameState, prefix_keys: np.ndarray,
+              unif: np.ndarray, checks: MoveChecks, extra: dict | None = None):
+    """Roll, keep and reroll, then fill a box, for every game of ``state`` (updated in place).
+
+    ``prefix_keys`` are the turn's dice tape as :meth:`DiceTables.tape_prefix_keys`,
+    ``unif`` its decision uniforms; returns the final rolls and the boxes filled.
+    Raises :class:`StrategyError` on an illegal keep, box or announcement.
+
+    ``extra`` holds the game-long tapes of :func:`family_tapes` (``announce_u`` of this
+    turn): an announcing rule set asks :meth:`Strategy.announce` after the first throw,
+    and a rule set with saved throws asks :meth:`Strategy.keep_banked` after the
+    regular ones, then banks the regular throws the turn did not make.
+
+    >>> from yahtzee_sim import get_rules, get_strategy
+    >>> rules = get_rules("yacht")
+    >>> tape, unif = block_tapes(rules, 3, range(0, 1), rules.n_boxes)
+    >>> state = GameState.new(rules, len(tape))
+    >>> rolls, boxes = play_turn(rules, get_strategy("random").prepare(rules), state,
+    ...                          rules.dice.tape_prefix_keys(tape[:, 0]), unif[:, 0], MoveChecks.of(rules))
+    >>> state.turn, int(state.filled.sum()) == len(tape)
+    (1, True)
+    """
     d = rules.dice
     rolls = d.key_to_roll[prefix_keys[:, 0, d.n_dice]].astype(np.intp)
     # Throws made so far: holding every die is not a throw. Only rule sets with a box that
     # depends on the roll number (a combination "served" on the first roll) need it.
-    throws = np.ones(len(rolls), dtype=np.int8) if rules.roll_dependent else None
+    banks = rules.banked_throws
+    throws = np.ones(len(rolls), dtype=np.int8) if (rules.roll_dependent or banks) else None
+    if rules.announces:
+        _announce(rules, strategy, state, rolls, extra["announce_u"][:, state.turn])
     for r in range(1, rules.n_rolls):
-        keeps = np.asarray(strategy.keep(state, rolls, rules.n_rolls - r, unif[:, r - 1]))
-        if keeps.shape != rolls.shape or keeps.dtype.kind not in "iu":
-            raise StrategyError(f"strategy {strategy.name!r}: keep() must return {rolls.shape} keep indices")
-        if keeps.size and (keeps.min() < 0 or keeps.max() >= d.n_keeps):
-            bad = (keeps < 0) | (keeps >= d.n_keeps)
-        else:
-            ok = checks.is_subkeep[rolls, keeps]
-            bad = None if ok.all() else ~ok
-        if bad is not None:
-            g = int(np.flatnonzero(bad)[0])
-            raise StrategyError(
-                f"strategy {strategy.name!r} kept dice it does not have (game {g}, turn "
-                f"{state.turn + 1}, roll {r}: dice {d.roll_dice[rolls[g]].tolist()}, keep index {int(keeps[g])})"
-            )
+        keeps = _checked_keeps(strategy.keep(state, rolls, rules.n_rolls - r, unif[:, r - 1]),
+                               rules, strategy, state, rolls, checks, f"roll {r}")
         if throws is not None:
-            throws = np.where(d.keep_size[keeps] < d.n_dice, r + 1, throws).astype(np.int8)
+            throws = np.where(d.keep_size[keeps] < d.n_dice, throws + 1, throws).astype(np.int8)
         rolls = d.reroll(keeps, prefix_keys[:, r]).astype(np.intp)
-    legal, scores, bonus = rules.turn_options(state.filled, state.five_box_full, rolls, throws=throws)
+    if banks:
+        rolls, throws = _spend_banked(rules, strategy, state, rolls, throws, checks, extra)
+    announced = state.announced if rules.announces else None
+    legal, scores, bonus = rules.turn_options(state.filled, state.five_box_full, rolls, throws=throws,
+                                              announced=announced)
     gain = scores + rules.upper_bonus_gain(state.upper_total, scores) + bonus[:, None]
     boxes = np.asarray(strategy.box(state, rolls, TurnOptions(legal, scores, gain), unif[:, -1]))
     if boxes.shape != rolls.shape or boxes.dtype.kind not in "iu":
@@ -139,32 +207,111 @@ def _play_turn(rules, strategy, state, prefix_keys, unif, checks):
     state.upper_total += points * rules.is_upper[boxes]
     state.five_bonus_count += (bonus > 0)
     state.five_count += rules.five_face[rolls] > 0
-    if rules.five_box is not None:
-        state.five_box_full |= (boxes == rules.five_box_index) & (points == rules.five_box_points)
+    if rules.five_box is not None:   # any score in the five box: 50, or a served Generala's 60
+        state.five_box_full |= rules.fills_five_box(boxes, points)
+    if rules.announces:
+        state.announced[:] = -1
     state.turn += 1
     return rolls, boxes
+
+
+def _checked_keeps(keeps, rules: RuleSet, strategy: Strategy, state: GameState, rolls, checks: MoveChecks,
+                   when: str) -> np.ndarray:
+    """The strategy's keeps as an array, or StrategyError for a keep of dice it does not hold."""
+    d = rules.dice
+    keeps = np.asarray(keeps)
+    if keeps.shape != rolls.shape or keeps.dtype.kind not in "iu":
+        raise StrategyError(f"strategy {strategy.name!r}: keep() must return {rolls.shape} keep indices")
+    if keeps.size and (keeps.min() < 0 or keeps.max() >= d.n_keeps):
+        bad = (keeps < 0) | (keeps >= d.n_keeps)
+    else:
+        ok = checks.is_subkeep[rolls, keeps]
+        bad = None if ok.all() else ~ok
+    if bad is not None:
+        g = int(np.flatnonzero(bad)[0])
+        raise StrategyError(
+            f"strategy {strategy.name!r} kept dice it does not have (game {g}, turn "
+            f"{state.turn + 1}, {when}: dice {d.roll_dice[rolls[g]].tolist()}, keep index {int(keeps[g])})"
+        )
+    return keeps
+
+
+def _announce(rules: RuleSet, strategy: Strategy, state: GameState, rolls, u) -> None:
+    """Ask for this turn's announcements and check them (an open announce box or -1;
+    a game whose only open boxes are announce boxes must announce)."""
+    said = np.asarray(strategy.announce(state, rolls, u))
+    if said.shape != rolls.shape or said.dtype.kind not in "iu":
+        raise StrategyError(f"strategy {strategy.name!r}: announce() must return {rolls.shape} box indices or -1")
+    open_ = ~state.filled
+    made = said >= 0
+    valid = ~made | ((said < rules.n_boxes) & rules.is_announce[np.clip(said, 0, rules.n_boxes - 1)]
+                     & open_[np.arange(len(said)), np.clip(said, 0, rules.n_boxes - 1)])
+    must = ~(open_ & ~rules.is_announce).any(axis=1)
+    bad = ~valid | (must & ~made)
+    if bad.any():
+        g = int(np.flatnonzero(bad)[0])
+        allowed = [rules.box_names[b] for b in np.flatnonzero(open_[g] & rules.is_announce)]
+        need = " (only announce boxes are open: it must announce)" if must[g] and not made[g] else ""
+        raise StrategyError(f"strategy {strategy.name!r} made an illegal announcement (game {g}, turn "
+                            f"{state.turn + 1}: {int(said[g])}{need}; open announce boxes: {', '.join(allowed)})")
+    state.announced[:] = said
+
+
+def _spend_banked(rules: RuleSet, strategy: Strategy, state: GameState, rolls, throws, checks: MoveChecks,
+                  extra: dict):
+    """Maxi Yatzy: throws paid from the bank, then the regular throws not made are saved."""
+    d = rules.dice
+    regular = throws.copy()                      # throws made with the turn's own throws
+    rows = np.arange(len(rolls))
+    active = state.banked > 0
+    step = 0
+    while active.any():
+        slot = np.minimum(state.bank_used, extra["bank_dice"].shape[1] - 1).astype(np.intp)
+        keeps = _checked_keeps(strategy.keep_banked(state, rolls, state.banked.copy(), extra["bank_u"][rows, slot]),
+                               rules, strategy, state, rolls, checks, f"saved throw {step + 1}")
+        active &= d.keep_size[keeps] < d.n_dice
+        if not active.any():
+            break
+        g = np.flatnonzero(active)
+        tape = extra["bank_dice"][g, slot[g]]
+        rolls = rolls.copy()
+        rolls[g] = d.reroll(keeps[g], d.tape_prefix_keys(tape)).astype(np.intp)
+        throws = np.where(active, throws + 1, throws).astype(np.int8)
+        state.banked[g] -= 1
+        state.bank_used[g] += 1
+        active &= state.banked > 0
+        step += 1
+    state.banked += (rules.n_rolls - regular).astype(np.int16)   # the turn's throws it did not make
+    return rolls, np.minimum(throws, rules.n_rolls).astype(np.int8)
 
 
 def play_blocks(rules: RuleSet, strategy: Strategy, entropy: int, blocks: range, n_games: int) -> dict:
     """Play every game of seed ``blocks`` (the last one cut at game ``n_games``).
 
-    Returns per-game arrays. This is the unit of work of every backend: the same
-    blocks give the same games on any machine.
+    Returns per-game arrays. This is the unit of work of every runner backend: the
+    same blocks give the same games on any machine.
+
+    >>> from yahtzee_sim import get_rules, get_strategy
+    >>> r = get_rules("yahtzee")
+    >>> games = play_blocks(r, get_strategy("random").prepare(r), 1, range(0, 2), 1500)
+    >>> games["total"].shape, games["box_scores"].shape
+    ((1500,), (1500, 13))
     """
-    checks = _Checks.of(rules)
+    checks = MoveChecks.of(rules)
     n_turns = rules.n_boxes
-    tape, unif = _block_tapes(rules, entropy, blocks, n_turns)
+    tape, unif = block_tapes(rules, entropy, blocks, n_turns)
     stop = min(len(tape), n_games - blocks.start * SEED_BLOCK)
     tape, unif = tape[:stop], unif[:stop]
+    extra = {k: v[:stop] for k, v in family_tapes(rules, entropy, blocks, n_turns).items()}
     state = GameState.new(rules, stop)
     d = rules.dice
     for t in range(n_turns):
         prefix = d.tape_prefix_keys(tape[:, t])
-        _play_turn(rules, strategy, state, prefix, unif[:, t], checks)
+        play_turn(rules, strategy, state, prefix, unif[:, t], checks, extra)
     if not state.filled.all():  # pragma: no cover - guarded by legality checks
         raise RuntimeError("a game ended with an open box")
     upper_bonus = rules.final_bonus(state.upper_total).astype(np.int16)
-    return {
+    out = {
         "total": state.total(rules),
         "box_scores": state.box_scores,
         "upper_total": state.upper_total,
@@ -174,156 +321,31 @@ def play_blocks(rules: RuleSet, strategy: Strategy, entropy: int, blocks: range,
         "fill_turn": state.fill_turn,
         "five_box_full": state.five_box_full,
     }
+    if rules.has_points:   # Balut: the points of the finished card, beside its score
+        out["points"] = rules.points(state.box_scores)
+    return out
 
 
-def _progress(total: int, unit: str, enabled: bool):
-    if not enabled or not sys.stderr.isatty():
-        return None
-    try:
-        from tqdm import tqdm
-    except ImportError:  # pragma: no cover - tqdm is a dependency
-        return None
-    return tqdm(total=total, unit=unit, unit_scale=True, delay=2.0, file=sys.stderr, leave=False)
+def play_turn_blocks(rules: RuleSet, strategy: Strategy, entropy: int, blocks: range, n_turns: int) -> np.ndarray:
+    """Roll counts (R,) of the single turns of seed ``blocks`` (the last cut at turn ``n_turns``).
 
+    Turn i uses the dice tape of game i's first turn; only the strategy's keeps matter.
 
-def simulate(
-    rules: str | RuleSet,
-    strategy: str | Strategy,
-    n_games: int,
-    *,
-    options: Iterable[str] = (),
-    seed: int | np.random.SeedSequence | None = None,
-    batch: int = 65536,
-    keep_games: bool | None = None,
-    progress: bool = False,
-    backend: str = "serial",
-    jobs: int | None = None,
-    scheduler=None,
-    checkpoint=None,
-) -> SimulationResult:
-    """Play ``n_games`` complete games of ``rules`` under ``strategy``.
-
-    Parameters
-    ----------
-    rules, options : a rule-set name (see :func:`yahtzee_sim.rules.rule_names`) and its options.
-    strategy : a strategy name or instance.
-    seed : one seed in, reproducible results out (recorded in the result).
-    batch : games played at once (memory ~ 0.5 kB per game); does not change results.
-    keep_games : keep the per-game table (default: when ``n_games <= 1_000_000`` and
-        no checkpoint); otherwise only exact aggregates are kept and memory stays bounded.
-    progress : show a progress bar on a terminal's stderr for long runs.
-    backend, jobs, scheduler : where the chunks of ``batch`` games run: ``"serial"``,
-        ``"processes"`` (``jobs`` local processes) or ``"dask"`` (the cluster at
-        ``scheduler``, or a LocalCluster); see :mod:`yahtzee_sim.parallel`. Results
-        do not depend on it.
-    checkpoint : a file saving completed chunks; an interrupted run given the same
-        file resumes (needs the same arguments; a run without a seed reuses the stored one).
-
-    >>> res = simulate("yatzy", "random", 1000, seed=5)
-    >>> res.summary()["games"], res.seed
-    (1000, 5)
+    >>> from yahtzee_sim import get_rules, get_strategy
+    >>> r = get_rules("yahtzee")
+    >>> counts = play_turn_blocks(r, get_strategy("keep-largest").prepare(r), 1, range(0, 2), 1500)
+    >>> int(counts.sum()), counts.shape
+    (1500, (252,))
     """
-    from .parallel import check_backend, run_chunks
-
-    check_backend(backend, jobs, scheduler)
-    rules = get_rules(rules, options)
-    strat = get_strategy(strategy).prepare(rules)
-    n_games = _check_count(n_games, "the number of games")
-    batch = _check_count(batch, "batch")
-    entropy = None if seed is None else _entropy(seed)
-    if keep_games is None:
-        keep_games = n_games <= 1_000_000 and checkpoint is None
-    out = run_chunks("games", rules, strat, n_games, entropy=entropy, chunk_blocks=max(1, batch // SEED_BLOCK),
-                     keep_games=keep_games, backend=backend, jobs=jobs, scheduler=scheduler,
-                     checkpoint=checkpoint, progress=progress)
-    return SimulationResult(rules=rules, strategy=strat.name, n_games=n_games, seed=out.entropy,
-                            aggregate=out.value, games=out.rows, seconds=out.seconds)
-
-
-# -- single turns -------------------------------------------------------------------
-
-@dataclass
-class TurnsResult:
-    """Final patterns of N independent single turns played on a fresh card."""
-
-    rules: RuleSet
-    strategy: str
-    n_turns: int
-    seed: int
-    roll_counts: np.ndarray  # (R,) how many turns ended in each roll
-    seconds: float = float("nan")
-
-    def pattern_counts(self) -> pd.Series:
-        """Turns ending in each pattern of :data:`yahtzee_sim.patterns.PATTERNS` ("or better" counts)."""
-        from .patterns import pattern_table
-
-        table = pattern_table(self.rules.dice)
-        return pd.Series(table.T.astype(np.int64) @ self.roll_counts, index=table.columns, name="turns")
-
-    def to_frame(self, level: float = 0.95) -> pd.DataFrame:
-        """Frequency of each pattern with its Wilson confidence interval."""
-        from scipy import stats
-
-        counts = self.pattern_counts()
-        rows = []
-        for name, k in counts.items():
-            ci = stats.binomtest(int(k), self.n_turns).proportion_ci(confidence_level=level, method="wilson")
-            rows.append({"pattern": name, "turns": int(k), "frequency": k / self.n_turns,
-                         "ci_low": ci.low, "ci_high": ci.high})
-        return pd.DataFrame(rows).set_index("pattern")
-
-
-def simulate_turns(
-    rules: str | RuleSet,
-    strategy: str | Strategy,
-    n_turns: int,
-    *,
-    options: Iterable[str] = (),
-    seed: int | np.random.SeedSequence | None = None,
-    batch: int = 262144,
-    progress: bool = False,
-    target: str | None = None,
-    backend: str = "serial",
-    jobs: int | None = None,
-    scheduler=None,
-    checkpoint=None,
-) -> TurnsResult:
-    """Play ``n_turns`` independent first turns (fresh card) and count the final rolls.
-
-    The keeps come from ``strategy``; its box choice is not used. Turn i uses the
-    dice tape of game i's first turn, so the same seed gives the same dice as
-    :func:`simulate`. ``target`` (a pattern name, see
-    :func:`yahtzee_sim.patterns.pattern_names`) overrides the strategy's keeps with
-    the keeps that maximize the exact chance of ending in that pattern
-    (:class:`yahtzee_sim.exact.turns.ChasePattern`). ``backend``, ``jobs``,
-    ``scheduler`` and ``checkpoint`` work as in :func:`simulate` (chunks of ``batch``
-    turns, each played by :func:`yahtzee_sim.parallel.play_turn_blocks`).
-
-    >>> res = simulate_turns("yahtzee", "keep-largest", 20000, seed=1)
-    >>> bool(0.03 < res.to_frame().loc["five_of_a_kind", "frequency"] < 0.06)
-    True
-
-    >>> res = simulate_turns("yahtzee", "keep-largest", 4096, seed=1, target="large_straight")
-    >>> res.strategy, bool(res.to_frame().loc["large_straight", "frequency"] > 0.2)
-    ('chase:large_straight', True)
-    """
-    from .parallel import check_backend, run_chunks
-
-    check_backend(backend, jobs, scheduler)
-    rules = get_rules(rules, options)
-    strat = get_strategy(strategy)
-    if target is not None:
-        from .exact.turns import ChasePattern
-
-        strat = ChasePattern(target)
-    strat = strat.prepare(rules)
-    n_turns = _check_count(n_turns, "the number of turns")
-    entropy = None if seed is None else _entropy(seed)
-    per_batch = max(1, _check_count(batch, "batch") // SEED_BLOCK)
-    out = run_chunks("turns", rules, strat, n_turns, entropy=entropy, chunk_blocks=per_batch,
-                     backend=backend, jobs=jobs, scheduler=scheduler, checkpoint=checkpoint, progress=progress)
-    return TurnsResult(rules=rules, strategy=strat.name, n_turns=n_turns, seed=out.entropy,
-                       roll_counts=out.value, seconds=out.seconds)
+    d = rules.dice
+    # Draw whole-game tapes so turn i sees game i's first-turn dice (the CRN contract).
+    tape, unif = block_tapes(rules, entropy, blocks, rules.n_boxes)
+    stop = min(len(tape), n_turns - blocks.start * SEED_BLOCK)
+    state = GameState.new(rules, stop)
+    prefix = d.tape_prefix_keys(tape[:stop, 0])
+    extra = {k: v[:stop] for k, v in family_tapes(rules, entropy, blocks, rules.n_boxes).items()}
+    rolls, _ = play_turn(rules, _KeepOnly(strategy), state, prefix, unif[:stop, 0], MoveChecks.of(rules), extra)
+    return np.bincount(rolls, minlength=d.n_rolls).astype(np.int64)
 
 
 class _KeepOnly(Strategy):
@@ -335,6 +357,12 @@ class _KeepOnly(Strategy):
 
     def keep(self, state, rolls, rolls_left, u):
         return self.inner.keep(state, rolls, rolls_left, u)
+
+    def announce(self, state, rolls, u):
+        return self.inner.announce(state, rolls, u)
+
+    def keep_banked(self, state, rolls, banked, u):
+        return self.inner.keep_banked(state, rolls, banked, u)
 
     def box(self, state, rolls, options, u):
         return np.argmax(options.legal, axis=1)

@@ -14,21 +14,139 @@ True
 from __future__ import annotations
 
 import math
+import dataclasses
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING
 
+import numpy as np
+
+from .intervals import binomial_interval, check_level, t_interval
 from .rules import RuleSet
 
+if TYPE_CHECKING:  # pandas is imported where a table is made: start-up stays fast
+    import pandas as pd
+
+__all__ = ["GameAggregate", "SimulationResult", "Summary", "TurnsResult", "games_frame", "max_total", "min_total",
+           "PERCENTILES", "RATES"]
+
 PERCENTILES = (1, 5, 25, 50, 75, 95, 99)
+
+RATES = {
+    "upper_bonus": "share of games that earned the upper-section bonus",
+    "five_box_50": "share of games with 50 in the five-of-a-kind box ({five_box})",
+    "five_rolled": "share of games with at least one turn ending in five of a kind "
+                   "(the chance of rolling one in a game)",
+}
+"""The rates of :meth:`SimulationResult.rate`: ``summary()`` key ``NAME_rate`` each."""
+
+
+class Summary(dict):
+    """The numbers of one run by name (a ``dict``: ``s["mean"]``), with what each is.
+
+    :meth:`to_frame` gives value, kind (``rate``: a share of games in [0, 1];
+    ``mean count``: an average number per game, may exceed 1; ...) and meaning.
+    The JSON of ``yahtzee-sim simulate`` uses the same names.
+    """
+
+    ALIASES = {"five_per_game": "five_count_mean"}  # earlier name, still readable
+
+    def __init__(self, values: dict, level: float = 0.95, five_box: str | None = None):
+        super().__init__(values)
+        self.level = level
+        self.five_box = five_box or "five-of-a-kind box"
+
+    def __missing__(self, key):
+        if key in self.ALIASES:
+            return self[self.ALIASES[key]]
+        raise KeyError(key)
+
+    def kind(self, key: str) -> str:
+        if key.endswith("_rate"):
+            return "rate"
+        if key == "five_count_mean":
+            return "mean count"
+        if key in ("rules", "strategy", "seed"):
+            return "setting"
+        if key in ("games",):
+            return "count"
+        if key in ("points_mean", "points_sd"):
+            return "points"
+        if key == "seconds":
+            return "time"
+        return "score"
+
+    def meaning(self, key: str) -> str:
+        pct = f"{self.level:.0%}"
+        fixed = {
+            "rules": "rule set key", "strategy": "strategy", "games": "games played",
+            "seed": "seed of the run (pass it back to reproduce it)",
+            "mean": "mean final score", "sd": "standard deviation of the final score",
+            "se": "standard error of the mean", "ci95_low": "95% CI of the mean, low end",
+            "ci95_high": "95% CI of the mean, high end", "ci_low": f"{pct} CI of the mean, low end",
+            "ci_high": f"{pct} CI of the mean, high end", "min": "lowest final score",
+            "max": "highest final score",
+            "five_count_mean": "mean number of turns per game ending in five of a kind "
+                               "(a mean count, not a chance)",
+            "seconds": "wall-clock seconds of the run",
+            "points_mean": "mean points of a game (Balut's points, beside its score)",
+            "points_sd": "standard deviation of a game's points",
+        }
+        if key in fixed:
+            return fixed[key]
+        if key.startswith("p") and key[1:].isdigit():
+            n = int(key[1:])
+            suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+            return f"{n}{suffix} percentile of the final score"
+        if key.endswith("_rate") and key[:-5] in RATES:
+            return RATES[key[:-5]].format(five_box=self.five_box)
+        return key
+
+    def to_frame(self) -> "pd.DataFrame":
+        """One row per number: value, kind and meaning."""
+        import pandas as pd
+
+        return pd.DataFrame({"value": pd.Series(dict(self), dtype=object),
+                             "kind": [self.kind(k) for k in self],
+                             "meaning": [self.meaning(k) for k in self]}).rename_axis("name")
+
+    def __repr__(self) -> str:
+        return f"Summary({dict.__repr__(self)})"
 
 
 def max_total(rules: RuleSet) -> int:
     """An upper bound on any final score of ``rules`` (sizes the histograms)."""
+    if rules.card_score is not None:
+        return int(rules.card_score_range[1])
     box_max = int(rules.score_tables.max(axis=(0, 1)).sum()) + int(np.clip(rules.joker_points, 0, None).sum())
     return box_max + rules.upper_bonus + rules.five_bonus * rules.n_boxes
+
+
+def games_frame(rules: RuleSet, games: dict[str, np.ndarray], first_game: int = 0) -> "pd.DataFrame":
+    """The per-game table of :meth:`SimulationResult.to_frame` for ``games`` numbered from ``first_game``.
+
+    Streamed output (``simulate(..., out=FILE)``) writes these chunk by chunk.
+    """
+    import pandas as pd
+
+    frame = pd.DataFrame(games["box_scores"], columns=list(rules.box_names))
+    frame.insert(0, "total", games["total"])
+    frame["upper_total"] = games["upper_total"]
+    frame["upper_bonus"] = games["upper_bonus"]
+    frame["five_bonus_count"] = games["five_bonus_count"]
+    frame["five_count"] = games["five_count"]
+    if "points" in games:  # Balut: the points beside the score
+        frame["points"] = games["points"]
+    if first_game:
+        frame.index = pd.RangeIndex(first_game, first_game + len(frame))
+    frame.index.name = "game"
+    return frame
+
+
+def min_total(rules: RuleSet) -> int:
+    """A lower bound on any final score: 0, or less where a card's score may be negative (Yamb)."""
+    return min(0, int(rules.card_score_range[0])) if rules.card_score is not None else 0
 
 
 @dataclass
@@ -42,6 +160,10 @@ class GameAggregate:
     five_count_hist[k] : games with k turns ending in five of a kind.
     five_box_full_games : games whose five-of-a-kind box holds its full value.
     fill_turn_hist[b, t] : games that filled box b in turn t (1..B).
+    total_shift : total_hist[i] counts the score i - total_shift (0 unless scores can be
+        negative, as in Yamb).
+    points_hist[i], points_shift : games with i - points_shift points (Balut; empty for
+        rule sets without points).
     """
 
     total_hist: np.ndarray
@@ -51,13 +173,20 @@ class GameAggregate:
     five_count_hist: np.ndarray
     fill_turn_hist: np.ndarray
     five_box_full_games: int = 0
+    total_shift: int = 0
+    points_hist: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    points_shift: int = 0
 
     @classmethod
     def empty(cls, rules: RuleSet) -> "GameAggregate":
         box_max = int(max(rules.score_tables.max(), rules.joker_points.max()))
         upper_max = rules.max_upper_box * int(rules.is_upper.sum())
+        low, high = rules.card_points_range if rules.has_points else (0, -1)
         return cls(
-            total_hist=np.zeros(max_total(rules) + 1, dtype=np.int64),
+            total_hist=np.zeros(max_total(rules) - min_total(rules) + 1, dtype=np.int64),
+            total_shift=-min_total(rules),
+            points_hist=np.zeros(high - low + 1, dtype=np.int64),
+            points_shift=-low if rules.has_points else 0,
             box_hist=np.zeros((rules.n_boxes, box_max + 1), dtype=np.int64),
             upper_hist=np.zeros(upper_max + 1, dtype=np.int64),
             five_bonus_hist=np.zeros(rules.n_boxes + 1, dtype=np.int64),
@@ -68,7 +197,10 @@ class GameAggregate:
     @classmethod
     def from_games(cls, rules: RuleSet, games: dict[str, np.ndarray]) -> "GameAggregate":
         agg = cls.empty(rules)
-        agg.total_hist += np.bincount(games["total"], minlength=len(agg.total_hist))
+        agg.total_hist += np.bincount(np.asarray(games["total"]) + agg.total_shift, minlength=len(agg.total_hist))
+        if rules.has_points:
+            agg.points_hist += np.bincount(np.asarray(games["points"]) + agg.points_shift,
+                                           minlength=len(agg.points_hist))
         for b in range(rules.n_boxes):
             agg.box_hist[b] += np.bincount(games["box_scores"][:, b], minlength=agg.box_hist.shape[1])
         agg.upper_hist += np.bincount(games["upper_total"], minlength=len(agg.upper_hist))
@@ -89,15 +221,95 @@ class GameAggregate:
             five_count_hist=self.five_count_hist + other.five_count_hist,
             fill_turn_hist=self.fill_turn_hist + other.fill_turn_hist,
             five_box_full_games=self.five_box_full_games + other.five_box_full_games,
+            total_shift=self.total_shift,
+            points_hist=self.points_hist + other.points_hist,
+            points_shift=self.points_shift,
         )
+
+    def check(self, rules: RuleSet, n_games: int) -> None:
+        """Raise ``ValueError`` (naming the first problem) unless this is a possible summary
+        of ``n_games`` finished games of ``rules``.
+
+        Every histogram counts each game once, no count is negative, each turn fills one
+        box, and the totals add up: the points of all games equal their box points plus
+        upper bonuses plus five-of-a-kind bonuses, and the upper totals equal the upper
+        boxes' points (exact integer identities of the engine's bookkeeping).
+
+        >>> from yahtzee_sim import get_rules, simulate
+        >>> r = get_rules("yacht")
+        >>> agg = simulate(r, "random", 1000, seed=1).aggregate
+        >>> agg.check(r, 1000)
+        >>> agg.total_hist[50] += 1; agg.total_hist[40] -= 1   # one game moved from 40 to 50 points
+        >>> agg.check(r, 1000)
+        Traceback (most recent call last):
+        ...
+        ValueError: the totals do not add up: 10 points more than the boxes and bonuses
+        """
+        like = GameAggregate.empty(rules)
+        for f in dataclasses.fields(self):
+            value, ref = getattr(self, f.name), getattr(like, f.name)
+            if isinstance(ref, np.ndarray):
+                if not isinstance(value, np.ndarray) or value.shape != ref.shape or value.dtype.kind not in "iu":
+                    raise ValueError(f"{f.name} must be an integer array of shape {ref.shape}")
+                if (value < 0).any():
+                    raise ValueError(f"{f.name} has a negative count")
+        n = int(n_games)
+        if self.total_shift != like.total_shift or self.points_shift != like.points_shift:
+            raise ValueError("the score (or points) histogram is shifted differently from this rule set's")
+        if rules.has_points and int(self.points_hist.sum()) != n:
+            raise ValueError(f"points_hist counts {int(self.points_hist.sum())} games, not {n}")
+        if not 0 <= int(self.five_box_full_games) <= n:
+            raise ValueError(f"five_box_full_games must be between 0 and {n}, got {self.five_box_full_games}")
+        for name in ("total_hist", "upper_hist", "five_bonus_hist", "five_count_hist"):
+            got = int(getattr(self, name).sum())
+            if got != n:
+                raise ValueError(f"{name} counts {got} games, not {n}")
+        for name in ("box_hist", "fill_turn_hist"):
+            per_box = getattr(self, name).sum(axis=1)
+            if (per_box != n).any():
+                raise ValueError(f"{name} counts {int(per_box[per_box != n][0])} games in a box, not {n}")
+        per_turn = self.fill_turn_hist.sum(axis=0)
+        if per_turn[0] != 0 or (per_turn[1:] != n).any():
+            raise ValueError("fill_turn_hist does not fill exactly one box per turn")
+        points = np.arange(self.box_hist.shape[1], dtype=np.int64)
+        box_points = self.box_hist @ points
+        upper = np.arange(len(self.upper_hist), dtype=np.int64)
+        if int(upper @ self.upper_hist) != int(box_points[rules.is_upper].sum()):
+            raise ValueError("the upper totals do not add up to the upper boxes' points")
+        if rules.card_score is not None:   # a score of the whole card (Yamb): no sum to check
+            return
+        bonuses = np.asarray(rules.final_bonus(upper), dtype=np.int64) @ self.upper_hist
+        fives = rules.five_bonus * int(np.arange(len(self.five_bonus_hist), dtype=np.int64) @ self.five_bonus_hist)
+        excess = self.total_sum - (int(box_points.sum()) + int(bonuses) + fives)
+        if excess:
+            raise ValueError(f"the totals do not add up: {excess} points "
+                             f"{'more' if excess > 0 else 'fewer'} than the boxes and bonuses")
 
     @property
     def n_games(self) -> int:
         return int(self.total_hist.sum())
 
     @property
+    def scores(self) -> np.ndarray:
+        """(S,) the score each entry of ``total_hist`` counts."""
+        return np.arange(len(self.total_hist), dtype=np.int64) - self.total_shift
+
+    @property
     def total_sum(self) -> int:
-        return int(np.dot(np.arange(len(self.total_hist), dtype=np.int64), self.total_hist))
+        return int(np.dot(self.scores, self.total_hist))
+
+    def points_mean(self) -> float:
+        """Mean points per game (Balut)."""
+        pts = np.arange(len(self.points_hist), dtype=np.int64) - self.points_shift
+        return float(np.dot(pts, self.points_hist) / self.n_games)
+
+    def points_sd(self) -> float:
+        """Sample sd (ddof=1) of the points per game (Balut)."""
+        n = self.n_games
+        if n < 2:
+            return float("nan")
+        pts = np.arange(len(self.points_hist), dtype=np.float64) - self.points_shift
+        return math.sqrt(float(np.dot((pts - self.points_mean()) ** 2, self.points_hist) / (n - 1)))
 
     def mean(self) -> float:
         return self.total_sum / self.n_games
@@ -107,7 +319,7 @@ class GameAggregate:
         n = self.n_games
         if n < 2:
             return float("nan")
-        s = np.arange(len(self.total_hist), dtype=np.float64)
+        s = self.scores.astype(np.float64)
         m = self.mean()
         return float(np.dot((s - m) ** 2, self.total_hist) / (n - 1))
 
@@ -116,12 +328,16 @@ class GameAggregate:
         cdf = np.cumsum(self.total_hist)
         # Integer threshold ceil(q * n), with q read as the decimal it stands for (0.01 -> 1/100).
         k = math.ceil(Fraction(q).limit_denominator(10**9) * int(cdf[-1]))
-        return int(np.searchsorted(cdf, max(k, 1)))
+        return int(np.searchsorted(cdf, max(k, 1))) - self.total_shift
 
     def mean_fill_turn(self) -> np.ndarray:
         """(B,) average turn (1..B) in which each box was filled."""
         turns = np.arange(self.fill_turn_hist.shape[1])
         return self.fill_turn_hist @ turns / self.n_games
+
+    def __repr__(self) -> str:
+        return f"GameAggregate(games={self.n_games:,}, mean={self.mean():.3f})" if self.n_games else \
+            "GameAggregate(games=0)"
 
     def box_means(self) -> np.ndarray:
         pts = np.arange(self.box_hist.shape[1])
@@ -147,30 +363,32 @@ class SimulationResult:
     seconds: float = float("nan")
 
     # -- tables -------------------------------------------------------------------
-    def to_frame(self) -> pd.DataFrame:
+    def to_frame(self) -> "pd.DataFrame":
         """One row per game: total, each box's points, upper total and bonuses."""
         if self.games is None:
             raise ValueError("this run kept only aggregates; rerun with keep_games=True for per-game rows")
-        g = self.games
-        frame = pd.DataFrame(g["box_scores"], columns=list(self.rules.box_names))
-        frame.insert(0, "total", g["total"])
-        frame["upper_total"] = g["upper_total"]
-        frame["upper_bonus"] = g["upper_bonus"]
-        frame["five_bonus_count"] = g["five_bonus_count"]
-        frame["five_count"] = g["five_count"]
-        frame.index.name = "game"
-        return frame
+        return games_frame(self.rules, self.games)
 
-    def summary(self, level: float = 0.95) -> dict:
-        """Mean, sd, standard error, CI of the mean, extremes, percentiles and rates."""
+    def summary(self, level: float = 0.95) -> "Summary":
+        """Mean, sd, standard error, CI of the mean, extremes, percentiles, rates and
+        the mean count of five-of-a-kind turns, as a :class:`Summary` (a dict whose
+        :meth:`Summary.to_frame` says what each number is).
+
+        >>> from yahtzee_sim import simulate
+        >>> s = simulate("yahtzee", "keep-largest", 2000, seed=3).summary()
+        >>> s["five_rolled_rate"] <= s["five_count_mean"]  # a chance vs a mean count
+        True
+        >>> s.to_frame().loc["five_rolled_rate", "kind"]
+        'rate'
+        """
         agg = self.aggregate
         n = agg.n_games
         mean = agg.mean()
+        level = check_level(level)
         if n > 1:
-            from .stats import mean_ci
-
-            ci = mean_ci(self, level=level)
-            sd, se, low, high = ci.sd, ci.se, ci.low, ci.high
+            sd = math.sqrt(agg.var())
+            se = sd / math.sqrt(n)
+            low, high = t_interval(mean, sd, n, level)
         else:
             sd = se = low = high = float("nan")
         nonzero = np.flatnonzero(agg.total_hist)
@@ -184,24 +402,34 @@ class SimulationResult:
             "se": se,
             "ci95_low" if level == 0.95 else "ci_low": low,
             "ci95_high" if level == 0.95 else "ci_high": high,
-            "min": int(nonzero[0]),
+            "min": int(nonzero[0]) - agg.total_shift,
         }
         for p in PERCENTILES:
             out[f"p{p}"] = agg.quantile(p / 100)
-        out["max"] = int(nonzero[-1])
-        out["upper_bonus_rate"] = self.rate("upper_bonus")
-        out["five_box_50_rate"] = self.rate("five_box_50")
-        out["five_per_game"] = float(np.dot(np.arange(len(agg.five_count_hist)), agg.five_count_hist) / n)
+        out["max"] = int(nonzero[-1]) - agg.total_shift
+        for what in RATES:
+            out[f"{what}_rate"] = self.rate(what)
+        out["five_count_mean"] = float(np.dot(np.arange(len(agg.five_count_hist)), agg.five_count_hist) / n)
+        if self.rules.has_points:   # Balut: the points beside the score
+            out["points_mean"] = agg.points_mean()
+            out["points_sd"] = agg.points_sd()
         out["seconds"] = self.seconds
-        return out
+        return Summary(out, level=level, five_box=self.rules.five_box)
 
-    def summary_frame(self) -> pd.DataFrame:
-        """:meth:`summary` as a one-column table for printing."""
+    def summary_frame(self) -> "pd.DataFrame":
+        """:meth:`summary` as a table: value, kind and meaning of each number."""
+        return self.summary().to_frame()
+
+    def __repr__(self) -> str:
         s = self.summary()
-        return pd.DataFrame({"value": pd.Series(s, dtype=object)})
+        return (f"SimulationResult({self.rules.key!r}, {self.strategy!r}, games={self.n_games:,}, "
+                f"seed={self.seed}: mean {s['mean']:.3f}, 95% CI {s['ci95_low']:.3f}..{s['ci95_high']:.3f}, "
+                f"five_rolled_rate {s['five_rolled_rate']:.4f})")
 
-    def box_frame(self) -> pd.DataFrame:
+    def box_frame(self) -> "pd.DataFrame":
         """Average points and rate of zero per box."""
+        import pandas as pd
+
         agg = self.aggregate
         return pd.DataFrame(
             {"mean": agg.box_means(), "zero_rate": agg.box_hist[:, 0] / agg.n_games,
@@ -212,7 +440,13 @@ class SimulationResult:
     # -- derived numbers -------------------------------------------------------------
     def count(self, what: str) -> int:
         """Number of games with: ``upper_bonus``, ``five_box_50`` (50 in the Yahtzee/Yacht
-        box) or ``five_rolled`` (at least one turn ended in five of a kind)."""
+        box) or ``five_rolled`` (at least one turn ended in five of a kind); see :data:`RATES`.
+
+        >>> from yahtzee_sim import simulate
+        >>> res = simulate("yacht", "keep-largest", 500, seed=2)
+        >>> res.count("five_rolled") >= res.count("five_box_50")
+        True
+        """
         agg = self.aggregate
         if what == "upper_bonus":
             if not self.rules.upper_bonus:
@@ -222,7 +456,7 @@ class SimulationResult:
             return int(agg.five_box_full_games)
         if what == "five_rolled":
             return int(agg.n_games - agg.five_count_hist[0])
-        raise ValueError(f"unknown rate {what!r}; valid: upper_bonus, five_box_50, five_rolled")
+        raise ValueError(f"unknown rate {what!r}; valid: {', '.join(RATES)}")
 
     def rate(self, what: str) -> float:
         """Share of games counted by :meth:`count`."""
@@ -236,8 +470,54 @@ class SimulationResult:
         >>> bool(0 <= lo <= hi <= 1)
         True
         """
-        from .stats import mean_ci, proportion_ci
+        level = check_level(level)
+        agg = self.aggregate
+        if what == "mean":
+            if agg.n_games < 2:
+                raise ValueError(f"a t interval needs at least 2 games, the run has {agg.n_games}")
+            return t_interval(agg.mean(), math.sqrt(agg.var()), agg.n_games, level)
+        return binomial_interval(self.count(what), agg.n_games, level)
 
-        res = mean_ci(self, level=level) if what == "mean" else \
-            proportion_ci(self.count(what), self.aggregate.n_games, level=level)
-        return (float(res.low), float(res.high))
+
+@dataclass
+class TurnsResult:
+    """Final patterns of N independent single turns played on a fresh card.
+
+    >>> from yahtzee_sim import simulate_turns
+    >>> res = simulate_turns("yacht", "keep-largest", 3000, seed=2)
+    >>> int(res.roll_counts.sum()), int(res.pattern_counts()["five_of_a_kind"]) <= 3000
+    (3000, True)
+    """
+
+    rules: RuleSet
+    strategy: str
+    n_turns: int
+    seed: int
+    roll_counts: np.ndarray  # (R,) how many turns ended in each roll
+    seconds: float = float("nan")
+
+    def __repr__(self) -> str:
+        five = self.pattern_counts()["five_of_a_kind"] / self.n_turns
+        return (f"TurnsResult({self.rules.key!r}, {self.strategy!r}, turns={self.n_turns:,}, "
+                f"seed={self.seed}: five_of_a_kind {five:.4f})")
+
+    def pattern_counts(self) -> "pd.Series":
+        """Turns ending in each pattern of :data:`yahtzee_sim.patterns.PATTERNS` ("or better" counts)."""
+        import pandas as pd
+
+        from .patterns import pattern_table
+
+        table = pattern_table(self.rules.dice)
+        return pd.Series(table.T.astype(np.int64) @ self.roll_counts, index=table.columns, name="turns")
+
+    def to_frame(self, level: float = 0.95) -> "pd.DataFrame":
+        """Frequency of each pattern with its Wilson confidence interval."""
+        import pandas as pd
+
+        counts = self.pattern_counts()
+        rows = []
+        for name, k in counts.items():
+            low, high = binomial_interval(int(k), self.n_turns, level, "wilson")
+            rows.append({"pattern": name, "turns": int(k), "frequency": k / self.n_turns,
+                         "ci_low": low, "ci_high": high})
+        return pd.DataFrame(rows).set_index("pattern")

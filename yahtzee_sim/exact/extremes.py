@@ -33,16 +33,18 @@ the Yahtzee bonus in Yacht) leave the game unchanged; the result's ``notes`` say
 
 from __future__ import annotations
 
-import functools
 import time
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
-import pandas as pd
 
+from ..progress import as_progress
 from ..rules import RuleSet, get_rules
 from ._solver_space import needs_flag
+
+if TYPE_CHECKING:  # imported where a table is made: keeps the CLI's start-up fast
+    import pandas as pd
 
 __all__ = [
     "CONSTRAINTS", "KINDS", "SEED_CLAIMS", "SEED_READINGS", "ExtremeResult", "constraint_notes",
@@ -210,8 +212,24 @@ def _mask_bits(masks: np.ndarray, n_boxes: int) -> np.ndarray:
 _ROWS_PER_CHUNK = 1 << 18
 
 
-@functools.lru_cache(maxsize=16)
-def _solve(rules: RuleSet, kind: str, constraints: tuple[str, ...]) -> np.ndarray:
+_TABLES: dict = {}  # (rules, kind, constraints) -> value table, the 16 most recent
+_TABLES_KEPT = 16
+
+
+def _solve(rules: RuleSet, kind: str, constraints: tuple[str, ...], progress=None) -> np.ndarray:
+    """The cached :func:`_solve_table` (``progress`` sees the work only when it is done)."""
+    key = (rules, kind, constraints)
+    if key in _TABLES:
+        _TABLES[key] = _TABLES.pop(key)  # most recent last
+        return _TABLES[key]
+    table = _solve_table(rules, kind, constraints, as_progress(progress))
+    _TABLES[key] = table
+    while len(_TABLES) > _TABLES_KEPT:
+        del _TABLES[next(iter(_TABLES))]
+    return table
+
+
+def _solve_table(rules: RuleSet, kind: str, constraints: tuple[str, ...], report) -> np.ndarray:
     """Value table V[mask, upper, flag]: the best (max) or worst (min) points still to
     come from each state; -inf (max) / +inf (min) where no card completes.
 
@@ -243,6 +261,9 @@ def _solve(rules: RuleSet, kind: str, constraints: tuple[str, ...]) -> np.ndarra
         for box in np.flatnonzero(rules.is_upper)
     }
 
+    phase = f"extreme {kind} of {rules.key}" + (f" ({'+'.join(constraints)})" if constraints else "")
+    done, total = 1, len(all_masks)  # masks solved (the full card is known)
+    report(phase, done, total)
     for level in range(n_boxes - 1, -1, -1):
         at_level = popcount == level
         for group_masks, nf in ((all_masks[at_level & five_open], 1),
@@ -254,6 +275,8 @@ def _solve(rules: RuleSet, kind: str, constraints: tuple[str, ...]) -> np.ndarra
                 values[masks, :, :nf] = _level_chunk(
                     rules, constraints, values, masks, flags, upper, threshold, gains,
                     upper_groups, worst, better, pick)
+                done += len(masks)
+                report(phase, done, total)
     values.setflags(write=False)
     return values
 
@@ -376,6 +399,8 @@ class ExtremeResult:
             fb = int(self.card["five_bonus"].sum()) if card is not None else None
             rows.append((f"{self.rules.box_names[self.rules.five_box_index].capitalize()} bonus", fb, None, None))
         rows.append(("Total", self.score, None, None))
+        import pandas as pd
+
         frame = pd.DataFrame(rows, columns=["box", "points", "dice", "turn"]).set_index("box")
         frame["points"] = frame["points"].astype("Int64")
         frame["turn"] = frame["turn"].astype("Int64")
@@ -444,11 +469,13 @@ def _reconstruct(rules: RuleSet, values: np.ndarray, kind: str, constraints: tup
         if box == rules.five_box_index and n_flags == 2 and pts > 0:
             flag = 1
         mask |= 1 << box
+    import pandas as pd
+
     return pd.DataFrame(rows)
 
 
 def extreme_score(rules: str | RuleSet = "yahtzee", *, kind: str = "max", constraint=None,
-                  options: Iterable[str] = ()) -> ExtremeResult:
+                  options: Iterable[str] = (), progress=None) -> ExtremeResult:
     """The best (``kind="max"``) or worst (``"min"``) total a card can reach, and that card.
 
     Parameters
@@ -457,6 +484,7 @@ def extreme_score(rules: str | RuleSet = "yahtzee", *, kind: str = "max", constr
     kind : ``"max"`` or ``"min"``.
     constraint : ``None``, one name of :data:`CONSTRAINTS`, several joined by ``+``,
         or a list of names.
+    progress : a :mod:`yahtzee_sim.progress` callback (score-card states solved); silent by default.
 
     >>> res = extreme_score("yahtzee", kind="min", constraint="no-five-of-a-kind")
     >>> res.score, res.card.set_index("box").loc["chance", "dice"]
@@ -470,9 +498,11 @@ def extreme_score(rules: str | RuleSet = "yahtzee", *, kind: str = "max", constr
     cons = parse_constraints(constraint)
     rules = get_rules(rules, options)
     start = time.perf_counter()
-    values = _solve(rules, kind, cons)
+    values = _solve(rules, kind, cons, progress)
     best = values[0, 0, 0]
     if np.isinf(best):
+        import pandas as pd
+
         card = pd.DataFrame(columns=["turn", "dice", "box", "label", "points", "upper_bonus",
                                      "five_bonus", "joker", "total"])
         score = None
@@ -486,12 +516,13 @@ def extreme_score(rules: str | RuleSet = "yahtzee", *, kind: str = "max", constr
 
 
 def seed_claims_table(rules: str | RuleSet = "yahtzee", *, options: Iterable[str] = (),
-                      readings: bool = True) -> pd.DataFrame:
+                      readings: bool = True, progress=None) -> pd.DataFrame:
     """All of seed 000's extreme-score claims computed for one rule set.
 
     One row per claim (:data:`SEED_CLAIMS`), plus, with ``readings=True``, the
     alternative readings of :data:`SEED_READINGS`. Columns: claim, kind,
-    constraint, score (``<NA>`` when infeasible), note.
+    constraint, score (``<NA>`` when infeasible), note. ``progress`` (a
+    :mod:`yahtzee_sim.progress` callback) sees one step per claim.
 
     >>> t = seed_claims_table("yacht-classic", readings=False)
     >>> len(t), int(t.loc[t["claim"] == "minimum", "score"].iloc[0])
@@ -500,13 +531,18 @@ def seed_claims_table(rules: str | RuleSet = "yahtzee", *, options: Iterable[str
     rules = get_rules(rules, options)
     rows = []
     entries = list(SEED_CLAIMS) + (list(SEED_READINGS) if readings else [])
+    report = as_progress(progress)
     for i, (claim, kind, cons) in enumerate(entries):
+        report(f"seed 000's claims for {rules.key}", i, len(entries))
         res = extreme_score(rules, kind=kind, constraint=cons)
         rows.append({
             "claim": claim, "kind": kind, "constraint": "+".join(cons) or "-",
             "score": res.score, "reading": "literal" if i < len(SEED_CLAIMS) else "seed's recipe",
             "note": "; ".join(res.notes) if res.feasible else "no card satisfies this; " + "; ".join(res.notes),
         })
+    report(f"seed 000's claims for {rules.key}", len(entries), len(entries))
+    import pandas as pd
+
     frame = pd.DataFrame(rows)
     frame["score"] = frame["score"].astype("Int64")
     return frame

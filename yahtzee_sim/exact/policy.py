@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..engine import StrategyError, _Checks
+from ..engine import MoveChecks, StrategyError
 from ..rules import RuleSet, get_rules
 from ..state import GameState, TurnOptions
 from ..strategies import Strategy, get_strategy
@@ -376,7 +376,7 @@ def policy_value(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
         avg_keep = np.zeros((d.n_rolls, d.n_keeps))
         r_idx, s_idx = np.nonzero(d.subkeeps >= 0)
         avg_keep[r_idx, d.subkeeps[r_idx, s_idx]] = 1.0 / d.n_subkeeps[r_idx]
-    is_subkeep = _Checks.of(rules).is_subkeep
+    is_subkeep = MoveChecks.of(rules).is_subkeep
     table, counts = _reach_table(rules, sp)
     values = np.full(sp.size, np.nan)
     second = np.full(sp.size, np.nan)

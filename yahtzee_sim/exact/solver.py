@@ -197,8 +197,8 @@ class Solution:
         """The headline numbers as a plain dict.
 
         >>> s = solve("yacht", options=["fill-in-order"], cache=False).summary()
-        >>> sorted(s)[:3]
-        ['cache', 'dtype', 'expected_score']
+        >>> sorted(s)[:4]
+        ['cache', 'cache_note', 'dtype', 'expected_score']
         """
         return {"rules": self.rules.key, "expected_score": self.expected_score, "sd": self.sd,
                 "seconds": self.seconds, "solve_seconds": self.solve_seconds,

@@ -11,6 +11,7 @@ set, and the default value (``faces-6``) is the rule set without the option.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Callable
 
@@ -229,12 +230,12 @@ def _kniffel(options: frozenset[str]) -> RuleSet:
     """Kniffel (Schmidt Spiele, Germany; seed 003): Yahtzee's card and upper bonus (35 at
     63) under its German names, forced joker, +50 per further Kniffel.
 
-    The German sources disagree on a further Kniffel: some score sheets and
-    newspaper rule summaries give +100 as in Yahtzee, others nothing at all, and
-    many families let it be placed freely. This rule set pins RULES.md's reading:
-    the extra Kniffel is placed by Yahtzee's forced joker and earns +50 while the
-    Kniffel box holds 50 (``kniffel-bonus-100``, ``no-kniffel-bonus`` and
-    ``free-joker`` give the other readings; with ``kniffel-bonus-100`` the game is
+    German rule summaries agree on the card and the 35 at 63 but not on a further
+    Kniffel: some give +100 as Yahtzee does (e.g. the Kölnische Rundschau's summary),
+    others say nothing of a bonus or of where it goes. This rule set pins the project's
+    reading: the extra Kniffel is placed by Yahtzee's forced joker and earns +50
+    while the Kniffel box holds 50; ``kniffel-bonus-100``, ``no-kniffel-bonus`` and
+    ``free-joker`` give the other readings (with ``kniffel-bonus-100`` the game is
     exactly ``yahtzee``).
     """
     boxes = [
@@ -274,12 +275,14 @@ def _generala(options: frozenset[str]) -> RuleSet:
     doble 100 for five of a kind while the Generala box holds a Generala, else 0.
 
     Sources disagree on much: whether the 1 may follow the 6 in an Escalera (taken:
-    yes, 3-4-5-6-1 counts; ``no-wrap-straight`` refuses it), what a served Generala
-    is worth (60 here; some apps pay 120, and many tables say it wins the game at
-    once, the ``servida-wins`` option, which a solitaire score cannot express, so it
-    still counts 60 and results count how often it happened), and whether the
-    doble exists (``no-doble``). "Served" means the final dice are the first throw's:
-    holding all five dice after it is not a new throw. The doble reads RULES.md:
+    yes, 3-4-5-6-1 counts, as in a Generala app on Google Play; ``no-wrap-straight``
+    refuses it), what a Generala is worth (50 here, 60 served; that app pays 60 and
+    120, and many tables say a served Generala wins the game at once: the
+    ``servida-wins`` option, which a solitaire score cannot express, so it still
+    counts 60 and results count how often it happened), and whether the doble
+    exists (Latin American summaries list 10 categories: ``no-doble``). "Served"
+    means the final dice are the first throw's:
+    holding all five dice after it is not a new throw. The doble follows docs/rules.md:
     any non-zero Generala box (50, or 60 served) enables it.
     """
     escalera_runs = ((1, 2, 3, 4, 5), (2, 3, 4, 5, 6))
@@ -338,14 +341,14 @@ BALUT_ROUNDS = 4
 
 
 def balut_points(box_scores: np.ndarray) -> np.ndarray:
-    """Balut's points of finished cards ``(N, 28)`` (RULES.md): category totals, complete
+    """Balut's points of finished cards ``(N, 28)`` (docs/rules.md): category totals, complete
     Straight and Full house columns, each Balut, and the total score in steps of 50.
 
     >>> card = np.zeros((1, 28), int)
     >>> card[0, 0:4] = 16; card[0, 4:8] = 20; card[0, 8:12] = 24      # 64, 80, 96: 2 + 2 + 2
-    >>> card[0, 24:28] = 45                                            # four Baluts: 8; total 540: +3
+    >>> card[0, 24:28] = 45                                            # four Baluts: 8; total 420: +1
     >>> int(balut_points(card)[0])
-    17
+    15
     """
     cards = np.asarray(box_scores, dtype=np.int64).reshape(len(box_scores), len(BALUT_CATEGORIES), BALUT_ROUNDS)
     totals = cards.sum(axis=2)
@@ -364,13 +367,14 @@ def _balut(options: frozenset[str]) -> RuleSet:
     """Balut (Denmark; seeds 000 and 003): five dice, three throws, seven categories each
     filled four times (28 turns) in any order; points at the end beside the score.
 
-    Sources disagree on the points table (some give 3 points for the Choice total,
-    others count only the best of the Balut column) and on whether a Balut may be
-    written as a Full house; this rule set reads RULES.md: Fours >= 52, Fives >= 65,
-    Sixes >= 78, Choice >= 100 two points each, all four Straights 4, all four Full
-    houses 3, each Balut 2, and the total score from -2 (under 300) to +6 (650 or
-    more) in steps of 50. Full house is strict (five of a kind is not one). The
-    score is the sum of the boxes; :meth:`RuleSet.points` gives the points.
+    The rule pages agree on the categories and the points table (playonlinedicegames.com,
+    diceworldgame.com: 29 points at most) but not on the ends of the total-score
+    bands (0-299 or 20-299; 650-699 or 650 and more) nor on whether the game is won
+    on points or, "simplified", on the score. This rule set reads docs/rules.md: Fours
+    >= 52, Fives >= 65, Sixes >= 78, Choice >= 100 two points each, all four
+    Straights 4, all four Full houses 3, each Balut 2, and the total score from -2
+    (under 300) to +6 (650 or more) in steps of 50; results report both. Full house
+    is strict (five of a kind is not one). :meth:`RuleSet.points` gives the points.
     """
     scorers = {
         "fours": (s.upper(4), 4), "fives": (s.upper(5), 5), "sixes": (s.upper(6), 6),
@@ -383,6 +387,7 @@ def _balut(options: frozenset[str]) -> RuleSet:
     return RuleSet(
         name="balut", title="Balut", description=_balut.__doc__ or "", boxes=tuple(boxes),
         options=tuple(sorted(options)), upper_bonus=0, five_box=None, joker="none", card_points=balut_points,
+        card_points_range=(-2, 29),   # nothing scored (-2) to a perfect card (29)
     )
 
 
@@ -394,9 +399,10 @@ def _maxi_yatzy(options: frozenset[str]) -> RuleSet:
     at 84 (four of each face), Maxi Yatzy (six of a kind) 100; throws a turn does not
     use are banked for later turns.
 
-    Sources disagree on the upper bonus (50 on most Swedish score pads, 100 on some)
-    and on whether saved throws exist at all (``no-saved-throws``); the pinned
-    reading (RULES.md) is +100 at 84 with saved throws. Pairs, Two and Three pairs
+    The published rule pages agree on the card and on +100 at 84 (maxiyahtzee.com,
+    famholen.com) but not on saved throws: most bank the unused throws (and ask for
+    at least one throw a turn), some describe three throws a turn and no more
+    (``no-saved-throws``). Pairs, Two and Three pairs
     need different faces and score the dice that make them (the best such); Three,
     Four and Five of a kind score n times the face; Full house scores the best three
     and two of different faces; Villa (two triples) and Tower (four and two) the sum.
@@ -454,12 +460,14 @@ def _yamb(options: frozenset[str]) -> RuleSet:
     dice go there). A column scores its upper rows, +30 at 60 or more, (Max - Min) x
     Ones, and its lower rows; Kenta pays 66, 56 or 46 by the throw that made it.
 
-    Yamb is played in many local forms: more columns (from the middle outwards,
-    "hand" columns that must be filled on the first throw), other Max/Min formulas
-    (the difference alone, or a bonus when it exceeds a number) and other row values
-    (Kenta 1-5 worth 35 and 2-6 worth 45). This rule set takes RULES.md's four
-    columns and values; Full is strict (three and two of different faces); Triling
-    and Poker score the three (four) matching dice plus 20 (40), Yamb the sum plus 50.
+    Yamb is played in many local forms: five or six dice, 12 rows (no Triling) or
+    more, six or eight columns ("from the middle", "late announce"), an upper bonus
+    that grows by 10 for each further 10 points, a Straight worth 15/20 instead of
+    66/56/46, Poker as the sum plus 40. This rule set takes docs/rules.md's four columns
+    and values; Full is strict (three and two of different faces); Triling and Poker
+    score the three (four) matching dice plus 20 (40), Yamb the sum plus 50. An
+    announcement is made after the first throw (a strategy decision, see
+    :meth:`Strategy.announce`) and the turn's dice then go into that box.
     """
     row_scorers = {
         **{UPPER_NAMES[f - 1]: (s.upper(f), f) for f in range(1, 7)},
@@ -480,11 +488,17 @@ def _yamb(options: frozenset[str]) -> RuleSet:
                              by_throw=row == "kenta"))
             names.append(f"{col}_{row}")
         columns.append(Column(col, tuple(names), order))
-    return RuleSet(
+    rules = RuleSet(
         name="yamb", title="Yamb", description=_yamb.__doc__ or "", boxes=tuple(boxes),
         options=tuple(sorted(options)), upper_bonus=0, five_box=None, joker="none",
-        columns=tuple(columns), card_score=yamb_score,
+        columns=tuple(columns), card_score=yamb_score, card_score_range=(0, 0),
     )
+    # Bounds of a column: its rows' extremes, the bonus, and (Max - Min) x Ones either way.
+    top = rules.score_tables.max(axis=(0, 1))[:len(YAMB_ROWS)].astype(int)
+    sums = rules.score_table[:, YAMB_ROWS.index("max")].astype(int)
+    swing = (int(sums.max()) - int(sums.min())) * int(top[0])
+    high = int(top[:6].sum()) + YAMB_BONUS + swing + int(top[8:].sum())
+    return dataclasses.replace(rules, card_score_range=(-swing * len(YAMB_COLUMNS), high * len(YAMB_COLUMNS)))
 
 
 def _option_key(options: frozenset[str], faces: int = 6) -> tuple[str, ...]:

@@ -13,6 +13,8 @@ from dataclasses import fields
 import numpy as np
 import pandas as pd
 
+from ..intervals import check_level  # noqa: F401  (re-exported: every stats module checks levels)
+
 __all__ = ["StatsResult", "Interval"]
 
 
@@ -80,13 +82,6 @@ def pct(level: float) -> str:
 
 
 # -- validation -----------------------------------------------------------------------
-
-def check_level(level, name: str = "level") -> float:
-    """A confidence level strictly between 0 and 1."""
-    if isinstance(level, bool) or not isinstance(level, numbers.Real) or not 0 < float(level) < 1:
-        raise ValueError(f"{name} must be a number strictly between 0 and 1 (e.g. 0.95), got {level!r}")
-    return float(level)
-
 
 def check_choice(value, name: str, valid) -> str:
     """One of a fixed set of names (case-insensitive); the error lists the choices."""
@@ -184,9 +179,12 @@ GAME_COLUMNS = ("total", "upper_total", "upper_bonus", "five_bonus_count", "five
 
 
 def is_simulation_result(obj) -> bool:
-    from ..results import SimulationResult
+    """Whether ``obj`` is a :class:`~yahtzee_sim.results.SimulationResult` (or quacks like one).
 
-    return isinstance(obj, SimulationResult)
+    Checked by its parts, an exact ``aggregate`` plus optional per-game ``games``, so that
+    the statistics do not import the result objects (which use these statistics' intervals).
+    """
+    return hasattr(obj, "aggregate") and hasattr(obj, "games") and hasattr(obj.aggregate, "total_hist")
 
 
 def result_values(res, column: str = "total", *, need_order: bool = False) -> np.ndarray:
@@ -205,5 +203,6 @@ def result_values(res, column: str = "total", *, need_order: bool = False) -> np
         )
     if column != "total":
         raise ValueError(f"run kept only aggregates, which hold totals only; rerun with keep_games=True for {column!r}")
-    hist = res.aggregate.total_hist
-    return np.repeat(np.arange(len(hist), dtype=np.float64), hist)
+    agg = res.aggregate
+    return np.repeat((np.arange(len(agg.total_hist)) - getattr(agg, "total_shift", 0)).astype(np.float64),
+                     agg.total_hist)

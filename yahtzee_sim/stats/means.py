@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from ..intervals import t_interval
 from ._common import (Interval, check_choice, check_int, check_level, check_sample, check_seed, fmt,
                       is_simulation_result, pct, result_values)
 
@@ -85,10 +86,7 @@ def mean_ci(x, *, level: float = 0.95) -> MeanCI:
         arr = check_sample(x, min_n=2)
         n, mean, sd = arr.size, float(arr.mean()), float(arr.std(ddof=1))
     se = sd / math.sqrt(n)
-    if se == 0:
-        low = high = mean
-    else:
-        low, high = (float(v) for v in stats.t.interval(level, n - 1, loc=mean, scale=se))
+    low, high = t_interval(mean, sd, n, level)
     return MeanCI(n=n, mean=mean, sd=sd, se=se, low=low, high=high, df=n - 1, level=level)
 
 

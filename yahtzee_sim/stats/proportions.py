@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
+from ..intervals import binomial_interval
 from ._common import Interval, check_choice, check_counts, check_level, fmt, pct
 
 __all__ = ["ProportionCI", "ProportionCIs", "proportion_ci", "proportion_cis", "PROPORTION_METHODS"]
@@ -75,8 +76,8 @@ def proportion_ci(k, n, *, level: float = 0.95, method: str = "wilson") -> Propo
     if k_arr.ndim != 0:
         raise ValueError("proportion_ci takes one k and one n; use proportion_cis for arrays")
     k_i, n_i = int(k_arr), int(n_arr)
-    ci = stats.binomtest(k_i, n_i).proportion_ci(confidence_level=level, method=_SCIPY_NAME[method])
-    return ProportionCI(k=k_i, n=n_i, estimate=k_i / n_i, low=float(ci.low), high=float(ci.high),
+    low, high = binomial_interval(k_i, n_i, level, _SCIPY_NAME[method])
+    return ProportionCI(k=k_i, n=n_i, estimate=k_i / n_i, low=low, high=high,
                         level=level, method=method)
 
 

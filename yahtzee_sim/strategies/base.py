@@ -2,7 +2,9 @@
 
 A strategy makes two vectorized decisions for a batch of games; the engine does
 all bookkeeping and checks legality. Write your own by subclassing
-:class:`Strategy` and overriding :meth:`Strategy.keep` and :meth:`Strategy.box`:
+:class:`Strategy` and overriding :meth:`Strategy.keep` and :meth:`Strategy.box`
+(and, for the games that ask, :meth:`Strategy.announce` and
+:meth:`Strategy.keep_banked`, whose defaults are sensible):
 
 >>> import numpy as np
 >>> from yahtzee_sim.strategies import Strategy
@@ -29,7 +31,7 @@ from ..rules import RuleSet
 from ..state import GameState, TurnOptions
 
 __all__ = ["Strategy", "register", "get_strategy", "strategy_names", "STRATEGIES",
-           "best_legal", "uniform_choice"]
+           "best_legal", "uniform_choice", "default_announcement"]
 
 
 class Strategy:
@@ -58,6 +60,33 @@ class Strategy:
     def box(self, state: GameState, rolls: np.ndarray, options: TurnOptions, u: np.ndarray) -> np.ndarray:
         raise NotImplementedError(f"strategy {self.name!r} does not implement box()")
 
+    # -- decisions only some games ask for (defaults that every strategy inherits) ------
+    def announce(self, state: GameState, rolls: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Yamb's announcement, after the turn's first throw: the box (N,) of an announce
+        column the turn's dice will go to, or -1 for none.
+
+        Called only for rule sets with an announce column (``rules.announces``). The
+        default announces only when the turn must (no other open box), naming the open
+        announce box these first dice score most in (a first throw that already fits a
+        row is a sure score there). Override it to announce by choice.
+        """
+        return default_announcement(self.rules, state.filled, rolls)
+
+    def keep_banked(self, state: GameState, rolls: np.ndarray, banked: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Maxi Yatzy's saved throws: after the turn's regular throws, the keep (N,) for
+        one more throw paid from the bank; holding every die stops (the bank is kept).
+
+        Called only for rule sets with ``banked_throws``, for games with ``banked > 0``
+        throws saved. The default spends saved throws only when they would otherwise
+        be wasted: on the last turn, or when more are saved than the remaining turns
+        could use at one extra throw each; then it keeps as for a last throw
+        (``keep(..., rolls_left=1)``).
+        """
+        turns_after = self.rules.n_boxes - 1 - int(state.turn)
+        spend = (turns_after <= 0) | (np.asarray(banked) > turns_after)
+        keeps = np.asarray(self.keep(state, rolls, 1, u))
+        return np.where(spend, keeps, self.dice.roll_keep_index[rolls]).astype(keeps.dtype)
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 
@@ -80,20 +109,92 @@ def strategy_names() -> list[str]:
     return list(STRATEGIES)
 
 
-def get_strategy(name: str | Strategy) -> Strategy:
+def get_strategy(name: "str | Strategy | type[Strategy]") -> Strategy:
     """A new instance of a registered strategy (or ``name`` itself if it is one).
+
+    ``"module:Class"`` imports ``module`` (from the Python path, else the current
+    folder) and instantiates its :class:`Strategy` subclass ``Class``; a subclass
+    itself is instantiated too.
 
     >>> get_strategy("random").name
     'random'
+    >>> get_strategy("yahtzee_sim.strategies.simple:KeepLargestStrategy").name
+    'keep-largest'
+    >>> get_strategy("yahtzee_sim.strategies.simple:NoSuch")
+    Traceback (most recent call last):
+    ...
+    ValueError: module 'yahtzee_sim.strategies.simple' has no Strategy subclass 'NoSuch'; it has: KeepLargestStrategy, RandomStrategy
     """
     if isinstance(name, Strategy):
         return name
+    if isinstance(name, type) and issubclass(name, Strategy):
+        return name()
+    if isinstance(name, str) and ":" in name:
+        return _load_strategy(name)
     try:
         return STRATEGIES[name]()
-    except KeyError:
+    except (KeyError, TypeError):
         raise ValueError(
             f"unknown strategy {name!r}; valid strategies: {', '.join(STRATEGIES)}"
         ) from None
+
+
+def default_announcement(rules: RuleSet, filled: np.ndarray, rolls: np.ndarray) -> np.ndarray:
+    """Box each game announces when it must (only announce boxes open), else -1.
+
+    It names the open announce box where the first throw's dice score most (the
+    first such box on ties).
+
+    >>> from yahtzee_sim.rules import get_rules
+    >>> r = get_rules("yamb")
+    >>> filled = ~r.is_announce[None, :].copy()             # only the Announce column open
+    >>> roll = np.array([r.dice.roll_index_of([6, 6, 6, 6, 2])])
+    >>> r.box_names[int(default_announcement(r, filled, roll)[0])]
+    'announce_poker'
+    >>> int(default_announcement(r, np.zeros((1, 52), bool), roll)[0])
+    -1
+    """
+    filled = np.asarray(filled, dtype=bool)
+    open_announce = ~filled & rules.is_announce
+    must = ~(~filled & ~rules.is_announce).any(axis=1) & open_announce.any(axis=1)
+    points = np.where(open_announce, rules.score_table[rolls].astype(np.int32), -1)
+    return np.where(must, points.argmax(axis=1), -1).astype(np.intp)
+
+
+def _load_strategy(spec: str) -> Strategy:
+    """Instantiate ``module:Class`` (see :func:`get_strategy`)."""
+    import importlib
+    import os
+    import sys
+
+    module_name, _, class_name = spec.partition(":")
+    if not module_name or not class_name:
+        raise ValueError(f"a strategy given as module:Class needs both parts, got {spec!r}")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name != module_name.split(".")[0] or os.getcwd() in sys.path:
+            raise ValueError(f"cannot import strategy module {module_name!r}: {exc}") from None
+        sys.path.insert(0, os.getcwd())  # a console script does not search the current folder
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc2:
+            raise ValueError(f"cannot import strategy module {module_name!r}: {exc2}") from None
+        finally:
+            sys.path.remove(os.getcwd())
+    except ImportError as exc:
+        raise ValueError(f"cannot import strategy module {module_name!r}: {exc}") from None
+    cls = getattr(module, class_name, None)
+    if not (isinstance(cls, type) and issubclass(cls, Strategy)):
+        found = sorted(k for k, v in vars(module).items()
+                       if isinstance(v, type) and issubclass(v, Strategy) and v is not Strategy
+                       and v.__module__ == module.__name__)
+        raise ValueError(f"module {module_name!r} has no Strategy subclass {class_name!r}; "
+                         f"it has: {', '.join(found) or '(none)'}")
+    strategy = cls()
+    if strategy.name == Strategy.name:  # no name of its own: the spec names it
+        strategy.name = spec
+    return strategy
 
 
 def best_legal(values: np.ndarray, legal: np.ndarray) -> np.ndarray:

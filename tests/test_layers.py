@@ -1,0 +1,265 @@
+"""The package's layers import one way (issue 10, "The shape of the code").
+
+Read from the source with :mod:`ast`, every import counts, also those inside
+functions (a lazy import is still a dependency): nothing outside the command line
+imports it, the module graph has no cycle, and a module imports only modules of
+its own layer or below:
+
+    dice/rules (and the plain statistics) < engine < runner/exact < public API
+    < report/verify < command line
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import yahtzee_sim
+
+PACKAGE = "yahtzee_sim"
+PACKAGE_DIR = Path(yahtzee_sim.__file__).parent
+
+# Layer of each module, by the longest matching dotted prefix (relative to the package).
+# A new module must be placed here: an unplaced module fails the test.
+LAYERS = {
+    # 0: the bottom: dice and rules as data, plain statistics and interval math, safe file writes
+    "dice": 0, "patterns": 0, "rules": 0, "intervals": 0, "stats": 0, "files": 0,
+    "progress": 0,  # the progress= callback protocol and its terminal display (stdlib; tqdm lazily)
+    # 1: the engine: game state, the strategy interface, the simulator, its result objects
+    "state": 1, "strategies.base": 1, "strategies.simple": 1, "engine": 1, "results": 1,
+    # 2: runners and the exact engine (and the strategies built on it; the registry imports them all)
+    "runner": 2, "exact": 2, "strategies": 2,
+    # 3: the public API (simulate, simulate_turns; the package's __init__ re-exports it)
+    "api": 3, "": 3,
+    # 4: reports and the claims catalog
+    "report": 4, "verify": 4,
+    # 5: the command line (``python -m yahtzee_sim`` is its entry point)
+    "cli": 5, "__main__": 5,
+}
+LAYER_NAMES = ["dice/rules", "engine", "runner/exact", "api", "report/verify", "cli"]
+
+
+def module_files(root: Path, package: str) -> dict[str, Path]:
+    """Dotted module name -> file, for every ``.py`` file of ``package`` under ``root``."""
+    out = {}
+    for path in sorted((root / package).rglob("*.py")):
+        parts = list(path.relative_to(root).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+def import_graph(root: Path, package: str) -> dict[str, set[str]]:
+    """Module -> the package's modules it imports (anywhere in the file, incl. in functions).
+
+    ``from .x import name`` is an edge to the submodule ``x.name`` when that is a
+    module, else to ``x`` itself (importing a name from a package runs its __init__).
+    The implicit import of a module's parent packages is not counted (every
+    module would otherwise depend on the package root).
+    """
+    files = module_files(root, package)
+
+    def owner(name: str) -> str | None:
+        while name and name not in files:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
+    for mod, path in files.items():
+        is_package = path.name == "__init__.py"
+        deps: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = mod.split(".") if is_package else mod.split(".")[:-1]
+                    base = base[:len(base) - (node.level - 1)]
+                    source = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    source = node.module or ""
+                targets = [f"{source}.{a.name}" if f"{source}.{a.name}" in files else source for a in node.names]
+            else:
+                continue
+            for target in targets:
+                if target == package or target.startswith(package + "."):
+                    found = owner(target)
+                    if found and found != mod:
+                        deps.add(found)
+        graph[mod] = deps
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found = []
+    for start in graph:
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def layer_of(module: str) -> int | None:
+    rel = module.removeprefix(PACKAGE).removeprefix(".")
+    parts = rel.split(".") if rel else []
+    for n in range(len(parts), -1, -1):
+        key = ".".join(parts[:n])
+        if key in LAYERS:
+            return LAYERS[key]
+    return None  # pragma: no cover - LAYERS has "" for the root
+
+
+@pytest.fixture(scope="module")
+def graph():
+    return import_graph(PACKAGE_DIR.parent, PACKAGE)
+
+
+def test_the_graph_sees_the_package(graph):
+    """The checks below are only worth something if the graph is the real one."""
+    assert len(graph) > 40
+    assert f"{PACKAGE}.runner" in graph[f"{PACKAGE}.api"]
+    assert f"{PACKAGE}.runner.driver" in graph[f"{PACKAGE}.runner"]
+    assert f"{PACKAGE}.engine" in graph[f"{PACKAGE}.runner.plan"]
+    # a function-level import is an edge: cli.core imports the API inside cmd_simulate
+    assert f"{PACKAGE}.api" in graph[f"{PACKAGE}.cli.core"]
+
+
+def cli_imports(graph: dict[str, set[str]], package: str) -> list[str]:
+    """Imports of ``package.cli`` from modules outside it (``__main__`` is the CLI's entry point)."""
+    cli = f"{package}.cli"
+
+    def in_cli(m: str) -> bool:
+        return m == cli or m.startswith(cli + ".")
+
+    return sorted(f"{mod} imports {dep}" for mod, deps in graph.items()
+                  if not in_cli(mod) and mod != f"{package}.__main__" for dep in deps if in_cli(dep))
+
+
+def test_nothing_imports_the_cli(graph):
+    bad = cli_imports(graph, PACKAGE)
+    assert not bad, "the library must not import the command line: " + "; ".join(bad)
+
+
+def test_no_import_cycles(graph):
+    found = cycles(graph)
+    assert not found, "import cycles: " + "; ".join(" <-> ".join(c) for c in found)
+
+
+def test_layers_import_downwards(graph):
+    unplaced = sorted(m for m in graph if layer_of(m) is None)
+    assert not unplaced
+    bad = []
+    for mod, deps in sorted(graph.items()):
+        for dep in sorted(deps):
+            if layer_of(dep) > layer_of(mod):
+                bad.append(f"{mod} ({LAYER_NAMES[layer_of(mod)]}) imports {dep} ({LAYER_NAMES[layer_of(dep)]})")
+    assert not bad, "imports against the layer order: " + "; ".join(bad)
+
+
+def test_the_engine_knows_no_backend(graph):
+    """The engine plays seed blocks; runners, checkpoints and progress are above it."""
+    engine = graph[f"{PACKAGE}.engine"]
+    assert not {d for d in engine if d.startswith((f"{PACKAGE}.runner", f"{PACKAGE}.api"))}
+    for mod in (f"{PACKAGE}.results", *[m for m in graph if m.startswith(f"{PACKAGE}.stats")]):
+        other = f"{PACKAGE}.stats" if mod == f"{PACKAGE}.results" else f"{PACKAGE}.results"
+        assert not {d for d in graph[mod] if d == other or d.startswith(other + ".")}, mod
+
+
+def test_the_checks_catch_a_cycle_and_a_cli_import(tmp_path):
+    """A toy package with a lazy (function-level) circle and a library module importing its CLI."""
+    pkg = tmp_path / "toy"
+    (pkg / "cli").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "cli" / "__init__.py").write_text("import os\n")
+    (pkg / "a.py").write_text("from . import b\n")
+    (pkg / "b.py").write_text("def f():\n    from .a import g\n    from toy.cli import main\n")
+    toy = import_graph(tmp_path, "toy")
+    assert toy["toy.b"] == {"toy.a", "toy.cli"}
+    assert cycles(toy) == [["toy.a", "toy.b"]]
+    assert cli_imports(toy, "toy") == ["toy.b imports toy.cli"]
+
+
+# -- start-up: nothing heavy on the paths every command takes (issue 10) ---------------------
+
+HEAVY = ("pandas", "scipy", "matplotlib", "tqdm", "dask", "pyarrow")
+
+_PROBE = """
+import json, sys
+heavy = {heavy!r}
+loaded = lambda: sorted(m for m in heavy if m in sys.modules)
+import yahtzee_sim
+after_import = loaded()
+from yahtzee_sim.cli import build_parser
+build_parser()
+print(json.dumps({{"import": after_import, "parser": loaded(), "numpy": "numpy" in sys.modules}}))
+"""
+
+
+def _python_env() -> dict:
+    import os
+
+    return {**os.environ, "PYTHONPATH": str(PACKAGE_DIR.parent)}
+
+
+def test_import_and_parser_load_no_heavy_library():
+    """A property, not a timing: pandas, scipy, matplotlib, tqdm and dask load only when used."""
+    import json
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _PROBE.format(heavy=HEAVY)], capture_output=True, text=True,
+                         env=_python_env(), timeout=120, check=True).stdout
+    seen = json.loads(out)
+    assert seen["import"] == [], f"import yahtzee_sim loads {seen['import']}"
+    assert seen["parser"] == [], f"building the CLI parser loads {seen['parser']}"
+    assert seen["numpy"]  # the probe is real: the package itself did load
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["simulate", "--help"]])
+def test_cli_help_and_version_load_no_heavy_library(argv):
+    """The real command (``python -m yahtzee_sim``), read from ``-X importtime``'s list of modules."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", PACKAGE, *argv], capture_output=True,
+                          text=True, env=_python_env(), timeout=120)
+    assert proc.returncode == 0, proc.stderr[-500:]
+    modules = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+    assert f"{PACKAGE}.cli" in modules
+    assert not {m.split(".")[0] for m in modules} & set(HEAVY)

@@ -1,0 +1,194 @@
+"""Writing files safely: atomic replace, the user's umask, one-line errors, no litter.
+
+Every file the project writes goes first to a hidden temporary file beside the target,
+named ``.<target name>.tmp-<pid>-<random>``, which is renamed over the target only when
+complete: a reader never sees a partial file, and a failed write (a full disk, a
+killed process) leaves the previous file untouched. A killed writer cannot remove its
+temporary file, so the next write to the same target removes the leftovers of writers
+that are gone (:func:`clean_stale_temps`).
+
+``mkstemp`` creates files readable by their owner only; the finished file gets the
+mode a plain ``open()`` would give it (``0o666`` less the umask), or keeps the mode of
+the file it replaces.
+
+>>> import tempfile, pathlib
+>>> folder = pathlib.Path(tempfile.mkdtemp())
+>>> with atomic_write(folder / "out.txt", "w") as fh:
+...     _ = fh.write("hello")
+>>> (folder / "out.txt").read_text(), sorted(p.name for p in folder.iterdir())
+('hello', ['out.txt'])
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import re
+import stat
+import tempfile
+import time
+from pathlib import Path
+
+__all__ = ["WriteError", "atomic_write", "temp_file", "finish_temp", "clean_stale_temps", "file_mode",
+           "describe_os_error"]
+
+STALE_AFTER = 24 * 3600.0
+"""Seconds after which a temporary file is removed even if its writer's pid is alive (pid reuse)."""
+
+_LEGACY = re.compile(r"^\.tmp-[a-z0-9_]{8}(\.json|\.csv|\.parquet)?$")
+"""The temporary names of earlier versions (``.tmp-`` + mkstemp's 8 random characters)."""
+
+
+class WriteError(ValueError):
+    """A file could not be written (disk full, permission, ...): one line, exit code 2 on the CLI.
+
+    A ``ValueError`` so that the command line reports it like bad input, in one line;
+    ``errno`` is the operating system's error number.
+    """
+
+    def __init__(self, message: str, errno_: int | None = None, reason: str = ""):
+        super().__init__(message)
+        self.errno = errno_
+        self.reason = reason or message
+
+
+def describe_os_error(exc: OSError) -> str:
+    """``OSError(ENOSPC)`` -> ``'no space left on device'`` (the OS wording, lower case)."""
+    text = exc.strerror or (os.strerror(exc.errno) if exc.errno else str(exc)) or type(exc).__name__
+    return text[:1].lower() + text[1:]
+
+
+def _umask() -> int:
+    try:  # Linux: read it without changing it (os.umask would, for a moment, in every thread)
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def file_mode(target: str | os.PathLike) -> int:
+    """The mode a finished ``target`` gets: that of the file it replaces, else 0o666 less the umask.
+
+    >>> oct(file_mode("/nonexistent/x") & 0o600)
+    '0o600'
+    """
+    try:
+        return stat.S_IMODE(os.stat(target).st_mode)
+    except OSError:
+        return 0o666 & ~_umask()
+
+
+def _prefix(target: Path) -> str:
+    return f".{target.name}.tmp-"
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # e.g. EPERM: it exists, owned by someone else
+        return True
+    return True
+
+
+def clean_stale_temps(target: str | os.PathLike) -> list[Path]:
+    """Remove leftover temporary files of ``target`` whose writer is gone; returns them.
+
+    Only files named like ours are touched: ``.<name>.tmp-<pid>-*`` whose process no
+    longer runs (or older than :data:`STALE_AFTER`), and the ``.tmp-XXXXXXXX[.json|.csv|
+    .parquet]`` files of earlier versions once older than :data:`STALE_AFTER`.
+    """
+    target = Path(target)
+    folder = target.parent if str(target.parent) else Path(".")
+    prefix = _prefix(target)
+    removed = []
+    now = time.time()
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        name = entry.name
+        if name.startswith(prefix):
+            pid_text = name[len(prefix):].split("-", 1)[0]
+            if not pid_text.isdigit():
+                continue
+            stale = not _pid_alive(int(pid_text))
+        elif _LEGACY.match(name):
+            stale = False
+        else:
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+            if not stat.S_ISREG(info.st_mode):
+                continue
+            if stale or now - info.st_mtime > STALE_AFTER:
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+        except OSError:
+            continue
+    return removed
+
+
+def temp_file(target: str | os.PathLike, *, clean: bool = True) -> tuple[int, Path]:
+    """A new hidden temporary file beside ``target`` (open descriptor, path).
+
+    With ``clean``, leftovers of earlier writers that are gone are removed first.
+    """
+    target = Path(target)
+    folder = target.parent if str(target.parent) else Path(".")
+    if clean:
+        clean_stale_temps(target)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f"{_prefix(target)}{os.getpid()}-", suffix=target.suffix, dir=folder)
+    except OSError as exc:
+        reason = describe_os_error(exc)
+        raise WriteError(f"cannot write {str(target)!r}: {reason}", exc.errno, reason) from None
+    return fd, Path(tmp)
+
+
+def finish_temp(tmp: Path, target: str | os.PathLike) -> None:
+    """Give ``tmp`` its final mode and rename it over ``target`` (atomic on one file system)."""
+    try:
+        os.chmod(tmp, file_mode(target))
+        os.replace(tmp, target)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        reason = describe_os_error(exc)
+        raise WriteError(f"cannot write {str(target)!r}: {reason}", exc.errno, reason) from None
+
+
+@contextlib.contextmanager
+def atomic_write(target: str | os.PathLike, mode: str = "w", *, what: str | None = None, clean: bool = True):
+    """Open a temporary file for ``target``; on success rename it over ``target``.
+
+    Any failure removes the temporary file and leaves ``target`` as it was; an
+    ``OSError`` (e.g. a full disk) becomes a one-line :class:`WriteError` naming
+    ``what`` (default: the target's path).
+    """
+    target = Path(target)
+    label = what or repr(str(target))
+    fd, tmp = temp_file(target, clean=clean)
+    try:
+        with os.fdopen(fd, mode) as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        reason = describe_os_error(exc)
+        hint = "; free some space and run again" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else ""
+        raise WriteError(f"cannot write {label}: {reason}{hint}", exc.errno, reason) from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    finish_temp(tmp, target)

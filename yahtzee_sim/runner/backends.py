@@ -1,0 +1,337 @@
+"""Where chunks run: in this process, in local worker processes, or on a Dask cluster.
+
+Each backend is a generator of ``(chunk id, summary)`` pairs in completion order,
+taking chunk ids lazily from an iterator with at most a few chunks per worker in
+flight, so memory does not grow with the number of chunks. Workers get the rules by
+name and the prepared strategy pickled once (:class:`Job`).
+
+>>> check_backend("processes", 2, None)
+>>> list(serial_results(lambda i: i * i, iter(range(3))))
+[(0, 0), (1, 1), (2, 4)]
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import pickle
+import signal
+import threading
+from dataclasses import dataclass
+from itertools import islice
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from ..rules import RuleSet, get_rules
+from ..strategies.base import Strategy
+from .plan import ChunkPlan, play_chunk
+
+__all__ = ["BACKENDS", "DASK_MISSING", "IN_FLIGHT_PER_WORKER", "JobsWarning", "check_backend", "check_scheduler",
+           "usable_cores", "worker_count", "Job", "make_job",
+           "serial_results", "process_results", "dask_results"]
+
+BACKENDS = ("serial", "processes", "dask")
+"""Valid values of ``backend=``."""
+
+DASK_MISSING = "the dask backend needs dask.distributed: pip install 'yahtzee-sim[dask]'"
+
+IN_FLIGHT_PER_WORKER = 2
+"""Chunks submitted ahead per worker: bounds memory whatever the number of chunks."""
+
+
+def check_backend(backend: str, jobs: int | None, scheduler: Any) -> None:
+    """Validate ``backend``, ``jobs`` and ``scheduler`` before any work.
+
+    >>> check_backend("threads", None, None)
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown backend 'threads'; valid backends: serial, processes, dask
+    """
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; valid backends: {', '.join(BACKENDS)}")
+    if jobs is not None:
+        if isinstance(jobs, bool) or not isinstance(jobs, (int, np.integer)) or jobs <= 0:
+            raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
+        if backend == "serial":
+            raise ValueError("jobs needs the processes or dask backend (the serial backend runs in this process)")
+    if scheduler is not None and backend != "dask":
+        raise ValueError(f"a scheduler needs the dask backend, not {backend}")
+    check_scheduler(scheduler)
+
+
+def check_scheduler(scheduler: Any) -> None:
+    """``scheduler`` must be None, an address, a ``dask.distributed.Client`` or a cluster object.
+
+    >>> check_scheduler(object())
+    Traceback (most recent call last):
+    ...
+    ValueError: scheduler must be a Dask scheduler address (e.g. 'tcp://host:8786'), a dask.distributed.Client or a cluster, got object
+    """
+    if scheduler is None:
+        return
+    if isinstance(scheduler, str):
+        if not scheduler.strip():
+            raise ValueError("scheduler is empty: give an address such as tcp://host:8786, or none for a LocalCluster")
+        return
+    kind = type(scheduler)
+    is_dask = kind.__module__.split(".")[0] in ("distributed", "dask", "dask_jobqueue", "dask_kubernetes")
+    if is_dask or hasattr(scheduler, "scheduler_address"):
+        return
+    raise ValueError("scheduler must be a Dask scheduler address (e.g. 'tcp://host:8786'), a "
+                     f"dask.distributed.Client or a cluster, got {kind.__name__}")
+
+
+class JobsWarning(UserWarning):
+    """More workers asked for than this machine has cores: they share the cores."""
+
+
+def usable_cores() -> int:
+    """Cores this process may run on (its CPU affinity where the OS tells, else the core count)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def worker_count(jobs: int | None, chunks_left: int) -> int:
+    """Local workers to start: ``jobs`` (default: every core), never more than the chunks left.
+
+    Asking for more than the cores warns (:class:`JobsWarning`): extra workers only
+    share the cores, each with its own memory.
+
+    >>> worker_count(None, 1), worker_count(1, 5)
+    (1, 1)
+    """
+    cores = usable_cores()
+    if jobs is not None and jobs > cores:
+        import warnings
+
+        warnings.warn(JobsWarning(f"jobs={jobs} is more than the {cores} cores here: the workers share them "
+                                  "(no faster, more memory)"), stacklevel=4)
+    return max(1, min(jobs or cores, chunks_left))
+
+
+# -- shipping the work to other processes -----------------------------------------------
+
+@dataclass(frozen=True)
+class Job:
+    """Everything a worker needs, picklable: rules by name, the prepared strategy as bytes."""
+
+    plan: ChunkPlan
+    rules_name: str
+    options: tuple[str, ...]
+    strategy_name: str
+    strategy_blob: bytes
+    entropy: int
+    keep_games: bool
+    token: str
+
+
+class _Pickler(pickle.Pickler):
+    """Pickles a prepared strategy, replacing the rule set and dice tables by references."""
+
+    def __init__(self, file, rules: RuleSet):
+        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
+        self._refs = {id(rules): "rules", id(rules.dice): "dice"}
+
+    def persistent_id(self, obj):
+        return self._refs.get(id(obj))
+
+
+class _Unpickler(pickle.Unpickler):
+    def __init__(self, file, rules: RuleSet):
+        super().__init__(file)
+        self._objs = {"rules": rules, "dice": rules.dice}
+
+    def persistent_load(self, pid):
+        return self._objs[pid]
+
+
+def make_job(plan: ChunkPlan, rules: RuleSet, strategy: Strategy, entropy: int, keep_games: bool,
+             backend: str) -> Job:
+    """Pack a run for workers; a clear ``ValueError`` if the rules or strategy cannot travel."""
+    try:
+        registered = get_rules(rules.name, rules.options) is rules
+    except ValueError:
+        registered = False
+    if not registered:
+        raise ValueError(f"rule set {rules.key!r} is not in the registry: the {backend} backend rebuilds "
+                         "rules by name in each worker (use backend='serial')")
+    buf = io.BytesIO()
+    try:
+        _Pickler(buf, rules).dump(strategy)
+    except Exception as exc:
+        raise ValueError(f"strategy {strategy.name!r} cannot be sent to {backend} workers: pickling failed "
+                         f"({type(exc).__name__}: {exc}); define it at module level or use backend='serial'") from None
+    import hashlib
+
+    blob = buf.getvalue()
+    token = hashlib.sha256(repr((rules.key, entropy, plan)).encode() + blob).hexdigest()[:16]
+    return Job(plan, rules.name, tuple(rules.options), strategy.name, blob, entropy, keep_games, token)
+
+
+_WORKER_CACHE: dict[str, tuple[RuleSet, Strategy]] = {}
+_WORKER_LOCK = threading.Lock()
+_WORKER_JOB: Job | None = None
+
+
+def _load(job: Job) -> tuple[RuleSet, Strategy]:
+    """The job's rules and prepared strategy, unpickled once per worker process."""
+    with _WORKER_LOCK:
+        hit = _WORKER_CACHE.get(job.token)
+        if hit is None:
+            rules = get_rules(job.rules_name, job.options)
+            try:
+                strategy = _Unpickler(io.BytesIO(job.strategy_blob), rules).load()
+            except Exception as exc:
+                raise ValueError(f"strategy {job.strategy_name!r} cannot be loaded in a worker process "
+                                 f"({type(exc).__name__}: {exc}); define its class in an importable module "
+                                 "or use backend='serial'") from None
+            if len(_WORKER_CACHE) >= 4:
+                _WORKER_CACHE.clear()
+            hit = _WORKER_CACHE[job.token] = (rules, strategy)
+    return hit
+
+
+def run_job_chunk(job: Job, i: int):
+    """Play chunk ``i`` of ``job`` in a worker: ``(i, summary)``."""
+    rules, strategy = _load(job)
+    return i, play_chunk(job.plan, rules, strategy, job.entropy, job.keep_games, i)
+
+
+def _process_init(job: Job) -> None:
+    global _WORKER_JOB
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
+    _WORKER_JOB = job
+
+
+def _process_chunk(i: int):
+    return run_job_chunk(_WORKER_JOB, i)
+
+
+@contextlib.contextmanager
+def _sigint_ignored():
+    """Ignore Ctrl-C while starting worker processes, which then inherit the setting."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
+# -- backends: each yields (chunk id, summary) as chunks complete ---------------------------
+
+def serial_results(work: Callable[[int], Any], ids: Iterator[int]):
+    """Play the chunks ``ids`` one after the other in this process."""
+    for i in ids:
+        yield i, work(i)
+
+
+def _terminate(pool) -> None:
+    stop = getattr(pool, "terminate_workers", None)  # Python >= 3.14
+    if stop is not None:
+        stop()
+        return
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        p.terminate()
+    for p in procs:
+        p.join(timeout=10)
+
+
+def process_results(job: Job, ids: Iterator[int], jobs: int):
+    """Play the chunks ``ids`` in ``jobs`` local worker processes (started with spawn)."""
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
+
+    first = list(islice(ids, IN_FLIGHT_PER_WORKER * jobs))
+    if not first:
+        return
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(first)), mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_process_init, initargs=(job,))
+    finished = False
+    try:
+        with _sigint_ignored():
+            pending = {pool.submit(_process_chunk, i) for i in first}
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                nxt = next(ids, None)
+                if nxt is not None:
+                    pending.add(pool.submit(_process_chunk, nxt))
+                yield fut.result()
+        finished = True
+    except BrokenProcessPool:
+        raise RuntimeError("a worker process died: from a script, call simulate under "
+                           "`if __name__ == '__main__':` (workers start with spawn); "
+                           "otherwise the machine may be out of memory") from None
+    finally:
+        if finished:
+            pool.shutdown(wait=True)
+        else:
+            _terminate(pool)
+
+
+def _import_distributed():
+    try:
+        import dask.distributed as distributed
+    except ImportError:
+        raise ValueError(DASK_MISSING) from None
+    return distributed
+
+
+def _dask_client(distributed, scheduler, jobs: int | None, stack: contextlib.ExitStack):
+    import logging
+
+    if isinstance(scheduler, distributed.Client):
+        return scheduler
+    if scheduler is None:
+        with _sigint_ignored():
+            cluster = stack.enter_context(distributed.LocalCluster(
+                n_workers=jobs or usable_cores(), threads_per_worker=1, processes=True,
+                dashboard_address=":0", silence_logs=logging.ERROR))
+        return stack.enter_context(distributed.Client(cluster))
+    try:
+        client = distributed.Client(scheduler, timeout="20s")
+    except (OSError, TimeoutError) as exc:
+        raise ValueError(f"cannot reach the Dask scheduler at {scheduler!r}: {exc}") from None
+    return stack.enter_context(client)
+
+
+def dask_results(job: Job, ids: Iterator[int], jobs: int | None, scheduler):
+    """Play the chunks ``ids`` on a Dask cluster (``scheduler``, or a LocalCluster of ``jobs`` workers)."""
+    distributed = _import_distributed()
+    with contextlib.ExitStack() as stack:
+        client = _dask_client(distributed, scheduler, jobs, stack)
+        limit = max(4, IN_FLIGHT_PER_WORKER * sum(client.nthreads().values()))
+        [job_future] = client.scatter([job], broadcast=True, hash=False)
+        pending: set = set()
+        queue = distributed.as_completed()
+
+        def submit(i):
+            fut = client.submit(run_job_chunk, job_future, i, pure=False)
+            pending.add(fut)
+            queue.add(fut)
+
+        for i in islice(ids, limit):
+            submit(i)
+        try:
+            for fut in queue:
+                pending.discard(fut)
+                result = fut.result()
+                fut.release()
+                nxt = next(ids, None)
+                if nxt is not None:
+                    submit(nxt)
+                yield result
+        finally:
+            if pending:
+                client.cancel(list(pending))
+            job_future.release()

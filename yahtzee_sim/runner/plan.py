@@ -1,0 +1,107 @@
+"""How a run is cut into chunks of whole seed blocks, what one chunk plays, and what is done.
+
+A run of ``n`` games (or single turns) with ``chunk_blocks`` seed blocks per chunk:
+chunk i plays seed blocks ``[i*c, (i+1)*c)``, and block b draws from the b-th child
+of the run's ``SeedSequence`` (:mod:`yahtzee_sim.engine`). Each chunk returns a
+mergeable summary (a :class:`~yahtzee_sim.results.GameAggregate` of exact integer
+histograms, or roll counts for turns); merging is integer addition, so the result is
+the same in any completion order.
+
+>>> plan = ChunkPlan("games", 5000, 2)
+>>> plan.n_blocks, plan.n_chunks, plan.blocks(2), plan.size(2)
+(5, 3, range(4, 5), 904)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from ..engine import SEED_BLOCK, play_blocks, play_turn_blocks
+from ..results import GameAggregate
+from ..rules import RuleSet
+from ..strategies.base import Strategy
+
+__all__ = ["KINDS", "ChunkPlan", "play_chunk", "Done", "merge_games", "merge_turns"]
+
+KINDS = ("games", "turns")
+
+
+@dataclass(frozen=True)
+class ChunkPlan:
+    """How a run of ``n`` games/turns is cut into chunks (pure arithmetic)."""
+
+    kind: str  # "games" or "turns"
+    n: int
+    chunk_blocks: int
+
+    @property
+    def n_blocks(self) -> int:
+        return -(-self.n // SEED_BLOCK)
+
+    @property
+    def n_chunks(self) -> int:
+        return -(-self.n_blocks // self.chunk_blocks)
+
+    @property
+    def chunk_size(self) -> int:
+        """Games (or turns) in a full chunk."""
+        return self.chunk_blocks * SEED_BLOCK
+
+    def blocks(self, i: int) -> range:
+        return range(i * self.chunk_blocks, min((i + 1) * self.chunk_blocks, self.n_blocks))
+
+    def size(self, i: int) -> int:
+        first = i * self.chunk_size
+        return min(first + self.chunk_size, self.n) - first
+
+
+def play_chunk(plan: ChunkPlan, rules: RuleSet, strategy: Strategy, entropy: int, keep_games: bool, i: int):
+    """One chunk's summary: (GameAggregate, rows or None) for games, roll counts for turns.
+
+    >>> from yahtzee_sim import get_rules, get_strategy
+    >>> r = get_rules("yacht")
+    >>> agg, rows = play_chunk(ChunkPlan("games", 3000, 1), r, get_strategy("random").prepare(r), 5, False, 2)
+    >>> agg.n_games, rows
+    (952, None)
+    """
+    if plan.kind == "turns":
+        return play_turn_blocks(rules, strategy, entropy, plan.blocks(i), plan.n)
+    games = play_blocks(rules, strategy, entropy, plan.blocks(i), plan.n)
+    return GameAggregate.from_games(rules, games), (games if keep_games else None)
+
+
+@dataclass(frozen=True)
+class Done:
+    """Completed chunks (all ids < ``below`` plus ``extra``), their merged summary and size.
+
+    >>> done = Done(0).add(1, 5, 10, merge_turns).add(0, 2, 10, merge_turns)
+    >>> done.value, done.below, sorted(done.extra), done.count, list(done.todo(4))
+    (7, 2, [], 20, [2, 3])
+    """
+
+    value: Any
+    below: int = 0
+    extra: frozenset = frozenset()
+    count: int = 0
+
+    def add(self, i: int, part, size: int, merge) -> "Done":
+        extra = set(self.extra)
+        extra.add(i)
+        below = self.below
+        while below in extra:
+            extra.remove(below)
+            below += 1
+        return Done(merge(self.value, part), below, frozenset(extra), self.count + size)
+
+    def todo(self, n_chunks: int) -> Iterator[int]:
+        """Chunk ids still to play, generated lazily in order."""
+        return (i for i in range(self.below, n_chunks) if i not in self.extra)
+
+
+def merge_turns(a, b):
+    return a + b
+
+
+def merge_games(a, b):
+    return a.merge(b)
