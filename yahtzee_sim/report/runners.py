@@ -379,13 +379,22 @@ def run_odds(spec: ExperimentSpec, *, run_options: dict | None = None) -> Report
 
 # -- variants --------------------------------------------------------------------------------
 
+def _exactly_solvable(name: str) -> bool:
+    """Rule sets the exact solver takes (the family's larger games are only simulated)."""
+    try:
+        get_rules(name).require_final_throw_scoring("the exact solver")
+    except ValueError:
+        return False
+    return True
+
+
 @runner("variants")
 def run_variants(spec: ExperimentSpec, *, run_options: dict | None = None) -> Report:
     """Every rule set, and each Yacht local rule alone against plain Yacht, under optimal play."""
     from ..exact.solver import solve
     from ..rules import rule_names, rule_options
 
-    variants = [(name, ()) for name in (spec.rule_sets or rule_names())]
+    variants = [(name, ()) for name in (spec.rule_sets or [n for n in rule_names() if _exactly_solvable(n)])]
     yacht_opts = spec.yacht_options or tuple(rule_options("yacht"))
     variants += [("yacht", (opt,)) for opt in yacht_opts]
     strategy = spec.strategy
