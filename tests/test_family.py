@@ -887,3 +887,25 @@ def test_exact_engines_refuse_the_games_they_cannot_model():
         assert "simulate" in str(e.value) and "\n" not in str(e.value)
         with pytest.raises(ValueError, match=words):
             extreme_score(key)
+
+
+def test_servida_is_counted():
+    # Holding the first throw, a game has a servida exactly when one of its 11 first
+    # throws is five of a kind: count those straight from the dice tapes.
+    from yahtzee_sim.engine import block_tapes
+
+    n = 4096
+    res = simulate("generala", HoldFirstThrow(), n, options=["servida-wins"], seed=9)
+    tape, _ = block_tapes(res.rules, 9, range(0, 4), 11)
+    first = tape[:n, :, 0, :]                                    # (games, turns, dice)
+    five_first = (first == first[..., :1]).all(axis=2)
+    assert res.aggregate.served_five_games == int(five_first.any(axis=1).sum())
+    assert (res.games["served_five_count"] == five_first.sum(axis=1)).all()
+    s = res.summary()
+    assert s["served_five_rate"] == res.aggregate.served_five_games / n
+    # exact chance per game 1 - (1 - 6/6**5)**11; the observed count sits in its 99.9% range
+    from scipy import stats
+
+    p = 1 - (1 - 6 / 6**5) ** 11
+    lo, hi = stats.binom.interval(0.999, n, p)
+    assert lo <= res.aggregate.served_five_games <= hi

@@ -61,6 +61,8 @@ class GameAggregate:
         negative, as in Yamb).
     points_hist[i], points_shift : games with i - points_shift points (Balut; empty for
         rule sets without points).
+    served_five_games : games with a five of a kind made by the first throw (Generala's
+        servida, which wins at once under ``servida-wins``).
     """
 
     total_hist: np.ndarray
@@ -73,6 +75,7 @@ class GameAggregate:
     total_shift: int = 0
     points_hist: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     points_shift: int = 0
+    served_five_games: int = 0
 
     @classmethod
     def empty(cls, rules: RuleSet) -> "GameAggregate":
@@ -106,6 +109,8 @@ class GameAggregate:
         for b in range(rules.n_boxes):
             agg.fill_turn_hist[b] += np.bincount(games["fill_turn"][:, b], minlength=rules.n_boxes + 1)
         agg.five_box_full_games = int(games["five_box_full"].sum())
+        if "served_five_count" in games:
+            agg.served_five_games = int((np.asarray(games["served_five_count"]) > 0).sum())
         return agg
 
     def merge(self, other: "GameAggregate") -> "GameAggregate":
@@ -121,6 +126,7 @@ class GameAggregate:
             total_shift=self.total_shift,
             points_hist=self.points_hist + other.points_hist,
             points_shift=self.points_shift,
+            served_five_games=self.served_five_games + other.served_five_games,
         )
 
     def check(self, rules: RuleSet, n_games: int) -> None:
@@ -155,6 +161,8 @@ class GameAggregate:
             raise ValueError("the score (or points) histogram is shifted differently from this rule set's")
         if rules.has_points and int(self.points_hist.sum()) != n:
             raise ValueError(f"points_hist counts {int(self.points_hist.sum())} games, not {n}")
+        if not 0 <= int(self.served_five_games) <= n:
+            raise ValueError(f"served_five_games must be between 0 and {n}, got {self.served_five_games}")
         if not 0 <= int(self.five_box_full_games) <= n:
             raise ValueError(f"five_box_full_games must be between 0 and {n}, got {self.five_box_full_games}")
         for name in ("total_hist", "upper_hist", "five_bonus_hist", "five_count_hist"):
@@ -305,6 +313,8 @@ class SimulationResult:
         out["upper_bonus_rate"] = self.rate("upper_bonus")
         out["five_box_50_rate"] = self.rate("five_box_50")
         out["five_per_game"] = float(np.dot(np.arange(len(agg.five_count_hist)), agg.five_count_hist) / n)
+        if self.rules.roll_dependent and self.rules.five_box is not None:   # Generala's servida
+            out["served_five_rate"] = self.rate("served_five")
         if self.rules.has_points:   # Balut: the points beside the score
             out["points_mean"] = agg.points_mean()
             out["points_sd"] = agg.points_sd()
@@ -332,7 +342,8 @@ class SimulationResult:
     # -- derived numbers -------------------------------------------------------------
     def count(self, what: str) -> int:
         """Number of games with: ``upper_bonus``, ``five_box_50`` (50 in the Yahtzee/Yacht
-        box) or ``five_rolled`` (at least one turn ended in five of a kind)."""
+        box), ``five_rolled`` (at least one turn ended in five of a kind) or ``served_five``
+        (a five of a kind made by the first throw: a Generala servida)."""
         agg = self.aggregate
         if what == "upper_bonus":
             if not self.rules.upper_bonus:
@@ -342,7 +353,9 @@ class SimulationResult:
             return int(agg.five_box_full_games)
         if what == "five_rolled":
             return int(agg.n_games - agg.five_count_hist[0])
-        raise ValueError(f"unknown rate {what!r}; valid: upper_bonus, five_box_50, five_rolled")
+        if what == "served_five":
+            return int(agg.served_five_games)
+        raise ValueError(f"unknown rate {what!r}; valid: upper_bonus, five_box_50, five_rolled, served_five")
 
     def rate(self, what: str) -> float:
         """Share of games counted by :meth:`count`."""
