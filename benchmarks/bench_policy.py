@@ -34,10 +34,15 @@ def main() -> None:
               f"(cache {sol.cache})")
     print(f"{rules.key}: exact policy values")
     print(f"{'strategy':<14}{'expected':>11}{'sd':>10}{'states':>10}{'seconds':>9}")
-    for name in names:
+    from yahtzee_sim.progress import as_progress
+
+    report = as_progress(True)  # a bar on a terminal's stderr only
+    for i, name in enumerate(names):
+        report(f"policy value of {name}", i, len(names))
         pv = policy_value(rules, name)
         print(f"{name:<14}{pv.expected_score:>11.4f}{pv.sd:>10.4f}{pv.states:>10,}{pv.seconds:>9.1f}",
               flush=True)
+    report.close()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS {peak:.0f} MB")
 

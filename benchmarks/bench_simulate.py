@@ -95,14 +95,19 @@ def main(argv=None) -> int:
     names = args.strategy or strategy_names()
     floor = dice_floor(args.games, max(args.repeat, 3))
     floor_us = floor / args.games * 1e6
+    from yahtzee_sim.progress import as_progress
+
+    report = as_progress(not args.json)  # a bar on a terminal's stderr, never with --json
     rows = []
-    for name in names:
+    for i, name in enumerate(names):
+        report(f"{args.games:,} games of {name}", i, len(names))
         cmd = [sys.executable, __file__, "--child", "--strategy", name, "--rules", args.rules,
                "--games", str(args.games), "--repeat", str(args.repeat), "--seed", str(args.seed)]
         if args.batch is not None:
             cmd += ["--batch", str(args.batch)]
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
         rows.append(json.loads(out.strip().splitlines()[-1]))
+    report.close()
     if args.json:
         print(json.dumps({"floor_us_per_game": floor_us, "floor_games_per_s": args.games / floor}))
         for r in rows:

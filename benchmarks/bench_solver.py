@@ -122,9 +122,18 @@ def main(argv=None) -> int:
 
     from yahtzee_sim.rules import rule_names
 
+    from yahtzee_sim.progress import as_progress
+
     names = args.rules or rule_names()
-    solves = [cold_solve(n, args.option, args.repeats, args.workers) for n in names]
+    report = as_progress(not args.json)  # a bar on a terminal's stderr, never with --json
+    solves = []
+    for i, n in enumerate(names):
+        report(f"cold solve of {n}", i, len(names) + 1)
+        solves.append(cold_solve(n, args.option, args.repeats, args.workers))
+    report("optimal play", len(names), len(names) + 1)
     play = optimal_play("yahtzee", args.games, args.batch)
+    report("optimal play", len(names) + 1, len(names) + 1)
+    report.close()
     other = yatzy_solver_side_by_side(20000)
     if other:
         by = {s["rules"]: s for s in solves}

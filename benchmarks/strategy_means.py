@@ -46,7 +46,7 @@ def main(argv=None) -> int:
         totals = {}
         for name in names:
             start = time.perf_counter()
-            res = simulate(rules, name, args.games, seed=args.seed, options=args.option)
+            res = simulate(rules, name, args.games, seed=args.seed, options=args.option, progress=True)
             s = res.summary()
             totals[name] = res.games["total"]
             ci = f"[{s['ci95_low']:.2f}, {s['ci95_high']:.2f}]"

@@ -20,8 +20,9 @@ from yahtzee_sim.cli import main
 from yahtzee_sim.rules import get_rules, rule_names, rule_options
 from yahtzee_sim.strategies import strategy_names
 
-JSON_KEYS = {"rules", "options", "strategy", "games", "seed", "mean", "sd", "se", "ci95",
-             "percentiles", "upper_bonus_rate", "yahtzee_box_50_rate", "seconds"}
+JSON_KEYS = {"rules", "options", "strategy", "games", "seed", "mean", "sd", "se", "ci95_low", "ci95_high",
+             "min", "p1", "p5", "p25", "p50", "p75", "p95", "p99", "max", "upper_bonus_rate", "five_box_50_rate",
+             "five_rolled_rate", "five_count_mean", "seconds"}
 
 
 def run(capsys, *argv):
@@ -111,7 +112,9 @@ def test_simulate_table(capsys):
     code, out, err = run(capsys, "simulate", "--rules", "yacht", "--strategy", "random",
                          "--games", 1500, "--seed", 3)
     assert code == 0 and err == ""
-    for word in ["mean", "sd", "95% CI", "p1", "p50", "p99", "max", "upper bonus rate", "seconds"]:
+    for word in ["mean", "sd", "95% CI", "p1", "p50", "p99", "max", "upper bonus (share of games)",
+                 "five of a kind rolled at least once (share of games)",
+                 "five-of-a-kind turns per game (mean count)", "seconds"]:
         assert word in out
     mean = simulate("yacht", "random", 1500, seed=3).summary()["mean"]
     assert f"{mean:.3f}" in out
@@ -121,17 +124,17 @@ def test_simulate_json_keys_values_and_reproducibility(capsys):
     argv = ["simulate", "--rules", "yacht", "--option", "three-dice", "--strategy", "keep-largest",
             "--games", 2500, "--seed", 12, "--json"]
     a = run_json(capsys, *argv)
-    assert JSON_KEYS <= set(a)
+    assert set(a) == JSON_KEYS
     assert (a["rules"], a["options"], a["strategy"], a["games"], a["seed"]) == (
-        "yacht", ["three-dice"], "keep-largest", 2500, 12)
+        "yacht+three-dice", ["three-dice"], "keep-largest", 2500, 12)
     s = simulate("yacht", "keep-largest", 2500, seed=12, options=["three-dice"]).summary()
-    assert a["mean"] == pytest.approx(s["mean"]) and a["sd"] == pytest.approx(s["sd"])
-    assert a["se"] == pytest.approx(s["se"])
-    assert a["ci95"] == pytest.approx([s["ci95_low"], s["ci95_high"]])
-    assert a["ci95"][0] < a["mean"] < a["ci95"][1]
-    assert a["percentiles"] == {f"p{p}": s[f"p{p}"] for p in (1, 5, 25, 50, 75, 95, 99)}
-    assert a["upper_bonus_rate"] == pytest.approx(s["upper_bonus_rate"])
-    assert a["yahtzee_box_50_rate"] == pytest.approx(s["five_box_50_rate"])
+    # One name per number: the JSON keys are the Python summary's keys, values equal.
+    assert set(s) | {"options"} == JSON_KEYS
+    for key in s:
+        if key != "seconds":
+            assert a[key] == pytest.approx(s[key]) if isinstance(s[key], float) else a[key] == s[key], key
+    assert a["ci95_low"] < a["mean"] < a["ci95_high"]
+    assert a["five_box_50_rate"] <= a["five_rolled_rate"] <= 1
     assert a["seconds"] >= 0
     b = run_json(capsys, *argv)
     a.pop("seconds"), b.pop("seconds")
@@ -143,7 +146,7 @@ def test_simulate_json_keys_values_and_reproducibility(capsys):
 def test_simulate_one_game_json_has_nulls_not_an_error(capsys):
     # One game has no sd: JSON gets null (it used to fail on NaN with exit code 2).
     data = run_json(capsys, "simulate", "--games", 1, "--seed", 1, "--json")
-    assert data["games"] == 1 and data["sd"] is None and data["ci95"] == [None, None]
+    assert data["games"] == 1 and data["sd"] is None and data["ci95_low"] is None and data["ci95_high"] is None
 
 
 def test_simulate_out_csv(capsys, tmp_path):

@@ -228,13 +228,16 @@ def test_summary_agrees_with_the_frame(result):
     assert s["upper_bonus_rate"] == pytest.approx((frame["upper_bonus"] > 0).mean())
     assert s["upper_bonus_rate"] == pytest.approx((frame["upper_total"] >= 63).mean())
     assert s["five_box_50_rate"] == pytest.approx((frame["yahtzee"] == 50).mean())
-    assert s["five_per_game"] == pytest.approx(frame["five_count"].mean())
-    assert result.rate("five_rolled") == pytest.approx((frame["five_count"] > 0).mean())
+    assert s["five_count_mean"] == pytest.approx(frame["five_count"].mean())
+    assert s["five_per_game"] == s["five_count_mean"]  # the earlier name still reads
+    assert s["five_rolled_rate"] == result.rate("five_rolled") == pytest.approx((frame["five_count"] > 0).mean())
     assert list(frame.columns[:1]) == ["total"]
     assert all(b in frame.columns for b in result.rules.box_names)
     assert (frame[list(result.rules.box_names)].sum(axis=1) + frame["upper_bonus"]
             + 100 * frame["five_bonus_count"] == frame["total"]).all()
-    assert result.summary_frame().shape[1] == 1
+    table = result.summary_frame()
+    assert list(table.columns) == ["value", "kind", "meaning"] and list(table.index) == list(s)
+    assert table.loc["five_rolled_rate", "kind"] == "rate" and table.loc["five_count_mean", "kind"] == "mean count"
     box = result.box_frame()
     assert box["mean"].to_numpy() == pytest.approx(frame[list(result.rules.box_names)].mean().to_numpy())
 

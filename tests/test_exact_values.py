@@ -93,6 +93,111 @@ class PlainDP:
         return out
 
 
+def _served(scorer, extra):
+    """A box paying ``extra`` more when its dice are those of the first throw."""
+    def score(counts, throws=None):
+        base = np.asarray(scorer(counts))
+        return np.where(base > 0, base + (extra if throws == 1 else 0), 0)
+    return score
+
+
+def _small_served(n_dice=4, n_faces=4, tiers=False):
+    """Generala-like: served straight, full and n of a kind pay more; no upper bonus
+    unless ``tiers`` (then a two-tier one, as in Kismet)."""
+    boxes = [Box(f"u{f}", f"U{f}", sc.upper(f), upper_face=f) for f in range(1, n_faces + 1)]
+    boxes += [
+        Box("straight", "Straight", _served(sc.straight(n_dice, 20), 5), by_throw=True),
+        Box("full", "Full", _served(sc.full_house("25"), 5), by_throw=True),
+        Box("generala", "Generala", _served(sc.five_of_a_kind(50), 10), by_throw=True),
+    ]
+    extra = {}
+    if tiers:
+        extra = dict(upper_bonus_threshold=14, upper_bonus=30)
+        if "upper_bonus_tiers" in RuleSet.__dataclass_fields__:
+            extra["upper_bonus_tiers"] = ((10, 15), (14, 30))
+    else:
+        extra = dict(upper_bonus=0)
+    return RuleSet(name="served", title="served", boxes=tuple(boxes), n_dice=n_dice,
+                   n_faces=n_faces, five_box="generala", **extra)
+
+
+class PlainServedDP(PlainDP):
+    """The turn played literally: the dice carry the throw that made them; holding
+    every die is not a throw; the box is scored with that throw's table."""
+
+    def value(self, filled: tuple, u: int, full: bool) -> float:
+        key = (filled, u, full)
+        if key in self.memo:
+            return self.memo[key]
+        rules = self.rules
+        if all(filled):
+            return 0.0
+        final = {}
+        nr = len(self.rolls)
+        idx = np.array([self.roll_index[r] for r in self.rolls])
+        for t in range(1, rules.n_rolls + 1):
+            legal, scores, bonus = rules.turn_options(
+                np.array([filled] * nr), np.full(nr, full), idx, throws=np.full(nr, t))
+            gain = scores.astype(int) + rules.upper_bonus_gain(np.full(nr, u), scores) + bonus[:, None]
+            for i, r in enumerate(self.rolls):
+                best = -math.inf
+                for b in np.flatnonzero(legal[i]):
+                    nf = tuple(True if j == b else x for j, x in enumerate(filled))
+                    nu = u + (int(scores[i, b]) if rules.is_upper[b] else 0)
+                    nfull = full or (b == rules.five_box_index and int(scores[i, b]) > 0)
+                    best = max(best, int(gain[i, b]) + self.value(nf, nu, nfull))
+                final[r, t] = best
+
+        n = rules.n_dice
+        turn: dict = {}
+
+        throw_ev: dict = {}
+
+        def thrown(k, left):                         # keep k, throw the rest now
+            if (k, left) not in throw_ev:
+                t = rules.n_rolls - left + 1
+                throw_ev[k, left] = sum(p * hold(r2, t, left - 1) for r2, p in self.after_keep[k].items())
+            return throw_ev[k, left]
+
+        def hold(r, t, left):                        # dice r made by throw t, rerolls left
+            if left == 0:
+                return final[r, t]
+            if (r, t, left) not in turn:
+                best = hold(r, t, left - 1)          # hold every die: no throw
+                for k in self.keeps[r]:
+                    if len(k) < n:
+                        best = max(best, thrown(k, left))
+                turn[r, t, left] = best
+            return turn[r, t, left]
+
+        out = sum(p * hold(r, 1, rules.n_rolls - 1) for r, p in self.roll_prob.items())
+        self.memo[key] = out
+        return out
+
+
+@pytest.mark.parametrize("tiers", [False, True], ids=["no-bonus", "tiers"])
+def test_served_game_every_state_equals_a_literal_dp(tiers):
+    rules = _small_served(n_dice=3, tiers=tiers)
+    dp = PlainServedDP(rules)
+    start = dp.value((False,) * rules.n_boxes, 0, False)
+    sol = solve(rules, dtype=np.float64, cache=False)
+    assert abs(sol.expected_score - start) < 1e-9
+    keys = list(dp.memo)
+    got = sol.value(np.array([k[0] for k in keys]), [k[1] for k in keys], [k[2] for k in keys])
+    want = np.array([dp.memo[k] for k in keys])
+    assert np.abs(got - want).max() < 1e-9
+    # and the served scores matter: the same game scored as if never served is worse
+    assert sol.expected_score > solve(_unserved(rules), dtype=np.float64, cache=False).expected_score + 0.5
+
+
+def _unserved(rules):
+    import dataclasses
+
+    boxes = tuple(dataclasses.replace(b, score=(lambda f: lambda c: f(c, 3))(b.score), by_throw=False)
+                  if b.by_throw else b for b in rules.boxes)
+    return dataclasses.replace(rules, boxes=boxes, name="unserved")
+
+
 @pytest.mark.parametrize("joker,fill,bonus", [("forced", "any", 100), ("free", "any", 100),
                                               ("original", "any", 0), ("none", "in-order", 100)])
 def test_every_state_equals_a_plain_dp(joker, fill, bonus):

@@ -315,7 +315,9 @@ def test_cli_odds_table_and_json(capsys):
     assert main(["odds", "--json", "--per-turn", "--boxes"]) == 0
     data = json.loads(capsys.readouterr().out)
     five = next(r for r in data["per_turn"]["patterns"] if r["pattern"] == "five_of_a_kind")
-    assert Fraction(five["strategy_fraction"]) == turn_odds().fraction("five_of_a_kind")
+    exact = Fraction(five["strategy_fraction"]["numerator"], five["strategy_fraction"]["denominator"])
+    assert exact == turn_odds().fraction("five_of_a_kind")  # fractions as numbers, not text
+    assert five["strategy_fraction"]["value"] == pytest.approx(float(exact))
     rolls = {r["policy"]: r for r in data["per_turn"]["expected_rolls_to_five_of_a_kind"]}
     assert rolls["keep-largest"]["expected_rolls"] == pytest.approx(11.09, abs=0.005)
     assert round(data["per_turn"]["turns_per_five_of_a_kind"]["strategy"]) == 22

@@ -41,6 +41,7 @@ def test_spec_runs_tiny_and_writes_every_promised_file(path, tmp_path):
     for plot in spec.plots:
         stem = plot.replace("-", "_")
         assert (out / f"{stem}.png").is_file() and (out / f"{stem}.svg").is_file(), plot
+    _check_readable(readme)
 
 
 def test_cli_run_writes_report_folder(tmp_path, capsys):
@@ -82,3 +83,68 @@ def test_run_accepts_a_backend_and_gives_the_same_tables(tmp_path, capsys):
         assert main(["run", str(spec), "--out", str(tmp_path / f"r{i}"), *backend]) == 0
         tables.append((tmp_path / f"r{i}" / "mini" / "summary.csv").read_text())
     assert tables[0] == tables[1]
+
+
+# -- reports a writer can paste -------------------------------------------------------
+
+_PYTHONISMS = re.compile(  # nan, 6e-05, ('a', 'b') row labels, snake_case names
+    r"\bnan\b|\d[eE][-+]?\d|\('|\bNone\b|\binf\b|_rate\b|three_of_a_kind|five_of_a_kind")
+
+
+def _check_readable(readme: str) -> None:
+    """No Python artifacts in tables; every figure names its rule set and sample size."""
+    tables = "\n".join(line for line in readme.splitlines() if line.startswith("|"))
+    assert not _PYTHONISMS.search(tables), _PYTHONISMS.search(tables).group(0)
+    for caption in re.findall(r"!\[([^\]]*)\]", readme):
+        assert re.search(r"\d{3}", caption), f"sample size missing: {caption}"
+        assert re.search(r"Yahtzee|Yacht|Yatzy|variant", caption), f"rule set missing: {caption}"
+    assert "generated" not in readme and "commit" not in readme  # nothing that changes on a rerun
+
+
+def test_a_rerun_gives_byte_identical_files(tmp_path):
+    spec = tmp_path / "same.toml"
+    spec.write_text('kind = "strategies"\nstrategies = ["random", "keep-largest"]\ngames = 300\n')
+    copies = []
+    for out in ("a", "b"):
+        assert main(["run", str(spec), "--out", str(tmp_path / out)]) == 0
+        folder = tmp_path / out / "same"
+        copies.append({p.name: p.read_bytes() for p in folder.iterdir()})
+    assert copies[0] == copies[1] and {"histogram.svg", "histogram.png", ".yahtzee-sim-report"} <= set(copies[0])
+
+
+def test_specs_accept_rule_keys_and_option_combinations(tmp_path):
+    spec = parse_spec({"kind": "variants", "rule_sets": ["yacht", "yahtzee+no-joker"], "games": 64,
+                       "yacht_options": ["full-house-25+straights-30-40", "yacht+no-bonus"], "plots": []},
+                      name="combo")
+    frame = run_experiment(spec).data["variants"]
+    assert list(frame.index) == ["yacht", "yahtzee+no-joker", "yacht+full-house-25+straights-30-40",
+                                 "yacht+no-bonus"]
+    # The combination's exact change is computed by its own solve, not the sum of the two alone.
+    assert frame.loc["yacht+full-house-25+straights-30-40", "vs_plain_yacht"] > 0
+    strat = parse_spec({"kind": "strategies", "rules": "yacht+full-house-25", "strategies": ["random"],
+                        "games": 64, "plots": []}, name="k")
+    assert run_experiment(strat).data["summary"].shape[0] == 1
+    with pytest.raises(ValueError, match="unknown option 'nope'"):
+        parse_spec({"kind": "strategies", "rules": "yacht+nope"}, name="k")
+
+
+def test_variants_use_independent_streams_and_say_so():
+    spec = parse_spec({"kind": "variants", "rule_sets": ["yacht", "yatzy"], "yacht_options": ["no-bonus"],
+                       "games": 64, "plots": []}, name="v")
+    rep = run_experiment(spec)
+    seeds = rep.data["variants"]["seed"]
+    assert seeds.nunique() == len(seeds)
+    assert "independent random streams" in rep.reading
+
+
+def test_claims_report_orders_sources_and_keeps_intervals_off_exact_values(tmp_path):
+    spec = parse_spec({"kind": "claims", "games": 256, "turns": 2000}, name="claims")
+    rep = run_experiment(spec)
+    headings = [s.heading for s in rep.sections if s.heading.startswith("Seed ")]
+    assert headings == ["Seed 000", "Seed 001", "Seed 003"]
+    for line in rep.reading.splitlines():
+        if "finds exactly" in line:
+            assert "95% CI" not in line, line
+    frame = rep.data["claims"]
+    simulated = frame[frame["exact"].isna()]
+    assert simulated["method"].str.contains(" under ").all()  # names the strategy played

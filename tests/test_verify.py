@@ -116,7 +116,7 @@ def test_extreme_claims_of_seed_000():
     # five of a kind may be scored elsewhere while the Yahtzee box is still open (no bonus is
     # paid then), giving 375 and 181. Under the seed's own recipe (the only five of a kind is
     # the one in the Yahtzee box) they hold exactly.
-    wrong = {"s000-max-no-bonus": "375", "s000-min-no-zero": "181"}
+    wrong = {"s000-max-no-bonus": 375, "s000-min-no-zero": 181}
     for cid, found in wrong.items():
         assert frame.loc[cid, "verdict"] == "wrong" and frame.loc[cid, "exact"] == found
     rest = frame.drop(index=list(wrong))
@@ -150,3 +150,40 @@ def test_verify_gives_the_same_answers_on_every_backend(capsys):
         claims = json.loads(capsys.readouterr().out)["claims"]
         outputs.append([{k: v for k, v in c.items() if k != "seconds"} for c in claims])
     assert outputs[0] == outputs[1]
+
+
+@pytest.mark.parametrize("only, message", [
+    ("zzz", "no claim id starts with 'zzz'; the ids are: s003-first-roll-yahtzee-fraction"),
+    ("", "must not be empty"),
+])
+def test_verify_only_names_the_ids_that_exist(capsys, only, message):
+    assert main(["verify", "--only", only]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
+    with pytest.raises(ValueError, match="no claim id starts with"):
+        verify_claims(SMALL, only=["zzz"])
+
+
+def test_verify_out_with_only_writes_just_those_claims(tmp_path, capsys):
+    out = tmp_path / "claims"
+    assert main(["verify", "--only", "s003-63", "--turns", "1000", "--out", str(out)]) == 0
+    assert "s003-63-three-each" in (out / "README.md").read_text(encoding="utf-8")
+    assert "s000-max" not in (out / "README.md").read_text(encoding="utf-8")
+    assert "--only s003-63" in (out / "README.md").read_text(encoding="utf-8")
+
+
+def test_verify_json_gives_numbers_as_numbers(capsys):
+    import json
+
+    assert main(["verify", "--only", "s003-first-roll-yahtzee", "--turns", "2000", "--json"]) == 0
+    claims = {c["id"]: c for c in json.loads(capsys.readouterr().out)["claims"]}
+    exact = claims["s003-first-roll-yahtzee"]
+    assert exact["exact"] == pytest.approx(1 / 1296) and exact["exact_fraction"] == {"numerator": 1,
+                                                                                    "denominator": 1296}
+    assert isinstance(exact["estimate"], float) and exact["ci95_low"] <= exact["estimate"] <= exact["ci95_high"]
+    assert exact["claimed"] == pytest.approx(0.0008) and exact["unit"] == "share"
+
+
+def test_verify_refuses_sizes_no_run_can_hold(capsys):
+    assert main(["verify", "--games", "1e12"]) == 2
+    assert "is too many" in capsys.readouterr().err

@@ -47,18 +47,24 @@ class StrategyError(ValueError):
     """A strategy returned an illegal keep or box."""
 
 
-def seed_entropy(seed) -> int:
-    """The entropy of a run's ``SeedSequence``: ``seed`` itself, or fresh entropy for None.
+FRESH_SEED_BELOW = 10**9
+"""A run without a seed draws one below this from the OS (``SeedSequence().entropy``
+reduced): short enough to retype, and the printed seed is the one used."""
 
-    >>> seed_entropy(7), seed_entropy(np.random.SeedSequence(7))
-    (7, 7)
+
+def seed_entropy(seed) -> int:
+    """The entropy of a run's ``SeedSequence``: ``seed`` itself, or for None a fresh
+    seed below :data:`FRESH_SEED_BELOW`.
+
+    >>> seed_entropy(7), seed_entropy(np.random.SeedSequence(7)), 0 <= seed_entropy(None) < FRESH_SEED_BELOW
+    (7, 7, True)
     >>> seed_entropy(-1)
     Traceback (most recent call last):
     ...
     ValueError: seed must be a non-negative integer or None, got -1
     """
     if seed is None:
-        return int(np.random.SeedSequence().entropy)
+        return int(np.random.SeedSequence().entropy) % FRESH_SEED_BELOW
     if isinstance(seed, np.random.SeedSequence):
         return int(seed.entropy)
     if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0:

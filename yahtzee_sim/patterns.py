@@ -89,6 +89,72 @@ def check_pattern(name: str, dice: DiceTables | None = None) -> str:
     return key
 
 
+def pattern_inclusions(dice: DiceTables | None = None) -> dict[str, list[str]]:
+    """For each pattern, the other patterns it also counts: ``four_of_a_kind`` counts
+    every ``five_of_a_kind`` roll ("or better"), ``full_house`` counts no other
+    pattern (exactly). Derived from the rolls of :func:`pattern_table`, listing only
+    the largest patterns strictly inside (so ``three_of_a_kind`` names four of a kind
+    and the full house, not five of a kind too); exact and duplicate patterns
+    (``*_exactly``, ``largest_group_*``) are not named.
+
+    >>> inc = pattern_inclusions()
+    >>> inc["four_of_a_kind"], inc["small_straight"], inc["full_house"]
+    (['five_of_a_kind'], ['large_straight'], [])
+    """
+    from .dice import dice_tables
+
+    table = pattern_table(dice or dice_tables())
+    rolls = {name: frozenset(np.flatnonzero(table[name].to_numpy())) for name in table.columns}
+    named = [n for n in table.columns if not n.endswith("_exactly") and not n.startswith("largest_group_")]
+    out = {}
+    for name, mine in rolls.items():
+        inside = [q for q in named if q != name and rolls[q] and rolls[q] < mine]
+        out[name] = [q for q in inside if not any(rolls[q] < rolls[r] for r in inside if r != q)]
+    return out
+
+
+def pattern_meanings(dice: DiceTables | None = None) -> dict[str, str]:
+    """What each pattern counts, in words: ``"also counts ..."`` ("or better") or ``"exactly"``.
+
+    >>> m = pattern_meanings()
+    >>> m["four_of_a_kind"], m["full_house"]
+    ('also counts five_of_a_kind', 'exactly')
+    """
+    return {name: f"also counts {', '.join(inc)}" if inc else "exactly"
+            for name, inc in pattern_inclusions(dice).items()}
+
+
+def pattern_note(names=None, dice: DiceTables | None = None) -> str:
+    """The footnote under a table of patterns, computed from their definitions: which
+    of ``names`` also count other patterns ("or better") and which are exact (default:
+    every pattern, the ``*_exactly`` and ``largest_group_*`` ones named only when they
+    count another pattern, as ``three_of_a_kind_exactly`` counts full houses).
+
+    >>> pattern_note(["four_of_a_kind", "small_straight", "full_house"])
+    'Counting other patterns too ("or better"): four_of_a_kind (also counts five_of_a_kind), small_straight (also counts large_straight). Exactly: full_house.'
+    """
+    inc = pattern_inclusions(dice)
+    names = [n for n in inc if inc[n] or not (n.endswith("_exactly") or n.startswith("largest_group_"))] \
+        if names is None else list(names)
+    better = [f"{n} (also counts {', '.join(inc[n])})" for n in names if inc[n]]
+    exact = [n for n in names if not inc[n]]
+    parts = []
+    if better:
+        parts.append(f"Counting other patterns too (\"or better\"): {', '.join(better)}.")
+    if exact:
+        parts.append(f"Exactly: {', '.join(exact)}.")
+    return " ".join(parts)
+
+
+def pattern_includes_column(dice: DiceTables | None = None) -> dict[str, str]:
+    """The ``includes`` column of the odds and turns tables (see :data:`PATTERN_NOTE`).
+
+    >>> pattern_includes_column()["small_straight"], pattern_includes_column()["full_house"]
+    ('large_straight', '-')
+    """
+    return {name: ", ".join(inc) or "-" for name, inc in pattern_inclusions(dice).items()}
+
+
 HAND_CLASSES = ("five_of_a_kind", "four_of_a_kind", "full_house", "three_of_a_kind",
                 "large_straight", "small_straight", "two_pairs", "one_pair", "nothing")
 """Mutually exclusive classes of a roll, best first (each roll is in exactly one)."""

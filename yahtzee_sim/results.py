@@ -28,9 +28,93 @@ from .rules import RuleSet
 if TYPE_CHECKING:  # pandas is imported where a table is made: start-up stays fast
     import pandas as pd
 
-__all__ = ["GameAggregate", "SimulationResult", "TurnsResult", "max_total", "min_total", "PERCENTILES"]
+__all__ = ["GameAggregate", "SimulationResult", "Summary", "TurnsResult", "games_frame", "max_total", "min_total",
+           "PERCENTILES", "RATES"]
 
 PERCENTILES = (1, 5, 25, 50, 75, 95, 99)
+
+RATES = {
+    "upper_bonus": "share of games that earned the upper-section bonus",
+    "five_box_50": "share of games with 50 in the five-of-a-kind box ({five_box})",
+    "five_rolled": "share of games with at least one turn ending in five of a kind "
+                   "(the chance of rolling one in a game)",
+}
+"""The rates of :meth:`SimulationResult.rate`: ``summary()`` key ``NAME_rate`` each."""
+
+
+class Summary(dict):
+    """The numbers of one run by name (a ``dict``: ``s["mean"]``), with what each is.
+
+    :meth:`to_frame` gives value, kind (``rate``: a share of games in [0, 1];
+    ``mean count``: an average number per game, may exceed 1; ...) and meaning.
+    The JSON of ``yahtzee-sim simulate`` uses the same names.
+    """
+
+    ALIASES = {"five_per_game": "five_count_mean"}  # earlier name, still readable
+
+    def __init__(self, values: dict, level: float = 0.95, five_box: str | None = None):
+        super().__init__(values)
+        self.level = level
+        self.five_box = five_box or "five-of-a-kind box"
+
+    def __missing__(self, key):
+        if key in self.ALIASES:
+            return self[self.ALIASES[key]]
+        raise KeyError(key)
+
+    def kind(self, key: str) -> str:
+        if key.endswith("_rate"):
+            return "rate"
+        if key == "five_count_mean":
+            return "mean count"
+        if key in ("rules", "strategy", "seed"):
+            return "setting"
+        if key in ("games",):
+            return "count"
+        if key in ("points_mean", "points_sd"):
+            return "points"
+        if key == "seconds":
+            return "time"
+        return "score"
+
+    def meaning(self, key: str) -> str:
+        pct = f"{self.level:.0%}"
+        fixed = {
+            "rules": "rule set key", "strategy": "strategy", "games": "games played",
+            "seed": "seed of the run (pass it back to reproduce it)",
+            "mean": "mean final score", "sd": "standard deviation of the final score",
+            "se": "standard error of the mean", "ci95_low": "95% CI of the mean, low end",
+            "ci95_high": "95% CI of the mean, high end", "ci_low": f"{pct} CI of the mean, low end",
+            "ci_high": f"{pct} CI of the mean, high end", "min": "lowest final score",
+            "max": "highest final score",
+            "five_count_mean": "mean number of turns per game ending in five of a kind "
+                               "(a mean count, not a chance)",
+            "seconds": "wall-clock seconds of the run",
+            "points_mean": "mean points of a game (Balut's points, beside its score)",
+            "points_sd": "standard deviation of a game's points",
+            "served_five_rate": "share of games with a five of a kind made by the first throw "
+                                "(a Generala servida, which wins at once under servida-wins)",
+        }
+        if key in fixed:
+            return fixed[key]
+        if key.startswith("p") and key[1:].isdigit():
+            n = int(key[1:])
+            suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+            return f"{n}{suffix} percentile of the final score"
+        if key.endswith("_rate") and key[:-5] in RATES:
+            return RATES[key[:-5]].format(five_box=self.five_box)
+        return key
+
+    def to_frame(self) -> "pd.DataFrame":
+        """One row per number: value, kind and meaning."""
+        import pandas as pd
+
+        return pd.DataFrame({"value": pd.Series(dict(self), dtype=object),
+                             "kind": [self.kind(k) for k in self],
+                             "meaning": [self.meaning(k) for k in self]}).rename_axis("name")
+
+    def __repr__(self) -> str:
+        return f"Summary({dict.__repr__(self)})"
 
 
 def max_total(rules: RuleSet) -> int:
@@ -39,6 +123,27 @@ def max_total(rules: RuleSet) -> int:
         return int(rules.card_score_range[1])
     box_max = int(rules.score_tables.max(axis=(0, 1)).sum()) + int(np.clip(rules.joker_points, 0, None).sum())
     return box_max + rules.upper_bonus + rules.five_bonus * rules.n_boxes
+
+
+def games_frame(rules: RuleSet, games: dict[str, np.ndarray], first_game: int = 0) -> "pd.DataFrame":
+    """The per-game table of :meth:`SimulationResult.to_frame` for ``games`` numbered from ``first_game``.
+
+    Streamed output (``simulate(..., out=FILE)``) writes these chunk by chunk.
+    """
+    import pandas as pd
+
+    frame = pd.DataFrame(games["box_scores"], columns=list(rules.box_names))
+    frame.insert(0, "total", games["total"])
+    frame["upper_total"] = games["upper_total"]
+    frame["upper_bonus"] = games["upper_bonus"]
+    frame["five_bonus_count"] = games["five_bonus_count"]
+    frame["five_count"] = games["five_count"]
+    if "points" in games:  # Balut: the points beside the score
+        frame["points"] = games["points"]
+    if first_game:
+        frame.index = pd.RangeIndex(first_game, first_game + len(frame))
+    frame.index.name = "game"
+    return frame
 
 
 def min_total(rules: RuleSet) -> int:
@@ -240,6 +345,10 @@ class GameAggregate:
         turns = np.arange(self.fill_turn_hist.shape[1])
         return self.fill_turn_hist @ turns / self.n_games
 
+    def __repr__(self) -> str:
+        return f"GameAggregate(games={self.n_games:,}, mean={self.mean():.3f})" if self.n_games else \
+            "GameAggregate(games=0)"
+
     def box_means(self) -> np.ndarray:
         pts = np.arange(self.box_hist.shape[1])
         return self.box_hist @ pts / self.n_games
@@ -266,24 +375,22 @@ class SimulationResult:
     # -- tables -------------------------------------------------------------------
     def to_frame(self) -> "pd.DataFrame":
         """One row per game: total, each box's points, upper total and bonuses."""
-        import pandas as pd
-
         if self.games is None:
             raise ValueError("this run kept only aggregates; rerun with keep_games=True for per-game rows")
-        g = self.games
-        frame = pd.DataFrame(g["box_scores"], columns=list(self.rules.box_names))
-        frame.insert(0, "total", g["total"])
-        frame["upper_total"] = g["upper_total"]
-        frame["upper_bonus"] = g["upper_bonus"]
-        frame["five_bonus_count"] = g["five_bonus_count"]
-        frame["five_count"] = g["five_count"]
-        if "points" in g:
-            frame["points"] = g["points"]
-        frame.index.name = "game"
-        return frame
+        return games_frame(self.rules, self.games)
 
-    def summary(self, level: float = 0.95) -> dict:
-        """Mean, sd, standard error, CI of the mean, extremes, percentiles and rates."""
+    def summary(self, level: float = 0.95) -> "Summary":
+        """Mean, sd, standard error, CI of the mean, extremes, percentiles, rates and
+        the mean count of five-of-a-kind turns, as a :class:`Summary` (a dict whose
+        :meth:`Summary.to_frame` says what each number is).
+
+        >>> from yahtzee_sim import simulate
+        >>> s = simulate("yahtzee", "keep-largest", 2000, seed=3).summary()
+        >>> s["five_rolled_rate"] <= s["five_count_mean"]  # a chance vs a mean count
+        True
+        >>> s.to_frame().loc["five_rolled_rate", "kind"]
+        'rate'
+        """
         agg = self.aggregate
         n = agg.n_games
         mean = agg.mean()
@@ -310,23 +417,26 @@ class SimulationResult:
         for p in PERCENTILES:
             out[f"p{p}"] = agg.quantile(p / 100)
         out["max"] = int(nonzero[-1]) - agg.total_shift
-        out["upper_bonus_rate"] = self.rate("upper_bonus")
-        out["five_box_50_rate"] = self.rate("five_box_50")
-        out["five_per_game"] = float(np.dot(np.arange(len(agg.five_count_hist)), agg.five_count_hist) / n)
+        for what in RATES:
+            out[f"{what}_rate"] = self.rate(what)
+        out["five_count_mean"] = float(np.dot(np.arange(len(agg.five_count_hist)), agg.five_count_hist) / n)
         if self.rules.roll_dependent and self.rules.five_box is not None:   # Generala's servida
             out["served_five_rate"] = self.rate("served_five")
         if self.rules.has_points:   # Balut: the points beside the score
             out["points_mean"] = agg.points_mean()
             out["points_sd"] = agg.points_sd()
         out["seconds"] = self.seconds
-        return out
+        return Summary(out, level=level, five_box=self.rules.five_box)
 
     def summary_frame(self) -> "pd.DataFrame":
-        """:meth:`summary` as a one-column table for printing."""
-        import pandas as pd
+        """:meth:`summary` as a table: value, kind and meaning of each number."""
+        return self.summary().to_frame()
 
+    def __repr__(self) -> str:
         s = self.summary()
-        return pd.DataFrame({"value": pd.Series(s, dtype=object)})
+        return (f"SimulationResult({self.rules.key!r}, {self.strategy!r}, games={self.n_games:,}, "
+                f"seed={self.seed}: mean {s['mean']:.3f}, 95% CI {s['ci95_low']:.3f}..{s['ci95_high']:.3f}, "
+                f"five_rolled_rate {s['five_rolled_rate']:.4f})")
 
     def box_frame(self) -> "pd.DataFrame":
         """Average points and rate of zero per box."""
@@ -342,8 +452,14 @@ class SimulationResult:
     # -- derived numbers -------------------------------------------------------------
     def count(self, what: str) -> int:
         """Number of games with: ``upper_bonus``, ``five_box_50`` (50 in the Yahtzee/Yacht
-        box), ``five_rolled`` (at least one turn ended in five of a kind) or ``served_five``
-        (a five of a kind made by the first throw: a Generala servida)."""
+        box), ``five_rolled`` (at least one turn ended in five of a kind), see :data:`RATES`,
+        or ``served_five`` (a five of a kind made by the first throw: a Generala servida).
+
+        >>> from yahtzee_sim import simulate
+        >>> res = simulate("yacht", "keep-largest", 500, seed=2)
+        >>> res.count("five_rolled") >= res.count("five_box_50")
+        True
+        """
         agg = self.aggregate
         if what == "upper_bonus":
             if not self.rules.upper_bonus:
@@ -355,7 +471,7 @@ class SimulationResult:
             return int(agg.n_games - agg.five_count_hist[0])
         if what == "served_five":
             return int(agg.served_five_games)
-        raise ValueError(f"unknown rate {what!r}; valid: upper_bonus, five_box_50, five_rolled, served_five")
+        raise ValueError(f"unknown rate {what!r}; valid: {', '.join([*RATES, 'served_five'])}")
 
     def rate(self, what: str) -> float:
         """Share of games counted by :meth:`count`."""
@@ -394,6 +510,11 @@ class TurnsResult:
     seed: int
     roll_counts: np.ndarray  # (R,) how many turns ended in each roll
     seconds: float = float("nan")
+
+    def __repr__(self) -> str:
+        five = self.pattern_counts()["five_of_a_kind"] / self.n_turns
+        return (f"TurnsResult({self.rules.key!r}, {self.strategy!r}, turns={self.n_turns:,}, "
+                f"seed={self.seed}: five_of_a_kind {five:.4f})")
 
     def pattern_counts(self) -> "pd.Series":
         """Turns ending in each pattern of :data:`yahtzee_sim.patterns.PATTERNS` ("or better" counts)."""

@@ -1,5 +1,6 @@
 """Shared pieces of the command line: argument types, rule-set arguments, JSON output,
-output-path checks and the parallel-run arguments.
+tables that fit the terminal, progress on stderr, output-path checks and the
+parallel-run arguments.
 
 Only the command modules of this package import it; the library never does.
 
@@ -13,8 +14,11 @@ import argparse
 import json
 import math
 import os
+import shutil
 import sys
-import tempfile
+import textwrap
+from collections.abc import Mapping
+from fractions import Fraction
 from pathlib import Path
 
 PROG = "yahtzee-sim"
@@ -24,7 +28,25 @@ class UsageError(ValueError):
     """Bad command-line input (exit code 2)."""
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """Shows ``(default: X)`` after every option's help, unless the help already
+    speaks of its default or there is nothing to show (flags, no default)."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        default = action.default
+        if ("default" in text or not action.option_strings or default in (None, False, [], argparse.SUPPRESS)
+                or isinstance(action, (argparse._HelpAction, argparse._VersionAction))):
+            return text
+        shown = ", ".join(map(str, default)) if isinstance(default, (list, tuple)) else default
+        return f"{text} (default: {shown})"
+
+
 class Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message):  # one line, no usage dump
         where = self.prog.removeprefix(PROG).strip()
         raise UsageError(f"{where}: {message}" if where else message)
@@ -33,14 +55,40 @@ class Parser(argparse.ArgumentParser):
 # -- shared argument helpers ------------------------------------------------------
 
 def positive_int(text: str) -> int:
-    """argparse type: an integer > 0 (underscores and 1e6 notation allowed)."""
+    """argparse type: an integer > 0 (underscores and 1e6 notation allowed).
+
+    A number in 1e6 or 2.5e3 notation must be one a float holds exactly (as it would
+    be in a TOML spec or JSON): ``1e30`` is refused rather than read as
+    1000000000000000019884624838656.
+
+    >>> positive_int("2.5e3"), positive_int("1_000")
+    (2500, 1000)
+    """
+    clean = text.replace("_", "").strip()
     try:
-        value = float(text.replace("_", "")) if "e" in text.lower() else int(text.replace("_", ""))
+        if clean.isdigit():
+            value = int(clean)
+        else:
+            number = float(clean)
+            value = int(number) if math.isfinite(number) and number == int(number) else None
+            if value is not None and value > 2**53 and not _reads_exactly(clean, value):
+                raise argparse.ArgumentTypeError(
+                    f"expected a positive integer, got {text!r}, which a float cannot hold exactly "
+                    f"(it reads as {value}); write the number out in digits")
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if not math.isfinite(value) or value != int(value) or value <= 0:
+        value = None
+    if value is None or value <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return int(value)
+    return value
+
+
+def _reads_exactly(text: str, value: int) -> bool:
+    from decimal import Decimal, InvalidOperation
+
+    try:
+        return Decimal(text) == value
+    except InvalidOperation:  # pragma: no cover - float() accepted it
+        return False
 
 
 def seed_int(text: str) -> int:
@@ -70,10 +118,21 @@ def parse_dice(text: str, n_dice: int = 5, n_faces: int = 6) -> list[int]:
     return dice
 
 
+def add_json_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true",
+                   help="print the result as JSON (numbers as numbers) on stdout; no progress bar")
+
+
+def add_seed_arg(p: argparse.ArgumentParser, default: int | None = None) -> None:
+    fresh = "" if default is not None else " (default: a fresh seed below 10**9, printed with the result)"
+    p.add_argument("--seed", type=seed_int, default=default,
+                   help="seed of the random numbers: the same seed gives the same results" + fresh)
+
+
 def add_rules_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rules", default="yahtzee",
                    help="rule set: a name, a key the tool printed (yacht+no-bonus) or a house-rules "
-                        ".toml file (see `yahtzee-sim rules`; default: %(default)s)")
+                        ".toml file; list: `yahtzee-sim rules` (default: %(default)s)")
     p.add_argument("--option", action="append", default=[], metavar="O",
                    help="rule option, repeatable, or several joined with + (see `yahtzee-sim rules`)")
     p.add_argument("--faces", type=int, default=None, metavar="N",
@@ -86,7 +145,103 @@ def rules_from(args):
     return get_rules(args.rules, args.option, faces=getattr(args, "faces", None))
 
 
+def rules_heading(rules) -> str:
+    """The rule set as the first line of a command's output names it: its title, then
+    the options applied and, in brackets, the key that ``--rules`` accepts back.
+
+    >>> from yahtzee_sim.rules import get_rules
+    >>> rules_heading(get_rules("yahtzee", ["no-joker"]))
+    'Yahtzee (official, forced joker) with no-joker [yahtzee+no-joker]'
+    >>> rules_heading(get_rules("yacht"))
+    'Yacht (Japanese)'
+    """
+    from ..rules import REGISTRY
+
+    if rules.options:
+        return f"{rules.title} with {', '.join(rules.options)} [{rules.key}]"
+    return rules.title if rules.name in REGISTRY else f"{rules.title} [{rules.key}]"  # e.g. a house-rules file
+
+
+# -- terminal output ----------------------------------------------------------------
+
+def terminal_width() -> int:
+    """Columns of the terminal (``$COLUMNS`` first; 80 when stdout is not a terminal)."""
+    return max(40, shutil.get_terminal_size((80, 24)).columns)
+
+
+def print_table(frame, **to_string) -> None:
+    """Print a DataFrame whose columns wrap onto further blocks to fit the terminal.
+
+    >>> import pandas as pd
+    >>> print_table(pd.DataFrame({"a": [1], "b": [2]}), index=False)
+     a  b
+     1  2
+    """
+    print(frame.to_string(line_width=terminal_width(), **to_string))
+
+
+def print_wrapped(text: str, indent: str = "", hang: int = 2) -> None:
+    """Print a paragraph wrapped to the terminal width, continuation lines indented
+    ``hang`` more than the first.
+
+    >>> print_wrapped("a " * 50)  # doctest: +NORMALIZE_WHITESPACE
+    a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a
+      a a a a a a a a a a a
+    """
+    print(textwrap.fill(text, width=terminal_width(), initial_indent=indent,
+                        subsequent_indent=indent + " " * hang, break_on_hyphens=False))
+
+
+def progress_for(args):
+    """The progress display of a command: a bar on stderr when it is a terminal and
+    the output is not ``--json``, else silent (see :mod:`yahtzee_sim.progress`)."""
+    from ..progress import TerminalProgress, silent
+
+    if getattr(args, "json", False) or not sys.stderr.isatty():
+        return silent
+    return TerminalProgress()
+
+
+def call_with_progress(func, progress, phase: str, *args, **kwargs):
+    """``func(*args, progress=progress, **kwargs)`` if ``func`` takes ``progress=``;
+    otherwise ``func(*args, **kwargs)`` with a :func:`yahtzee_sim.progress.heartbeat`
+    showing ``phase`` and the time spent."""
+    import inspect
+
+    from ..progress import heartbeat
+
+    if "progress" in inspect.signature(func).parameters:
+        return func(*args, progress=progress, **kwargs)
+    with heartbeat(progress, phase):
+        return func(*args, **kwargs)
+
+
+# -- JSON ---------------------------------------------------------------------------
+
+def json_fraction(f: Fraction) -> dict:
+    """An exact fraction as JSON: numerator, denominator and its float value.
+
+    >>> json_fraction(Fraction(1, 1296))
+    {'numerator': 1, 'denominator': 1296, 'value': 0.0007716049382716049}
+    """
+    f = Fraction(f)
+    return {"numerator": f.numerator, "denominator": f.denominator, "value": float(f)}
+
+
 def print_json(obj) -> None:
+    """Print ``obj`` as JSON: NumPy numbers as numbers, NaN/inf as null, every
+    :class:`fractions.Fraction` as :func:`json_fraction`, tables as records.
+
+    >>> print_json({"p": Fraction(1, 4), "n": float("nan")})
+    {
+      "p": {
+        "numerator": 1,
+        "denominator": 4,
+        "value": 0.25
+      },
+      "n": null
+    }
+    """
     print(json.dumps(_nan_to_none(obj), indent=2, default=_json_default, allow_nan=False))
 
 
@@ -94,6 +249,8 @@ def _nan_to_none(o):
     """JSON has no NaN: undefined numbers (e.g. the sd of one game) become null."""
     if isinstance(o, float) and not math.isfinite(o):
         return None
+    if isinstance(o, Fraction):
+        return json_fraction(o)
     if isinstance(o, dict):
         return {k: _nan_to_none(v) for k, v in o.items()}
     if isinstance(o, (list, tuple)):
@@ -110,14 +267,21 @@ def _json_default(o):
     if isinstance(o, np.floating):
         return None if math.isnan(o) else float(o)
     if isinstance(o, np.ndarray):
-        return o.tolist()
-    if isinstance(o, (pd.Series, pd.DataFrame)):
-        return json.loads(o.to_json())
+        return _nan_to_none(o.tolist())
+    if isinstance(o, pd.DataFrame):
+        return _nan_to_none(o.reset_index().to_dict(orient="records")
+                            if o.index.name or o.index.names[0] else o.to_dict(orient="records"))
+    if isinstance(o, pd.Series):
+        return _nan_to_none(o.to_dict())
+    if isinstance(o, Mapping):
+        return _nan_to_none(dict(o))
     raise TypeError(f"not JSON serializable: {type(o).__name__}")
 
 
 def check_out_path(path: str, suffixes: tuple[str, ...]) -> Path:
     """Validate an output path before any work: known suffix, writable folder."""
+    if not str(path).strip():
+        raise UsageError("--out is empty: give a file name ending in " + " or ".join(suffixes))
     out = Path(path)
     if out.suffix.lower() not in suffixes:
         raise UsageError(f"--out must end in one of {', '.join(suffixes)}, got {path!r}")
@@ -128,10 +292,12 @@ def check_out_path(path: str, suffixes: tuple[str, ...]) -> Path:
         raise UsageError(f"cannot write {path!r}: it is a folder; give a file name ending in .csv or .parquet")
     if not os.access(folder, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
         raise UsageError(f"cannot write {path!r}: permission denied")
+    from ..files import WriteError, temp_file
+
     try:  # os.access says yes to root even on read-only or virtual file systems: try it
-        fd, probe = tempfile.mkstemp(prefix=".tmp-", suffix=out.suffix, dir=folder)
-    except OSError as exc:
-        raise UsageError(f"cannot write {path!r}: {exc.strerror or exc}") from None
+        fd, probe = temp_file(out, clean=False)
+    except WriteError as exc:
+        raise UsageError(f"cannot write {path!r}: {exc.reason}") from None
     os.close(fd)
     os.unlink(probe)
     if out.suffix.lower() == ".parquet":
@@ -140,24 +306,6 @@ def check_out_path(path: str, suffixes: tuple[str, ...]) -> Path:
         except ImportError:
             raise UsageError("parquet output needs pyarrow: pip install pyarrow (or use .csv)") from None
     return out
-
-
-def write_frame_atomically(frame, out: Path) -> None:
-    """Write to a temporary file beside ``out`` and rename: never a partial file."""
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=out.suffix, dir=out.parent if str(out.parent) else ".")
-    os.close(fd)
-    try:
-        if out.suffix.lower() == ".parquet":
-            frame.to_parquet(tmp)
-        else:
-            frame.to_csv(tmp)
-        os.replace(tmp, out)
-    except OSError as exc:  # e.g. disk full: still one line, no partial file
-        Path(tmp).unlink(missing_ok=True)
-        raise UsageError(f"cannot write {str(out)!r}: {exc.strerror or exc}") from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 # -- parallel and long runs -----------------------------------------------------
@@ -173,7 +321,7 @@ def add_run_args(p, *, checkpoint: bool = True) -> None:
 
     g = p.add_argument_group("parallel and long runs")
     g.add_argument("--backend", choices=BACKENDS, default="serial",
-                   help="where chunks run: serial (default), processes (local cores) or dask (a cluster)")
+                   help="where chunks run: serial (this process), processes (local cores) or dask (a cluster)")
     g.add_argument("--jobs", type=positive_int, default=None, metavar="N",
                    help="worker processes (processes backend, default: all cores) or LocalCluster workers (dask)")
     g.add_argument("--scheduler", metavar="ADDRESS", default=None,

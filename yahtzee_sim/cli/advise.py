@@ -33,15 +33,19 @@ def cmd_advise(args) -> int:
 
 def cmd_policy_value(args) -> int:
     """Print the exact expected score and sd of a strategy."""
-    from ._common import print_json, rules_from
+    from ._common import call_with_progress, print_json, progress_for, rules_from, rules_heading
     from ..exact.policy import policy_value
+    from ..strategies import get_strategy
 
     rules = rules_from(args)
-    pv = policy_value(rules, args.strategy)
+    strategy = get_strategy(args.strategy)  # module:Class too; bad names fail before any work
+    with progress_for(args) as progress:
+        pv = call_with_progress(policy_value, progress, f"policy value of {strategy.name} on {rules.key}",
+                                rules, strategy)
     if args.json:
-        print_json(dict(pv.summary(), rules=rules.name, options=list(rules.options)))
+        print_json(dict(pv.summary(), rules=rules.key, options=list(rules.options)))
         return 0
-    print(f"{rules.title} ({rules.key}) under {pv.strategy}: exact policy value")
+    print(f"{rules_heading(rules)} under {pv.strategy}: exact policy value")
     print(f"  expected score   {pv.expected_score:.4f}")
     print(f"  standard dev.    {pv.sd:.4f}")
     print(f"  states           {pv.states:,}")
@@ -64,7 +68,7 @@ def _int_arg(what: str):
 
 def add_commands(sub) -> None:
     """Register the ``advise`` and ``policy-value`` subcommands."""
-    from ._common import add_rules_args
+    from ._common import add_json_arg, add_rules_args
     from ..strategies import strategy_names
 
     p = sub.add_parser("advise", help="every legal choice of a position with its exact expected score")
@@ -77,11 +81,12 @@ def add_commands(sub) -> None:
                    help="upper-section total so far (default: 3 of each filled upper face)")
     p.add_argument("--yahtzee-box", type=_int_arg("--yahtzee-box"), default=None,
                    help="points in the five-of-a-kind box when it is filled (50 or 0)")
-    p.add_argument("--json", action="store_true")
+    add_json_arg(p)
     p.set_defaults(func=cmd_advise)
 
     p = sub.add_parser("policy-value", help="exact expected score and sd of a strategy")
     add_rules_args(p)
-    p.add_argument("--strategy", required=True, help=f"one of: {', '.join(strategy_names())}")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--strategy", required=True,
+                   help=f"one of: {', '.join(strategy_names())}; or module:Class, your own Strategy subclass")
+    add_json_arg(p)
     p.set_defaults(func=cmd_policy_value)

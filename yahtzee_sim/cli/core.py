@@ -7,46 +7,41 @@
 
 from __future__ import annotations
 
-from ._common import (UsageError, add_rules_args, add_run_args, check_out_path, parse_dice, positive_int,
-                      print_json, rules_from, run_kwargs, seed_int, write_frame_atomically)
+from ._common import (UsageError, add_json_arg, add_rules_args, add_seed_arg, add_run_args, check_out_path, parse_dice,
+                      positive_int, print_json, print_table, print_wrapped, rules_from, rules_heading, run_kwargs,
+                      )
 
 
 def cmd_rules(args) -> int:
-    import pandas as pd
-
     from ..rules import REGISTRY, get_rules, rule_numbers
 
-    rows = []
-    for name, spec in REGISTRY.items():
-        r = get_rules(name)
-        rows.append({"name": name, "boxes": r.n_boxes, "summary": spec.summary,
-                     "options": len(spec.options) + len(rule_numbers(name))})   # listed below
     if args.json:
         print_json({name: {"summary": spec.summary, "boxes": list(get_rules(name).box_names),
                            "options": spec.options, "numbered_options": rule_numbers(name)}
                     for name, spec in REGISTRY.items()})
         return 0
-    print(pd.DataFrame(rows).to_string(index=False))
-    print()
     for name, spec in REGISTRY.items():
+        rules = get_rules(name)
+        print_wrapped(f"{name}: {spec.summary} ({rules.n_boxes} boxes)")
         for opt, text in [*spec.options.items(), *rule_numbers(name).items()]:
-            print(f"  {name} --option {opt}: {text}")
-    print("\nOptions combine (--option a --option b, or --option a+b); a printed key such as "
-          "yacht+no-bonus is accepted as --rules; --rules also takes a house-rules .toml file "
-          "(docs/rules.md).")
+            print_wrapped(f"{name} --option {opt}: {text}", indent="  ")
+    print()
+    print_wrapped("Options combine (--option a --option b, or --option a+b); a printed key such as "
+                  "yacht+no-bonus is accepted as --rules; --rules also takes a house-rules .toml file "
+                  "(docs/rules.md).")
     return 0
 
 
 def cmd_strategies(args) -> int:
-    import pandas as pd
-
     from ..strategies import STRATEGIES
 
     if args.json:
         print_json({n: c.description for n, c in STRATEGIES.items()})
         return 0
-    print(pd.DataFrame([{"name": n, "description": c.description} for n, c in STRATEGIES.items()])
-          .to_string(index=False))
+    for n, c in STRATEGIES.items():
+        print_wrapped(f"{n}: {c.description}")
+    print_wrapped("Your own: --strategy module:Class (a Strategy subclass importable from the current folder "
+                  "or the Python path; see the README).")
     return 0
 
 
@@ -64,7 +59,7 @@ def cmd_score(args) -> int:
         if args.json:
             print_json({"rules": rules.key, "rolls": frame.to_dict(orient="records")})
         else:
-            print(frame.to_string(index=False))
+            print(frame.to_string(index=False))  # one line per roll (a data dump: pipe it, or use --json)
         return 0
     dice = parse_dice(args.dice, rules.n_dice, rules.n_faces)
     scores = rules.score_dice(dice)
@@ -72,22 +67,33 @@ def cmd_score(args) -> int:
         print_json({"rules": rules.key, "dice": dice, "scores": scores})
     else:
         labels = {b.name: b.label for b in rules.boxes}
-        print(f"{rules.title} ({rules.key}), dice {' '.join(map(str, dice))}, fresh card")
-        print(pd.DataFrame({"box": [labels[n] for n in scores], "name": list(scores),
-                            "points": list(scores.values())}).to_string(index=False))
+        print(f"{rules_heading(rules)}, dice {' '.join(map(str, dice))}, fresh card")
+        print_table(pd.DataFrame({"box": [labels[n] for n in scores], "name": list(scores),
+                                  "points": list(scores.values())}), index=False)
     return 0
 
 
-def _summary_json(res, options) -> dict:
+def _summary_json(res) -> dict:
+    """The JSON of ``simulate``: :meth:`SimulationResult.summary` with the same names,
+    plus the options applied."""
     s = res.summary()
-    return {
-        "rules": res.rules.name, "options": list(options), "strategy": res.strategy,
-        "games": s["games"], "seed": s["seed"], "mean": s["mean"], "sd": s["sd"], "se": s["se"],
-        "ci95": [s["ci95_low"], s["ci95_high"]], "min": s["min"], "max": s["max"],
-        "percentiles": {f"p{p}": s[f"p{p}"] for p in (1, 5, 25, 50, 75, 95, 99)},
-        "upper_bonus_rate": s["upper_bonus_rate"], "yahtzee_box_50_rate": s["five_box_50_rate"],
-        "five_per_game": s["five_per_game"], "seconds": s["seconds"],
-    }
+    return {"rules": s["rules"], "options": list(res.rules.options), **s}
+
+
+def _summary_rows(s, rules) -> list[tuple[str, str]]:
+    """(label, value) rows of the ``simulate`` table: every rate says it is a share of
+    games, the five-of-a-kind count says it is a mean."""
+    five_box = rules.five_box or "five-of-a-kind box"
+    return [
+        ("mean score", f"{s['mean']:.3f}"), ("sd", f"{s['sd']:.3f}"), ("standard error", f"{s['se']:.4f}"),
+        ("95% CI of the mean", f"{s['ci95_low']:.3f} .. {s['ci95_high']:.3f}"),
+        ("min", s["min"]), *[(f"p{p}", s[f"p{p}"]) for p in (1, 5, 25, 50, 75, 95, 99)], ("max", s["max"]),
+        ("upper bonus (share of games)", f"{s['upper_bonus_rate']:.4f}"),
+        (f"50 in {five_box} (share of games)", f"{s['five_box_50_rate']:.4f}"),
+        ("five of a kind rolled at least once (share of games)", f"{s['five_rolled_rate']:.4f}"),
+        ("five-of-a-kind turns per game (mean count)", f"{s['five_count_mean']:.4f}"),
+        ("seconds", f"{s['seconds']:.2f}"),
+    ]
 
 
 def cmd_simulate(args) -> int:
@@ -99,27 +105,17 @@ def cmd_simulate(args) -> int:
     from ..strategies import get_strategy
 
     strategy = get_strategy(args.strategy)
-    out = check_out_path(args.out, (".csv", ".parquet")) if args.out else None
+    out = check_out_path(args.out, (".csv", ".parquet")) if args.out is not None else None
 
-    res = simulate(rules, strategy, args.games, seed=args.seed, batch=args.batch,
-                   keep_games=out is not None or None, progress=not args.json, **run_kwargs(args))
-    if out is not None:
-        write_frame_atomically(res.to_frame(), out)
+    # The per-game table is streamed to --out chunk by chunk while the games are played.
+    res = simulate(rules, strategy, args.games, seed=args.seed, batch=args.batch, out=out,
+                   progress=not args.json, **run_kwargs(args))
     if args.json:
-        print_json(_summary_json(res, rules.options))
+        print_json(_summary_json(res))
         return 0
     s = res.summary()
-    print(f"{rules.title} ({rules.key}) under {res.strategy}: {s['games']:,} games, seed {s['seed']}")
-    rows = [
-        ("mean", f"{s['mean']:.3f}"), ("sd", f"{s['sd']:.3f}"), ("standard error", f"{s['se']:.4f}"),
-        ("95% CI of the mean", f"{s['ci95_low']:.3f} .. {s['ci95_high']:.3f}"),
-        ("min", s["min"]), *[(f"p{p}", s[f"p{p}"]) for p in (1, 5, 25, 50, 75, 95, 99)], ("max", s["max"]),
-        ("upper bonus rate", f"{s['upper_bonus_rate']:.4f}"),
-        (f"games with 50 in {rules.five_box or 'five box'}", f"{s['five_box_50_rate']:.4f}"),
-        ("five of a kind per game", f"{s['five_per_game']:.4f}"),
-        ("seconds", f"{s['seconds']:.2f}"),
-    ]
-    print(pd.DataFrame(rows, columns=["statistic", "value"]).to_string(index=False))
+    print(f"{rules_heading(rules)} under {res.strategy}: {s['games']:,} games, seed {s['seed']}")
+    print_table(pd.DataFrame(_summary_rows(s, rules), columns=["statistic", "value"]), index=False)
     if out is not None:
         print(f"per-game table written to {out}")
     return 0
@@ -133,53 +129,64 @@ def cmd_turns(args) -> int:
 
     res = simulate_turns(rules, get_strategy(args.strategy), args.turns, seed=args.seed,
                          progress=not args.json, target=args.target, **run_kwargs(args))
+    from ..patterns import pattern_includes_column, pattern_note
+
     frame = res.to_frame()
+    frame["includes"] = frame.index.map(pattern_includes_column(rules.dice))
     if args.json:
-        print_json({"rules": rules.name, "options": list(rules.options), "strategy": res.strategy,
+        print_json({"rules": rules.key, "options": list(rules.options), "strategy": res.strategy,
                     "target": args.target, "turns": res.n_turns, "seed": res.seed, "seconds": res.seconds,
                     "patterns": frame.reset_index().to_dict(orient="records")})
         return 0
-    print(f"{rules.title} ({rules.key}): {res.n_turns:,} single turns under {res.strategy}, seed {res.seed}")
-    print(frame.to_string(float_format=lambda v: f"{v:.6f}"))
+    print(f"{rules_heading(rules)}: {res.n_turns:,} single turns under {res.strategy}, seed {res.seed}")
+    print("frequency: share of turns ending in the pattern, with its 95% Wilson interval")
+    print_table(frame.drop(columns="includes"), float_format=lambda v: f"{v:.6f}")
+    print()
+    print_wrapped(pattern_note(dice=rules.dice))
     return 0
+
+
+STRATEGY_HELP = "one of: {names}; or module:Class, your own Strategy subclass"
 
 
 def add_commands(sub) -> None:
     from ..strategies import strategy_names
 
     p = sub.add_parser("rules", help="list rule sets and their options")
-    p.add_argument("--json", action="store_true")
+    add_json_arg(p)
     p.set_defaults(func=cmd_rules)
 
     p = sub.add_parser("strategies", help="list strategies")
-    p.add_argument("--json", action="store_true")
+    add_json_arg(p)
     p.set_defaults(func=cmd_strategies)
 
     p = sub.add_parser("score", help="score one roll (or all rolls) on a fresh card")
     add_rules_args(p)
-    p.add_argument("--dice", help="five dice, e.g. 33355")
+    p.add_argument("--dice", help="the dice, e.g. 33355 or 3,3,3,5,5")
     p.add_argument("--all", action="store_true", help="the table of every roll")
-    p.add_argument("--json", action="store_true")
+    add_json_arg(p)
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("simulate", help="simulate complete games")
     add_rules_args(p)
-    p.add_argument("--strategy", default="keep-largest", help=f"one of: {', '.join(strategy_names())}")
-    p.add_argument("--games", type=positive_int, default=100_000)
-    p.add_argument("--seed", type=seed_int, default=None)
-    p.add_argument("--batch", type=positive_int, default=65536, help="games played at once")
+    p.add_argument("--strategy", default="keep-largest", help=STRATEGY_HELP.format(names=", ".join(strategy_names())))
+    p.add_argument("--games", type=positive_int, default=100_000, help="games to play (1e6 and 1_000_000 work)")
+    add_seed_arg(p)
+    p.add_argument("--batch", type=positive_int, default=65536,
+                   help="games played at once (memory ~0.5 kB each; results do not depend on it)")
     p.add_argument("--out", help="per-game table to FILE.csv or FILE.parquet")
-    p.add_argument("--json", action="store_true")
+    add_json_arg(p)
     add_run_args(p)
     p.set_defaults(func=cmd_simulate)
 
     p = sub.add_parser("turns", help="pattern frequencies of single turns")
     add_rules_args(p)
-    p.add_argument("--strategy", default="keep-largest")
-    p.add_argument("--turns", type=positive_int, default=1_000_000)
-    p.add_argument("--seed", type=seed_int, default=None)
+    p.add_argument("--strategy", default="keep-largest",
+                   help="whose keeps to follow: " + STRATEGY_HELP.format(names=", ".join(strategy_names())))
+    p.add_argument("--turns", type=positive_int, default=1_000_000, help="single turns to play on a fresh card")
+    add_seed_arg(p)
     p.add_argument("--target", metavar="PATTERN", default=None,
                    help="keep what maximizes the exact chance of PATTERN (overrides the strategy's keeps)")
-    p.add_argument("--json", action="store_true")
+    add_json_arg(p)
     add_run_args(p)
     p.set_defaults(func=cmd_turns)

@@ -2,10 +2,11 @@
 
 >>> from yahtzee_sim.cli import main
 >>> main(["odds", "--rules", "yahtzee"])  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
-Yahtzee ... (yahtzee): exact odds of one roll of 5 dice (out of 6**5 = 7776)
+Yahtzee ...: exact odds of one roll of 5 dice (out of 6**5 = 7776)
 ...
 five_of_a_kind 6/7776 1/1296 0.000772 1 in 1296
 ...
+Counting other patterns too ("or better"): four_of_a_kind (also counts five_of_a_kind), ...
 0
 """
 
@@ -13,9 +14,24 @@ from __future__ import annotations
 
 import math
 
+from ._common import print_table, print_wrapped, rules_heading
+
 
 def _frac_text(f) -> str:
     return f"{f.numerator}/{f.denominator}"
+
+
+def _includes(rules) -> dict:
+    from ..patterns import pattern_includes_column
+
+    return pattern_includes_column(rules.dice)
+
+
+def _note(rules) -> None:
+    from ..patterns import pattern_note
+
+    print()
+    print_wrapped(pattern_note(dice=rules.dice))
 
 
 def _one_roll_section(rules, json_out: dict | None):
@@ -25,24 +41,32 @@ def _one_roll_section(rules, json_out: dict | None):
 
     odds = one_roll_odds(rules)
     frame = odds.to_frame()
+    includes = _includes(rules)
     if json_out is not None:
         json_out["one_roll"] = [
-            {"pattern": name, "count": int(row["count"]), "total": int(row["total"]),
-             "fraction": _frac_text(row["fraction"]), "probability": float(row["probability"]),
-             "one_in": row["one_in"]}
+            {"pattern": name, "includes": [] if includes[name] == "-" else includes[name].split(", "),
+             "count": int(row["count"]), "total": int(row["total"]),
+             "fraction": row["fraction"], "probability": float(row["probability"]),
+             "one_in": _one_in_number(row["probability"])}
             for name, row in frame.iterrows()
         ]
         return
     d = rules.dice
-    print(f"{rules.title} ({rules.key}): exact odds of one roll of {d.n_dice} dice "
-          f"(out of {d.n_faces}**{d.n_dice} = {odds.total})")
+    print_wrapped(f"{rules_heading(rules)}: exact odds of one roll of {d.n_dice} dice "
+                  f"(out of {d.n_faces}**{d.n_dice} = {odds.total})")
     table = pd.DataFrame({
         "count": [f"{int(c)}/{odds.total}" for c in frame["count"]],
         "fraction": [_frac_text(f) for f in frame["fraction"]],
         "probability": [f"{p:.6f}" for p in frame["probability"]],
         "1 in N": frame["one_in"],
     }, index=frame.index)
-    print(table.to_string())
+    print_table(table)
+
+
+def _one_in_number(p):
+    """1 / p as a number (None when the pattern is impossible)."""
+    p = float(p)
+    return None if p == 0 else 1 / p
 
 
 def _per_turn_section(rules, strategy: str, json_out: dict | None):
@@ -59,17 +83,17 @@ def _per_turn_section(rules, strategy: str, json_out: dict | None):
             "strategy": rep.strategy, "rolls_per_turn": rules.n_rolls,
             "patterns": [
                 {"pattern": name,
-                 "strategy_fraction": _frac_text(row["strategy_fraction"]),
+                 "strategy_fraction": row["strategy_fraction"],
                  "strategy_probability": float(row["strategy_probability"]),
                  "strategy_turns_per": _finite(row["strategy_turns_per"]),
-                 "best_fraction": _frac_text(row["best_fraction"]),
+                 "best_fraction": row["best_fraction"],
                  "best_probability": float(row["best_probability"]),
                  "best_turns_per": _finite(row["best_turns_per"])}
                 for name, row in frame.iterrows()
             ],
             "expected_rolls_to_five_of_a_kind": [
                 {"policy": pol, "expected_rolls": _finite(row["expected_rolls"]),
-                 "fraction": None if row["fraction"] is None else _frac_text(row["fraction"])}
+                 "fraction": row["fraction"]}
                 for pol, row in rolls.iterrows()
             ],
             "turns_per_five_of_a_kind": {"strategy": _finite(five["strategy_turns_per"]),
@@ -77,29 +101,28 @@ def _per_turn_section(rules, strategy: str, json_out: dict | None):
         }
         return
     print()
-    print(f"Exact chance of ending a {rules.n_rolls}-roll turn in each pattern (fresh card): "
-          f"under {rep.strategy}'s keeps, and under the keeps that maximize that pattern's own chance")
-    table = pd.DataFrame({
-        f"{rep.strategy}": [f"{p:.6f}" for p in frame["strategy_probability"]],
-        "turns per": [_fmt_turns(t) for t in frame["strategy_turns_per"]],
-        "exact": [_frac_text(f) for f in frame["strategy_fraction"]],
-        "best keeps": [f"{p:.6f}" for p in frame["best_probability"]],
-        "turns per ": [_fmt_turns(t) for t in frame["best_turns_per"]],
-        "exact ": [_frac_text(f) for f in frame["best_fraction"]],
-    }, index=frame.index)
-    print(table.to_string())
+    print_wrapped(f"Exact chance of ending a {rules.n_rolls}-roll turn in each pattern (fresh card): "
+                  f"under {rep.strategy}'s keeps, and under the keeps that maximize that pattern's own chance "
+                  "(turns per: the mean number of turns for one)")
+    columns = pd.MultiIndex.from_product([[f"under {rep.strategy}", "best keeps"], ["chance", "turns per", "exact"]])
+    table = pd.DataFrame(list(zip(
+        [f"{p:.6f}" for p in frame["strategy_probability"]], [_fmt_turns(t) for t in frame["strategy_turns_per"]],
+        [_frac_text(f) for f in frame["strategy_fraction"]],
+        [f"{p:.6f}" for p in frame["best_probability"]], [_fmt_turns(t) for t in frame["best_turns_per"]],
+        [_frac_text(f) for f in frame["best_fraction"]])), index=frame.index, columns=columns)
+    print_table(table)
     print()
-    print("Expected rolls to five of a kind, rolling without limit (the first throw counts):")
-    print(pd.DataFrame({
+    print_wrapped("Expected rolls to five of a kind, rolling without limit (the first throw counts):")
+    print_table(pd.DataFrame({
         "expected rolls": [f"{v:.6f}" for v in rolls["expected_rolls"]],
         "exact": ["-" if f is None else _frac_text(f) for f in rolls["fraction"]],
-    }, index=rolls.index).to_string())
+    }, index=rolls.index))
     if not all(math.isfinite(v) for v in rolls["expected_rolls"]):
-        print("(inf: that policy can get stuck without ever rolling five of a kind, "
+        print_wrapped("(inf: that policy can get stuck without ever rolling five of a kind, "
               "e.g. by holding all five dice)")
     print()
-    print(f"Turns per five of a kind: {_fmt_turns(five['strategy_turns_per'])} under {rep.strategy}, "
-          f"{_fmt_turns(five['best_turns_per'])} chasing it with the best keeps")
+    print_wrapped(f"Turns per five of a kind: {_fmt_turns(five['strategy_turns_per'])} under {rep.strategy}, "
+                  f"{_fmt_turns(five['best_turns_per'])} chasing it with the best keeps")
 
 
 def _boxes_section(rules, json_out: dict | None):
@@ -109,7 +132,7 @@ def _boxes_section(rules, json_out: dict | None):
     if json_out is not None:
         json_out["boxes"] = [
             {"box": r.box, "points": int(r.points), "count": int(r.count), "total": int(r.total),
-             "fraction": _frac_text(r.fraction), "probability": float(r.probability)}
+             "fraction": r.fraction, "probability": float(r.probability)}
             for r in dist.itertuples()
         ]
         return
@@ -119,7 +142,7 @@ def _boxes_section(rules, json_out: dict | None):
     for box, part in dist.groupby("box", sort=False):
         mean = float((part["points"] * part["probability"]).sum())
         cells = ", ".join(f"{int(p)}: {int(c)}" for p, c in zip(part["points"], part["count"]))
-        print(f"  {labels.get(box, box)} (mean {mean:.4f}) -> {cells}")
+        print_wrapped(f"{labels.get(box, box)} (mean {mean:.4f}) -> {cells}", indent="  ")
 
 
 def _finite(x):
@@ -141,10 +164,12 @@ def cmd_odds(args) -> int:
         raise ValueError("--strategy needs --per-turn")
     strategy = args.strategy or "keep-largest"
     get_strategy(strategy)  # unknown names fail before any work
-    out = {"rules": rules.name, "options": list(rules.options)} if args.json else None
+    out = {"rules": rules.key, "options": list(rules.options)} if args.json else None
     _one_roll_section(rules, out)
     if args.per_turn:
         _per_turn_section(rules, strategy, out)
+    if out is None:
+        _note(rules)
     if args.boxes:
         _boxes_section(rules, out)
     if out is not None:
@@ -154,7 +179,7 @@ def cmd_odds(args) -> int:
 
 def add_commands(sub) -> None:
     """Add the ``odds`` subcommand to the ``yahtzee-sim`` parser."""
-    from ._common import add_rules_args
+    from ._common import add_json_arg, add_rules_args
     from ..strategies import strategy_names
 
     p = sub.add_parser("odds", help="exact odds: one roll, per turn (--per-turn), per box (--boxes)")
@@ -162,7 +187,8 @@ def add_commands(sub) -> None:
     p.add_argument("--per-turn", action="store_true",
                    help="exact per-turn pattern odds, expected rolls to five of a kind")
     p.add_argument("--strategy", default=None,
-                   help=f"keep policy for --per-turn (default keep-largest); one of: {', '.join(strategy_names())}")
+                   help=f"keep policy for --per-turn (default: keep-largest); one of: {', '.join(strategy_names())}; "
+                        "or module:Class")
     p.add_argument("--boxes", action="store_true", help="distribution of every box's score on one roll")
-    p.add_argument("--json", action="store_true")
+    add_json_arg(p)
     p.set_defaults(func=cmd_odds)

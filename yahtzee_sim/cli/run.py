@@ -11,7 +11,7 @@ def cmd_run(args) -> int:
     from ..report.experiment import load_spec
     from ..report.output import check_output_root, check_replaceable
     from ..report.runners import run_experiment
-    from ._common import print_json, run_kwargs
+    from ._common import call_with_progress, print_json, progress_for, run_kwargs
 
     # Everything that can be refused is refused before the first game is played.
     specs = [load_spec(p).scaled(args.games) for p in args.spec]
@@ -24,9 +24,11 @@ def cmd_run(args) -> int:
         by_name[spec.name] = spec.source
         check_replaceable(root / spec.name)
     written = []
-    for spec in specs:
+    for i, spec in enumerate(specs):
         command = "yahtzee-sim run " + shlex.quote(spec.source) + (f" --games {args.games}" if args.games else "")
-        report = run_experiment(spec, command=command, run_options=run_kwargs(args))
+        with progress_for(args) as progress:  # the phase and time spent, until the runners report
+            report = call_with_progress(run_experiment, progress, f"{spec.name} ({i + 1}/{len(specs)})", spec,
+                                        command=command, run_options=run_kwargs(args))
         out = write_report(report, root / spec.name)
         written.append(str(out))
         if not args.json:
@@ -37,7 +39,7 @@ def cmd_run(args) -> int:
 
 
 def add_commands(sub) -> None:
-    from ._common import add_run_args, positive_int
+    from ._common import add_json_arg, add_run_args, positive_int
 
     p = sub.add_parser("run", help="run experiment spec files and write their reports")
     p.add_argument("spec", nargs="+", help="experiments/NAME.toml")
@@ -45,6 +47,6 @@ def add_commands(sub) -> None:
     p.add_argument("--out", default="reports",
                    help="folder for the reports, one subfolder per spec name (default: reports/); an existing "
                         "subfolder is replaced only if yahtzee-sim wrote it")
-    p.add_argument("--json", action="store_true")
+    add_json_arg(p)
     add_run_args(p, checkpoint=False)
     p.set_defaults(func=cmd_run)

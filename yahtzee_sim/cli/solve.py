@@ -11,22 +11,24 @@ from __future__ import annotations
 
 def cmd_solve(args) -> int:
     """Solve (or load from the cache) and print expected score, sd and time."""
-    from ._common import print_json, rules_from
+    from ._common import call_with_progress, print_json, progress_for, rules_from, rules_heading
     from ..exact.solver import cache_path, solve
 
     rules = rules_from(args)
     dtype = "float64" if args.float64 else "float32"
-    sol = solve(rules, dtype=dtype, cache=not args.no_cache, workers=args.workers)
+    with progress_for(args) as progress:
+        sol = call_with_progress(solve, progress, f"solving {rules.key}", rules, dtype=dtype,
+                                 cache=not args.no_cache, workers=args.workers)
     s = sol.summary()
     cache_text = {"off": "not used (--no-cache)", "miss": "computed and stored",
                   "hit": "loaded from the cache", "memory": "already solved in this process",
                   "damaged": "damaged file recomputed and replaced"}
     if args.json:
-        out = dict(s, options=list(rules.options), rules=rules.name,
+        out = dict(s, options=list(rules.options), rules=rules.key,
                    cache_file=None if args.no_cache else str(cache_path(rules, dtype)))
         print_json(out)
         return 0
-    print(f"{rules.title} ({rules.key}): optimal solitaire play")
+    print(f"{rules_heading(rules)}: optimal solitaire play")
     print(f"  expected score   {sol.expected_score:.4f}")
     print(f"  standard dev.    {sol.sd:.4f}")
     print(f"  states solved    {s['states']:,}")
@@ -40,13 +42,13 @@ def cmd_solve(args) -> int:
 
 def add_commands(sub) -> None:
     """Register the ``solve`` subcommand."""
-    from ._common import add_rules_args, positive_int
+    from ._common import add_json_arg, add_rules_args, positive_int
 
     p = sub.add_parser("solve", help="exact optimal expected score and sd of a rule set")
     add_rules_args(p)
-    p.add_argument("--json", action="store_true")
+    add_json_arg(p)
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the disk cache")
-    p.add_argument("--float64", action="store_true", help="float64 work (default float32)")
+    p.add_argument("--float64", action="store_true", help="work in float64 (default: float32, same 4 printed decimals)")
     p.add_argument("--workers", type=positive_int, default=None,
                    help="processes (default: the CPUs available, at most 2)")
     p.set_defaults(func=cmd_solve)

@@ -5,9 +5,14 @@ upper-section total capped at the bonus threshold, and, only for rule sets with
 a five-of-a-kind bonus, whether the five-of-a-kind box holds its full value.
 (The jokers depend only on whether that box is filled, which the mask says.)
 
+The flag is kept when the rule set pays a five-of-a-kind bonus or has a box that
+pays only while the five-of-a-kind box holds a score (Generala doble); a
+five-of-a-kind box "holds a score" when it holds anything but 0.
+
 Upper totals that no remaining upper box can tell apart share one value: with
 the open upper faces able to add the amounts ``A``, totals ``u`` and ``u'`` are
-equivalent when the smallest ``a`` in ``A`` with ``u + a >= threshold`` is the
+equivalent when, for every threshold of the upper bonus (one, or several tiers
+as in Kismet), the smallest ``a`` in ``A`` with ``u + a >= threshold`` is the
 same for both. Only classes that contain a reachable total are solved; the
 dense value tables are filled for every total of a solved class and are NaN
 elsewhere (unreachable positions).
@@ -44,6 +49,18 @@ class StateSpace:
     def size(self) -> int:
         """Length of a flat dense table."""
         return (1 << self.n_boxes) * self.n_u * self.n_flag
+
+    @functools.cached_property
+    def n_states(self) -> int:
+        """Number of solved (reachable) turn-start states."""
+        n_rep = np.array([len(r) for r in self.rep_u], dtype=np.int64)
+        total = 0
+        for masks in self.level_masks[:-1]:
+            per = n_rep[self.upper_sub[masks]]
+            if self.n_flag == 2:
+                per = per * np.where((masks & self.five_bit) != 0, 2, 1)
+            total += int(per.sum())
+        return total
 
     def index(self, filled, upper_total, five_box_full):
         """(mask, capped upper total, flag) of N score cards, validated.
@@ -92,7 +109,7 @@ class StateSpace:
         u2 = np.minimum(u + np.where(rules.is_upper[b], scores, 0), self.cap)
         f2 = flag
         if self.n_flag == 2:
-            f2 = flag | ((b == rules.five_box_index) & (scores == rules.five_box_points))
+            f2 = flag | ((b == rules.five_box_index) & (scores > 0))
         return self.flat(nxt, u2, f2)
 
     def _next_flat_all(self, mask, u, flag, scores):
@@ -110,7 +127,7 @@ class StateSpace:
             low *= idt(2)
             low += flag.astype(idt)[:, None]
             five = rules.five_box_index
-            low[:, five] |= (scores[:, five] == rules.five_box_points).astype(idt)
+            low[:, five] |= (scores[:, five] > 0).astype(idt)
         out += low
         return out
 
@@ -157,14 +174,79 @@ class StateSpace:
         return (g_mask[group], u, g_flag[group]), (g_start, g_mask, g_flag, g_sub)
 
 
+MAX_STATES = 20_000_000
+"""Largest number of reachable turn-start states the exact engine takes on."""
+
+
+def bonus_tiers(rules: RuleSet) -> tuple:
+    """``((threshold, bonus), ...)`` of the upper bonus, rising (``()`` for none)."""
+    tiers = getattr(rules, "upper_bonus_tiers", None)
+    if tiers is None:
+        tiers = ((rules.upper_bonus_threshold, rules.upper_bonus),) if rules.upper_bonus else ()
+    return tuple((int(t), int(b)) for t, b in tiers)
+
+
+def needs_flag(rules: RuleSet) -> bool:
+    """Does a state need the "five-of-a-kind box holds a score" flag?"""
+    return rules.five_box is not None and (
+        rules.five_bonus > 0 or any(getattr(b, "needs_five_box", False) for b in rules.boxes))
+
+
+def served_only(rules: RuleSet) -> bool:
+    """Do scores depend on the throw only as "first throw or later" (Generala)?
+
+    Raises the exact engine's one-line refusal for other throw-dependent scoring.
+    """
+    if not rules.roll_dependent:
+        return False
+    t = rules.score_tables
+    what = f"the exact engine does not handle {rules.key}"
+    if any(not np.array_equal(t[i], t[-1]) for i in range(1, len(t))):
+        raise ValueError(f"{what}: a box's score differs between the second and later throws "
+                         "(only 'served on the first throw' is modelled); simulate it instead")
+    if (t[0] < t[-1]).any():
+        raise ValueError(f"{what}: a box pays less on the first throw than later; simulate it instead")
+    if (t[0] != t[-1])[:, rules.is_upper].any():
+        raise ValueError(f"{what}: an upper box's score depends on the throw; simulate it instead")
+    return True
+
+
+def require_solvable(rules: RuleSet, what: str = "the exact engine") -> None:
+    """One-line ValueError for rule sets the exact engine cannot solve here (and why).
+
+    >>> from yahtzee_sim.rules import get_rules
+    >>> require_solvable(get_rules("yatzy"))
+    """
+    instead = f"simulate it instead (yahtzee-sim simulate --rules {rules.name})"
+    head = f"{what} cannot solve {rules.key}"
+    if getattr(rules, "columns", ()):
+        raise ValueError(f"{head}: its {len(rules.columns)} columns of {rules.n_boxes} boxes with "
+                         f"their own fill orders make 2**{rules.n_boxes} score cards, far more than "
+                         f"this machine can hold; {instead}")
+    if getattr(rules, "banked_throws", False):
+        raise ValueError(f"{head}: banked throws add a throw count to each of its 2**{rules.n_boxes} "
+                         f"score cards, far more states than this machine can hold; {instead}")
+    served_only(rules)
+    n = (1 << rules.n_boxes) * (bonus_tiers(rules)[-1][0] + 1 if bonus_tiers(rules) else 1) \
+        * (2 if needs_flag(rules) else 1)
+    if n > 8 * MAX_STATES:
+        raise ValueError(f"{head}: its state space has about {n / 1e6:,.0f} million states "
+                         f"(2**{rules.n_boxes} score cards times upper totals), more than "
+                         f"this machine can solve; {instead}")
+    if getattr(rules, "card_score", None) is not None or getattr(rules, "card_points", None) is not None:
+        raise ValueError(f"{head}: its score or points depend on the whole finished card, so a "
+                         f"state would have to hold every box's points; {instead}")
+
+
 @functools.lru_cache(maxsize=32)
 def state_space(rules: RuleSet) -> StateSpace:
     """Build (once per rule set) the reachable state space."""
-    rules.require_final_throw_scoring("the exact solver")
+    require_solvable(rules)
     n_boxes = rules.n_boxes
-    cap = rules.upper_bonus_threshold if rules.upper_bonus else 0
+    tiers = bonus_tiers(rules)
+    cap = tiers[-1][0] if tiers else 0
     n_u = cap + 1
-    n_flag = 2 if (rules.five_box is not None and rules.five_bonus > 0) else 1
+    n_flag = 2 if needs_flag(rules) else 1
     five_bit = (1 << rules.five_box_index) if rules.five_box is not None else 0
     upper_boxes = np.flatnonzero(rules.is_upper)
     faces = rules.upper_face[upper_boxes].astype(np.int64)
@@ -188,18 +270,19 @@ def state_space(rules: RuleSet) -> StateSpace:
         open_faces = [faces[j] for j in range(n_up) if not sub >> j & 1]
         reach = np.unique(np.minimum(sums(filled_faces), cap))
         adds = sums(open_faces)
-        need = np.maximum(cap - np.arange(n_u), 0)
-        pos = np.searchsorted(adds, need)                # smallest addition >= need
-        key = np.where(pos < len(adds), adds[np.minimum(pos, len(adds) - 1)], -1)
-        if cap == 0:
-            key = np.zeros(n_u, dtype=np.int64)
+        keys = [np.zeros(n_u, dtype=np.int64)]
+        for threshold, _ in tiers:                      # per tier: smallest addition >= need
+            need = np.maximum(threshold - np.arange(n_u), 0)
+            pos = np.searchsorted(adds, need)
+            keys.append(np.where(pos < len(adds), adds[np.minimum(pos, len(adds) - 1)], -1))
+        key = [tuple(int(k[uu]) for k in keys) for uu in range(n_u)]
         classes = {}
         for uu in reach[::-1]:                          # representative: largest reachable
-            classes.setdefault(int(key[uu]), int(uu))
+            classes.setdefault(key[uu], int(uu))
         reps = sorted(classes.values())
         rep_u.append(np.array(reps, dtype=np.int64))
-        rep_key = {int(key[r]): i for i, r in enumerate(reps)}
-        cls_idx[sub] = [rep_key.get(int(k), -1) for k in key]
+        rep_key = {key[r]: i for i, r in enumerate(reps)}
+        cls_idx[sub] = [rep_key.get(k, -1) for k in key]
 
     # reachable masks, level by level, through the legal boxes
     levels = [np.zeros(1, dtype=np.int64)]
@@ -210,8 +293,13 @@ def state_space(rules: RuleSet) -> StateSpace:
         legal = rules.legal_boxes(filled)
         nxt = (m[:, None] | bits)[legal]
         levels.append(np.unique(nxt))
-    return StateSpace(rules, n_boxes, cap, n_u, n_flag, five_bit, upper_sub, cls_idx,
-                      tuple(rep_u), tuple(levels))
+    space = StateSpace(rules, n_boxes, cap, n_u, n_flag, five_bit, upper_sub, cls_idx,
+                       tuple(rep_u), tuple(levels))
+    if space.n_states > MAX_STATES:
+        raise ValueError(f"the exact engine cannot solve {rules.key}: it has {space.n_states:,} "
+                         f"reachable states (at most {MAX_STATES:,} here); simulate it instead "
+                         f"(yahtzee-sim simulate --rules {rules.name})")
+    return space
 
 
 @dataclass(frozen=True, eq=False)
@@ -229,6 +317,8 @@ class TurnModel:
     box_vals: tuple             # lower box: scores (dtype) on those rows; upper box: face counts
     upper_boxes: np.ndarray     # indices of the upper boxes
     upper_col: np.ndarray       # (B,) column of each upper box among them, -1 for lower boxes
+    served: bool = False        # scores differ on the first throw (Generala's "served")
+    served_boxes: tuple = ()    # per such lower box: (box, absolute rows, first-throw scores)
 
     @property
     def n_keeps(self) -> int:
@@ -271,12 +361,24 @@ def turn_model(rules: RuleSet, dtype) -> TurnModel:
         else:
             rows.append(np.flatnonzero(sel) + rb.start)
             vals.append(full[sel])
+    for b, box in enumerate(rules.boxes):
+        if getattr(box, "needs_five_box", False) and ((table[:, b] > 0) & ~special).any():
+            raise ValueError(f"the exact engine needs box {box.name!r} (paying only while the "
+                             f"{rules.five_box} box holds a score) to score only on {rules.n_dice} of a kind")
+    served = served_only(rules)
+    served_boxes = []
+    if served:
+        first = rules.score_tables[0][roll_at].astype(np.int64)
+        for b in np.flatnonzero((first != table).any(axis=0)):
+            sel = (first[:, b] > 0) & ~special
+            if sel.any():
+                served_boxes.append((int(b), np.flatnonzero(sel) + rb.start, first[sel, b].astype(dtype)))
     upper_boxes = np.flatnonzero(rules.is_upper)
     upper_col = np.full(rules.n_boxes, -1, dtype=np.int64)
     upper_col[upper_boxes] = np.arange(len(upper_boxes))
     special_pos = np.flatnonzero(special)
     return TurnModel(rules, space, lat, dtype, special_pos + rb.start, roll_at[special_pos],
-                     tuple(rows), tuple(vals), upper_boxes, upper_col)
+                     tuple(rows), tuple(vals), upper_boxes, upper_col, served, tuple(served_boxes))
 
 
 DENSE_FRACTION = 0.65
@@ -305,22 +407,24 @@ tables) or ``"generic"`` (every box through full index arithmetic); both use
 check that they agree."""
 
 
-def _five_rows_generic(model, *, mask, filled, flag, u, nxt, c, values, variances):
-    """(k5, U) values relative to ``c`` (and second moments) of the five-of-a-kind rolls."""
+def _five_rows_generic(model, *, mask, filled, flag, u, nxt, c, values, variances, throws=None):
+    """(k5, U) values relative to ``c`` (and second moments) of the five-of-a-kind rolls
+    (made on throw ``throws``; default: a later throw than the first)."""
     rules, space = model.rules, model.space
     n_u, nf, cap, n_boxes = space.n_u, space.n_flag, space.cap, space.n_boxes
     n = len(u)
     k5 = len(model.special_rolls)
     rolls = np.tile(model.special_rolls, n)
     rep = np.repeat(np.arange(n), k5)
-    legal5, sc5, bonus5 = rules.turn_options(filled[rep], flag[rep].astype(bool), rolls)
+    thr = None if throws is None else np.full(len(rolls), throws)
+    legal5, sc5, bonus5 = rules.turn_options(filled[rep], flag[rep].astype(bool), rolls, throws=thr)
     sc5 = sc5.astype(np.int64)
     gain5 = sc5 + rules.upper_bonus_gain(u[rep], sc5) + bonus5[:, None]
     u_next = np.minimum(u[rep, None] + np.where(rules.is_upper, sc5, 0), cap)
     f_next = flag[rep, None]
     if nf == 2:
         is_five_box = np.arange(n_boxes) == rules.five_box_index
-        f_next = f_next | (is_five_box & (sc5 == rules.five_box_points))
+        f_next = f_next | (is_five_box & (sc5 > 0))
     idx5 = (nxt[rep] * n_u + u_next) * nf + f_next
     val5 = np.where(legal5, gain5 + values[np.where(legal5, idx5, 0)] - c[rep, None], -np.inf)
     b5 = _first_near_max(val5, val5.max(axis=1))
@@ -370,7 +474,7 @@ def _five_rows(model, *, mask, filled, flag, u, nxt, c, values, variances, v0, v
         sc = sc5[ginv, j]
         cand = np.where(lower, v0c + sc, np.where(sc > 0, w5, v0c))
         if nf == 2:
-            full = sc[:, five] == rules.five_box_points
+            full = sc[:, five] > 0
             cand[:, five] = np.where(full, sc[:, five] + v1, cand[:, five])
         cand = np.where(leg, cand, -np.inf)
         best = cand.max(axis=1)
@@ -507,19 +611,37 @@ def turn_values(model: TurnModel, values: np.ndarray, variances: np.ndarray | No
         if second:
             q[model.special_pos] = q5.astype(dt)
 
+    served_rows = None
+    if model.served:                # the dice of the first throw: served scores
+        ctx = dict(mask=mask, filled=filled, flag=flag, u=u, nxt=nxt, c=c, values=values,
+                   variances=variances if second else None)
+        served_rows = _served_rows(model, z[rb], q[rb] if second else None, s if second else None,
+                                   legal, v0, var0 if second else None, ctx)
+        if rules.n_rolls == 1:
+            z[rb], q_rb = served_rows[0], served_rows[1]
+            if second:
+                q[rb] = q_rb
+
     if plan:
         keep_values = [None] * rules.n_rolls
         for j in range(1, rules.n_rolls):
             expect(lat, z)
+            if served_rows is not None and j == rules.n_rolls - 1:
+                z[rb] = served_rows[0]      # holding all dice now keeps them served
             keep_values[j] = z.copy()
             best_subkeep_mean(lat, z)
         ez = _first_roll_mean(lat, z[rb])
         return c + ez, (keep_values, c)
 
-    for _ in range(1, rules.n_rolls):
+    for j in range(1, rules.n_rolls):
         expect(lat, z)
         if second:
             expect(lat, q)
+        if served_rows is not None and j == rules.n_rolls - 1:
+            z[rb] = served_rows[0]          # holding all dice now keeps them served
+            if second:
+                q[rb] = served_rows[1]
+        if second:
             best_subkeep_pair(lat, z, q)
         else:
             best_subkeep_mean(lat, z)
@@ -528,3 +650,41 @@ def turn_values(model: TurnModel, values: np.ndarray, variances: np.ndarray | No
         return c + ez, None
     eq = _first_roll_mean(lat, q[rb])
     return c + ez, np.maximum(eq - ez * ez, 0.0)
+
+
+def _served_rows(model, z_rb, q_rb, s_rb, legal, v0, var0, ctx):
+    """Final values (R, U) relative to ``c`` (and second moments) of dice served on
+    the first throw, from the later-throw ones ``z_rb`` (``q_rb``, followed means
+    ``s_rb``; None for means only): the boxes that pay more when served are offered
+    again at their served scores (a box never pays less served: :func:`served_only`).
+    ``ctx`` holds the turn's arrays for :func:`_five_rows_generic`."""
+    rb = model.lat.level_slices[model.lat.n_dice]
+    second = q_rb is not None
+    c, dt = ctx["c"], model.dtype
+    zs = z_rb.copy()
+    qs = q_rb.copy() if second else None
+    ss = s_rb.copy() if second else None
+    for b, rows, vals in model.served_boxes:
+        ok = legal[:, b]
+        if not ok.any():
+            continue
+        a = np.where(ok, v0[:, b] - c, -np.inf).astype(dt)
+        zc = vals[:, None] + a[None, :]
+        r = rows - rb.start
+        cur = zs[r]
+        if second:
+            qc = zc * zc
+            qc += var0[:, b].astype(dt)[None, :]
+            qcur, scur = qs[r], ss[r]
+            select_tied(cur, scur, qcur, zc, zc, qc)
+            qs[r] = qcur
+        else:
+            np.maximum(cur, zc, out=cur)
+        zs[r] = cur
+    if len(model.special_rolls):
+        z5, q5 = _five_rows_generic(model, **ctx, throws=1)
+        sp = model.special_pos - rb.start
+        zs[sp] = z5.astype(dt)
+        if second:
+            qs[sp] = q5.astype(dt)
+    return zs, qs

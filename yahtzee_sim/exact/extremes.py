@@ -33,13 +33,13 @@ the Yahtzee bonus in Yacht) leave the game unchanged; the result's ``notes`` say
 
 from __future__ import annotations
 
-import functools
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
 
+from ..progress import as_progress
 from ..rules import RuleSet, get_rules
 
 if TYPE_CHECKING:  # imported where a table is made: keeps the CLI's start-up fast
@@ -204,8 +204,24 @@ def _mask_bits(masks: np.ndarray, n_boxes: int) -> np.ndarray:
 _ROWS_PER_CHUNK = 1 << 18
 
 
-@functools.lru_cache(maxsize=16)
-def _solve(rules: RuleSet, kind: str, constraints: tuple[str, ...]) -> np.ndarray:
+_TABLES: dict = {}  # (rules, kind, constraints) -> value table, the 16 most recent
+_TABLES_KEPT = 16
+
+
+def _solve(rules: RuleSet, kind: str, constraints: tuple[str, ...], progress=None) -> np.ndarray:
+    """The cached :func:`_solve_table` (``progress`` sees the work only when it is done)."""
+    key = (rules, kind, constraints)
+    if key in _TABLES:
+        _TABLES[key] = _TABLES.pop(key)  # most recent last
+        return _TABLES[key]
+    table = _solve_table(rules, kind, constraints, as_progress(progress))
+    _TABLES[key] = table
+    while len(_TABLES) > _TABLES_KEPT:
+        del _TABLES[next(iter(_TABLES))]
+    return table
+
+
+def _solve_table(rules: RuleSet, kind: str, constraints: tuple[str, ...], report) -> np.ndarray:
     """Value table V[mask, upper, flag]: the best (max) or worst (min) points still to
     come from each state; -inf (max) / +inf (min) where no card completes.
 
@@ -213,7 +229,12 @@ def _solve(rules: RuleSet, kind: str, constraints: tuple[str, ...]) -> np.ndarra
     (five-of-a-kind box holds its full value) can only be set once that box is
     filled, so masks with it open are solved for flag 0 alone (flag 1 stays at the
     "impossible" value and is never read)."""
-    rules.require_final_throw_scoring("the extremes engine")
+    from ._solver_space import require_solvable
+
+    require_solvable(rules, "the extremes engine")        # one line: why, and what works instead
+    if rules.roll_dependent:
+        raise ValueError(f"the extremes engine does not handle {rules.key} yet: a box's score "
+                         f"depends on the throw number; simulate it instead (yahtzee-sim simulate)")
     n_boxes = rules.n_boxes
     n_rolls = rules.dice.n_rolls
     threshold, n_flags = _dims(rules)
@@ -235,6 +256,9 @@ def _solve(rules: RuleSet, kind: str, constraints: tuple[str, ...]) -> np.ndarra
         for box in np.flatnonzero(rules.is_upper)
     }
 
+    phase = f"extreme {kind} of {rules.key}" + (f" ({'+'.join(constraints)})" if constraints else "")
+    done, total = 1, len(all_masks)  # masks solved (the full card is known)
+    report(phase, done, total)
     for level in range(n_boxes - 1, -1, -1):
         at_level = popcount == level
         for group_masks, nf in ((all_masks[at_level & five_open], 1),
@@ -246,6 +270,8 @@ def _solve(rules: RuleSet, kind: str, constraints: tuple[str, ...]) -> np.ndarra
                 values[masks, :, :nf] = _level_chunk(
                     rules, constraints, values, masks, flags, upper, threshold, gains,
                     upper_groups, worst, better, pick)
+                done += len(masks)
+                report(phase, done, total)
     values.setflags(write=False)
     return values
 
@@ -443,7 +469,7 @@ def _reconstruct(rules: RuleSet, values: np.ndarray, kind: str, constraints: tup
 
 
 def extreme_score(rules: str | RuleSet = "yahtzee", *, kind: str = "max", constraint=None,
-                  options: Iterable[str] = ()) -> ExtremeResult:
+                  options: Iterable[str] = (), progress=None) -> ExtremeResult:
     """The best (``kind="max"``) or worst (``"min"``) total a card can reach, and that card.
 
     Parameters
@@ -452,6 +478,7 @@ def extreme_score(rules: str | RuleSet = "yahtzee", *, kind: str = "max", constr
     kind : ``"max"`` or ``"min"``.
     constraint : ``None``, one name of :data:`CONSTRAINTS`, several joined by ``+``,
         or a list of names.
+    progress : a :mod:`yahtzee_sim.progress` callback (score-card states solved); silent by default.
 
     >>> res = extreme_score("yahtzee", kind="min", constraint="no-five-of-a-kind")
     >>> res.score, res.card.set_index("box").loc["chance", "dice"]
@@ -465,7 +492,7 @@ def extreme_score(rules: str | RuleSet = "yahtzee", *, kind: str = "max", constr
     cons = parse_constraints(constraint)
     rules = get_rules(rules, options)
     start = time.perf_counter()
-    values = _solve(rules, kind, cons)
+    values = _solve(rules, kind, cons, progress)
     best = values[0, 0, 0]
     if np.isinf(best):
         import pandas as pd
@@ -483,12 +510,13 @@ def extreme_score(rules: str | RuleSet = "yahtzee", *, kind: str = "max", constr
 
 
 def seed_claims_table(rules: str | RuleSet = "yahtzee", *, options: Iterable[str] = (),
-                      readings: bool = True) -> pd.DataFrame:
+                      readings: bool = True, progress=None) -> pd.DataFrame:
     """All of seed 000's extreme-score claims computed for one rule set.
 
     One row per claim (:data:`SEED_CLAIMS`), plus, with ``readings=True``, the
     alternative readings of :data:`SEED_READINGS`. Columns: claim, kind,
-    constraint, score (``<NA>`` when infeasible), note.
+    constraint, score (``<NA>`` when infeasible), note. ``progress`` (a
+    :mod:`yahtzee_sim.progress` callback) sees one step per claim.
 
     >>> t = seed_claims_table("yacht-classic", readings=False)
     >>> len(t), int(t.loc[t["claim"] == "minimum", "score"].iloc[0])
@@ -497,13 +525,16 @@ def seed_claims_table(rules: str | RuleSet = "yahtzee", *, options: Iterable[str
     rules = get_rules(rules, options)
     rows = []
     entries = list(SEED_CLAIMS) + (list(SEED_READINGS) if readings else [])
+    report = as_progress(progress)
     for i, (claim, kind, cons) in enumerate(entries):
+        report(f"seed 000's claims for {rules.key}", i, len(entries))
         res = extreme_score(rules, kind=kind, constraint=cons)
         rows.append({
             "claim": claim, "kind": kind, "constraint": "+".join(cons) or "-",
             "score": res.score, "reading": "literal" if i < len(SEED_CLAIMS) else "seed's recipe",
             "note": "; ".join(res.notes) if res.feasible else "no card satisfies this; " + "; ".join(res.notes),
         })
+    report(f"seed 000's claims for {rules.key}", len(entries), len(entries))
     import pandas as pd
 
     frame = pd.DataFrame(rows)

@@ -79,6 +79,10 @@ class OneRollOdds:
     counts: pd.Series
     total: int
 
+    def __repr__(self) -> str:
+        return (f"OneRollOdds({self.rules.key!r}, {len(self.counts)} patterns out of {self.total} throws: "
+                f"five_of_a_kind {self.fraction('five_of_a_kind')})")
+
     def count(self, pattern: str) -> int:
         """Throws (out of :attr:`total`) showing ``pattern``."""
         return int(self.counts[check_pattern(pattern, self.rules.dice)])

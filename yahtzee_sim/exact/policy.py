@@ -363,8 +363,12 @@ def policy_value(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
     if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, (int, np.integer)) or chunk_rows < 1:
         raise ValueError(f"chunk_rows must be a positive integer, got {chunk_rows!r}")
     t0 = time.perf_counter()
+    sp = state_space(rules)                          # refuses what cannot be solved here
+    if rules.roll_dependent:   # a held served roll and a thrown one look alike to a strategy
+        raise ValueError(f"policy_value does not handle {rules.key}: served scores make a "
+                         f"decision depend on the turn so far, not on the state alone; "
+                         f"simulate the strategy instead (yahtzee-sim simulate)")
     strat.prepare(rules)
-    sp = state_space(rules)
     d = rules.dice
     uniform = _is_uniform_random(strat)
     avg_keep = None

@@ -490,6 +490,10 @@ class PerTurnReport:
     best: pd.DataFrame
     rolls: list
 
+    def __repr__(self) -> str:
+        return (f"PerTurnReport({self.rules.key!r}, {self.strategy!r}: {len(self.best)} patterns; "
+                f"five_of_a_kind {self.under_strategy.fraction('five_of_a_kind')} per turn)")
+
     def to_frame(self) -> pd.DataFrame:
         """One row per pattern: probability and fraction under the strategy and under
         the best keeps, and turns per occurrence for both.

@@ -27,11 +27,15 @@ from .. import __version__
 
 @dataclass
 class Table:
+    """``frame`` goes to the CSV as numbers; ``display`` (text cells, readable headers),
+    when given, is what the README shows."""
+
     name: str
     frame: pd.DataFrame
     caption: str = ""
-    float_format: str = "{:.4g}"
+    float_format: str | None = None
     index: bool = True
+    display: pd.DataFrame | None = None
 
 
 @dataclass
@@ -69,11 +73,16 @@ class Report:
         return sec
 
     def add_table(self, name: str, frame: pd.DataFrame, *, caption: str = "", heading: str | None = None,
-                  float_format: str = "{:.4g}", index: bool = True) -> Table:
-        """Add a table to the last section (or a new one with ``heading``)."""
+                  float_format: str | None = None, index: bool = True,
+                  display: pd.DataFrame | None = None) -> Table:
+        """Add a table to the last section (or a new one with ``heading``).
+
+        The CSV gets ``frame``; the README gets ``display`` if given (shown without
+        its index), else ``frame`` with numbers formatted by :func:`fmt.cell`.
+        """
         if heading is not None or not self.sections:
             self.sections.append(Section(heading or name))
-        table = Table(name, frame, caption, float_format, index)
+        table = Table(name, frame, caption, float_format, index, display)
         self.sections[-1].tables.append(table)
         return table
 
@@ -86,27 +95,34 @@ class Report:
         return fig
 
 
-def markdown_table(frame: pd.DataFrame, float_format: str = "{:.4g}", index: bool = True) -> str:
+def markdown_table(frame: pd.DataFrame, float_format: str | None = None, index: bool = True) -> str:
     """A GitHub-flavoured markdown table (no extra dependency).
 
-    >>> print(markdown_table(pd.DataFrame({"a": [1.23456]}, index=["x"])))
+    Numbers never show as ``nan`` or in scientific notation; a multi-level index
+    becomes one column per level.
+
+    >>> print(markdown_table(pd.DataFrame({"a": [1.23456, 6e-05, float("nan")]}, index=["x", "y", "z"])))
     |   | a |
     |---|---|
     | x | 1.235 |
+    | y | 0.00006 |
+    | z | – |
     """
-    def fmt(v):
-        if isinstance(v, (float, np.floating)):
-            if float(v).is_integer() and abs(v) >= 1:
-                return f"{int(v)}"
-            return float_format.format(v)
-        return str(v)
+    from .fmt import cell
 
+    def fmt(v):
+        if float_format and isinstance(v, (float, np.floating)) and np.isfinite(v) and not float(v).is_integer():
+            return float_format.format(v)
+        return cell(v)
+
+    if index and isinstance(frame.index, pd.MultiIndex):
+        frame, index = frame.reset_index(), False
     cols = ([frame.index.name or ""] if index else []) + [str(c) for c in frame.columns]
     lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
     for row in frame.itertuples(index=True, name=None):  # keeps each column's dtype
         idx, values = row[0], row[1:]
-        cells = ([str(idx)] if index else []) + [fmt(v) for v in values]
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+        cells = ([cell(idx)] if index else []) + [fmt(v) for v in values]
+        lines.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
     if index and not frame.index.name:
         lines[0] = "|   | " + " | ".join(str(c) for c in frame.columns) + " |"
     return "\n".join(lines)
@@ -150,7 +166,9 @@ def write_report(report: Report, out_dir: Path) -> Path:
                 md += [sec.text.strip(), ""]
             for t in sec.tables:
                 t.frame.to_csv(tmp / f"{t.name}.csv", index=t.index)
-                md += [markdown_table(t.frame, t.float_format, t.index), ""]
+                shown = markdown_table(t.display, index=False) if t.display is not None else \
+                    markdown_table(t.frame, t.float_format, t.index)
+                md += [shown, ""]
                 cap = f"{t.caption} " if t.caption else ""
                 md += [f"*{cap}Data: [{t.name}.csv]({t.name}.csv).*", ""]
             for f in sec.figures:

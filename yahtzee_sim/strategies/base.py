@@ -109,17 +109,31 @@ def strategy_names() -> list[str]:
     return list(STRATEGIES)
 
 
-def get_strategy(name: str | Strategy) -> Strategy:
+def get_strategy(name: "str | Strategy | type[Strategy]") -> Strategy:
     """A new instance of a registered strategy (or ``name`` itself if it is one).
+
+    ``"module:Class"`` imports ``module`` (from the Python path, else the current
+    folder) and instantiates its :class:`Strategy` subclass ``Class``; a subclass
+    itself is instantiated too.
 
     >>> get_strategy("random").name
     'random'
+    >>> get_strategy("yahtzee_sim.strategies.simple:KeepLargestStrategy").name
+    'keep-largest'
+    >>> get_strategy("yahtzee_sim.strategies.simple:NoSuch")
+    Traceback (most recent call last):
+    ...
+    ValueError: module 'yahtzee_sim.strategies.simple' has no Strategy subclass 'NoSuch'; it has: KeepLargestStrategy, RandomStrategy
     """
     if isinstance(name, Strategy):
         return name
+    if isinstance(name, type) and issubclass(name, Strategy):
+        return name()
+    if isinstance(name, str) and ":" in name:
+        return _load_strategy(name)
     try:
         return STRATEGIES[name]()
-    except KeyError:
+    except (KeyError, TypeError):
         raise ValueError(
             f"unknown strategy {name!r}; valid strategies: {', '.join(STRATEGIES)}"
         ) from None
@@ -145,6 +159,42 @@ def default_announcement(rules: RuleSet, filled: np.ndarray, rolls: np.ndarray) 
     must = ~(~filled & ~rules.is_announce).any(axis=1) & open_announce.any(axis=1)
     points = np.where(open_announce, rules.score_table[rolls].astype(np.int32), -1)
     return np.where(must, points.argmax(axis=1), -1).astype(np.intp)
+
+
+def _load_strategy(spec: str) -> Strategy:
+    """Instantiate ``module:Class`` (see :func:`get_strategy`)."""
+    import importlib
+    import os
+    import sys
+
+    module_name, _, class_name = spec.partition(":")
+    if not module_name or not class_name:
+        raise ValueError(f"a strategy given as module:Class needs both parts, got {spec!r}")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name != module_name.split(".")[0] or os.getcwd() in sys.path:
+            raise ValueError(f"cannot import strategy module {module_name!r}: {exc}") from None
+        sys.path.insert(0, os.getcwd())  # a console script does not search the current folder
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc2:
+            raise ValueError(f"cannot import strategy module {module_name!r}: {exc2}") from None
+        finally:
+            sys.path.remove(os.getcwd())
+    except ImportError as exc:
+        raise ValueError(f"cannot import strategy module {module_name!r}: {exc}") from None
+    cls = getattr(module, class_name, None)
+    if not (isinstance(cls, type) and issubclass(cls, Strategy)):
+        found = sorted(k for k, v in vars(module).items()
+                       if isinstance(v, type) and issubclass(v, Strategy) and v is not Strategy
+                       and v.__module__ == module.__name__)
+        raise ValueError(f"module {module_name!r} has no Strategy subclass {class_name!r}; "
+                         f"it has: {', '.join(found) or '(none)'}")
+    strategy = cls()
+    if strategy.name == Strategy.name:  # no name of its own: the spec names it
+        strategy.name = spec
+    return strategy
 
 
 def best_legal(values: np.ndarray, legal: np.ndarray) -> np.ndarray:

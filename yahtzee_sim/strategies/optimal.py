@@ -7,7 +7,11 @@ Every decision maximizes the expected final score:
   gains (jokers, bonuses and fill order exactly as played) and
   :meth:`~yahtzee_sim.exact.solver.Solution.value` the value of the next state;
 * keeps: the sub-keep with the largest expected value of the rest of the turn,
-  from the same one-turn widget the solver uses.
+  from the same one-turn widget the solver uses. Where served combinations pay
+  more (Generala), holding every die of the first throw keeps them served (it is
+  not a throw): the plan values that keep at the served scores, and a game that
+  held its served dice holds them to the end of the turn (optimal, since served
+  scores never pay less).
 
 Per turn the distinct states of the batch (``np.unique`` of a state key, with
 upper totals that no open box can tell apart merged) are evaluated once; the
@@ -73,6 +77,7 @@ class OptimalStrategy(Strategy):
         self._bits = np.int64(1) << np.arange(rules.n_boxes, dtype=np.int64)
         self._kept = None
         self._kept_key = None
+        self._served = None                 # games whose dice are still the first throw's
         return self
 
     # -- state keys ------------------------------------------------------------------
@@ -131,7 +136,16 @@ class OptimalStrategy(Strategy):
         pick = np.argmax(ev, axis=1)
         if rolls_left == 1:
             self._kept = None                               # the turn's plan is used up
-        return self._sub_keep[p_roll, pick][back]
+        keeps = self._sub_keep[p_roll, pick][back]
+        if self._model.served:
+            full = self.dice.roll_keep_index[rolls]
+            first = rolls_left == self.rules.n_rolls - 1
+            if first or self._served is None or len(self._served) != len(rolls):
+                self._served = np.ones(len(rolls), dtype=bool)     # the first throw's dice
+            elif self._served.any():
+                keeps = np.where(self._served, full, keeps)        # held served dice: hold again
+            self._served &= keeps == full
+        return keeps
 
     def box(self, state, rolls, options, u):
         mask, up, flag = self._state(state)

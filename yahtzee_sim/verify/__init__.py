@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 import tomllib
 from fractions import Fraction
@@ -48,14 +49,63 @@ def _claimed_value(c):
     return Fraction(v) if isinstance(v, str) else v
 
 
-def _fmt(x) -> str:
+def _text(x, unit: str) -> str:
+    """An exact or simulated value as a reader wants it: shares in percent, fractions kept."""
+    from ..report import fmt
+
     if x is None:
         return ""
+    if unit == "share":
+        if isinstance(x, Fraction) and x.denominator != 1:
+            return f"{x} = {fmt.percent(float(x), 2)}"
+        return fmt.percent(float(x), 2)
     if isinstance(x, Fraction):
-        return f"{x} = {float(x):.6g}" if x.denominator != 1 else str(x.numerator)
-    if isinstance(x, float):
-        return f"{x:.6g}"
-    return str(x)
+        return f"{x.numerator:,}" if x.denominator == 1 else f"{fmt.number(float(x), 3)} ({x})"
+    if isinstance(x, int):
+        return f"{x:,}"
+    return fmt.number(x, 2) + (" turns" if unit == "turns" else "")
+
+
+def _simulated_text(m: Measurement) -> str:
+    from ..report import fmt
+
+    if m.estimate is None:
+        return ""
+    if m.ci is None:
+        return _text(m.estimate, m.unit)
+    lo, hi = m.ci
+    if m.unit == "share":
+        value, ci = fmt.percent_ci(m.estimate, lo, hi)
+    elif math.isfinite(hi):
+        d = fmt.decimals_for((hi - lo) / 2)
+        value, ci = fmt.number(m.estimate, d), fmt.interval(lo, hi, d)
+    else:
+        value, ci = fmt.number(m.estimate, 2), f"{fmt.number(lo, 2)} to ∞"
+    return f"{value} (95% CI {ci})"
+
+
+def _stated_text(c: dict, unit: str) -> str:
+    from ..report import fmt
+
+    if "criterion" in c:
+        return c["criterion"].get("reading", "")
+    if isinstance(c["claimed"], str):
+        return f"{c['claimed']} (exact)"
+    precision = c.get("precision", 0)
+    if not precision:
+        return f"{_text(c['claimed'], unit)} (exact)"
+    if unit == "share":
+        d = max(0, -math.floor(math.log10(precision * 100) + 1e-9))
+        step = fmt.number(precision * 100, d)
+        return f"{c['claimed'] * 100:.{d}f}% (to {step} percentage point{'' if step == '1' else 's'})"
+    d = max(0, -math.floor(math.log10(precision) + 1e-9))
+    return f"{fmt.number(c['claimed'], d)} (to {fmt.number(precision, d)})"
+
+
+def _number(x):
+    if x is None:
+        return None
+    return float(x)
 
 
 def check_claim_ids(only) -> list[str]:
@@ -100,17 +150,22 @@ def verify_claims(ctx: Context | None = None, *, only: list[str] | None = None) 
                 verdict = verdict_for_value(m.exact, claimed, c.get("precision", 0))
             else:
                 verdict = verdict_for_value(m.estimate, claimed, c.get("precision", 0), ci=m.ci)
-            shown = c["claimed"] if isinstance(c["claimed"], str) else _fmt(claimed)
-            claim_text = shown + (f" (to {c['precision']:g})" if c.get("precision") else " (exact)")
         else:
-            crit = c["criterion"]
+            claimed = None
             ci = None if m.exact is not None else m.ci
-            verdict = verdict_for_criterion(m.value, crit, ci=ci)
-            claim_text = crit.get("reading", "")
+            verdict = verdict_for_criterion(m.value, c["criterion"], ci=ci)
+        exact_fraction = m.exact if isinstance(m.exact, Fraction) and m.exact.denominator != 1 else None
         rows.append({
             "id": c["id"], "seed": c["seed"][:3], "quote": c["quote"], "english": c["english"],
-            "claim": claim_text, "exact": _fmt(m.exact), "simulated": _fmt(m.estimate),
-            "ci95": "" if m.ci is None else f"{m.ci[0]:.6g} .. {m.ci[1]:.6g}",
+            "claim": _stated_text(c, m.unit), "unit": m.unit,
+            "claimed": _number(claimed), "precision": c.get("precision") if claimed is not None else None,
+            "exact": _number(m.exact),
+            "exact_fraction": None if exact_fraction is None else
+            {"numerator": exact_fraction.numerator, "denominator": exact_fraction.denominator},
+            "estimate": _number(m.estimate),
+            "ci95_low": None if m.ci is None else float(m.ci[0]),
+            "ci95_high": None if m.ci is None else float(m.ci[1]),
+            "exact_text": _text(m.exact, m.unit), "simulated_text": _simulated_text(m),
             "verdict": verdict, "method": m.method, "detail": m.detail,
             "seconds": round(time.perf_counter() - start, 2),
         })

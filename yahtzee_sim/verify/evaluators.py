@@ -29,7 +29,10 @@ class Measurement:
 
     exact : the exact value (Fraction, int or float), or None when only simulated.
     estimate, ci : a simulated estimate and its 95% interval, or None.
-    method : how it was computed, in words.
+    method : how it was computed, in words (for a simulation: the strategy, the sample
+        and the definition of what is counted).
+    unit : what the value is: "share" (a probability or proportion, shown in percent),
+        "points", "turns", "ratio" or "number".
     """
 
     exact: object = None
@@ -37,6 +40,7 @@ class Measurement:
     ci: tuple[float, float] | None = None
     method: str = ""
     detail: str = ""
+    unit: str = "number"
 
     @property
     def value(self) -> float:
@@ -96,7 +100,7 @@ def first_roll_fraction(params, ctx) -> Measurement:
 
     odds = one_roll_odds(params.get("rules", "yahtzee"))
     frac = odds.fraction(params["pattern"])
-    return Measurement(exact=frac, method="exact count of the 7,776 ordered throws",
+    return Measurement(exact=frac, method=f"exact count of the {odds.total:,} ordered throws", unit="share",
                        detail=f"{odds.count(params['pattern'])} of {odds.total} = {frac}")
 
 
@@ -105,9 +109,15 @@ def first_roll_probability(params, ctx) -> Measurement:
     exact = first_roll_fraction(params, ctx).exact
     res = simulate_turns(params.get("rules", "yahtzee"), KeepAll(), ctx.turns, seed=ctx.seed, **ctx.run_options)
     k = int(res.pattern_counts()[params["pattern"]])
-    return Measurement(exact=exact, estimate=k / ctx.turns, ci=_wilson(k, ctx.turns),
-                       method=f"exact count; simulated with {ctx.turns:,} first rolls",
-                       detail=f"exact {float(exact):.6f} ({exact})")
+    return Measurement(exact=exact, estimate=k / ctx.turns, ci=_wilson(k, ctx.turns), unit="share",
+                       method=f"exact count; simulated: share of {ctx.turns:,} first rolls showing "
+                              f"{_pattern_words(params['pattern'])}",
+                       detail=f"exact {exact} = {float(exact):.4%}")
+
+
+def _pattern_words(pattern: str) -> str:
+    return pattern.replace("_", " ") + (" or better" if pattern in ("four_of_a_kind", "three_of_a_kind",
+                                                                    "small_straight", "two_pairs", "one_pair") else "")
 
 
 def _turn_policy(rules, params):
@@ -131,17 +141,18 @@ def turn_probability(params, ctx) -> Measurement:
     else:
         res = simulate_turns(rules, params["policy"], ctx.turns, seed=ctx.seed, **ctx.run_options)
     k = int(res.pattern_counts()[params["pattern"]])
-    return Measurement(exact=frac, estimate=k / ctx.turns, ci=_wilson(k, ctx.turns),
-                       method=f"exact Markov chain over the 252 rolls under {words}; {ctx.turns:,} simulated turns",
-                       detail=f"exact {float(frac):.6f}")
+    return Measurement(exact=frac, estimate=k / ctx.turns, ci=_wilson(k, ctx.turns), unit="share",
+                       method=f"exact Markov chain over the 252 rolls under {words}; simulated: share of "
+                              f"{ctx.turns:,} three-roll turns ending in {_pattern_words(params['pattern'])}",
+                       detail=f"exact {float(frac):.4%}")
 
 
 @evaluator
 def turns_per_pattern(params, ctx) -> Measurement:
     m = turn_probability(params, ctx)
     lo, hi = m.ci
-    return Measurement(exact=1 / m.exact, estimate=1 / m.estimate, ci=(1 / hi, 1 / lo),
-                       method="1 / (exact chance per turn); simulated from the same turns",
+    return Measurement(exact=1 / m.exact, estimate=1 / m.estimate, ci=(1 / hi, 1 / lo), unit="turns",
+                       method="1 / (exact chance per turn); simulated: 1 / (share of the simulated turns)",
                        detail=f"exact {float(1 / m.exact):.3f} turns")
 
 
@@ -151,7 +162,7 @@ def faces_in_every_straight(params, ctx) -> Measurement:
     n_faces = get_rules(params.get("rules", "yahtzee")).n_faces
     runs = [set(range(s, s + length)) for length in (4, 5) for s in range(1, n_faces - length + 2)]
     share = Fraction(sum(faces <= r for r in runs), len(runs))
-    return Measurement(exact=share, method="enumeration of every run of 4 and 5 faces",
+    return Measurement(exact=share, method="enumeration of every run of 4 and 5 faces", unit="share",
                        detail=f"{sum(faces <= r for r in runs)} of {len(runs)} runs contain {sorted(faces)}")
 
 
@@ -173,6 +184,7 @@ def open_ended_straight(params, ctx) -> Measurement:
 
     open_, closed = chance([2, 3, 4, 5]), chance([1, 2, 3, 4])
     return Measurement(exact=open_ / closed, method="exact: one die rerolled per roll, straight kept once made",
+                       unit="ratio",
                        detail=f"2-3-4-5: {float(open_):.4f} ({open_}); 1-2-3-4: {float(closed):.4f} ({closed}), "
                               f"with {k} rolls left")
 
@@ -183,14 +195,14 @@ def open_ended_straight(params, ctx) -> Measurement:
 def three_of_each_upper(params, ctx) -> Measurement:
     rules = get_rules(params.get("rules", "yahtzee"))
     total = 3 * int(rules.upper_face[rules.is_upper].sum())
-    return Measurement(exact=total, method="3 x (sum of the upper faces)",
+    return Measurement(exact=total, method="3 x (sum of the upper faces)", unit="points",
                        detail=f"bonus threshold of {rules.key}: {rules.upper_bonus_threshold}")
 
 
 @evaluator
 def par_surplus(params, ctx) -> Measurement:
     face, count = params["face"], params["count"]
-    return Measurement(exact=(count - 3) * face, method="(count - 3) x face points above par",
+    return Measurement(exact=(count - 3) * face, method="(count - 3) x face points above par", unit="points",
                        detail=f"{count} x {face} = {count * face} against par {3 * face}; par of Ones is 3")
 
 
@@ -199,9 +211,10 @@ def five_box_margin(params, ctx) -> Measurement:
     rules = get_rules(params.get("rules", "yahtzee"))
     table = rules.score_table
     others = np.delete(table, rules.five_box_index, axis=1).max()
-    return Measurement(exact=rules.five_box_points - int(others),
+    return Measurement(exact=rules.five_box_points - int(others), unit="points",
                        method="best score of every other box over all 252 rolls",
-                       detail=f"{rules.five_box} pays {rules.five_box_points}, the best other box {int(others)}")
+                       detail=f"{rules.boxes[rules.five_box_index].label} pays {rules.five_box_points}, the best "
+                              f"other box {int(others)}")
 
 
 @evaluator
@@ -211,7 +224,7 @@ def score_matches(params, ctx) -> Measurement:
     expected = params["expected"]
     ok = [scores[k] == v for k, v in expected.items()]
     wrong = [f"{k}: {scores[k]} (claimed {v})" for k, v in expected.items() if scores[k] != v]
-    return Measurement(exact=Fraction(sum(ok), len(ok)), method="the rule engine's score table",
+    return Measurement(exact=Fraction(sum(ok), len(ok)), method="the rule engine's score table", unit="share",
                        detail="all match" if not wrong else "mismatch: " + "; ".join(wrong))
 
 
@@ -220,7 +233,7 @@ def extreme(params, ctx) -> Measurement:
     from ..exact.extremes import extreme_score
 
     res = extreme_score(params.get("rules", "yahtzee"), kind=params["kind"], constraint=params.get("constraint"))
-    return Measurement(exact=int(res.score),
+    return Measurement(exact=int(res.score), unit="points",
                        method=f"backward induction in the {params['kind']} semiring (dice chosen too)",
                        detail=params.get("constraint") or "no restriction")
 
@@ -236,7 +249,8 @@ def optimal_mean(params, ctx) -> Measurement:
     res = ctx.run(rules, "optimal")
     s = res.summary()
     return Measurement(exact=float(sol.expected_score), estimate=s["mean"], ci=(s["ci95_low"], s["ci95_high"]),
-                       method=f"exact optimal solver; {ctx.games:,} simulated optimal games",
+                       unit="points", method=f"exact optimal solver; simulated: mean final score of {ctx.games:,} "
+                                             "games under optimal",
                        detail=f"exact {sol.expected_score:.4f} (sd {sol.sd:.2f})")
 
 
@@ -245,7 +259,10 @@ def game_rate(params, ctx) -> Measurement:
     res = ctx.run(params.get("rules", "yahtzee"), params.get("strategy", "optimal"))
     n = res.n_games
     k = round(res.rate(params["rate"]) * n)
-    return Measurement(estimate=k / n, ci=_wilson(k, n), method=f"{n:,} simulated games under {res.strategy}",
+    what = {"five_rolled": "at least one turn ends in five of a kind", "upper_bonus": "the upper bonus is reached",
+            "five_box_50": "the five-of-a-kind box scores 50"}.get(params["rate"], params["rate"])
+    return Measurement(estimate=k / n, ci=_wilson(k, n), unit="share",
+                       method=f"share of {n:,} simulated games under {res.strategy} in which {what}",
                        detail=f"{k:,} of {n:,} games")
 
 
@@ -255,7 +272,9 @@ def score_above(params, ctx) -> Measurement:
     totals = res.games["total"]
     k = int((totals > params["threshold"]).sum())
     n = len(totals)
-    return Measurement(estimate=k / n, ci=_wilson(k, n), method=f"{n:,} simulated games under {res.strategy}",
+    return Measurement(estimate=k / n, ci=_wilson(k, n), unit="share",
+                       method=f"share of {n:,} simulated games under {res.strategy} scoring more than "
+                              f"{params['threshold']} points",
                        detail=f"mean {totals.mean():.1f}, median {np.median(totals):.0f}")
 
 
@@ -273,7 +292,10 @@ def upper_bonus_given_high_faces(params, ctx) -> Measurement:
     # Katz log interval for a ratio of two proportions.
     se = math.sqrt(max(1 / k1 - 1 / n1 + 1 / k0 - 1 / n0, 0)) if k1 and k0 else math.inf
     ci = (ratio * math.exp(-1.96 * se), ratio * math.exp(1.96 * se)) if math.isfinite(se) else (0.0, math.inf)
-    return Measurement(estimate=ratio, ci=ci, method=f"{res.n_games:,} simulated games under {res.strategy}",
+    return Measurement(estimate=ratio, ci=ci, unit="ratio",
+                       method=f"{res.n_games:,} simulated games under {res.strategy}: upper-bonus rate of the games "
+                              "with at least 15 in Fives and 18 in Sixes, divided by the rate of the others "
+                              "(Katz interval)",
                        detail=f"bonus in {p1:.1%} of games with >= 3 fives and >= 3 sixes ({n1:,} games), "
                               f"{p0:.1%} of the others")
 
@@ -287,8 +309,10 @@ def box_fill_turn(params, ctx) -> Measurement:
     mean, (lo, hi) = _mean_ci(turns)
     frac = lambda t: (t - 1) / (rules.n_boxes - 1)  # noqa: E731 - turn 1 -> 0, last turn -> 1
     scores = res.games["box_scores"][:, b]
-    return Measurement(estimate=frac(mean), ci=(frac(lo), frac(hi)),
-                       method=f"{res.n_games:,} simulated games under {res.strategy}",
+    return Measurement(estimate=frac(mean), ci=(frac(lo), frac(hi)), unit="share",
+                       method=f"{res.n_games:,} simulated games under {res.strategy}: mean turn in which "
+                              f"{rules.boxes[b].label} is filled, as a share of the game (0% first turn, 100% "
+                              "last)",
                        detail=f"filled on average in turn {mean:.2f} of {rules.n_boxes}; mean points there "
                               f"{scores.mean():.2f}")
 
@@ -301,9 +325,10 @@ def zero_share(params, ctx) -> Measurement:
     cols = [rules.box_index(b) for b in params["boxes"]]
     k, n = int(zeros[cols].sum()), int(zeros.sum())
     top = np.argsort(zeros)[::-1][:4]
-    where = ", ".join(f"{rules.box_names[i]} {zeros[i] / max(n, 1):.0%}" for i in top)
-    return Measurement(estimate=k / n if n else 0.0, ci=_wilson(k, n) if n else None,
-                       method=f"{res.n_games:,} simulated games under {res.strategy}",
+    where = ", ".join(f"{rules.boxes[i].label} {zeros[i] / max(n, 1):.0%}" for i in top)
+    return Measurement(estimate=k / n if n else 0.0, ci=_wilson(k, n) if n else None, unit="share",
+                       method=f"{res.n_games:,} simulated games under {res.strategy}: share of all boxes scored "
+                              f"0 that are {' or '.join(rules.boxes[c].label for c in cols)}",
                        detail=f"{n / res.n_games:.2f} zeros per game; most often in {where}")
 
 
@@ -338,5 +363,6 @@ def late_full_house_vs_chase(params, ctx) -> Measurement:
     triple = d.keep_index_of_counts(np.array([0, 0, 3, 0, 0, 0]))
     chase = float(expectations[triple])
     return Measurement(exact=take_now - chase, method="exact optimal values of this end-game position",
+                       unit="points",
                        detail=f"score the full house now: {take_now:.3f} expected points; keep 3-3-3 and chase: "
                               f"{chase:.3f}")

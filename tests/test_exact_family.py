@@ -1,0 +1,159 @@
+"""The exact engine on the rest of the family (issue 8 §1-2): served scores, bonus
+tiers, the doble flag, other dice and faces; and clear refusals where the state
+space is too large."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from test_exact_values import _small_served
+
+from yahtzee_sim import simulate
+from yahtzee_sim.exact.advisor import advise
+from yahtzee_sim.exact.solver import solve
+from yahtzee_sim.strategies.optimal import OptimalStrategy
+
+
+def _ci_check(rules, sol, n, seed):
+    res = simulate(rules, OptimalStrategy(sol), n, seed=seed)
+    s = res.summary()
+    half = 2.576 * sol.sd / np.sqrt(n)                            # 99% CI of the mean
+    assert abs(s["mean"] - sol.expected_score) < half, (s["mean"], sol.expected_score, half)
+    return s
+
+
+def test_optimal_strategy_plays_a_served_game_at_its_exact_value():
+    rules = _small_served(n_dice=3)
+    sol = solve(rules, cache=False)
+    _ci_check(rules, sol, 200_000, seed=3)
+
+
+def test_advisor_on_a_served_game_averages_to_the_solver():
+    """Fresh card: the mean over first rolls of the best keep's value is the game's value."""
+    rules = _small_served(n_dice=3)
+    sol = solve(rules, cache=False, dtype=np.float64)
+    d = rules.dice
+    best = [advise(rules, d.roll_dice[r].tolist(), rolls_left=rules.n_rolls - 1, solution=sol)
+            .best["expected"] for r in range(d.n_rolls)]
+    assert abs(float(np.dot(best, d.first_roll_prob)) - sol.expected_score) < 1e-9
+
+
+def test_advisor_served_dice_are_worth_more():
+    rules = _small_served(n_dice=3)
+    sol = solve(rules, cache=False, dtype=np.float64)
+    dice = [1, 2, 3]                                                  # a straight
+    served = advise(rules, dice, rolls_left=0, served=True, solution=sol).to_frame()
+    later = advise(rules, dice, rolls_left=0, solution=sol)
+    assert later.notes and "not served" in later.notes[0]
+    later = later.to_frame()
+    s = served.set_index("box").loc["straight", "points"]
+    t = later.set_index("box").loc["straight", "points"]
+    assert (s, t) == (25, 20)
+    with pytest.raises(ValueError, match="first throw"):
+        advise(rules, dice, rolls_left=rules.n_rolls - 1, served=False, solution=sol)
+    with pytest.raises(ValueError, match="same for served"):
+        advise("yacht", [1, 2, 3, 4, 5], rolls_left=0, served=True)
+
+
+def test_policy_value_refuses_served_games():
+    from yahtzee_sim.exact.policy import policy_value
+
+    with pytest.raises(ValueError, match="served"):
+        policy_value(_small_served(n_dice=3), "greedy")
+
+
+# -- the new rule sets ------------------------------------------------------------------
+
+from test_exact_values import PlainDP, PlainServedDP, _check_sample, _sample_states  # noqa: E402
+
+from yahtzee_sim.rules import get_rules  # noqa: E402
+
+
+def _reduced(name, options=(), boxes=(), n_dice=None):
+    """A rule set of the family cut down to a few boxes (and dice), for a plain DP."""
+    import dataclasses
+
+    rules = get_rules(name, options)
+    keep = tuple(b for b in rules.boxes if b.name in boxes)
+    changes = dict(boxes=keep, name=f"reduced-{name}")
+    if n_dice:
+        changes["n_dice"] = n_dice
+    return dataclasses.replace(rules, **changes)
+
+
+def _every_state_matches(rules, dp):
+    start = dp.value((False,) * rules.n_boxes, 0, False)
+    sol = solve(rules, dtype=np.float64, cache=False)
+    assert abs(sol.expected_score - start) < 1e-9
+    keys = list(dp.memo)
+    got = sol.value(np.array([k[0] for k in keys]), [k[1] for k in keys], [k[2] for k in keys])
+    assert np.abs(got - np.array([dp.memo[k] for k in keys])).max() < 1e-9
+    return sol
+
+
+@pytest.mark.slow
+def test_reduced_generala_equals_a_literal_dp():
+    """Generala's served Full, Póker and Generala and the doble (enabled by any Generala
+    in its box, served 60 included), five dice: every state against a literal DP."""
+    rules = _reduced("generala", boxes=("full", "poker", "generala", "generala_doble"))
+    assert rules.roll_dependent and rules.five_box == "generala"
+    _every_state_matches(rules, PlainServedDP(rules))
+
+
+def test_reduced_seven_faces_equals_a_plain_dp():
+    rules = _reduced("yacht", ["faces-7"], boxes=("sixes", "sevens", "choice", "yacht"), n_dice=3)
+    assert rules.n_faces == 7 and rules.dice.n_rolls == 84
+    _every_state_matches(rules, PlainDP(rules))
+
+
+def test_kniffel_with_the_100_bonus_is_yahtzee():
+    a = solve("kniffel", options=["kniffel-bonus-100"])
+    b = solve("yahtzee")
+    assert a.expected_score == b.expected_score and a.sd == b.sd
+    assert np.array_equal(a.values, b.values, equal_nan=True)
+
+
+@pytest.mark.parametrize("name,options", [("kniffel", ()), ("kismet", ()), ("yacht", ("faces-7",)),
+                                          pytest.param("yahtzee", ("faces-7",), marks=pytest.mark.slow)])
+def test_family_mid_game_states_are_exact_maxima(name, options):
+    """One exact Bellman step (dense keep matrix, plain maxima) on sampled states;
+    float32 tables, so within 2e-4."""
+    sol = solve(name, options=options)
+    assert _check_sample(sol, _sample_states(sol, 300, seed=4)) < 2e-4
+
+
+def test_generala_options_order_as_they_should():
+    plain = solve("generala").expected_score
+    assert solve("generala", options=["no-doble"]).expected_score < plain
+    assert solve("generala", options=["no-wrap-straight"]).expected_score < plain
+    assert solve("generala", options=["servida-wins"]).expected_score == plain   # solitaire: still 60
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,options,n", [("generala", (), 400_000), ("generala", ("no-doble",), 100_000),
+                                            ("kniffel", (), 40_000), ("kniffel", ("free-joker",), 40_000),
+                                            ("kismet", (), 40_000), ("yacht", ("faces-7",), 40_000),
+                                            ("yahtzee", ("faces-7",), 40_000)])
+def test_optimal_strategy_mean_inside_the_ci_of_the_exact_value(name, options, n):
+    rules = get_rules(name, options)
+    _ci_check(rules, solve(rules), n, seed=17)
+
+
+@pytest.mark.parametrize("name,options,why", [
+    ("balut", (), "million states"), ("yamb", (), "columns"), ("maxi-yatzy", (), "banked throws"),
+    ("maxi-yatzy", ("no-saved-throws",), "reachable states")])
+def test_unsolvable_rule_sets_say_why_and_what_works_instead(name, options, why):
+    from yahtzee_sim.exact.extremes import extreme_score
+    from yahtzee_sim.exact.policy import policy_value
+
+    rules = get_rules(name, options)
+    calls = [lambda: solve(rules, cache=False), lambda: advise(rules, [1] * rules.n_dice, rolls_left=0),
+             lambda: policy_value(rules, "greedy"), lambda: simulate(rules, "optimal", 10, seed=1)]
+    if rules.n_boxes > 20:          # (maxi-yatzy's best and worst cards are within reach)
+        calls.append(lambda: extreme_score(rules))
+    for call in calls:
+        with pytest.raises(ValueError) as err:
+            call()
+        msg = str(err.value)
+        assert "\n" not in msg and "simulate" in msg and why in msg, msg

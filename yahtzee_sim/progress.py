@@ -1,0 +1,167 @@
+"""Progress of long work: one small callback interface for the library, one display.
+
+A library function that can take more than a couple of seconds accepts
+``progress=`` and reports through it; by default it is silent. A progress is any
+callable ``progress(phase, done, total)``:
+
+* ``phase`` names what is being done (``"solving yacht"``, ``"claims"``);
+* ``done`` of ``total`` units are finished (``total`` ``None`` when unknown).
+
+A new phase starts whenever the name changes. The command line passes a
+:class:`TerminalProgress` (a bar with ETA on stderr, only on a terminal and never
+with ``--json``); a test or notebook may pass any function:
+
+>>> seen = []
+>>> report = as_progress(lambda phase, done, total: seen.append((phase, done, total)))
+>>> for i in range(3):
+...     report("counting", i + 1, 3)
+>>> seen[-1]
+('counting', 3, 3)
+>>> as_progress(None)("anything", 1, 2)  # silent
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import threading
+import time
+from typing import Protocol
+
+__all__ = ["ProgressCallback", "as_progress", "silent", "TerminalProgress", "phases", "heartbeat"]
+
+DELAY = 2.0
+"""Seconds of work before a bar appears: quick commands stay quiet."""
+
+
+class ProgressCallback(Protocol):
+    def __call__(self, phase: str, done: int, total: int | None) -> None: ...
+
+
+class _Silent:
+    """The default progress: shows nothing (also usable as a context manager)."""
+
+    def __call__(self, phase: str, done: int, total: int | None) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+    def __repr__(self) -> str:
+        return "silent"
+
+
+silent = _Silent()
+
+
+def as_progress(progress) -> ProgressCallback:
+    """Normalize a ``progress=`` argument: ``None``/``False`` -> :func:`silent`, ``True``
+    -> a :class:`TerminalProgress` (stderr, if it is a terminal), a callable -> itself."""
+    if progress is None or progress is False:
+        return silent
+    if progress is True:
+        return TerminalProgress() if sys.stderr.isatty() else silent
+    if not callable(progress):
+        raise ValueError(f"progress must be None, True/False or a callable (phase, done, total), got {progress!r}")
+    return progress
+
+
+def phases(progress, names: list[str]):
+    """Report a sequence of named steps as one bar: yields each name after reporting it.
+
+    >>> seen = []
+    >>> for name in phases(lambda *a: seen.append(a), ["load", "solve"]):
+    ...     pass
+    >>> seen
+    [('load', 0, 2), ('solve', 1, 2), ('solve', 2, 2)]
+    """
+    report = as_progress(progress)
+    for i, name in enumerate(names):
+        report(name, i, len(names))
+        yield name
+    if names:
+        report(names[-1], len(names), len(names))
+
+
+@contextlib.contextmanager
+def heartbeat(progress, phase: str, every: float = 0.5):
+    """Around work that cannot report (a call into code without a ``progress=``),
+    tell ``progress`` every ``every`` seconds that ``phase`` is still running, so a
+    terminal shows the phase and the time spent.
+
+    >>> seen = []
+    >>> with heartbeat(lambda *a: seen.append(a), "waiting", every=0.01):
+    ...     time.sleep(0.05)
+    >>> seen[0]
+    ('waiting', 0, None)
+    """
+    report = as_progress(progress)
+    if report is silent:
+        yield
+        return
+    stop = threading.Event()
+
+    def beat():
+        while not stop.is_set():
+            report(phase, 0, None)
+            stop.wait(every)
+
+    thread = threading.Thread(target=beat, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+class TerminalProgress:
+    """A tqdm bar per phase on ``stream`` (default stderr) with the phase name and ETA.
+
+    Call it like any progress; ``close()`` (or the end of a ``with`` block) removes
+    the bar. Nothing is drawn in the first :data:`DELAY` seconds of a phase.
+    """
+
+    def __init__(self, stream=None, delay: float | None = None, **tqdm_options):
+        self.stream = stream
+        self.delay = DELAY if delay is None else delay
+        self.tqdm_options = tqdm_options
+        self._bar = None
+        self._phase = None
+
+    def __call__(self, phase: str, done: int, total: int | None) -> None:
+        if phase != self._phase or self._bar is None or self._bar.total != total:
+            self.close()
+            from tqdm import tqdm
+
+            self._phase = phase
+            self._started = time.monotonic()
+            options = dict(desc=phase, file=self.stream or sys.stderr, delay=self.delay, leave=False,
+                           dynamic_ncols=True, unit_scale=bool(total and total >= 10_000), smoothing=0.1)
+            if total is None:  # no bar to draw: what is known, and the time spent
+                options["bar_format"] = "{desc}: {n_fmt} done, {elapsed} elapsed" if done else \
+                    "{desc}: {elapsed} elapsed"
+            self._bar = tqdm(total=total, **{**options, **self.tqdm_options})
+        if done > self._bar.n:
+            self._bar.update(done - self._bar.n)
+        elif time.monotonic() - self._started >= self.delay:
+            self._bar.refresh()  # no news (a heartbeat): show the time spent
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+        self._bar = None
+        self._phase = None
+
+    def __enter__(self) -> "TerminalProgress":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
