@@ -107,6 +107,8 @@ class RuleSet:
     card_score_range, card_points_range : the least and greatest values those functions
         can give (they size the result histograms; required with the functions).
     banked_throws : throws a turn does not use are saved for later turns (Maxi Yatzy).
+    house_toml : the text of the house-rules file the rule set was built from (so that
+        worker processes can rebuild it), None for the registry's rule sets.
     """
 
     name: str
@@ -130,6 +132,7 @@ class RuleSet:
     card_score_range: tuple[int, int] | None = None
     card_points_range: tuple[int, int] | None = None
     banked_throws: bool = False
+    house_toml: str | None = field(default=None, repr=False)
 
     def __post_init__(self):
         tiers = self.upper_bonus_tiers
