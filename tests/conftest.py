@@ -43,6 +43,10 @@ ENGINE_RULE_CASES[-3:-3] = [
     ("yahtzee-free-joker", ("faces-5",)),
     ("balut", ()),
     ("maxi-yatzy", ("no-saved-throws",)),
+    ("maxi-yatzy", ()),
+    ("generala", ()),
+    ("generala", ("no-doble", "no-wrap-straight")),
+    ("yamb", ()),
 ]
 
 # Strategies that need an expensive per-rule-set solve run only on these rule sets.
@@ -206,8 +210,8 @@ def _replay(rules: RuleSet, rec: dict[str, np.ndarray]) -> dict[str, np.ndarray]
         five_count += is_five
         b, pts = rec["box"][:, t], rec["points"][:, t]
         box_scores[rows, b] = pts
-        if rules.five_box is not None:
-            five_full |= (b == rules.five_box_index) & (pts == rules.five_box_points)
+        if rules.five_box is not None:   # any score in the five box (a served Generala's 60 too)
+            five_full |= (b == rules.five_box_index) & (pts > 0)
     return {"box_scores": box_scores, "five_bonus_count": bonus_count,
             "five_count": five_count, "five_box_full": five_full}
 
@@ -250,12 +254,18 @@ def check_strategy(rules: RuleSet, strategy: str, n: int = 2048, seed: int = 202
         bonus[upper >= threshold] = tier_bonus
     assert (g["upper_bonus"] == bonus).all()
     total = g["box_scores"].sum(axis=1) + bonus + g["five_bonus_count"] * rules.five_bonus
+    if rules.card_score is not None:   # the card scored as a whole (Yamb; its formula: test_family.py)
+        total = rules.card_score(g["box_scores"])
     assert (g["total"] == total).all()
+    if rules.has_points:   # Balut: points of the finished card
+        assert (g["points"] == rules.points(g["box_scores"])).all()
+        res.aggregate.check(rules, n)
+        assert res.summary()["points_mean"] == pytest.approx(g["points"].mean())
     if not rules.five_bonus:
         assert not g["five_bonus_count"].any()
     assert (g["five_bonus_count"] <= np.maximum(g["five_count"] - 1, 0)).all()
     assert (g["five_bonus_count"][~g["five_box_full"]] == 0).all()
-    assert ((g["box_scores"] >= 0) & (g["box_scores"] <= max(50, rules.score_table.max()))).all()
+    assert ((g["box_scores"] >= 0) & (g["box_scores"] <= max(50, rules.score_tables.max()))).all()
 
     # Same seed, other batch size: identical games (so also same seed, same games).
     other = simulate(rules, strategy, n, seed=seed, batch=1024)

@@ -322,3 +322,80 @@ def test_cli_as_a_real_process(tmp_path):
                          "--option", "fill-in-order", "--dice", "13356", "--rolls-left", "1",
                          "--json"], capture_output=True, text=True, env=env)
     assert ok.returncode == 0 and json.loads(ok.stdout)["kind"] == "keep"
+
+
+# -- advise_batch -----------------------------------------------------------------------
+
+def _random_positions(rules, n, seed):
+    from yahtzee_sim.exact.policy import achievable_upper_totals
+    from yahtzee_sim.exact.policy import reachable_states
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    for level in range(rules.n_boxes):
+        mask, u, flag = reachable_states(rules, level)
+        pick = rng.integers(0, len(mask), max(1, n // rules.n_boxes))
+        rows += [(int(mask[i]), int(u[i]), int(flag[i])) for i in pick]
+    mask, u, flag = (np.array(x) for x in zip(*rows))
+    filled = ((mask[:, None] >> np.arange(rules.n_boxes)) & 1).astype(bool)
+    cap = rules.upper_bonus_threshold if rules.upper_bonus else 0
+    for i in np.flatnonzero(u == cap):               # a capped total: an actual one behind it
+        totals = achievable_upper_totals(rules, filled[i])
+        u[i] = totals[np.minimum(totals, cap) == cap][0] if cap else 0
+    rolls = rng.integers(0, rules.dice.n_rolls, len(mask))
+    left = rng.integers(0, rules.n_rolls, len(mask))
+    return filled, u, flag.astype(bool), rolls, left
+
+
+@pytest.mark.parametrize("name", ["yahtzee", "yacht"])
+def test_advise_batch_equals_advise(name):
+    from yahtzee_sim.exact.advisor import advise_batch
+
+    rules = get_rules(name)
+    filled, u, full, rolls, left = _random_positions(rules, 120, seed=3)
+    b = advise_batch(rules, rolls, rolls_left=left, filled=filled, upper=u, five_box_full=full)
+    d = rules.dice
+    for i in range(len(rolls)):
+        names = [rules.box_names[k] for k in np.flatnonzero(filled[i])]
+        five = None
+        if filled[i, rules.five_box_index]:
+            five = rules.five_box_points if full[i] else 0
+        one = advise(rules, d.roll_dice[rolls[i]].tolist(), rolls_left=int(left[i]), filled=names,
+                     upper=int(u[i]), yahtzee_box=five)
+        frame = one.to_frame()
+        assert b.expected[i] == pytest.approx(one.best["expected"], abs=1e-9)
+        ok = b.choices[i] >= 0
+        if left[i] == 0:
+            legal = np.isfinite(b.values[i])
+            got = b.values[i][[rules.box_index(x) for x in frame["box"]]]
+            assert np.allclose(got, frame["expected"], atol=1e-9) and legal.sum() == len(frame)
+            assert b.choices[i, :rules.n_boxes].tolist() == list(range(rules.n_boxes))
+        else:
+            want = dict(zip(frame["keep"], frame["expected"]))
+            got = {" ".join([str(v) for v in np.repeat(np.arange(1, 7), d.keep_counts[k])]
+                            + ["_"] * (5 - d.keep_size[k])): v
+                   for k, v in zip(b.choices[i][ok], b.values[i][ok])}
+            assert got.keys() == want.keys()
+            assert np.allclose([got[k] for k in want], list(want.values()), atol=1e-9)
+            assert d.keep_size[b.best[i]] == frame["held"].iloc[0] or frame["loss"].iloc[1] < 1e-9
+
+
+def test_advise_batch_refuses_bad_positions():
+    from yahtzee_sim.exact.advisor import advise_batch
+
+    rules = get_rules("yahtzee")
+    f = np.zeros((1, 13), bool)
+    with pytest.raises(ValueError, match="roll indices"):
+        advise_batch(rules, [252], rolls_left=0, filled=f)
+    with pytest.raises(ValueError, match="rolls left"):
+        advise_batch(rules, [0], rolls_left=3, filled=f)
+    with pytest.raises(ValueError, match="filled must be"):
+        advise_batch(rules, [0], rolls_left=0, filled=np.zeros((1, 12), bool))
+    with pytest.raises(ValueError, match="can reach"):
+        g = f.copy()
+        g[0, 0] = True
+        advise_batch(rules, [0], rolls_left=0, filled=g, upper=[7])          # ones hold 0..5
+    with pytest.raises(ValueError, match="game is over"):
+        advise_batch(rules, [0], rolls_left=0, filled=np.ones((1, 13), bool))
+    dice = advise_batch(rules, [[6, 6, 6, 6, 2]], rolls_left=2, filled=f)
+    assert rules.dice.keep_counts[dice.best[0]].tolist() == [0, 0, 0, 0, 0, 4]

@@ -585,12 +585,10 @@ def test_served_combination_pays_by_throw_number():
     assert stats.chisquare(observed, [n / 2, 3 * n / 8, n / 8]).pvalue > 1e-4
 
 
-def test_exact_engines_refuse_throw_dependent_scoring():
+def test_extremes_refuse_throw_dependent_scoring():
+    # The solver models served scores now (tests/test_exact_family.py); extremes does not.
     from yahtzee_sim.exact.extremes import extreme_score
-    from yahtzee_sim.exact.solver import solve
 
     rules = _served_rules()
-    with pytest.raises(ValueError, match="depends on the throw number"):
-        solve(rules, cache=False)
     with pytest.raises(ValueError, match="depends on the throw number"):
         extreme_score(rules)

@@ -48,7 +48,7 @@ def one_line_error(capsys, *needles: str) -> str:
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err, err
     for needle in needles:
-        assert needle in err, err
+        assert needle.lower() in err.lower(), err
     return err
 
 
@@ -433,6 +433,9 @@ TAMPERED = [
     (b'kind = "odds"\ncheckpoints = [0]\n', "checkpoints must be positive"),
     (b'kind = "odds"\nstrategy = ""\n', "strategy must not be empty"),
     (b'kind = "strategies"\n[nested]\nkind = 1\n', "unknown key 'nested'"),
+    (b'kind = "strategies"\ngames = 9000000000000000000\n', "is too many: at most"),
+    (b'kind = "odds"\ngames = 9000000000000000000\n', "is too many: at most"),
+    (b'kind = "claims"\nturns = 9000000000000000000\n', "is too many: at most"),
 ]
 
 
@@ -442,6 +445,12 @@ def test_a_tampered_spec_gets_one_line_and_writes_nothing(tmp_path, capsys, cont
     spec.write_bytes(content)
     assert main(["run", str(spec), "--out", str(tmp_path / "out")]) == 2
     one_line_error(capsys, message)
+    assert not (tmp_path / "out").exists()
+
+
+def test_run_games_beyond_what_a_report_can_hold_is_refused_before_work(tmp_path, capsys):
+    assert main(["run", str(_tiny(tmp_path, "big")), "--games", "1e12", "--out", str(tmp_path / "out")]) == 2
+    one_line_error(capsys, "is too many: at most")
     assert not (tmp_path / "out").exists()
 
 

@@ -383,3 +383,234 @@ def test_failing_run_saves_only_a_consistent_checkpoint(tmp_path):
         simulate("yacht", BreaksLater(), N, seed=1, batch=SEED_BLOCK, checkpoint=ckpt)
     saved = json.loads(ckpt.read_text())
     assert saved["done"] == 3 * SEED_BLOCK and saved["chunks_below"] == 3
+
+
+# -- bounds: workers, counts that cannot finish ------------------------------------------------
+
+def _spy_backend(monkeypatch, name: str) -> list:
+    """Record the worker count the driver gives a backend; play the chunks serially instead."""
+    from yahtzee_sim.runner import backends
+
+    seen = []
+
+    def spy(job, ids, workers, *rest):
+        seen.append(workers)
+        return ((i, backends.run_job_chunk(job, i)[1]) for i in ids)
+
+    monkeypatch.setattr(driver, name, spy)
+    return seen
+
+
+@pytest.mark.parametrize("backend", ["processes", "dask"])
+def test_workers_are_capped_at_the_chunks_and_warn_above_the_cores(monkeypatch, capsys, backend):
+    from yahtzee_sim.runner.backends import usable_cores
+
+    seen = _spy_backend(monkeypatch, "process_results" if backend == "processes" else "dask_results")
+    code, out, err = run_cli(capsys, *ARGS, "--backend", backend, "--jobs", 1000)
+    assert code == 0
+    assert seen == [6]  # six chunks: six workers at most, not 1000
+    assert err.strip() == (f"yahtzee-sim: warning: jobs=1000 is more than the {usable_cores()} cores here: "
+                           "the workers share them (no faster, more memory)")
+    assert json.loads(out)["games"] == N
+
+
+def test_no_warning_within_the_cores(monkeypatch, recwarn):
+    seen = _spy_backend(monkeypatch, "process_results")
+    simulate("yacht", "random", N, seed=1, batch=SEED_BLOCK, backend="processes", jobs=1)
+    assert seen == [1] and not [w for w in recwarn if "cores" in str(w.message)]
+
+
+@pytest.mark.parametrize("games, needles", [
+    ("1e30", ["'1e30'", "a float cannot hold exactly", "1000000000000000019884624838656"]),
+    ("1e400", ["expected a positive integer, got '1e400'"]),
+    ("100000000000000000000000000000", ["1.00e+29 games cannot be counted exactly", "at most"]),
+    ("1e20", ["1.00e+20 games cannot be counted exactly"]),
+    ("1e15", ["would take about", "years at the", "games/s measured here on 1 worker", "pass fewer games"]),
+])
+def test_counts_that_cannot_finish_are_refused(capsys, games, needles):
+    start = time.perf_counter()
+    code, out, err = run_cli(capsys, "simulate", "--rules", "yacht", "--games", games)
+    one_line_error(code, err, *needles)
+    assert time.perf_counter() - start < 30  # refused up front, after at most a pilot block
+
+
+def test_count_limits_in_python():
+    with pytest.raises(ValueError, match="cannot be counted exactly"):
+        simulate("yahtzee", "random", 10**30)
+    with pytest.raises(ValueError, match=r"would take about [\d,]+ years"):
+        simulate_turns("yahtzee", "random", 10**18)
+    with pytest.raises(ValueError, match="positive integer"):
+        simulate("yahtzee", "random", 1e6)  # a float count is refused, not rounded
+
+
+# -- the Python API checks as the CLI does ------------------------------------------------------
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(backend="dask", scheduler=object()), "scheduler must be a Dask scheduler address"),
+    (dict(backend="dask", scheduler=""), "scheduler is empty"),
+    (dict(checkpoint=123), "checkpoint must be a file path, got 123"),
+    (dict(checkpoint=""), "checkpoint is empty"),
+    (dict(out=123), "out must be a file path"),
+    (dict(out=""), "out is empty"),
+    (dict(out="games.txt"), "out must end in one of .csv, .parquet"),
+])
+def test_api_bad_run_arguments_raise_value_error(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        simulate("yahtzee", "random", 100, seed=1, **kwargs)
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["--out", ""], "--out is empty"),
+    (["--checkpoint", ""], "checkpoint is empty"),
+    (["--backend", "dask", "--scheduler", ""], "scheduler is empty"),
+])
+def test_cli_empty_values_are_refused(capsys, argv, needle):
+    code, _, err = run_cli(capsys, *ARGS, *argv)
+    one_line_error(code, err, needle)
+
+
+# -- --out streams rows, also with --checkpoint --------------------------------------------------
+
+def test_streamed_csv_equals_the_frame_in_any_completion_order(tmp_path, monkeypatch):
+    """Chunks completing out of order are written in game order: the file is to_frame().to_csv()."""
+    import random
+
+    serial = driver.serial_results
+
+    def shuffled(work, ids):
+        done = list(serial(work, ids))
+        random.Random(3).shuffle(done)
+        yield from done
+
+    reference = simulate("yahtzee", "keep-largest", N, seed=4, batch=SEED_BLOCK)
+    monkeypatch.setattr(driver, "serial_results", shuffled)
+    out = tmp_path / "g.csv"
+    res = simulate("yahtzee", "keep-largest", N, seed=4, batch=SEED_BLOCK, out=out)
+    assert res.games is None  # streamed to the file, not held
+    assert out.read_text() == reference.to_frame().to_csv()
+    assert np.array_equal(res.aggregate.total_hist, reference.aggregate.total_hist)
+
+
+def test_streamed_parquet_equals_the_frame(tmp_path):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    out = tmp_path / "g.parquet"
+    simulate("yatzy", "random", N, seed=2, batch=2 * SEED_BLOCK, out=out)
+    reference = simulate("yatzy", "random", N, seed=2).to_frame()
+    pd.testing.assert_frame_equal(pd.read_parquet(out), reference)
+
+
+def test_out_with_checkpoint_resumes_to_the_same_file(tmp_path, monkeypatch, capsys):
+    ckpt, out = tmp_path / "run.json", tmp_path / "g.csv"
+    json_result(capsys, *ARGS, "--out", tmp_path / "ref.csv")
+    interrupt_after(monkeypatch, 2)
+    code, _, err = run_cli(capsys, *ARGS, "--checkpoint", ckpt, "--out", out)
+    assert code == 130
+    assert not out.exists()  # no partial table under the final name
+    partial = tmp_path / ".g.csv.partial"
+    assert partial.exists()
+    with open(partial, "ab") as fh:
+        fh.write(b"2048,17,3,4")  # half a chunk written when the run was killed
+    monkeypatch.setattr(driver, "after_chunk", None)
+    json_result(capsys, *ARGS, "--checkpoint", ckpt, "--out", out)
+    assert out.read_bytes() == (tmp_path / "ref.csv").read_bytes()
+    assert not partial.exists() and temp_files(tmp_path) == []
+    # the finished checkpoint answers again without playing, and leaves the table alone
+    json_result(capsys, *ARGS, "--checkpoint", ckpt, "--out", out)
+    assert out.read_bytes() == (tmp_path / "ref.csv").read_bytes()
+
+
+def test_edited_partial_table_is_refused(tmp_path, monkeypatch, capsys):
+    ckpt, out = tmp_path / "run.json", tmp_path / "g.csv"
+    interrupt_after(monkeypatch, 2)
+    assert run_cli(capsys, *ARGS, "--checkpoint", ckpt, "--out", out)[0] == 130
+    monkeypatch.setattr(driver, "after_chunk", None)
+    partial = tmp_path / ".g.csv.partial"
+    text = partial.read_text()
+    partial.write_text(text.replace("\n1,", "\n1,9", 1))
+    code, _, err = run_cli(capsys, *ARGS, "--checkpoint", ckpt, "--out", out)
+    one_line_error(code, err, "does not match its checkpoint", "delete both")
+    partial.unlink()
+    code, _, err = run_cli(capsys, *ARGS, "--checkpoint", ckpt, "--out", out)
+    one_line_error(code, err, "is gone", "delete the checkpoint")
+    code, _, err = run_cli(capsys, *ARGS, "--checkpoint", ckpt, "--out", tmp_path / "other.csv")
+    one_line_error(code, err, "belongs to another run", "out ")
+
+
+def test_parquet_with_checkpoint_is_refused_before_work(tmp_path, capsys):
+    pytest.importorskip("pyarrow")
+    code, _, err = run_cli(capsys, *ARGS, "--checkpoint", tmp_path / "c.json", "--out", tmp_path / "g.parquet")
+    one_line_error(code, err, "cannot be resumed from a checkpoint", ".csv")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_full_disk_during_out_with_checkpoint_keeps_both(tmp_path, monkeypatch, capsys):
+    from yahtzee_sim.runner import rows
+
+    ckpt, out = tmp_path / "run.json", tmp_path / "g.csv"
+    calls = [0]
+
+    class FillsUp:
+        """The table's file handle: the fourth chunk's write finds the disk full halfway."""
+
+        def __init__(self, fh):
+            self.fh = fh
+
+        def write(self, data):
+            calls[0] += 1
+            if calls[0] == 4:
+                self.fh.write(data[: len(data) // 2])
+                raise OSError(errno.ENOSPC, "No space left on device")
+            return self.fh.write(data)
+
+        def __getattr__(self, name):
+            return getattr(self.fh, name)
+
+    monkeypatch.setattr(rows, "open", lambda *a, **k: FillsUp(open(*a, **k)), raising=False)
+    code, _, err = run_cli(capsys, *ARGS, "--checkpoint", ckpt, "--out", out)
+    one_line_error(code, err, "no space left on device", "keep the chunks written before")
+    assert json.loads(ckpt.read_text())["done"] == 3 * SEED_BLOCK
+    monkeypatch.undo()
+    json_result(capsys, *ARGS, "--checkpoint", ckpt, "--out", out)
+    json_result(capsys, *ARGS, "--out", tmp_path / "ref.csv")
+    assert out.read_bytes() == (tmp_path / "ref.csv").read_bytes()
+
+
+@pytest.mark.slow
+def test_out_above_a_million_games_keeps_memory_flat(tmp_path):
+    """Peak memory of a 1.2M-game --out run is that of a 0.2M one (rows held: ~110 MB per million)."""
+    code = ("import resource, sys; from yahtzee_sim.cli import main; "
+            "main(['simulate', '--rules', 'yacht', '--strategy', 'random', '--games', sys.argv[1], "
+            "'--seed', '1', '--json', '--out', sys.argv[2]]); "
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+    peaks = {}
+    for games in (200_000, 1_200_000):
+        out = tmp_path / f"g{games}.csv"
+        proc = subprocess.run([sys.executable, "-c", code, str(games), str(out)], capture_output=True, text=True,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=600, check=True)
+        peaks[games] = int(proc.stdout.strip().splitlines()[-1]) / 1024  # MB
+        with open(out) as fh:
+            assert sum(1 for _ in fh) == games + 1
+    assert peaks[1_200_000] - peaks[200_000] < 40, peaks
+
+
+# -- files respect the umask --------------------------------------------------------------
+
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_output_files_respect_the_umask(tmp_path, capsys, umask, mode):
+    old = os.umask(umask)
+    try:
+        json_result(capsys, *ARGS, "--out", tmp_path / "g.csv", "--checkpoint", tmp_path / "c.json")
+        json_result(capsys, *ARGS, "--out", tmp_path / "h.csv")
+    finally:
+        os.umask(old)
+    for name in ("g.csv", "c.json", "h.csv"):
+        assert (tmp_path / name).stat().st_mode & 0o777 == mode, name
+
+
+def test_replacing_a_file_keeps_its_mode(tmp_path, capsys):
+    out = tmp_path / "g.csv"
+    out.write_text("old")
+    out.chmod(0o640)
+    json_result(capsys, *ARGS, "--out", out)
+    assert out.stat().st_mode & 0o777 == 0o640 and out.read_text() != "old"

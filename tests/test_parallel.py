@@ -328,10 +328,10 @@ def test_cli_usage_errors(tmp_path, capsys):
     assert "jobs needs the processes or dask backend" in capsys.readouterr().err
     assert main(["simulate", "--backend", "gpu"]) == 2
     assert "invalid choice: 'gpu'" in capsys.readouterr().err
+    # --out works with --checkpoint since issue 12 §4: the rows are streamed to the file, the run resumable
     assert main(["simulate", "--games", "100", "--checkpoint", str(tmp_path / "c.json"),
-                 "--out", str(tmp_path / "g.csv")]) == 2
-    err = capsys.readouterr().err
-    assert "cannot be combined with keep_games=True" in err and len(err.strip().splitlines()) == 1
+                 "--out", str(tmp_path / "g.csv")]) == 0
+    assert (tmp_path / "g.csv").read_text().count("\n") == 101
 
 
 def test_cli_ctrl_c_saves_and_resumes(tmp_path, capsys):

@@ -124,7 +124,7 @@ def test_json_numbers_are_numbers(capsys):
 def test_headings_name_the_rule_set_once(capsys):
     out = run(capsys, "simulate", "--games", 100, "--seed", 1, "--option", "no-joker")[1]
     first = out.splitlines()[0]
-    assert first.startswith("Yahtzee (official, forced joker) with no-joker under keep-largest")
+    assert first.startswith("Yahtzee (official, forced joker) with no-joker [yahtzee+no-joker] under keep-largest")
     assert first.count("(") == 1
 
 

@@ -170,3 +170,20 @@ def test_verify_out_with_only_writes_just_those_claims(tmp_path, capsys):
     assert "s003-63-three-each" in (out / "README.md").read_text(encoding="utf-8")
     assert "s000-max" not in (out / "README.md").read_text(encoding="utf-8")
     assert "--only s003-63" in (out / "README.md").read_text(encoding="utf-8")
+
+
+def test_verify_json_gives_numbers_as_numbers(capsys):
+    import json
+
+    assert main(["verify", "--only", "s003-first-roll-yahtzee", "--turns", "2000", "--json"]) == 0
+    claims = {c["id"]: c for c in json.loads(capsys.readouterr().out)["claims"]}
+    exact = claims["s003-first-roll-yahtzee"]
+    assert exact["exact"] == pytest.approx(1 / 1296) and exact["exact_fraction"] == {"numerator": 1,
+                                                                                    "denominator": 1296}
+    assert isinstance(exact["estimate"], float) and exact["ci95_low"] <= exact["estimate"] <= exact["ci95_high"]
+    assert exact["claimed"] == pytest.approx(0.0008) and exact["unit"] == "share"
+
+
+def test_verify_refuses_sizes_no_run_can_hold(capsys):
+    assert main(["verify", "--games", "1e12"]) == 2
+    assert "is too many" in capsys.readouterr().err

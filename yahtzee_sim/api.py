@@ -17,13 +17,86 @@ from typing import Iterable
 
 import numpy as np
 
-from .engine import SEED_BLOCK, seed_entropy
-from .results import SimulationResult, TurnsResult
+import time
+
+from .engine import SEED_BLOCK, play_blocks, play_turn_blocks, seed_entropy
+from .results import SimulationResult, TurnsResult, max_total
 from .rules import RuleSet, get_rules
 from .runner import check_backend, run_chunks
+from .runner.backends import usable_cores
+from .runner.driver import check_checkpoint
+from .runner.rows import check_out
 from .strategies import Strategy, get_strategy
 
-__all__ = ["simulate", "simulate_turns", "check_count"]
+__all__ = ["simulate", "simulate_turns", "check_count", "check_countable", "check_finishes", "MAX_RUN_SECONDS"]
+
+MAX_RUN_SECONDS = 365 * 24 * 3600
+"""A run estimated to take longer than this (a year) is refused before it starts."""
+
+PILOT_ABOVE = 10**8
+"""Runs of more games than this are timed on a pilot seed block first (a few ms)."""
+
+_INT64_MAX = 2**63 - 1
+
+
+def _count_text(n: int) -> str:
+    from decimal import Decimal
+
+    return f"{n:,}" if n < 10**15 else f"{Decimal(n):.3g}"
+
+
+def _duration_text(seconds: float) -> str:
+    """3.2e7 -> 'about 1 year' (rounded to what matters for a refusal)."""
+    for unit, size in (("year", 365 * 86400), ("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds >= size:
+            amount = seconds / size
+            text = f"{amount:,.0f}" if amount < 1e15 else f"{amount:.2g}"
+            return f"about {text} {unit}{'' if text == '1' else 's'}"
+    return f"about {seconds:.0f} seconds"
+
+
+def check_countable(kind: str, rules: RuleSet, n: int) -> None:
+    """Refuse counts the exact 64-bit histograms cannot hold (sums of scores included).
+
+    >>> check_countable("games", get_rules("yahtzee"), 10**30)
+    Traceback (most recent call last):
+    ...
+    ValueError: 1.00e+30 games cannot be counted exactly: the histograms hold 64-bit sums, at most 5.21e+15 games of yahtzee
+    """
+    limit = _INT64_MAX // max(1, max_total(rules)) if kind == "games" else _INT64_MAX
+    if n > limit:
+        raise ValueError(f"{_count_text(n)} {kind} cannot be counted exactly: the histograms hold 64-bit sums, "
+                         f"at most {_count_text(limit)} {kind} of {rules.key}")
+
+
+def check_finishes(kind: str, rules: RuleSet, strategy: Strategy, n: int, backend: str, jobs, scheduler) -> None:
+    """Refuse a run that would take more than :data:`MAX_RUN_SECONDS`, timed on a pilot block.
+
+    Only runs above :data:`PILOT_ABOVE` are timed. The workers are the run's (``jobs``,
+    or every core); on a remote Dask cluster their number is unknown before the run,
+    so no limit is applied there.
+    """
+    if n <= PILOT_ABOVE:
+        return
+    if backend == "serial":
+        workers = 1
+    elif backend == "processes" or scheduler is None:
+        workers = jobs or usable_cores()
+    elif jobs is not None:
+        workers = jobs
+    else:
+        return
+    play = play_blocks if kind == "games" else play_turn_blocks
+    play(rules, strategy, 0, range(0, 1), SEED_BLOCK)  # warm-up (tables, caches)
+    start = time.perf_counter()
+    play(rules, strategy, 0, range(1, 3), 3 * SEED_BLOCK)
+    rate = 2 * SEED_BLOCK / max(time.perf_counter() - start, 1e-9)
+    seconds = n / (rate * workers)
+    if seconds > MAX_RUN_SECONDS:
+        most = int(rate * workers * MAX_RUN_SECONDS)
+        raise ValueError(f"{_count_text(n)} {kind} would take {_duration_text(seconds)} at the "
+                         f"{rate:,.0f} {kind}/s measured here on {workers} worker{'s' if workers > 1 else ''}: "
+                         f"at most about {most:.3g} finish in a year; pass fewer {kind}")
 
 
 def check_count(n, what: str) -> int:
@@ -55,6 +128,7 @@ def simulate(
     jobs: int | None = None,
     scheduler=None,
     checkpoint=None,
+    out=None,
 ) -> SimulationResult:
     """Play ``n_games`` complete games of ``rules`` under ``strategy``.
 
@@ -74,6 +148,13 @@ def simulate(
         do not depend on it.
     checkpoint : a file saving completed chunks; an interrupted run given the same
         file resumes (needs the same arguments; a run without a seed reuses the stored one).
+    out : a ``.csv`` or ``.parquet`` file receiving the per-game table, streamed chunk by
+        chunk while the games are played (memory stays flat; works with ``checkpoint``
+        for CSV); the table is the one :meth:`SimulationResult.to_frame` gives.
+
+    A count too large to count exactly in the 64-bit histograms, or whose run would
+    take more than a year at the rate measured on a pilot block, is refused before
+    any work (``ValueError`` saying how long it would take).
 
     >>> res = simulate("yatzy", "random", 1000, seed=5)
     >>> res.summary()["games"], res.seed
@@ -81,17 +162,23 @@ def simulate(
     """
     check_backend(backend, jobs, scheduler)
     rules = get_rules(rules, options)
-    strat = get_strategy(strategy).prepare(rules)
     n_games = check_count(n_games, "the number of games")
     batch = check_count(batch, "batch")
     entropy = None if seed is None else seed_entropy(seed)
+    if checkpoint is not None:
+        checkpoint = check_checkpoint(checkpoint)
+    if out is not None:
+        out = check_out(out, resumable=checkpoint is not None)
+    check_countable("games", rules, n_games)
+    strat = get_strategy(strategy).prepare(rules)
+    check_finishes("games", rules, strat, n_games, backend, jobs, scheduler)
     if keep_games is None:
-        keep_games = n_games <= 1_000_000 and checkpoint is None
-    out = run_chunks("games", rules, strat, n_games, entropy=entropy, chunk_blocks=max(1, batch // SEED_BLOCK),
+        keep_games = n_games <= 1_000_000 and checkpoint is None and out is None
+    run = run_chunks("games", rules, strat, n_games, entropy=entropy, chunk_blocks=max(1, batch // SEED_BLOCK),
                      keep_games=keep_games, backend=backend, jobs=jobs, scheduler=scheduler,
-                     checkpoint=checkpoint, progress=progress)
-    return SimulationResult(rules=rules, strategy=strat.name, n_games=n_games, seed=out.entropy,
-                            aggregate=out.value, games=out.rows, seconds=out.seconds)
+                     checkpoint=checkpoint, progress=progress, out=out)
+    return SimulationResult(rules=rules, strategy=strat.name, n_games=n_games, seed=run.entropy,
+                            aggregate=run.value, games=run.rows, seconds=run.seconds)
 
 
 def simulate_turns(
@@ -130,15 +217,19 @@ def simulate_turns(
     """
     check_backend(backend, jobs, scheduler)
     rules = get_rules(rules, options)
+    n_turns = check_count(n_turns, "the number of turns")
+    entropy = None if seed is None else seed_entropy(seed)
+    per_batch = max(1, check_count(batch, "batch") // SEED_BLOCK)
+    if checkpoint is not None:
+        checkpoint = check_checkpoint(checkpoint)
+    check_countable("turns", rules, n_turns)
     strat = get_strategy(strategy)
     if target is not None:
         from .exact.turns import ChasePattern
 
         strat = ChasePattern(target)
     strat = strat.prepare(rules)
-    n_turns = check_count(n_turns, "the number of turns")
-    entropy = None if seed is None else seed_entropy(seed)
-    per_batch = max(1, check_count(batch, "batch") // SEED_BLOCK)
+    check_finishes("turns", rules, strat, n_turns, backend, jobs, scheduler)
     out = run_chunks("turns", rules, strat, n_turns, entropy=entropy, chunk_blocks=per_batch,
                      backend=backend, jobs=jobs, scheduler=scheduler, checkpoint=checkpoint, progress=progress)
     return TurnsResult(rules=rules, strategy=strat.name, n_turns=n_turns, seed=out.entropy,

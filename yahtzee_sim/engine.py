@@ -36,8 +36,8 @@ from .rules import RuleSet
 from .state import GameState, TurnOptions
 from .strategies.base import Strategy
 
-__all__ = ["SEED_BLOCK", "StrategyError", "MoveChecks", "seed_entropy", "block_tapes", "play_turn",
-           "play_blocks", "play_turn_blocks"]
+__all__ = ["SEED_BLOCK", "StrategyError", "MoveChecks", "seed_entropy", "block_tapes", "family_tapes",
+           "play_turn", "play_blocks", "play_turn_blocks"]
 
 SEED_BLOCK = 1024
 """Games per seed block: part of the reproducibility contract, do not change."""
@@ -89,6 +89,33 @@ def block_tapes(rules: RuleSet, entropy: int, blocks: range, n_turns: int):
     return np.concatenate(dice), np.concatenate(unif)
 
 
+def family_tapes(rules: RuleSet, entropy: int, blocks: range, n_turns: int) -> dict:
+    """Extra random tapes of the games that need them, from each block's own second
+    stream (spawn key ``(b, 1)``), so the dice of every other game are untouched.
+
+    ``bank_dice`` (n, S, dice) uint8 and ``bank_u`` (n, S): the dice and decision
+    uniform of each game's k-th saved throw spent (Maxi Yatzy; S = all the throws a
+    game could save); ``announce_u`` (n, T): the uniform of each turn's announcement.
+    Empty for the classic games.
+
+    >>> from yahtzee_sim import get_rules
+    >>> t = family_tapes(get_rules("maxi-yatzy"), 1, range(0, 1), 20)
+    >>> t["bank_dice"].shape, family_tapes(get_rules("yahtzee"), 1, range(0, 1), 13)
+    ((1024, 40, 6), {})
+    """
+    if not (rules.banked_throws or rules.announces):
+        return {}
+    slots = max(1, (rules.n_rolls - 1) * n_turns)
+    parts: dict[str, list] = {"bank_dice": [], "bank_u": [], "announce_u": []}
+    for b in blocks:
+        gen = np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy, spawn_key=(b, 1))))
+        parts["bank_dice"].append(gen.integers(1, rules.n_faces + 1, size=(SEED_BLOCK, slots, rules.n_dice),
+                                               dtype=np.uint8))
+        parts["bank_u"].append(gen.random((SEED_BLOCK, slots), dtype=np.float32))
+        parts["announce_u"].append(gen.random((SEED_BLOCK, n_turns), dtype=np.float32))
+    return {k: np.concatenate(v) for k, v in parts.items()}
+
+
 @dataclass(frozen=True)
 class MoveChecks:
     """Tables the legality checks use: ``is_subkeep[r, k]``, keep k holds dice of roll r.
@@ -112,12 +139,17 @@ class MoveChecks:
 
 
 def play_turn(rules: RuleSet, strategy: Strategy, state: GameState, prefix_keys: np.ndarray,
-              unif: np.ndarray, checks: MoveChecks):
+              unif: np.ndarray, checks: MoveChecks, extra: dict | None = None):
     """Roll, keep and reroll, then fill a box, for every game of ``state`` (updated in place).
 
     ``prefix_keys`` are the turn's dice tape as :meth:`DiceTables.tape_prefix_keys`,
     ``unif`` its decision uniforms; returns the final rolls and the boxes filled.
-    Raises :class:`StrategyError` on an illegal keep or box.
+    Raises :class:`StrategyError` on an illegal keep, box or announcement.
+
+    ``extra`` holds the game-long tapes of :func:`family_tapes` (``announce_u`` of this
+    turn): an announcing rule set asks :meth:`Strategy.announce` after the first throw,
+    and a rule set with saved throws asks :meth:`Strategy.keep_banked` after the
+    regular ones, then banks the regular throws the turn did not make.
 
     >>> from yahtzee_sim import get_rules, get_strategy
     >>> rules = get_rules("yacht")
@@ -132,26 +164,21 @@ def play_turn(rules: RuleSet, strategy: Strategy, state: GameState, prefix_keys:
     rolls = d.key_to_roll[prefix_keys[:, 0, d.n_dice]].astype(np.intp)
     # Throws made so far: holding every die is not a throw. Only rule sets with a box that
     # depends on the roll number (a combination "served" on the first roll) need it.
-    throws = np.ones(len(rolls), dtype=np.int8) if rules.roll_dependent else None
+    banks = rules.banked_throws
+    throws = np.ones(len(rolls), dtype=np.int8) if (rules.roll_dependent or banks) else None
+    if rules.announces:
+        _announce(rules, strategy, state, rolls, extra["announce_u"][:, state.turn])
     for r in range(1, rules.n_rolls):
-        keeps = np.asarray(strategy.keep(state, rolls, rules.n_rolls - r, unif[:, r - 1]))
-        if keeps.shape != rolls.shape or keeps.dtype.kind not in "iu":
-            raise StrategyError(f"strategy {strategy.name!r}: keep() must return {rolls.shape} keep indices")
-        if keeps.size and (keeps.min() < 0 or keeps.max() >= d.n_keeps):
-            bad = (keeps < 0) | (keeps >= d.n_keeps)
-        else:
-            ok = checks.is_subkeep[rolls, keeps]
-            bad = None if ok.all() else ~ok
-        if bad is not None:
-            g = int(np.flatnonzero(bad)[0])
-            raise StrategyError(
-                f"strategy {strategy.name!r} kept dice it does not have (game {g}, turn "
-                f"{state.turn + 1}, roll {r}: dice {d.roll_dice[rolls[g]].tolist()}, keep index {int(keeps[g])})"
-            )
+        keeps = _checked_keeps(strategy.keep(state, rolls, rules.n_rolls - r, unif[:, r - 1]),
+                               rules, strategy, state, rolls, checks, f"roll {r}")
         if throws is not None:
-            throws = np.where(d.keep_size[keeps] < d.n_dice, r + 1, throws).astype(np.int8)
+            throws = np.where(d.keep_size[keeps] < d.n_dice, throws + 1, throws).astype(np.int8)
         rolls = d.reroll(keeps, prefix_keys[:, r]).astype(np.intp)
-    legal, scores, bonus = rules.turn_options(state.filled, state.five_box_full, rolls, throws=throws)
+    if banks:
+        rolls, throws = _spend_banked(rules, strategy, state, rolls, throws, checks, extra)
+    announced = state.announced if rules.announces else None
+    legal, scores, bonus = rules.turn_options(state.filled, state.five_box_full, rolls, throws=throws,
+                                              announced=announced)
     gain = scores + rules.upper_bonus_gain(state.upper_total, scores) + bonus[:, None]
     boxes = np.asarray(strategy.box(state, rolls, TurnOptions(legal, scores, gain), unif[:, -1]))
     if boxes.shape != rolls.shape or boxes.dtype.kind not in "iu":
@@ -180,10 +207,82 @@ def play_turn(rules: RuleSet, strategy: Strategy, state: GameState, prefix_keys:
     state.upper_total += points * rules.is_upper[boxes]
     state.five_bonus_count += (bonus > 0)
     state.five_count += rules.five_face[rolls] > 0
-    if rules.five_box is not None:
-        state.five_box_full |= (boxes == rules.five_box_index) & (points == rules.five_box_points)
+    if rules.five_box is not None:   # any score in the five box: 50, or a served Generala's 60
+        state.five_box_full |= rules.fills_five_box(boxes, points)
+    if rules.announces:
+        state.announced[:] = -1
     state.turn += 1
     return rolls, boxes
+
+
+def _checked_keeps(keeps, rules: RuleSet, strategy: Strategy, state: GameState, rolls, checks: MoveChecks,
+                   when: str) -> np.ndarray:
+    """The strategy's keeps as an array, or StrategyError for a keep of dice it does not hold."""
+    d = rules.dice
+    keeps = np.asarray(keeps)
+    if keeps.shape != rolls.shape or keeps.dtype.kind not in "iu":
+        raise StrategyError(f"strategy {strategy.name!r}: keep() must return {rolls.shape} keep indices")
+    if keeps.size and (keeps.min() < 0 or keeps.max() >= d.n_keeps):
+        bad = (keeps < 0) | (keeps >= d.n_keeps)
+    else:
+        ok = checks.is_subkeep[rolls, keeps]
+        bad = None if ok.all() else ~ok
+    if bad is not None:
+        g = int(np.flatnonzero(bad)[0])
+        raise StrategyError(
+            f"strategy {strategy.name!r} kept dice it does not have (game {g}, turn "
+            f"{state.turn + 1}, {when}: dice {d.roll_dice[rolls[g]].tolist()}, keep index {int(keeps[g])})"
+        )
+    return keeps
+
+
+def _announce(rules: RuleSet, strategy: Strategy, state: GameState, rolls, u) -> None:
+    """Ask for this turn's announcements and check them (an open announce box or -1;
+    a game whose only open boxes are announce boxes must announce)."""
+    said = np.asarray(strategy.announce(state, rolls, u))
+    if said.shape != rolls.shape or said.dtype.kind not in "iu":
+        raise StrategyError(f"strategy {strategy.name!r}: announce() must return {rolls.shape} box indices or -1")
+    open_ = ~state.filled
+    made = said >= 0
+    valid = ~made | ((said < rules.n_boxes) & rules.is_announce[np.clip(said, 0, rules.n_boxes - 1)]
+                     & open_[np.arange(len(said)), np.clip(said, 0, rules.n_boxes - 1)])
+    must = ~(open_ & ~rules.is_announce).any(axis=1)
+    bad = ~valid | (must & ~made)
+    if bad.any():
+        g = int(np.flatnonzero(bad)[0])
+        allowed = [rules.box_names[b] for b in np.flatnonzero(open_[g] & rules.is_announce)]
+        need = " (only announce boxes are open: it must announce)" if must[g] and not made[g] else ""
+        raise StrategyError(f"strategy {strategy.name!r} made an illegal announcement (game {g}, turn "
+                            f"{state.turn + 1}: {int(said[g])}{need}; open announce boxes: {', '.join(allowed)})")
+    state.announced[:] = said
+
+
+def _spend_banked(rules: RuleSet, strategy: Strategy, state: GameState, rolls, throws, checks: MoveChecks,
+                  extra: dict):
+    """Maxi Yatzy: throws paid from the bank, then the regular throws not made are saved."""
+    d = rules.dice
+    regular = throws.copy()                      # throws made with the turn's own throws
+    rows = np.arange(len(rolls))
+    active = state.banked > 0
+    step = 0
+    while active.any():
+        slot = np.minimum(state.bank_used, extra["bank_dice"].shape[1] - 1).astype(np.intp)
+        keeps = _checked_keeps(strategy.keep_banked(state, rolls, state.banked.copy(), extra["bank_u"][rows, slot]),
+                               rules, strategy, state, rolls, checks, f"saved throw {step + 1}")
+        active &= d.keep_size[keeps] < d.n_dice
+        if not active.any():
+            break
+        g = np.flatnonzero(active)
+        tape = extra["bank_dice"][g, slot[g]]
+        rolls = rolls.copy()
+        rolls[g] = d.reroll(keeps[g], d.tape_prefix_keys(tape)).astype(np.intp)
+        throws = np.where(active, throws + 1, throws).astype(np.int8)
+        state.banked[g] -= 1
+        state.bank_used[g] += 1
+        active &= state.banked > 0
+        step += 1
+    state.banked += (rules.n_rolls - regular).astype(np.int16)   # the turn's throws it did not make
+    return rolls, np.minimum(throws, rules.n_rolls).astype(np.int8)
 
 
 def play_blocks(rules: RuleSet, strategy: Strategy, entropy: int, blocks: range, n_games: int) -> dict:
@@ -203,15 +302,16 @@ def play_blocks(rules: RuleSet, strategy: Strategy, entropy: int, blocks: range,
     tape, unif = block_tapes(rules, entropy, blocks, n_turns)
     stop = min(len(tape), n_games - blocks.start * SEED_BLOCK)
     tape, unif = tape[:stop], unif[:stop]
+    extra = {k: v[:stop] for k, v in family_tapes(rules, entropy, blocks, n_turns).items()}
     state = GameState.new(rules, stop)
     d = rules.dice
     for t in range(n_turns):
         prefix = d.tape_prefix_keys(tape[:, t])
-        play_turn(rules, strategy, state, prefix, unif[:, t], checks)
+        play_turn(rules, strategy, state, prefix, unif[:, t], checks, extra)
     if not state.filled.all():  # pragma: no cover - guarded by legality checks
         raise RuntimeError("a game ended with an open box")
     upper_bonus = rules.final_bonus(state.upper_total).astype(np.int16)
-    return {
+    out = {
         "total": state.total(rules),
         "box_scores": state.box_scores,
         "upper_total": state.upper_total,
@@ -221,6 +321,9 @@ def play_blocks(rules: RuleSet, strategy: Strategy, entropy: int, blocks: range,
         "fill_turn": state.fill_turn,
         "five_box_full": state.five_box_full,
     }
+    if rules.has_points:   # Balut: the points of the finished card, beside its score
+        out["points"] = rules.points(state.box_scores)
+    return out
 
 
 def play_turn_blocks(rules: RuleSet, strategy: Strategy, entropy: int, blocks: range, n_turns: int) -> np.ndarray:
@@ -240,7 +343,8 @@ def play_turn_blocks(rules: RuleSet, strategy: Strategy, entropy: int, blocks: r
     stop = min(len(tape), n_turns - blocks.start * SEED_BLOCK)
     state = GameState.new(rules, stop)
     prefix = d.tape_prefix_keys(tape[:stop, 0])
-    rolls, _ = play_turn(rules, _KeepOnly(strategy), state, prefix, unif[:stop, 0], MoveChecks.of(rules))
+    extra = {k: v[:stop] for k, v in family_tapes(rules, entropy, blocks, rules.n_boxes).items()}
+    rolls, _ = play_turn(rules, _KeepOnly(strategy), state, prefix, unif[:stop, 0], MoveChecks.of(rules), extra)
     return np.bincount(rolls, minlength=d.n_rolls).astype(np.int64)
 
 
@@ -253,6 +357,12 @@ class _KeepOnly(Strategy):
 
     def keep(self, state, rolls, rolls_left, u):
         return self.inner.keep(state, rolls, rolls_left, u)
+
+    def announce(self, state, rolls, u):
+        return self.inner.announce(state, rolls, u)
+
+    def keep_banked(self, state, rolls, banked, u):
+        return self.inner.keep_banked(state, rolls, banked, u)
 
     def box(self, state, rolls, options, u):
         return np.argmax(options.legal, axis=1)

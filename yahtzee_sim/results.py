@@ -28,7 +28,8 @@ from .rules import RuleSet
 if TYPE_CHECKING:  # pandas is imported where a table is made: start-up stays fast
     import pandas as pd
 
-__all__ = ["GameAggregate", "SimulationResult", "Summary", "TurnsResult", "max_total", "PERCENTILES", "RATES"]
+__all__ = ["GameAggregate", "SimulationResult", "Summary", "TurnsResult", "games_frame", "max_total", "min_total",
+           "PERCENTILES", "RATES"]
 
 PERCENTILES = (1, 5, 25, 50, 75, 95, 99)
 
@@ -70,6 +71,8 @@ class Summary(dict):
             return "setting"
         if key in ("games",):
             return "count"
+        if key in ("points_mean", "points_sd"):
+            return "points"
         if key == "seconds":
             return "time"
         return "score"
@@ -87,6 +90,8 @@ class Summary(dict):
             "five_count_mean": "mean number of turns per game ending in five of a kind "
                                "(a mean count, not a chance)",
             "seconds": "wall-clock seconds of the run",
+            "points_mean": "mean points of a game (Balut's points, beside its score)",
+            "points_sd": "standard deviation of a game's points",
         }
         if key in fixed:
             return fixed[key]
@@ -112,8 +117,36 @@ class Summary(dict):
 
 def max_total(rules: RuleSet) -> int:
     """An upper bound on any final score of ``rules`` (sizes the histograms)."""
+    if rules.card_score is not None:
+        return int(rules.card_score_range[1])
     box_max = int(rules.score_tables.max(axis=(0, 1)).sum()) + int(np.clip(rules.joker_points, 0, None).sum())
     return box_max + rules.upper_bonus + rules.five_bonus * rules.n_boxes
+
+
+def games_frame(rules: RuleSet, games: dict[str, np.ndarray], first_game: int = 0) -> "pd.DataFrame":
+    """The per-game table of :meth:`SimulationResult.to_frame` for ``games`` numbered from ``first_game``.
+
+    Streamed output (``simulate(..., out=FILE)``) writes these chunk by chunk.
+    """
+    import pandas as pd
+
+    frame = pd.DataFrame(games["box_scores"], columns=list(rules.box_names))
+    frame.insert(0, "total", games["total"])
+    frame["upper_total"] = games["upper_total"]
+    frame["upper_bonus"] = games["upper_bonus"]
+    frame["five_bonus_count"] = games["five_bonus_count"]
+    frame["five_count"] = games["five_count"]
+    if "points" in games:  # Balut: the points beside the score
+        frame["points"] = games["points"]
+    if first_game:
+        frame.index = pd.RangeIndex(first_game, first_game + len(frame))
+    frame.index.name = "game"
+    return frame
+
+
+def min_total(rules: RuleSet) -> int:
+    """A lower bound on any final score: 0, or less where a card's score may be negative (Yamb)."""
+    return min(0, int(rules.card_score_range[0])) if rules.card_score is not None else 0
 
 
 @dataclass
@@ -127,6 +160,10 @@ class GameAggregate:
     five_count_hist[k] : games with k turns ending in five of a kind.
     five_box_full_games : games whose five-of-a-kind box holds its full value.
     fill_turn_hist[b, t] : games that filled box b in turn t (1..B).
+    total_shift : total_hist[i] counts the score i - total_shift (0 unless scores can be
+        negative, as in Yamb).
+    points_hist[i], points_shift : games with i - points_shift points (Balut; empty for
+        rule sets without points).
     """
 
     total_hist: np.ndarray
@@ -136,13 +173,20 @@ class GameAggregate:
     five_count_hist: np.ndarray
     fill_turn_hist: np.ndarray
     five_box_full_games: int = 0
+    total_shift: int = 0
+    points_hist: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    points_shift: int = 0
 
     @classmethod
     def empty(cls, rules: RuleSet) -> "GameAggregate":
         box_max = int(max(rules.score_tables.max(), rules.joker_points.max()))
         upper_max = rules.max_upper_box * int(rules.is_upper.sum())
+        low, high = rules.card_points_range if rules.has_points else (0, -1)
         return cls(
-            total_hist=np.zeros(max_total(rules) + 1, dtype=np.int64),
+            total_hist=np.zeros(max_total(rules) - min_total(rules) + 1, dtype=np.int64),
+            total_shift=-min_total(rules),
+            points_hist=np.zeros(high - low + 1, dtype=np.int64),
+            points_shift=-low if rules.has_points else 0,
             box_hist=np.zeros((rules.n_boxes, box_max + 1), dtype=np.int64),
             upper_hist=np.zeros(upper_max + 1, dtype=np.int64),
             five_bonus_hist=np.zeros(rules.n_boxes + 1, dtype=np.int64),
@@ -153,7 +197,10 @@ class GameAggregate:
     @classmethod
     def from_games(cls, rules: RuleSet, games: dict[str, np.ndarray]) -> "GameAggregate":
         agg = cls.empty(rules)
-        agg.total_hist += np.bincount(games["total"], minlength=len(agg.total_hist))
+        agg.total_hist += np.bincount(np.asarray(games["total"]) + agg.total_shift, minlength=len(agg.total_hist))
+        if rules.has_points:
+            agg.points_hist += np.bincount(np.asarray(games["points"]) + agg.points_shift,
+                                           minlength=len(agg.points_hist))
         for b in range(rules.n_boxes):
             agg.box_hist[b] += np.bincount(games["box_scores"][:, b], minlength=agg.box_hist.shape[1])
         agg.upper_hist += np.bincount(games["upper_total"], minlength=len(agg.upper_hist))
@@ -174,6 +221,9 @@ class GameAggregate:
             five_count_hist=self.five_count_hist + other.five_count_hist,
             fill_turn_hist=self.fill_turn_hist + other.fill_turn_hist,
             five_box_full_games=self.five_box_full_games + other.five_box_full_games,
+            total_shift=self.total_shift,
+            points_hist=self.points_hist + other.points_hist,
+            points_shift=self.points_shift,
         )
 
     def check(self, rules: RuleSet, n_games: int) -> None:
@@ -204,6 +254,10 @@ class GameAggregate:
                 if (value < 0).any():
                     raise ValueError(f"{f.name} has a negative count")
         n = int(n_games)
+        if self.total_shift != like.total_shift or self.points_shift != like.points_shift:
+            raise ValueError("the score (or points) histogram is shifted differently from this rule set's")
+        if rules.has_points and int(self.points_hist.sum()) != n:
+            raise ValueError(f"points_hist counts {int(self.points_hist.sum())} games, not {n}")
         if not 0 <= int(self.five_box_full_games) <= n:
             raise ValueError(f"five_box_full_games must be between 0 and {n}, got {self.five_box_full_games}")
         for name in ("total_hist", "upper_hist", "five_bonus_hist", "five_count_hist"):
@@ -222,6 +276,8 @@ class GameAggregate:
         upper = np.arange(len(self.upper_hist), dtype=np.int64)
         if int(upper @ self.upper_hist) != int(box_points[rules.is_upper].sum()):
             raise ValueError("the upper totals do not add up to the upper boxes' points")
+        if rules.card_score is not None:   # a score of the whole card (Yamb): no sum to check
+            return
         bonuses = np.asarray(rules.final_bonus(upper), dtype=np.int64) @ self.upper_hist
         fives = rules.five_bonus * int(np.arange(len(self.five_bonus_hist), dtype=np.int64) @ self.five_bonus_hist)
         excess = self.total_sum - (int(box_points.sum()) + int(bonuses) + fives)
@@ -234,8 +290,26 @@ class GameAggregate:
         return int(self.total_hist.sum())
 
     @property
+    def scores(self) -> np.ndarray:
+        """(S,) the score each entry of ``total_hist`` counts."""
+        return np.arange(len(self.total_hist), dtype=np.int64) - self.total_shift
+
+    @property
     def total_sum(self) -> int:
-        return int(np.dot(np.arange(len(self.total_hist), dtype=np.int64), self.total_hist))
+        return int(np.dot(self.scores, self.total_hist))
+
+    def points_mean(self) -> float:
+        """Mean points per game (Balut)."""
+        pts = np.arange(len(self.points_hist), dtype=np.int64) - self.points_shift
+        return float(np.dot(pts, self.points_hist) / self.n_games)
+
+    def points_sd(self) -> float:
+        """Sample sd (ddof=1) of the points per game (Balut)."""
+        n = self.n_games
+        if n < 2:
+            return float("nan")
+        pts = np.arange(len(self.points_hist), dtype=np.float64) - self.points_shift
+        return math.sqrt(float(np.dot((pts - self.points_mean()) ** 2, self.points_hist) / (n - 1)))
 
     def mean(self) -> float:
         return self.total_sum / self.n_games
@@ -245,7 +319,7 @@ class GameAggregate:
         n = self.n_games
         if n < 2:
             return float("nan")
-        s = np.arange(len(self.total_hist), dtype=np.float64)
+        s = self.scores.astype(np.float64)
         m = self.mean()
         return float(np.dot((s - m) ** 2, self.total_hist) / (n - 1))
 
@@ -254,7 +328,7 @@ class GameAggregate:
         cdf = np.cumsum(self.total_hist)
         # Integer threshold ceil(q * n), with q read as the decimal it stands for (0.01 -> 1/100).
         k = math.ceil(Fraction(q).limit_denominator(10**9) * int(cdf[-1]))
-        return int(np.searchsorted(cdf, max(k, 1)))
+        return int(np.searchsorted(cdf, max(k, 1))) - self.total_shift
 
     def mean_fill_turn(self) -> np.ndarray:
         """(B,) average turn (1..B) in which each box was filled."""
@@ -291,19 +365,9 @@ class SimulationResult:
     # -- tables -------------------------------------------------------------------
     def to_frame(self) -> "pd.DataFrame":
         """One row per game: total, each box's points, upper total and bonuses."""
-        import pandas as pd
-
         if self.games is None:
             raise ValueError("this run kept only aggregates; rerun with keep_games=True for per-game rows")
-        g = self.games
-        frame = pd.DataFrame(g["box_scores"], columns=list(self.rules.box_names))
-        frame.insert(0, "total", g["total"])
-        frame["upper_total"] = g["upper_total"]
-        frame["upper_bonus"] = g["upper_bonus"]
-        frame["five_bonus_count"] = g["five_bonus_count"]
-        frame["five_count"] = g["five_count"]
-        frame.index.name = "game"
-        return frame
+        return games_frame(self.rules, self.games)
 
     def summary(self, level: float = 0.95) -> "Summary":
         """Mean, sd, standard error, CI of the mean, extremes, percentiles, rates and
@@ -338,14 +402,17 @@ class SimulationResult:
             "se": se,
             "ci95_low" if level == 0.95 else "ci_low": low,
             "ci95_high" if level == 0.95 else "ci_high": high,
-            "min": int(nonzero[0]),
+            "min": int(nonzero[0]) - agg.total_shift,
         }
         for p in PERCENTILES:
             out[f"p{p}"] = agg.quantile(p / 100)
-        out["max"] = int(nonzero[-1])
+        out["max"] = int(nonzero[-1]) - agg.total_shift
         for what in RATES:
             out[f"{what}_rate"] = self.rate(what)
         out["five_count_mean"] = float(np.dot(np.arange(len(agg.five_count_hist)), agg.five_count_hist) / n)
+        if self.rules.has_points:   # Balut: the points beside the score
+            out["points_mean"] = agg.points_mean()
+            out["points_sd"] = agg.points_sd()
         out["seconds"] = self.seconds
         return Summary(out, level=level, five_box=self.rules.five_box)
 

@@ -27,6 +27,11 @@ class GameState:
     fill_turn : (N, B) int8, the turn (1..B) in which each box was filled, 0 while open.
     five_box_full : (N,) bool, the five-of-a-kind box holds its full value (50).
     turn : number of turns played (0..B).
+    announced : (N,) int16, the box announced this turn (-1 none); only for rule sets
+        with an announce column (Yamb), else None.
+    banked : (N,) int16, saved throws; only for rule sets with banked throws (Maxi
+        Yatzy), else None.
+    bank_used : (N,) int16, saved throws spent so far (they index the game's bank tape).
     """
 
     filled: np.ndarray
@@ -37,6 +42,9 @@ class GameState:
     five_box_full: np.ndarray
     fill_turn: np.ndarray | None = None
     turn: int = 0
+    announced: np.ndarray | None = None
+    banked: np.ndarray | None = None
+    bank_used: np.ndarray | None = None
 
     @classmethod
     def new(cls, rules: RuleSet, n: int) -> "GameState":
@@ -50,6 +58,9 @@ class GameState:
             five_count=np.zeros(n, dtype=np.int16),
             five_box_full=np.zeros(n, dtype=bool),
             fill_turn=np.zeros((n, b), dtype=np.int8),
+            announced=np.full(n, -1, dtype=np.int16) if rules.announces else None,
+            banked=np.zeros(n, dtype=np.int16) if rules.banked_throws else None,
+            bank_used=np.zeros(n, dtype=np.int16) if rules.banked_throws else None,
         )
 
     @classmethod
@@ -75,12 +86,9 @@ class GameState:
         return len(self.filled)
 
     def total(self, rules: RuleSet) -> np.ndarray:
-        """(N,) int32 score: boxes + upper bonus + five-of-a-kind bonuses."""
-        return (
-            self.box_scores.sum(axis=1, dtype=np.int32)
-            + rules.final_bonus(self.upper_total)
-            + self.five_bonus_count.astype(np.int32) * rules.five_bonus
-        )
+        """(N,) int32 score: boxes + upper bonus + five-of-a-kind bonuses, or the rule
+        set's own score of the card (:meth:`RuleSet.card_total`)."""
+        return rules.card_total(self.box_scores, self.upper_total, self.five_bonus_count)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import warnings
 
 from .. import __version__
 from ._common import PROG, Parser, UsageError
@@ -34,11 +35,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line_warning(message, category, filename, lineno, file=None, line=None):
+    print(f"{PROG}: warning: {message}", file=sys.stderr if file is None else file)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``yahtzee-sim`` console script; returns the exit code."""
     try:
-        args = build_parser().parse_args(argv)
-        return int(args.func(args) or 0)
+        with warnings.catch_warnings():  # the library's warnings (e.g. --jobs above the cores): one line
+            warnings.showwarning = _one_line_warning
+            args = build_parser().parse_args(argv)
+            return int(args.func(args) or 0)
     except (ValueError, argparse.ArgumentTypeError) as exc:  # bad input: one line, exit 2
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2

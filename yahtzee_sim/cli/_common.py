@@ -16,7 +16,6 @@ import math
 import os
 import shutil
 import sys
-import tempfile
 import textwrap
 from collections.abc import Mapping
 from fractions import Fraction
@@ -56,14 +55,40 @@ class Parser(argparse.ArgumentParser):
 # -- shared argument helpers ------------------------------------------------------
 
 def positive_int(text: str) -> int:
-    """argparse type: an integer > 0 (underscores and 1e6 notation allowed)."""
+    """argparse type: an integer > 0 (underscores and 1e6 notation allowed).
+
+    A number in 1e6 or 2.5e3 notation must be one a float holds exactly (as it would
+    be in a TOML spec or JSON): ``1e30`` is refused rather than read as
+    1000000000000000019884624838656.
+
+    >>> positive_int("2.5e3"), positive_int("1_000")
+    (2500, 1000)
+    """
+    clean = text.replace("_", "").strip()
     try:
-        value = float(text.replace("_", "")) if "e" in text.lower() else int(text.replace("_", ""))
+        if clean.isdigit():
+            value = int(clean)
+        else:
+            number = float(clean)
+            value = int(number) if math.isfinite(number) and number == int(number) else None
+            if value is not None and value > 2**53 and not _reads_exactly(clean, value):
+                raise argparse.ArgumentTypeError(
+                    f"expected a positive integer, got {text!r}, which a float cannot hold exactly "
+                    f"(it reads as {value}); write the number out in digits")
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if not math.isfinite(value) or value != int(value) or value <= 0:
+        value = None
+    if value is None or value <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return int(value)
+    return value
+
+
+def _reads_exactly(text: str, value: int) -> bool:
+    from decimal import Decimal, InvalidOperation
+
+    try:
+        return Decimal(text) == value
+    except InvalidOperation:  # pragma: no cover - float() accepted it
+        return False
 
 
 def seed_int(text: str) -> int:
@@ -107,7 +132,7 @@ def add_seed_arg(p: argparse.ArgumentParser, default: int | None = None) -> None
 def add_rules_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rules", default="yahtzee",
                    help="rule set: a name, a key the tool printed (yacht+no-bonus) or a house-rules "
-                        ".toml file (see `yahtzee-sim rules`; default: %(default)s)")
+                        ".toml file; list: `yahtzee-sim rules` (default: %(default)s)")
     p.add_argument("--option", action="append", default=[], metavar="O",
                    help="rule option, repeatable, or several joined with + (see `yahtzee-sim rules`)")
     p.add_argument("--faces", type=int, default=None, metavar="N",
@@ -122,15 +147,19 @@ def rules_from(args):
 
 def rules_heading(rules) -> str:
     """The rule set as the first line of a command's output names it: its title, then
-    the options applied (the key, e.g. ``yacht+no-bonus``, is in every ``--json``).
+    the options applied and, in brackets, the key that ``--rules`` accepts back.
 
     >>> from yahtzee_sim.rules import get_rules
     >>> rules_heading(get_rules("yahtzee", ["no-joker"]))
-    'Yahtzee (official, forced joker) with no-joker'
+    'Yahtzee (official, forced joker) with no-joker [yahtzee+no-joker]'
     >>> rules_heading(get_rules("yacht"))
     'Yacht (Japanese)'
     """
-    return f"{rules.title} with {', '.join(rules.options)}" if rules.options else rules.title
+    from ..rules import REGISTRY
+
+    if rules.options:
+        return f"{rules.title} with {', '.join(rules.options)} [{rules.key}]"
+    return rules.title if rules.name in REGISTRY else f"{rules.title} [{rules.key}]"  # e.g. a house-rules file
 
 
 # -- terminal output ----------------------------------------------------------------
@@ -251,6 +280,8 @@ def _json_default(o):
 
 def check_out_path(path: str, suffixes: tuple[str, ...]) -> Path:
     """Validate an output path before any work: known suffix, writable folder."""
+    if not str(path).strip():
+        raise UsageError("--out is empty: give a file name ending in " + " or ".join(suffixes))
     out = Path(path)
     if out.suffix.lower() not in suffixes:
         raise UsageError(f"--out must end in one of {', '.join(suffixes)}, got {path!r}")
@@ -261,10 +292,12 @@ def check_out_path(path: str, suffixes: tuple[str, ...]) -> Path:
         raise UsageError(f"cannot write {path!r}: it is a folder; give a file name ending in .csv or .parquet")
     if not os.access(folder, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
         raise UsageError(f"cannot write {path!r}: permission denied")
+    from ..files import WriteError, temp_file
+
     try:  # os.access says yes to root even on read-only or virtual file systems: try it
-        fd, probe = tempfile.mkstemp(prefix=".tmp-", suffix=out.suffix, dir=folder)
-    except OSError as exc:
-        raise UsageError(f"cannot write {path!r}: {exc.strerror or exc}") from None
+        fd, probe = temp_file(out, clean=False)
+    except WriteError as exc:
+        raise UsageError(f"cannot write {path!r}: {exc.reason}") from None
     os.close(fd)
     os.unlink(probe)
     if out.suffix.lower() == ".parquet":
@@ -273,24 +306,6 @@ def check_out_path(path: str, suffixes: tuple[str, ...]) -> Path:
         except ImportError:
             raise UsageError("parquet output needs pyarrow: pip install pyarrow (or use .csv)") from None
     return out
-
-
-def write_frame_atomically(frame, out: Path) -> None:
-    """Write to a temporary file beside ``out`` and rename: never a partial file."""
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=out.suffix, dir=out.parent if str(out.parent) else ".")
-    os.close(fd)
-    try:
-        if out.suffix.lower() == ".parquet":
-            frame.to_parquet(tmp)
-        else:
-            frame.to_csv(tmp)
-        os.replace(tmp, out)
-    except OSError as exc:  # e.g. disk full: still one line, no partial file
-        Path(tmp).unlink(missing_ok=True)
-        raise UsageError(f"cannot write {str(out)!r}: {exc.strerror or exc}") from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 # -- parallel and long runs -----------------------------------------------------

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ._common import (UsageError, add_json_arg, add_rules_args, add_seed_arg, add_run_args, check_out_path, parse_dice,
                       positive_int, print_json, print_table, print_wrapped, rules_from, rules_heading, run_kwargs,
-                      seed_int, write_frame_atomically)
+                      )
 
 
 def cmd_rules(args) -> int:
@@ -105,12 +105,11 @@ def cmd_simulate(args) -> int:
     from ..strategies import get_strategy
 
     strategy = get_strategy(args.strategy)
-    out = check_out_path(args.out, (".csv", ".parquet")) if args.out else None
+    out = check_out_path(args.out, (".csv", ".parquet")) if args.out is not None else None
 
-    res = simulate(rules, strategy, args.games, seed=args.seed, batch=args.batch,
-                   keep_games=out is not None or None, progress=not args.json, **run_kwargs(args))
-    if out is not None:
-        write_frame_atomically(res.to_frame(), out)
+    # The per-game table is streamed to --out chunk by chunk while the games are played.
+    res = simulate(rules, strategy, args.games, seed=args.seed, batch=args.batch, out=out,
+                   progress=not args.json, **run_kwargs(args))
     if args.json:
         print_json(_summary_json(res))
         return 0

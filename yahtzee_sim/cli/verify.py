@@ -6,21 +6,22 @@ import shlex
 
 
 def cmd_verify(args) -> int:
+    from ..report.experiment import parse_spec
     from ..verify import Context, check_claim_ids, verify_claims
     from ._common import call_with_progress, print_json, progress_for, run_kwargs
 
     only = check_claim_ids(args.only) if args.only is not None else None
+    # The checks of a claims spec (sizes, seed), before any work; the report is named claims.
+    spec = parse_spec({"kind": "claims", "name": "claims", "games": args.games, "turns": args.turns,
+                       "seed": args.seed}, name="verify")
     ctx = Context(games=args.games, turns=args.turns, seed=args.seed, run_options=run_kwargs(args))
     if args.out is not None:
         from ..report.document import write_report
-        from ..report.experiment import parse_spec
         from ..report.output import check_output_root, check_replaceable
         from ..report.runners import run_experiment
 
         out_dir = check_output_root(args.out)  # before any work: a bad folder fails in a second, not in minutes
         check_replaceable(out_dir)
-        spec = parse_spec({"kind": "claims", "games": args.games, "turns": args.turns, "seed": args.seed},
-                          name="claims")
         command = (f"yahtzee-sim verify --games {args.games} --turns {args.turns} --seed {args.seed}"
                    + "".join(f" --only {shlex.quote(o)}" for o in only or ()) + f" --out {shlex.quote(args.out)}")
         with progress_for(args) as progress:  # the phase and time spent, until the runners report

@@ -33,7 +33,7 @@ from ..rules import RuleSet, get_rules
 from .policy import achievable_upper_totals
 from .widget import best_subkeep, keep_expectations
 
-__all__ = ["advise", "Advice", "parse_filled"]
+__all__ = ["advise", "Advice", "advise_batch", "BatchAdvice", "parse_filled"]
 
 EXPLANATION = ("expected = expected remaining score: points from this decision on (this turn, "
                "bonuses included, plus later turns, all later decisions optimal); "
@@ -411,3 +411,142 @@ def advise(rules: str | RuleSet, dice, *, rolls_left: int, filled=(), upper: int
     frame["loss"] = frame["expected"].iloc[0] - frame["expected"]
     return Advice(rules, dice, rolls_left, tuple(np.asarray(rules.box_names)[mask].tolist()),
                   u, upper_given, five_value, kind, tuple(notes), frame)
+
+
+# -- many positions at once ------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class BatchAdvice:
+    """Option values of N positions (see :func:`advise_batch`); arrays, batch axis first.
+
+    choices : (N, C) int16, the options of each position: keep indices (dice tables) of
+        the dice showing while rolls are left (largest keep first), else box indices
+        (card order); -1 pads.
+    values : (N, C) expected remaining score of each choice (points, bonuses and later
+        turns, later decisions optimal); NaN for padding and illegal boxes.
+    best : (N,) the best choice (a keep or box index); exact ties go to the larger keep
+        or the box met first.
+    expected : (N,) its expected remaining score.
+    """
+
+    rules: RuleSet
+    choices: np.ndarray = field(repr=False)
+    values: np.ndarray = field(repr=False)
+    best: np.ndarray = field(repr=False)
+    expected: np.ndarray = field(repr=False)
+
+    def __len__(self) -> int:
+        return len(self.best)
+
+
+def advise_batch(rules: str | RuleSet, rolls, *, rolls_left, filled, upper=0, five_box_full=False,
+                 served=None, options=(), solution=None, chunk: int = 2048) -> BatchAdvice:
+    """Every option of N positions valued exactly, in one vectorized call.
+
+    The same values as :func:`advise` without the tables and the notes: ``rolls``
+    (N,) dice-table roll indices (or (N, n_dice) dice), ``rolls_left`` (N,) or one
+    number, ``filled`` (N, B) bool, ``upper`` (N,) upper totals, ``five_box_full``
+    (N,) the five-of-a-kind box holds a score (only read where that matters),
+    ``served`` (N,) dice still the first throw's (served rule sets only; default:
+    with every roll to come). Positions no game can reach are refused.
+
+    >>> import numpy as np
+    >>> from yahtzee_sim.rules import get_rules
+    >>> r = get_rules("yahtzee"); d = r.dice
+    >>> roll = d.roll_index_of([6, 6, 6, 6, 2])
+    >>> b = advise_batch(r, [roll, roll], rolls_left=[2, 0], filled=np.zeros((2, 13), bool))
+    >>> d.keep_counts[b.best[0]].tolist(), r.box_names[b.best[1]]
+    ([0, 0, 0, 0, 0, 4], 'sixes')
+    >>> one = advise(r, [6, 6, 6, 6, 2], rolls_left=2)
+    >>> bool(abs(b.expected[0] - one.best["expected"]) < 1e-9)
+    True
+    """
+    from .solver import rules_fingerprint, solve
+    from ._solver_space import state_space, turn_model, turn_values
+
+    rules = get_rules(rules, options)
+    sp = state_space(rules)
+    d = rules.dice
+    rolls = np.asarray(rolls)
+    if rolls.ndim == 2:
+        if rolls.shape[1] != rules.n_dice:
+            raise ValueError(f"dice must have {rules.n_dice} columns, got {rolls.shape[1]}")
+        if rolls.size and (rolls.min() < 1 or rolls.max() > rules.n_faces):
+            raise ValueError(f"dice show 1..{rules.n_faces}")
+        rolls = d.roll_index(rolls)
+    rolls = rolls.astype(np.int64).reshape(-1)
+    n = len(rolls)
+    if n and (rolls.min() < 0 or rolls.max() >= d.n_rolls):
+        raise ValueError(f"roll indices must be in 0..{d.n_rolls - 1}")
+    left = np.broadcast_to(np.asarray(rolls_left, dtype=np.int64), (n,))
+    if n and (left.min() < 0 or left.max() > rules.n_rolls - 1):
+        raise ValueError(f"rolls left must be in 0..{rules.n_rolls - 1}")
+    filled = np.asarray(filled, dtype=bool)
+    if filled.shape != (n, rules.n_boxes):
+        raise ValueError(f"filled must be ({n}, {rules.n_boxes}) bool, got shape {filled.shape}")
+    if filled.all(axis=1).any():
+        raise ValueError("a position has every box filled: the game is over")
+    mask, u, flag = sp.index(filled, upper, five_box_full)
+    flag = np.where((mask & sp.five_bit) != 0, flag, 0)
+    reachable = np.zeros(1 << sp.n_boxes, dtype=bool)
+    for masks in sp.level_masks:
+        reachable[masks] = True
+    canon = sp.canonical_u(mask, u)
+    bad = ~reachable[mask] | (canon < 0)
+    if bad.any():
+        g = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"position {g} is one no game of {rules.key} can reach "
+                         f"(its filled boxes, or upper total {int(u[g])} with them)")
+    if served is None:
+        served = left == rules.n_rolls - 1
+    served = np.broadcast_to(np.asarray(served, dtype=bool), (n,)) & rules.roll_dependent
+    if solution is None:
+        solution = solve(rules)
+    elif rules_fingerprint(solution.rules) != rules_fingerprint(rules):
+        raise ValueError(f"the solution is for {solution.rules.key}, not for {rules.key}")
+    values = np.ascontiguousarray(solution.values).reshape(-1)
+
+    # each roll's sub-keeps, largest keep first (so argmax breaks exact ties towards them)
+    sub = d.subkeeps[:, ::-1].astype(np.int64)
+    sub = np.take_along_axis(sub, np.argsort(sub < 0, axis=1, kind="stable"), axis=1)
+    width = max(sub.shape[1], rules.n_boxes)
+    choices = np.full((n, width), -1, dtype=np.int16)
+    out = np.full((n, width), np.nan)
+
+    boxes = np.flatnonzero(left == 0)
+    if len(boxes):
+        thr = np.where(served[boxes], 1, rules.n_rolls) if rules.roll_dependent else None
+        legal, scores, bonus = rules.turn_options(filled[boxes], flag[boxes].astype(bool),
+                                                  rolls[boxes], throws=thr)
+        gain = scores + rules.upper_bonus_gain(u[boxes], scores) + bonus[:, None]
+        nxt = sp.next_flat(mask[boxes], u[boxes], flag[boxes], scores)
+        choices[boxes, :rules.n_boxes] = np.arange(rules.n_boxes)
+        out[boxes, :rules.n_boxes] = np.where(legal, gain + values[np.where(legal, nxt, 0)], np.nan)
+
+    keeps = np.flatnonzero(left > 0)
+    if len(keeps):
+        model = turn_model(rules, np.float64)
+        key = sp.flat(mask[keeps], canon[keeps], flag[keeps])
+        uniq, inv = np.unique(key, return_inverse=True)
+        um, uu, uf = uniq // (sp.n_u * sp.n_flag), (uniq // sp.n_flag) % sp.n_u, uniq % sp.n_flag
+        sub_pos = model.lat.pos_of_keep[np.maximum(sub, 0)]
+        choices[keeps, :sub.shape[1]] = sub[rolls[keeps]]
+        order = np.argsort(inv, kind="stable")
+        bounds = np.searchsorted(inv[order], np.arange(0, len(uniq) + chunk, chunk))
+        for i, lo in enumerate(range(0, len(uniq), chunk)):
+            hi = min(lo + chunk, len(uniq))
+            _, (kv, c) = turn_values(model, values, None, um[lo:hi], uu[lo:hi], uf[lo:hi], plan=True)
+            rows = keeps[order[bounds[i]:bounds[i + 1]]]              # positions of these states
+            col = inv[order[bounds[i]:bounds[i + 1]]] - lo
+            for j in np.unique(left[rows]):
+                sel = left[rows] == j
+                r, cl = rows[sel], col[sel]
+                out[r, :sub.shape[1]] = kv[j][sub_pos[rolls[r]], cl[:, None]] + c[cl, None]
+        out[keeps, :sub.shape[1]] = np.where(sub[rolls[keeps]] >= 0, out[keeps, :sub.shape[1]], np.nan)
+
+    pick = np.argmax(np.where(np.isnan(out), -np.inf, out), axis=1)
+    best = choices[np.arange(n), pick].astype(np.int64)
+    expected = out[np.arange(n), pick]
+    for a in (choices, out, best, expected):
+        a.setflags(write=False)
+    return BatchAdvice(rules, choices, out, best, expected)

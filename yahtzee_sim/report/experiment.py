@@ -72,6 +72,7 @@ class ExperimentSpec:
         """The same spec with another number of games (e.g. a tiny CI run)."""
         if games is None:
             return self
+        _check_size(self.kind, "games", games, self.name)
         values = {f.name: getattr(self, f.name) for f in fields(self)}
         values["games"] = games
         values["turns"] = min(self.turns, 10 * games)  # a tiny run stays tiny
@@ -82,6 +83,10 @@ KIND_DEFAULTS = {"odds": {"strategy": "keep-largest"}, "variants": {"strategy": 
 # Lists where an empty value would silently mean "all of them": refused.
 NON_EMPTY_LISTS = {"strategies", "rule_sets", "yacht_options", "checkpoints"}
 MAX_SPEC_BYTES = 1 << 20
+# Reports keep every game's scores in memory (about 56 bytes a game per strategy or variant) and the
+# optimal strategy plays a few thousand games a second: beyond these a run cannot finish usefully.
+MAX_GAMES = 10_000_000
+MAX_TURNS = 1_000_000_000
 
 
 def _as_tuple(value, key: str, name: str, item_type=str) -> tuple:
@@ -161,6 +166,8 @@ def parse_spec(data: dict, *, name: str, source: str = "") -> ExperimentSpec:
             if isinstance(v, bool) or not isinstance(v, int) or v < (0 if key == "seed" else 1):
                 what = "a non-negative integer" if key == "seed" else "a positive integer"
                 raise ValueError(f"{name}: {key} must be {what}, got {v!r}")
+            if key != "seed":
+                _check_size(kind, key, v, name)
             values[key] = v
     for key in ("options", "strategies", "rule_sets", "yacht_options", "tables", "plots"):
         if key in data:
@@ -178,6 +185,14 @@ def parse_spec(data: dict, *, name: str, source: str = "") -> ExperimentSpec:
     _check_strategy_counts(values, name)
     _check_names(values, name)
     return ExperimentSpec(**values)
+
+
+def _check_size(kind: str, key: str, value: int, name: str) -> None:
+    limit = MAX_TURNS if key == "turns" or (key == "games" and kind == "odds") else MAX_GAMES
+    if value > limit:
+        unit = "turns" if limit == MAX_TURNS else "games (every game is kept in memory for the figures)"
+        raise ValueError(f"{name}: {key} = {value:,} is too many: at most {limit:,} {unit}; "
+                         "`simulate --games` runs longer jobs")
 
 
 def _check_strategy_counts(values: dict, name: str) -> None:

@@ -31,8 +31,12 @@ import re
 import shutil
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Callable
+
+from ..files import STALE_AFTER, WriteError, _pid_alive, _umask
+from ..files import describe_os_error as _reason
 
 MARKER = ".yahtzee-sim-report"
 MADE_BY = "yahtzee-sim"
@@ -58,10 +62,6 @@ def check_report_name(name, what: str = "report name") -> str:
     return name
 
 
-def _reason(exc: OSError) -> str:
-    return exc.strerror or str(exc)
-
-
 def _probe_writable(folder: Path, shown: str) -> None:
     """Create and remove a file: os.access says yes to root even on read-only or virtual file systems."""
     try:
@@ -82,7 +82,7 @@ def check_output_root(root) -> Path:
     >>> check_output_root("/proc/nope")
     Traceback (most recent call last):
     ...
-    ValueError: cannot write to output folder '/proc/nope': No such file or directory
+    ValueError: cannot write to output folder '/proc/nope': no such file or directory
     """
     if not isinstance(root, (str, os.PathLike)):
         raise ValueError(f"output folder must be a path, got {root!r}")
@@ -163,18 +163,6 @@ def check_replaceable(folder) -> Path:
     return folder
 
 
-def _pid_alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # e.g. another user's process
-        return True
-    return True
-
-
 def clean_stale(parent) -> list[Path]:
     """Remove the temporary folders of killed writes in ``parent`` (and put back an
     old report a killed swap left aside). Returns what was removed or restored.
@@ -193,7 +181,13 @@ def clean_stale(parent) -> list[Path]:
             if not name.startswith(prefix):
                 continue
             pid_text, _, rest = name[len(prefix):].partition("-")
-            if not pid_text.isdigit() or _pid_alive(int(pid_text)) or entry.is_symlink() or not entry.is_dir():
+            if not pid_text.isdigit() or entry.is_symlink() or not entry.is_dir():
+                break
+            try:  # a live pid may be a reused one: a day-old temporary folder is stale anyway
+                old = time.time() - entry.stat().st_mtime > STALE_AFTER
+            except OSError:
+                break
+            if _pid_alive(int(pid_text)) and not old:
                 break
             target = parent / rest.rsplit(".", 1)[0] if prefix == OLD_PREFIX else None
             try:
@@ -206,19 +200,6 @@ def clean_stale(parent) -> list[Path]:
                 pass
             break
     return touched
-
-
-def _umask() -> int:
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 def _exchange(a: Path, b: Path) -> bool:
@@ -280,7 +261,7 @@ def write_folder(folder, fill: Callable[[Path], None], identity: dict) -> Path:
     try:
         tmp = Path(tempfile.mkdtemp(prefix=TMP_PREFIX + tag, dir=parent))
     except OSError as exc:
-        raise ValueError(f"cannot write report to {str(folder)!r}: {_reason(exc)}") from None
+        raise WriteError(f"cannot write report to {str(folder)!r}: {_reason(exc)}", exc.errno) from None
     try:
         tmp.chmod(0o777 & ~_umask())  # mkdtemp makes 0700; a report folder is as readable as any other
         fill(tmp)
@@ -301,8 +282,8 @@ def write_folder(folder, fill: Callable[[Path], None], identity: dict) -> Path:
             tmp.rename(folder)
     except OSError as exc:
         shutil.rmtree(tmp, ignore_errors=True)
-        raise ValueError(f"cannot write report to {str(folder)!r}: {_reason(exc)}; the previous report, if any, "
-                         "is unchanged") from exc
+        raise WriteError(f"cannot write report to {str(folder)!r}: {_reason(exc)}; the previous report, if any, "
+                         "is unchanged", exc.errno, _reason(exc)) from exc
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -101,7 +101,7 @@ def _summary_display(summary: pd.DataFrame, rules) -> pd.DataFrame:
         "95th pct": [fmt.number(v, 0) for v in summary["p95"]],
         "Max": [fmt.number(v, 0) for v in summary["max"]],
         "Upper bonus reached": [fmt.percent(v) for v in summary["upper_bonus_rate"]],
-        f"{_five_box_label(rules)} scored 50": [fmt.percent(v) for v in summary["five_box_50_rate"]],
+        f"{_five_box_label(rules)} scored {rules.five_box_points}": [fmt.percent(v) for v in summary["five_box_50_rate"]],
         "At least one five of a kind rolled": [fmt.percent(v) for v in summary["five_rolled_rate"]],
     })
 
@@ -136,7 +136,7 @@ def run_strategies(spec: ExperimentSpec, *, run_options: dict | None = None) -> 
         "strategy sees the same dice tape (common random numbers), so differences between strategies come from "
         "their decisions, and paired differences have a small variance. Intervals are 95%: t intervals "
         "for means, paired t intervals for differences. Rates are shares of games: the upper bonus reached, "
-        f"50 points scored in the {_five_box_label(rules)} box, and at least one turn ending in five of a kind "
+        f"{rules.five_box_points} points scored in the {_five_box_label(rules)} box, and at least one turn ending in five of a kind "
         "(whether or not it was scored there)."))
     summary = _strategy_summary(results)
     rep.data["summary"] = summary
@@ -333,7 +333,8 @@ def run_head_to_head(spec: ExperimentSpec, *, run_options: dict | None = None) -
             for i in range(len(names)):
                 for j in range(len(names)):
                     if i != j:
-                        ax.text(j, i, fmt.percent(m[i, j]), ha="center", va="center", fontsize=8,
+                        text = fmt.percent(m[i, j])
+                        ax.text(j, i, text, ha="center", va="center", fontsize=8 if len(text) < 7 else 6.5,
                                 color=text_color(im.cmap(im.norm(m[i, j]))))
             ax.set(xlabel="opponent", ylabel="player",
                    title=f"Win rate of the row player\n{_rules_text(rules)}, {spec.games:,} games per pair")
@@ -581,7 +582,7 @@ def run_variants(spec: ExperimentSpec, *, run_options: dict | None = None) -> Re
             "5th pct": [fmt.number(v, 0) for v in frame["p5"]], "Median": [fmt.number(v, 0) for v in frame["median"]],
             "95th pct": [fmt.number(v, 0) for v in frame["p95"]],
             "Upper bonus reached": [fmt.percent(v) for v in frame["upper_bonus_rate"]],
-            "50 in the five-of-a-kind box": [fmt.percent(v) for v in frame["five_box_50_rate"]],
+            "Five-of-a-kind box scored in full": [fmt.percent(v) for v in frame["five_box_50_rate"]],
             "Change against plain Yacht": ["" if np.isnan(v) else "0 (reference)" if k == "yacht" else f"{v:+.2f}"
                                            for k, v in frame["vs_plain_yacht"].items()],
         })
@@ -598,28 +599,35 @@ def run_variants(spec: ExperimentSpec, *, run_options: dict | None = None) -> Re
             ax.scatter(frame["exact_mean"], range(1, len(keys) + 1), color="black", zorder=3, s=18)
             ax.set_yticks(range(1, len(keys) + 1), keys)
             ax.set(xlabel="final score (points)",
-                   title=f"Score distribution per rule variant: {spec.games:,} {strategy} games each")
+                   title=f"Score distribution per rule variant\n{spec.games:,} games under {strategy} play each")
             ax.invert_yaxis()  # card order from the top
             handles = [Line2D([], [], color="#e07b39", linewidth=1.6, label="simulated median"),
                        Line2D([], [], color="black", marker="o", linestyle="", markersize=4,
                               label="exact optimal mean"),
                        Line2D([], [], color="black", linewidth=6, alpha=0.25,
                               label="box: quartiles; whiskers: 5th to 95th percentile")]
-            ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.08 - 0.5 / len(keys)), ncol=3,
+            ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.06 - 0.5 / len(keys)), ncol=2,
                       fontsize=8)
-        rep.add_figure("variants", draw, heading="Figure", size=(8.5, 0.38 * len(variants) + 1.6), caption=(
+        rep.add_figure("variants", draw, heading="Figure", size=(9.5, 0.38 * len(variants) + 1.8), caption=(
             f"Simulated final scores per variant ({spec.games:,} games under `{strategy}` each): boxes span the "
             "quartiles, whiskers the 5th to 95th percentile, the orange line is the median and the dot the exact "
             "optimal mean."))
-    yacht_rows = frame[[k.startswith("yacht+") for k in frame.index]]
+    change = {tuple(k.split("+")[1:]): v for k, v in frame["vs_plain_yacht"].items() if k.startswith("yacht+")}
+    singles = {opts[0]: v for opts, v in change.items() if len(opts) == 1}
     lines = []
-    if len(yacht_rows):
-        up = yacht_rows["vs_plain_yacht"].idxmax()
-        down = yacht_rows["vs_plain_yacht"].idxmin()
-        lines.append(f"Plain Yacht averages {plain_yacht.expected_score:.2f} points under optimal play. The local "
-                     f"rule that adds most is `{up.split('+', 1)[1]}` ({yacht_rows.loc[up, 'vs_plain_yacht']:+.2f});"
-                     f" the one that takes most is `{down.split('+', 1)[1]}` "
-                     f"({yacht_rows.loc[down, 'vs_plain_yacht']:+.2f}).")
+    if singles:
+        up, down = max(singles, key=singles.get), min(singles, key=singles.get)
+        lines.append(f"Plain Yacht averages {plain_yacht.expected_score:.2f} points under optimal play. Of the local "
+                     f"rules alone, the one that adds most is `{up}` ({singles[up]:+.2f}); the one that takes most "
+                     f"is `{down}` ({singles[down]:+.2f}).")
+    for opts, v in change.items():
+        if len(opts) > 1 and all(o in singles for o in opts):
+            parts = sum(singles[o] for o in opts)
+            lines.append(f"Together, `{'+'.join(opts)}` change the expectation by {v:+.2f}, against {parts:+.2f} for "
+                         "the sum of each rule alone: "
+                         + ("the rules reinforce each other." if v > parts + 0.005 else
+                            "they overlap, each taking some of the other's gain." if v < parts - 0.005 else
+                            "they add up."))
     top = frame["exact_mean"].idxmax()
     misses = int((~frame["inside_ci"]).sum())
     chance = float(binom.sf(misses - 1, len(frame), 0.05)) if misses else 1.0

@@ -61,7 +61,8 @@ def save_figure(draw: Callable, stem: Path, *, size: tuple[float, float] = (7.0,
         try:
             draw(fig)
             fig.tight_layout()
-            fig.savefig(stem.with_suffix(".png"))
-            fig.savefig(stem.with_suffix(".svg"), metadata={"Date": None})
+            # "tight" also keeps legends placed outside the axes inside the image.
+            fig.savefig(stem.with_suffix(".png"), bbox_inches="tight")
+            fig.savefig(stem.with_suffix(".svg"), bbox_inches="tight", metadata={"Date": None})
         finally:
             plt.close(fig)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Callable, Literal
+from typing import Callable, ClassVar, Literal
 
 import numpy as np
 
@@ -104,6 +104,8 @@ class RuleSet:
         not the sum of boxes and bonuses (Yamb).
     card_points : ``f(box_scores (N, B)) -> (N,)``, points of finished cards reported
         beside the score (Balut).
+    card_score_range, card_points_range : the least and greatest values those functions
+        can give (they size the result histograms; required with the functions).
     banked_throws : throws a turn does not use are saved for later turns (Maxi Yatzy).
     """
 
@@ -125,6 +127,8 @@ class RuleSet:
     columns: tuple[Column, ...] = ()
     card_score: CardFunction | None = field(default=None, repr=False)
     card_points: CardFunction | None = field(default=None, repr=False)
+    card_score_range: tuple[int, int] | None = None
+    card_points_range: tuple[int, int] | None = None
     banked_throws: bool = False
 
     def __post_init__(self):
@@ -143,6 +147,9 @@ class RuleSet:
             object.__setattr__(self, "upper_bonus", tiers[-1][1])
         else:
             object.__setattr__(self, "upper_bonus", 0)
+        for f, r in (("card_score", self.card_score_range), ("card_points", self.card_points_range)):
+            if getattr(self, f) is not None and (r is None or len(r) != 2 or r[0] > r[1]):
+                raise ValueError(f"{f} needs {f}_range = (least, greatest)")
         if self.joker not in JOKER_POLICIES:
             raise ValueError(f"unknown joker policy {self.joker!r}; valid: {', '.join(JOKER_POLICIES)}")
         if self.fill_order not in FILL_ORDERS:
@@ -274,9 +281,41 @@ class RuleSet:
         return out
 
     def require_final_throw_scoring(self, what: str) -> None:
-        """Refuse rule sets whose scores depend on the throw number (``what`` does not model it)."""
+        """Refuse rule sets ``what`` (an exact engine) cannot model: scores that depend on
+        the throw number, and the family's card-level rules (:meth:`exact_obstacles`).
+
+        >>> from yahtzee_sim.rules import get_rules
+        >>> get_rules("balut").require_final_throw_scoring("the exact solver")
+        Traceback (most recent call last):
+        ...
+        ValueError: the exact solver does not handle balut: 28 boxes (2**28 score cards) is too large a state space; simulate it instead
+        """
+        obstacles = self.exact_obstacles()
+        if obstacles:
+            raise ValueError(f"{what} does not handle {self.key}: {'; '.join(obstacles)}; simulate it instead")
         if self.roll_dependent:
             raise ValueError(f"{what} does not handle {self.key}: a box's score depends on the throw number")
+
+    MAX_EXACT_BOXES: ClassVar[int] = 20
+    """More boxes than this make a state space no exact engine here can hold (Maxi Yatzy's 20 is the limit)."""
+
+    def exact_obstacles(self) -> list[str]:
+        """Why an exact solve of this rule set is not possible here (empty if it is).
+
+        >>> from yahtzee_sim.rules import get_rules
+        >>> get_rules("yahtzee").exact_obstacles(), get_rules("maxi-yatzy").exact_obstacles()
+        ([], ['throws saved for later turns add the bank to the state'])
+        """
+        out = []
+        if self.n_boxes > self.MAX_EXACT_BOXES:
+            out.append(f"{self.n_boxes} boxes (2**{self.n_boxes} score cards) is too large a state space")
+        if self.banked_throws:
+            out.append("throws saved for later turns add the bank to the state")
+        if self.announces:
+            out.append("announcements are not modelled by the exact engines")
+        if self.card_score is not None:
+            out.append("the card is scored as a whole, not box by box")
+        return out
 
     @functools.cached_property
     def five_face(self) -> np.ndarray:

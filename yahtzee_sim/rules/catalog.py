@@ -11,6 +11,7 @@ set, and the default value (``faces-6``) is the rule set without the option.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Callable
 
@@ -386,6 +387,7 @@ def _balut(options: frozenset[str]) -> RuleSet:
     return RuleSet(
         name="balut", title="Balut", description=_balut.__doc__ or "", boxes=tuple(boxes),
         options=tuple(sorted(options)), upper_bonus=0, five_box=None, joker="none", card_points=balut_points,
+        card_points_range=(-2, 29),   # nothing scored (-2) to a perfect card (29)
     )
 
 
@@ -486,11 +488,17 @@ def _yamb(options: frozenset[str]) -> RuleSet:
                              by_throw=row == "kenta"))
             names.append(f"{col}_{row}")
         columns.append(Column(col, tuple(names), order))
-    return RuleSet(
+    rules = RuleSet(
         name="yamb", title="Yamb", description=_yamb.__doc__ or "", boxes=tuple(boxes),
         options=tuple(sorted(options)), upper_bonus=0, five_box=None, joker="none",
-        columns=tuple(columns), card_score=yamb_score,
+        columns=tuple(columns), card_score=yamb_score, card_score_range=(0, 0),
     )
+    # Bounds of a column: its rows' extremes, the bonus, and (Max - Min) x Ones either way.
+    top = rules.score_tables.max(axis=(0, 1))[:len(YAMB_ROWS)].astype(int)
+    sums = rules.score_table[:, YAMB_ROWS.index("max")].astype(int)
+    swing = (int(sums.max()) - int(sums.min())) * int(top[0])
+    high = int(top[:6].sum()) + YAMB_BONUS + swing + int(top[8:].sum())
+    return dataclasses.replace(rules, card_score_range=(-swing * len(YAMB_COLUMNS), high * len(YAMB_COLUMNS)))
 
 
 def _option_key(options: frozenset[str], faces: int = 6) -> tuple[str, ...]:

@@ -236,7 +236,7 @@ def house_rules_from_dict(data: dict, source: str = "house rules") -> RuleSet:
     ...
     ValueError: house rules: box 1 (a): unknown key 'fase'; valid keys: name, label, scorer, served, joker_points, face
     """
-    from . import REGISTRY
+    from .catalog import REGISTRY
 
     p = _Problems(source)
     if not isinstance(data, dict):

@@ -28,7 +28,8 @@ from ..rules import RuleSet, get_rules
 from ..strategies.base import Strategy
 from .plan import ChunkPlan, play_chunk
 
-__all__ = ["BACKENDS", "DASK_MISSING", "IN_FLIGHT_PER_WORKER", "check_backend", "Job", "make_job",
+__all__ = ["BACKENDS", "DASK_MISSING", "IN_FLIGHT_PER_WORKER", "JobsWarning", "check_backend", "check_scheduler",
+           "usable_cores", "worker_count", "Job", "make_job",
            "serial_results", "process_results", "dask_results"]
 
 BACKENDS = ("serial", "processes", "dask")
@@ -57,6 +58,59 @@ def check_backend(backend: str, jobs: int | None, scheduler: Any) -> None:
             raise ValueError("jobs needs the processes or dask backend (the serial backend runs in this process)")
     if scheduler is not None and backend != "dask":
         raise ValueError(f"a scheduler needs the dask backend, not {backend}")
+    check_scheduler(scheduler)
+
+
+def check_scheduler(scheduler: Any) -> None:
+    """``scheduler`` must be None, an address, a ``dask.distributed.Client`` or a cluster object.
+
+    >>> check_scheduler(object())
+    Traceback (most recent call last):
+    ...
+    ValueError: scheduler must be a Dask scheduler address (e.g. 'tcp://host:8786'), a dask.distributed.Client or a cluster, got object
+    """
+    if scheduler is None:
+        return
+    if isinstance(scheduler, str):
+        if not scheduler.strip():
+            raise ValueError("scheduler is empty: give an address such as tcp://host:8786, or none for a LocalCluster")
+        return
+    kind = type(scheduler)
+    is_dask = kind.__module__.split(".")[0] in ("distributed", "dask", "dask_jobqueue", "dask_kubernetes")
+    if is_dask or hasattr(scheduler, "scheduler_address"):
+        return
+    raise ValueError("scheduler must be a Dask scheduler address (e.g. 'tcp://host:8786'), a "
+                     f"dask.distributed.Client or a cluster, got {kind.__name__}")
+
+
+class JobsWarning(UserWarning):
+    """More workers asked for than this machine has cores: they share the cores."""
+
+
+def usable_cores() -> int:
+    """Cores this process may run on (its CPU affinity where the OS tells, else the core count)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def worker_count(jobs: int | None, chunks_left: int) -> int:
+    """Local workers to start: ``jobs`` (default: every core), never more than the chunks left.
+
+    Asking for more than the cores warns (:class:`JobsWarning`): extra workers only
+    share the cores, each with its own memory.
+
+    >>> worker_count(None, 1), worker_count(1, 5)
+    (1, 1)
+    """
+    cores = usable_cores()
+    if jobs is not None and jobs > cores:
+        import warnings
+
+        warnings.warn(JobsWarning(f"jobs={jobs} is more than the {cores} cores here: the workers share them "
+                                  "(no faster, more memory)"), stacklevel=4)
+    return max(1, min(jobs or cores, chunks_left))
 
 
 # -- shipping the work to other processes -----------------------------------------------
@@ -241,7 +295,7 @@ def _dask_client(distributed, scheduler, jobs: int | None, stack: contextlib.Exi
     if scheduler is None:
         with _sigint_ignored():
             cluster = stack.enter_context(distributed.LocalCluster(
-                n_workers=jobs or os.cpu_count() or 1, threads_per_worker=1, processes=True,
+                n_workers=jobs or usable_cores(), threads_per_worker=1, processes=True,
                 dashboard_address=":0", silence_logs=logging.ERROR))
         return stack.enter_context(distributed.Client(cluster))
     try:

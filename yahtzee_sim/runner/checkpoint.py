@@ -134,8 +134,10 @@ class Checkpoint:
         self.check_value = check_value
         self.saved_at = -math.inf  # the first completed chunk is saved at once
         self.saved_count: int | None = None  # games/turns in the file as this run last wrote or read it
+        self.rows_state: dict | None = None  # what the file says of a streamed per-game table
 
-    def _damaged(self, reason: str) -> ValueError:
+    def damaged(self, reason: str) -> ValueError:
+        """The one-line refusal of this checkpoint file, giving ``reason``."""
         return ValueError(f"{str(self.path)!r} is not a yahtzee-sim checkpoint or is damaged ({reason}); "
                           "delete it to start afresh, or choose another checkpoint file")
 
@@ -170,9 +172,9 @@ class Checkpoint:
                 raise _Damaged("its checksum does not match its content")
             return self._read(data, entropy, empty)
         except _Damaged as exc:
-            raise self._damaged(str(exc)) from None
+            raise self.damaged(str(exc)) from None
         except (RecursionError, OverflowError, MemoryError):
-            raise self._damaged("values out of range") from None
+            raise self.damaged("values out of range") from None
 
     def _read(self, data: dict, entropy: int | None, empty) -> tuple[int, Done]:
         params = data.get("params")
@@ -204,14 +206,23 @@ class Checkpoint:
             self.check_value(value, count)
         except ValueError as exc:
             raise _Damaged(str(exc)) from None
+        rows = data.get("rows")
+        if rows is not None and not isinstance(rows, dict):
+            raise _Damaged("rows is not an object")
+        self.rows_state = rows
         self.saved_count = count
         return seed, Done(value, below, frozenset(ids), count)
 
-    def save(self, done: Done, entropy: int) -> None:
-        """Write atomically; a failure (e.g. a full disk) leaves the previous file and says so."""
+    def save(self, done: Done, entropy: int, rows: dict | None = None) -> None:
+        """Write atomically; a failure (e.g. a full disk) leaves the previous file and says so.
+
+        ``rows`` describes the streamed per-game table (:meth:`RowSink.state`), if any.
+        """
         body = {"format": _CHECKPOINT_FORMAT, "version": _CHECKPOINT_VERSION, "params": self.params,
                 "seed": int(entropy), "done": done.count, "chunks_below": done.below,
                 "chunks_extra": sorted(done.extra), "value": _value_to_json(done.value)}
+        if rows is not None:
+            body["rows"] = rows
         body["checksum"] = _checksum(body)
         try:
             with atomic_write(self.path, "w", clean=math.isinf(self.saved_at)) as fh:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+from pathlib import Path
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -23,12 +24,13 @@ from ..results import GameAggregate
 from ..rules import RuleSet
 from ..strategies.base import Strategy
 from .backends import (DASK_MISSING, IN_FLIGHT_PER_WORKER, check_backend, dask_results, make_job,  # noqa: F401
-                       process_results, serial_results)
+                       process_results, serial_results, worker_count)
 from .checkpoint import Checkpoint
 from .plan import KINDS, ChunkPlan, Done, merge_games, merge_turns, play_chunk
 from .progress import progress_bar
+from .rows import RowSink, check_out
 
-__all__ = ["RunInterrupted", "RunOutcome", "run_chunks"]
+__all__ = ["RunInterrupted", "RunOutcome", "run_chunks", "check_checkpoint"]
 
 # Test hook: called with the number of chunks merged so far by this run (e.g. to
 # raise KeyboardInterrupt midway). None in normal use.
@@ -78,12 +80,15 @@ def run_chunks(
     scheduler: Any = None,
     checkpoint: str | os.PathLike | None = None,
     progress=False,
+    out: str | os.PathLike | None = None,
 ) -> RunOutcome:
     """Play ``n`` games (``kind="games"``) or single turns (``"turns"``) chunk by chunk.
 
     ``strategy`` must be prepared for ``rules``; ``entropy`` None draws a fresh seed
-    (or reuses the one stored in ``checkpoint``). This is what
-    :func:`yahtzee_sim.simulate` and :func:`yahtzee_sim.simulate_turns` call.
+    (or reuses the one stored in ``checkpoint``). ``out`` streams the per-game rows to
+    a CSV or Parquet file as chunks complete (:mod:`yahtzee_sim.runner.rows`), also with
+    a checkpoint. This is what :func:`yahtzee_sim.simulate` and
+    :func:`yahtzee_sim.simulate_turns` call.
     """
     check_backend(backend, jobs, scheduler)
     if kind not in KINDS:
@@ -94,80 +99,139 @@ def run_chunks(
     else:
         empty, merge = np.zeros(rules.dice.n_rolls, dtype=np.int64), merge_turns
         keep_games = False
+        if out is not None:
+            raise ValueError("out writes per-game rows: single turns have none")
+    if checkpoint is not None:
+        checkpoint = check_checkpoint(checkpoint)
+        if keep_games:
+            raise ValueError("a checkpoint saves aggregates only: it cannot be combined with keep_games=True "
+                             "(per-game rows in memory); stream the rows to a file with out=FILE instead")
+    out_path = None if out is None else check_out(out, resumable=checkpoint is not None)
 
     ckpt = None
     done = Done(empty)
+    rows_state = None
     if checkpoint is not None:
-        if keep_games:
-            raise ValueError("a checkpoint saves aggregates only: it cannot be combined with keep_games=True "
-                             "(per-game rows, --out)")
         check = (lambda value, count: value.check(rules, count)) if kind == "games" else _check_roll_counts
-        ckpt = Checkpoint(checkpoint, {"kind": kind, "rules": rules.key, "strategy": strategy.name,
-                                       "n": plan.n, "chunk_games": plan.chunk_size, "seed_block": SEED_BLOCK},
-                          plan, check)
+        params = {"kind": kind, "rules": rules.key, "strategy": strategy.name, "n": plan.n,
+                  "chunk_games": plan.chunk_size, "seed_block": SEED_BLOCK}
+        if out_path is not None:
+            params["out"] = str(out_path.resolve())
+        ckpt = Checkpoint(checkpoint, params, plan, check)
         entropy, stored = ckpt.load(entropy, empty)
         if stored is not None:
             done = stored
+            rows_state = ckpt.rows_state
+            if out_path is not None and (rows_state is None or done.extra or rows_state.get("chunks") != done.below):
+                raise ckpt.damaged("its record of the per-game table does not match the completed chunks")
     if entropy is None:
         entropy = seed_entropy(None)
     resumed = done.count
 
+    sink = None
+    if out_path is not None:
+        sink = RowSink(out_path, rules, resumable=ckpt is not None)
+        if rows_state is not None:
+            sink.resume(rows_state, plan.n_chunks)
+    want_rows = keep_games or sink is not None
+    todo = done.todo(plan.n_chunks)
     if backend == "serial":
-        results = serial_results(lambda i: play_chunk(plan, rules, strategy, entropy, keep_games, i),
-                                 done.todo(plan.n_chunks))
+        results = serial_results(lambda i: play_chunk(plan, rules, strategy, entropy, want_rows, i), todo)
     else:
-        job = make_job(plan, rules, strategy, entropy, keep_games, backend)
+        job = make_job(plan, rules, strategy, entropy, want_rows, backend)
+        workers = worker_count(jobs, plan.n_chunks - done.below - len(done.extra))
         if backend == "processes":
-            results = process_results(job, done.todo(plan.n_chunks), int(jobs or os.cpu_count() or 1))
+            results = process_results(job, todo, workers)
         else:
-            results = dask_results(job, done.todo(plan.n_chunks), jobs, scheduler)
+            results = dask_results(job, todo, workers if scheduler is None else jobs, scheduler)
 
     rows: dict[int, dict] = {}
+    waiting: dict[int, tuple] = {}  # with a sink: chunks done out of order, merged once their turn comes
     unit = "games" if kind == "games" else "turns"
     bar = progress_bar(plan.n, done.count, unit, progress)
     start = time.perf_counter()
     merged = 0
+
+    def save():
+        if sink is not None:
+            sink.sync()
+        ckpt.save(done, entropy, rows=None if sink is None else sink.state())
+
     try:
         with contextlib.closing(results):
             for i, part in results:
                 if kind == "games":
                     part, games = part
-                    if games is not None:
-                        rows[i] = games
-                done = done.add(i, part, plan.size(i), merge)
-                merged += 1
-                if bar is not None:
-                    bar.update(plan.size(i))
-                if ckpt is not None and ckpt.due():
-                    ckpt.save(done, entropy)
-                if after_chunk is not None:
-                    after_chunk(merged)
+                    if sink is not None:
+                        waiting[i] = (part, games)
+                        ready = []
+                        while done.below + len(ready) in waiting:
+                            ready.append(done.below + len(ready))
+                    else:
+                        ready = [i]
+                        waiting[i] = (part, games)
+                else:
+                    ready, waiting[i] = [i], (part, None)
+                for j in ready:
+                    part, games = waiting.pop(j)
+                    if sink is not None:
+                        sink.write(games)
+                    if keep_games:
+                        rows[j] = games
+                    done = done.add(j, part, plan.size(j), merge)
+                    merged += 1
+                    if bar is not None:
+                        bar.update(plan.size(j))
+                    if ckpt is not None and ckpt.due():
+                        save()
+                    if after_chunk is not None:
+                        after_chunk(merged)
     except KeyboardInterrupt:
         where = ""
         if ckpt is not None:
-            ckpt.save(done, entropy)  # a WriteError here says what the file still holds
+            save()  # a WriteError here says what the file still holds
             where = f"; completed chunks saved to {str(ckpt.path)!r}: run again with the same arguments to resume"
+        if sink is not None:
+            sink.abort()
         if bar is not None:
             bar.close()
             bar = None
         raise RunInterrupted(f"interrupted after {done.count:,} of {plan.n:,} {unit}{where}",
                              done.count, plan.n, None if ckpt is None else str(ckpt.path)) from None
-    except WriteError:
-        raise  # the checkpoint could not be written: saving again would fail the same way
-    except BaseException:
+    except BaseException:  # incl. a WriteError of the table or the checkpoint (a full disk)
         if ckpt is not None:
             with contextlib.suppress(WriteError):  # the error that stopped the run matters more
-                ckpt.save(done, entropy)
+                save()
+        if sink is not None:
+            sink.abort()
         raise
     finally:
         if bar is not None:
             bar.close()
-    if ckpt is not None:
-        ckpt.save(done, entropy)
     if done.count != plan.n:  # pragma: no cover - guarded by the chunk arithmetic
         raise RuntimeError(f"played {done.count} {unit} instead of {plan.n}")
+    if sink is not None:
+        sink.finish()
+    if ckpt is not None:
+        save()
     table = None
     if keep_games:
         order = sorted(rows)
         table = {k: np.concatenate([rows[i][k] for i in order]) for k in rows[order[0]]}
     return RunOutcome(done.value, table, entropy, time.perf_counter() - start, resumed)
+
+
+def check_checkpoint(checkpoint) -> Path:
+    """A checkpoint argument must be a non-empty file path (str or os.PathLike).
+
+    >>> check_checkpoint(123)
+    Traceback (most recent call last):
+    ...
+    ValueError: checkpoint must be a file path, got 123
+    """
+    if isinstance(checkpoint, bool) or not isinstance(checkpoint, (str, os.PathLike)):
+        raise ValueError(f"checkpoint must be a file path, got {checkpoint!r}")
+    text = os.fspath(checkpoint)
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("checkpoint is empty: give a file name, e.g. run.json")
+    return Path(text)

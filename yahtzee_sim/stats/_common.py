@@ -203,5 +203,6 @@ def result_values(res, column: str = "total", *, need_order: bool = False) -> np
         )
     if column != "total":
         raise ValueError(f"run kept only aggregates, which hold totals only; rerun with keep_games=True for {column!r}")
-    hist = res.aggregate.total_hist
-    return np.repeat(np.arange(len(hist), dtype=np.float64), hist)
+    agg = res.aggregate
+    return np.repeat((np.arange(len(agg.total_hist)) - getattr(agg, "total_shift", 0)).astype(np.float64),
+                     agg.total_hist)

@@ -84,9 +84,8 @@ class LookaheadStrategy(Strategy):
     def prepare(self, rules):
         super().prepare(rules)
         b = rules.n_boxes
-        if b > 40:
-            raise ValueError(f"{self.name}: at most 40 boxes are supported, got {b}")
         self._bits = (np.int64(1) << np.arange(b, dtype=np.int64))
+        self._key_layout(rules)
         self._score_f = np.ascontiguousarray(rules.score_table.T, dtype=np.float32)   # (B, R)
         self._five_rolls = np.flatnonzero(rules.five_face > 0)   # rolls that may trigger a joker/bonus
         self._special = rules.five_box is not None and (rules.joker != "none" or rules.five_bonus > 0)
@@ -134,18 +133,54 @@ class LookaheadStrategy(Strategy):
         return s
 
     # -- position keys and plans -------------------------------------------------------
+    def _key_layout(self, rules) -> None:
+        """Bits of the int64 position key: the open boxes (one bit each, or for a Down/Up
+        column of Yamb just how many are filled, since they fill in order), the upper
+        total's part (9 bits), the five box (1) and the announced box (Yamb)."""
+        self._columns = None
+        width = rules.n_boxes
+        if rules.columns:
+            self._columns, width = [], 0
+            for cols, order in rules._column_indices:
+                size = len(cols)
+                bits = int(size + 1).bit_length() if order in ("down", "up") else size
+                self._columns.append((cols, order in ("down", "up"), width,
+                                      np.int64(1) << np.arange(size, dtype=np.int64)))
+                width += bits
+        self._width = width
+        self._announce_rank = np.full(rules.n_boxes, -1, dtype=np.int64)
+        announce_bits = 0
+        if rules.announces:
+            ann = np.flatnonzero(rules.is_announce)
+            self._announce_rank[ann] = np.arange(len(ann))
+            announce_bits = int(len(ann) + 1).bit_length()
+        if width + 10 + announce_bits > 63:
+            raise ValueError(f"{self.name}: the position of {rules.key} does not fit a 63-bit key "
+                             f"({rules.n_boxes} boxes)")
+
     def _keys(self, state) -> np.ndarray:
-        b = self.rules.n_boxes
-        key = state.filled.view(np.uint8) @ self._bits if state.filled.flags.c_contiguous \
-            else state.filled.astype(np.int64) @ self._bits
-        key = key.astype(np.int64, copy=False)
-        key |= self.upper_key(state.upper_total, state.filled) << b
-        key |= state.five_box_full.astype(np.int64) << (b + 9)
+        w = self._width
+        if self._columns is None:
+            key = state.filled.view(np.uint8) @ self._bits if state.filled.flags.c_contiguous \
+                else state.filled.astype(np.int64) @ self._bits
+            key = key.astype(np.int64, copy=False)
+        else:
+            key = np.zeros(len(state.filled), dtype=np.int64)
+            for cols, counted, shift, bits in self._columns:
+                part = state.filled[:, cols]
+                code = part.sum(axis=1, dtype=np.int64) if counted else part.astype(np.int64) @ bits
+                key |= code << shift
+        key |= self.upper_key(state.upper_total, state.filled) << w
+        key |= state.five_box_full.astype(np.int64) << (w + 9)
+        if state.announced is not None:
+            said = state.announced >= 0
+            key |= np.where(said, self._announce_rank[np.maximum(state.announced, 0)] + 1, 0) << (w + 10)
         return key
 
     def _decode(self, keys: np.ndarray, state, first: np.ndarray):
         """Representative arrays of each distinct position (taken from its first game)."""
-        return state.filled[first], state.upper_total[first], state.five_box_full[first]
+        announced = None if state.announced is None else state.announced[first]
+        return state.filled[first], state.upper_total[first], state.five_box_full[first], announced
 
     def final_values(self, filled, upper_total, five_box_full) -> np.ndarray:
         """(U, R) float32: worth of ending the turn with each roll, for U positions.
@@ -160,7 +195,7 @@ class LookaheadStrategy(Strategy):
         """
         return self.final_values_and_boxes(filled, upper_total, five_box_full)[0]
 
-    def final_values_and_boxes(self, filled, upper_total, five_box_full):
+    def final_values_and_boxes(self, filled, upper_total, five_box_full, announced=None):
         """(U, R) float32 worth of ending the turn with each roll, and (U, R) uint8 the box
         that attains it (the first in card order on ties), for U positions.
 
@@ -181,7 +216,7 @@ class LookaheadStrategy(Strategy):
         n = len(filled)
         ctx = self.context(filled, upper_total, five_box_full)
         col = {k: v[:, None] for k, v in ctx.items()}
-        legal = rules.legal_boxes(filled)
+        legal = rules.legal_boxes(filled, announced)
         penalty = np.where(legal, np.float32(0), np.float32(-np.inf))
         values = np.full((n, self.dice.n_rolls), -np.inf, dtype=np.float32)
         boxes = np.zeros((n, self.dice.n_rolls), dtype=np.uint8)
@@ -194,7 +229,8 @@ class LookaheadStrategy(Strategy):
         if self._special and len(self._five_rolls):
             f = len(self._five_rolls)
             rep = np.repeat(np.arange(n), f)
-            lg, sc, bo = rules.turn_options(filled[rep], five_box_full[rep], np.tile(self._five_rolls, n))
+            lg, sc, bo = rules.turn_options(filled[rep], five_box_full[rep], np.tile(self._five_rolls, n),
+                                            announced=None if announced is None else announced[rep])
             gain = sc + rules.upper_bonus_gain(upper_total[rep], sc) + bo[:, None]
             v = self.box_values({k: a[rep] for k, a in ctx.items()}, sc, gain)
             v = np.where(lg, v, np.float32(-np.inf))
@@ -213,7 +249,8 @@ class LookaheadStrategy(Strategy):
         cached = self._turn_cache
         if cached is not None and cached[0] is state and cached[1] == state.turn \
                 and np.array_equal(cached[2], state.filled) and np.array_equal(cached[3], state.upper_total) \
-                and np.array_equal(cached[4], state.five_box_full):
+                and np.array_equal(cached[4], state.five_box_full) \
+                and (state.announced is None or np.array_equal(cached[6], state.announced)):
             return cached[5]                    # same position arrays as the turn's first call
         keys = self._keys(state)
         uniq, first, inv = _unique(keys)
@@ -231,8 +268,8 @@ class LookaheadStrategy(Strategy):
             new_rows = []
             for lo in range(0, len(miss), self.plan_chunk):     # bounded temporaries
                 part = miss[lo:lo + self.plan_chunk]
-                fl, up, full = self._decode(uniq[part], state, first[part])
-                values, boxes = self.final_values_and_boxes(fl, up, full)
+                fl, up, full, ann = self._decode(uniq[part], state, first[part])
+                values, boxes = self.final_values_and_boxes(fl, up, full, ann)
                 plan = best_keeps(self.dice, values, rolls_left=levels)
                 new_rows.append(self._append(plan.keeps, boxes))
             new_rows = np.concatenate(new_rows)
@@ -243,7 +280,8 @@ class LookaheadStrategy(Strategy):
             self._index[state.turn] = (all_keys[order], all_rows[order])
         game_rows = rows[inv]
         self._turn_cache = (state, state.turn, state.filled.copy(), state.upper_total.copy(),
-                            state.five_box_full.copy(), game_rows)
+                            state.five_box_full.copy(), game_rows,
+                            None if state.announced is None else state.announced.copy())
         return game_rows
 
     def _reset_cache(self, levels: int = 0):
@@ -384,6 +422,11 @@ class HeuristicStrategy(LookaheadStrategy):
         # expectation over the dice tables (e.g. Chance ~23.3, Yahtzee ~2.3).
         plan = best_keeps(d, rules.score_table.T.astype(np.float64), rolls_left=rules.n_rolls - 1)
         self.aimed = plan.values[rules.n_rolls - 1] @ d.first_roll_prob
+        self.card_weight = self._card_weights(rules)
+        if (self.card_weight != 1).any():   # a card scored as a whole (Yamb): box points by their worth
+            self._score_f = np.ascontiguousarray(rules.score_table.T * self.card_weight[:, None], dtype=np.float32)
+            plan = best_keeps(d, self._score_f.astype(np.float64), rolls_left=rules.n_rolls - 1)
+            self.aimed = plan.values[rules.n_rolls - 1] @ d.first_roll_prob
         weight = np.where(rules.is_upper, self.reserve_upper, self.reserve_lower)
         # Chance / Choice: the box that takes the sum of any roll
         dice_sum = (d.roll_counts * np.arange(1, d.n_faces + 1)).sum(axis=1)
@@ -408,11 +451,42 @@ class HeuristicStrategy(LookaheadStrategy):
         self._upper_val = self._upper_tables()
         self._upper_tab = np.stack([self._upper_val[b] for b in self._upper_cols]) \
             if len(self._upper_cols) else None
-        self._col_offset = np.arange(len(self._upper_cols))[None, :] << len(self._upper_cols)
+        masks = self._upper_tab.shape[1] if self._upper_tab is not None else 1
+        self._col_offset = np.arange(len(self._upper_cols))[None, :] * masks
         self._top_by_col = (rules.n_dice * rules.upper_face[self._upper_cols]).astype(np.int64)
         self._counts = {int(b): (rules.score_table[:, b] // rules.upper_face[b]).astype(np.intp)
                         for b in self._upper_cols}
         return self
+
+    def _card_weights(self, rules) -> np.ndarray:
+        """(B,) what a point in each box is worth to the final score: 1, except where the
+        card is scored as a whole (Yamb's (Max - Min) x Ones): there the change of the
+        card score for one more point in the box, around a card of one-turn aimed values
+        (a point of Ones is worth 1 + the typical Max - Min; a point of Min costs the
+        typical Ones)."""
+        if rules.card_score is None:
+            return np.ones(rules.n_boxes)
+        d = self.dice
+        raw = rules.score_table.T.astype(np.float64)
+        weight = np.ones(rules.n_boxes)
+        for _ in range(4):   # a box worth less with more points (Min) is aimed low: re-linearize
+            plan = best_keeps(d, raw * weight[:, None], rolls_left=rules.n_rolls - 1)
+            # the raw points the aimed turn ends with: follow the plan's keeps exactly
+            reach = d.first_roll_prob[None, :].repeat(rules.n_boxes, axis=0)
+            for j in range(rules.n_rolls - 1, 0, -1):
+                keeps = plan.keeps[j]                       # (B, R) keep of each roll
+                nxt = np.zeros_like(reach)
+                for b in range(rules.n_boxes):
+                    nxt[b] = reach[b] @ d.transition[keeps[b]]
+                reach = nxt
+            typical = np.rint((reach * raw).sum(axis=1)).astype(np.int64)[None, :]
+            base = int(rules.card_score(typical)[0])
+            bumped = typical + np.eye(rules.n_boxes, dtype=np.int64)
+            new = np.asarray(rules.card_score(bumped), dtype=np.float64) - base
+            if np.array_equal(new, weight):
+                break
+            weight = new
+        return weight
 
     def _outlook_table(self) -> np.ndarray:
         """Tip A: (M, thr + 1) bonus * P(final upper total >= thr) for each set of open
@@ -456,13 +530,14 @@ class HeuristicStrategy(LookaheadStrategy):
         rules = self.rules
         thr = rules.upper_bonus_threshold
         outlook = self._outlook_table() if rules.upper_bonus else None
-        m = np.arange(1 << len(self._upper_cols))
-        u = np.arange(thr + 1)
+        # without an upper bonus the open upper boxes and the upper total do not matter
+        m = np.arange(1 << len(self._upper_cols)) if rules.upper_bonus else np.zeros(1, dtype=np.int64)
+        u = np.arange(thr + 1) if rules.upper_bonus else np.zeros(1, dtype=np.int64)
         c = np.arange(rules.n_dice + 1)
         tables = {}
         for j, b in enumerate(self._upper_cols):
             f = int(rules.upper_face[b])
-            pts = (c * f).astype(np.float32)
+            pts = (c * f * self.card_weight[b]).astype(np.float32)
             val = np.broadcast_to(pts, (len(m), len(u), len(c))).copy()
             if outlook is not None:
                 after = outlook[(m & ~(1 << j))[:, None, None], np.minimum(u[None, :, None] + pts.astype(int), thr)]
@@ -479,15 +554,20 @@ class HeuristicStrategy(LookaheadStrategy):
         thr = rules.upper_bonus_threshold
         upper = np.minimum(upper_total.astype(np.int64), thr)
         reach = (~filled[:, self._upper_cols]).astype(np.int64) @ self._top_by_col
-        return np.where((upper < thr) & (upper + reach < thr), thr + 1, upper)
+        # the next tier not yet reached (the only one for the classic bonus)
+        tiers = np.array([t for t, _ in rules.upper_bonus_tiers], dtype=np.int64)
+        above = np.where(tiers[None, :] > upper[:, None], tiers[None, :], np.int64(thr + 1))
+        next_tier = above.min(axis=1)
+        return np.where((upper < thr) & (upper + reach < next_tier), thr + 1, upper)
 
     def context(self, filled, upper_total, five_box_full):
         rules = self.rules
         up = filled[:, self._upper_cols].astype(np.int64)
         turns_left = np.maximum(rules.n_boxes - 1 - filled.sum(axis=1), 0).astype(np.intp)
+        tracked = bool(rules.upper_bonus)
         return {
-            "mask": ((1 - up) * self._upper_bits).sum(axis=1),
-            "upper": np.minimum(upper_total, rules.upper_bonus_threshold).astype(np.intp),
+            "mask": ((1 - up) * self._upper_bits).sum(axis=1) * tracked,
+            "upper": np.minimum(upper_total, rules.upper_bonus_threshold).astype(np.intp) * tracked,
             "five_reserve": self._five_reserve[turns_left],
             "five_future": self._five_future[turns_left],
         }

@@ -213,7 +213,8 @@ def five_box_margin(params, ctx) -> Measurement:
     others = np.delete(table, rules.five_box_index, axis=1).max()
     return Measurement(exact=rules.five_box_points - int(others), unit="points",
                        method="best score of every other box over all 252 rolls",
-                       detail=f"{rules.five_box} pays {rules.five_box_points}, the best other box {int(others)}")
+                       detail=f"{rules.boxes[rules.five_box_index].label} pays {rules.five_box_points}, the best "
+                              f"other box {int(others)}")
 
 
 @evaluator
@@ -310,7 +311,8 @@ def box_fill_turn(params, ctx) -> Measurement:
     scores = res.games["box_scores"][:, b]
     return Measurement(estimate=frac(mean), ci=(frac(lo), frac(hi)), unit="share",
                        method=f"{res.n_games:,} simulated games under {res.strategy}: mean turn in which "
-                              f"{params['box']} is filled, as a share of the game (0% first turn, 100% last)",
+                              f"{rules.boxes[b].label} is filled, as a share of the game (0% first turn, 100% "
+                              "last)",
                        detail=f"filled on average in turn {mean:.2f} of {rules.n_boxes}; mean points there "
                               f"{scores.mean():.2f}")
 
@@ -323,10 +325,10 @@ def zero_share(params, ctx) -> Measurement:
     cols = [rules.box_index(b) for b in params["boxes"]]
     k, n = int(zeros[cols].sum()), int(zeros.sum())
     top = np.argsort(zeros)[::-1][:4]
-    where = ", ".join(f"{rules.box_names[i]} {zeros[i] / max(n, 1):.0%}" for i in top)
+    where = ", ".join(f"{rules.boxes[i].label} {zeros[i] / max(n, 1):.0%}" for i in top)
     return Measurement(estimate=k / n if n else 0.0, ci=_wilson(k, n) if n else None, unit="share",
                        method=f"{res.n_games:,} simulated games under {res.strategy}: share of all boxes scored "
-                              f"0 that are {' or '.join(params['boxes'])}",
+                              f"0 that are {' or '.join(rules.boxes[c].label for c in cols)}",
                        detail=f"{n / res.n_games:.2f} zeros per game; most often in {where}")
 
 
