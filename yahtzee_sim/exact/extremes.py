@@ -404,8 +404,8 @@ class ExtremeResult:
         """Plain-data summary (for JSON).
 
         >>> s = extreme_score("yacht-classic", kind="min").summary()
-        >>> s["score"], s["card"][0]["dice"]
-        (5, [1, 1, 1, 1, 1])
+        >>> s["score"], len(s["card"][0]["dice"]), all(isinstance(d, int) for d in s["card"][0]["dice"])
+        (5, 5, True)
         """
         card = self.card.to_dict(orient="records")
         for row in card:  # dice as numbers, as in `score --json`
