@@ -409,14 +409,18 @@ class ExtremeResult:
     def summary(self) -> dict:
         """Plain-data summary (for JSON).
 
-        >>> extreme_score("yacht-classic", kind="min").summary()["score"]
-        5
+        >>> s = extreme_score("yacht-classic", kind="min").summary()
+        >>> s["score"], len(s["card"][0]["dice"]), all(isinstance(d, int) for d in s["card"][0]["dice"])
+        (5, 5, True)
         """
+        card = self.card.to_dict(orient="records")
+        for row in card:  # dice as numbers, as in `score --json`
+            row["dice"] = [int(d) for d in str(row["dice"])] if self.rules.n_faces < 10 else row["dice"]
         return {
-            "rules": self.rules.name, "options": list(self.rules.options), "kind": self.kind,
+            "rules": self.rules.key, "options": list(self.rules.options), "kind": self.kind,
             "constraints": list(self.constraints), "score": self.score, "feasible": self.feasible,
             "notes": list(self.notes),
-            "card": self.card.to_dict(orient="records"),
+            "card": card,
         }
 
 
