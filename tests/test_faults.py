@@ -482,3 +482,16 @@ def _mount_tmpfs(where: Path, options: str) -> Path:
 
 def _umount(where: Path) -> None:
     subprocess.run(["umount", str(where)], check=False)
+
+
+def test_cleanup_touches_only_dead_writers_temp_folders(tmp_path):
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    live = tmp_path / f"{TMP_PREFIX}{os.getpid()}-rep.abc"  # a concurrent write of this very process
+    gone = tmp_path / f"{TMP_PREFIX}{dead.pid}-rep.abc"
+    mine = tmp_path / f"{TMP_PREFIX}notapid"  # named like ours, but not by us
+    for folder in (live, gone, mine):
+        folder.mkdir()
+        (folder / "x.csv").write_text("x")
+    assert clean_stale(tmp_path) == [gone]
+    assert live.is_dir() and mine.is_dir() and not gone.exists()

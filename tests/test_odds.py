@@ -332,6 +332,7 @@ def test_cli_per_turn_text(capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["odds", "--per-turn", "--strategy", "nope"], "unknown strategy 'nope'"),
+    (["odds", "--per-turn", "--strategy", ""], "unknown strategy ''"),  # empty is not "the default"
     (["odds", "--rules", "nope"], "unknown rule set 'nope'"),
     (["odds", "--strategy", "random"], "--strategy needs --per-turn"),
     (["turns", "--turns", "10", "--target", "yahtzee"], "unknown pattern 'yahtzee'; valid patterns: "),

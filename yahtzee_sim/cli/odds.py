@@ -162,7 +162,7 @@ def cmd_odds(args) -> int:
     rules = rules_from(args)
     if args.strategy is not None and not args.per_turn:
         raise ValueError("--strategy needs --per-turn")
-    strategy = args.strategy or "keep-largest"
+    strategy = "keep-largest" if args.strategy is None else args.strategy  # "" is refused by get_strategy
     get_strategy(strategy)  # unknown names fail before any work
     out = {"rules": rules.key, "options": list(rules.options)} if args.json else None
     _one_roll_section(rules, out)

@@ -79,7 +79,10 @@ class ExperimentSpec:
         return ExperimentSpec(**values)
 
 
-KIND_DEFAULTS = {"odds": {"strategy": "keep-largest"}, "variants": {"strategy": "optimal"}}
+# The variants default to the rule sets of RULES.md whose exact solve takes minutes, not hours.
+CLASSIC_RULE_SETS = ("yahtzee", "yahtzee-free-joker", "yahtzee-original-joker", "yacht", "yacht-classic", "yatzy")
+KIND_DEFAULTS = {"odds": {"strategy": "keep-largest"},
+                 "variants": {"strategy": "optimal", "rule_sets": CLASSIC_RULE_SETS}}
 # Lists where an empty value would silently mean "all of them": refused.
 NON_EMPTY_LISTS = {"strategies", "rule_sets", "yacht_options", "checkpoints"}
 MAX_SPEC_BYTES = 1 << 20
@@ -100,23 +103,6 @@ def _as_tuple(value, key: str, name: str, item_type=str) -> tuple:
             raise ValueError(f"{name}: {key} lists {', '.join(map(str, twice))} more than once")
         return tuple(value)
     raise ValueError(f"{name}: {key} must be a list of {item_type.__name__}s, got {value!r}")
-
-
-def rules_from_key(key: str, options=()):
-    """A rule set from the key the tool prints (``yacht+full-house-25``) plus more options.
-
-    >>> rules_from_key("yacht+full-house-25", ["no-bonus"]).key
-    'yacht+full-house-25+no-bonus'
-    """
-    from ..rules import get_rules
-
-    try:
-        return get_rules(key, list(options))
-    except ValueError:
-        if "+" not in key:
-            raise
-    name, *opts = key.split("+")
-    return get_rules(name, opts + list(options))
 
 
 def parse_spec(data: dict, *, name: str, source: str = "") -> ExperimentSpec:
@@ -206,11 +192,12 @@ def _check_strategy_counts(values: dict, name: str) -> None:
 
 def _check_names(values: dict, name: str) -> None:
     """Rule-set, option and strategy names are checked before any work starts."""
+    from ..rules import get_rules
     from ..strategies import get_strategy, strategy_names
 
     try:
         if "rules" in values or values["kind"] in ("strategies", "head-to-head", "odds"):
-            rules_from_key(values.get("rules", "yahtzee"), values.get("options", ()))
+            get_rules(values.get("rules", "yahtzee"), values.get("options", ()))
         for s in values.get("strategies", ()):
             get_strategy(s)
         if "strategy" in values:
@@ -220,9 +207,9 @@ def _check_names(values: dict, name: str) -> None:
             if values["baseline"] not in strategy_names():
                 raise ValueError(f"baseline {values['baseline']!r} is not a built-in strategy")
         for r in values.get("rule_sets", ()):
-            rules_from_key(r)
+            get_rules(r)
         for o in values.get("yacht_options", ()):
-            rules_from_key("yacht+" + o.removeprefix("yacht+"))
+            get_rules("yacht+" + o.removeprefix("yacht+"))
     except ValueError as exc:
         raise ValueError(f"{name}: {exc}") from None
 

@@ -10,8 +10,8 @@ rate keeps two significant figures instead of collapsing to "0.0%".
 (2, 1, 0)
 >>> interval(46.54, 46.77, 2)
 '46.54 to 46.77'
->>> cell(6e-05), cell(float("nan")), cell(254.5877), cell(12345.0)
-('0.00006', '–', '254.6', '12,345')
+>>> cell(6e-05), cell(float("nan")), cell(254.5877), cell(12345.0), number(float("inf"))
+('0.00006', '–', '254.6', '12,345', '∞')
 """
 
 from __future__ import annotations
@@ -60,6 +60,8 @@ def number(x, decimals: int = 1) -> str:
     """A fixed-point number with thousands separators (``1,575``, ``254.59``)."""
     if _missing(x):
         return MISSING
+    if not math.isfinite(float(x)):
+        return "∞" if float(x) > 0 else "-∞"  # e.g. "once every ∞ turns": a pattern that cannot happen
     return f"{float(x):,.{decimals}f}"
 
 

@@ -16,11 +16,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from ..api import simulate
+from ..rules import get_rules
 from ..stats import compare_results, proportion_ci
 from ..strategies import strategy_names
 from . import fmt
 from .document import Report
-from .experiment import ExperimentSpec, rules_from_key
+from .experiment import ExperimentSpec
 
 RUNNERS = {}
 
@@ -124,7 +125,7 @@ def _paired(results: dict, baseline: str) -> pd.DataFrame:
 
 @runner("strategies")
 def run_strategies(spec: ExperimentSpec, *, run_options: dict | None = None) -> Report:
-    rules = rules_from_key(spec.rules, spec.options)
+    rules = get_rules(spec.rules, spec.options)
     names = list(spec.strategies) or strategy_names()
     baseline = spec.baseline or ("optimal" if "optimal" in names else names[-1])
     if baseline not in names:
@@ -270,7 +271,7 @@ def _percent_axis(decimals: int | None = None):
 @runner("head-to-head")
 def run_head_to_head(spec: ExperimentSpec, *, run_options: dict | None = None) -> Report:
     """Two-player games: each player's dice are independent (different seed streams)."""
-    rules = rules_from_key(spec.rules, spec.options)
+    rules = get_rules(spec.rules, spec.options)
     names = list(spec.strategies) or strategy_names()
     seeds = dict(zip(names, _spawned_seeds(spec.seed, len(names))))
     totals = {n: simulate(rules, n, spec.games, seed=seeds[n], keep_games=True, **(run_options or {})).games["total"] for n in names}
@@ -429,7 +430,7 @@ def run_odds(spec: ExperimentSpec, *, run_options: dict | None = None) -> Report
     from ..exact.turns import pattern_policy, turn_odds
     from ..verify.evaluators import KeepAll
 
-    rules = rules_from_key(spec.rules, spec.options)
+    rules = get_rules(spec.rules, spec.options)
     policy = spec.strategy
     n = spec.games
     opts = run_options or {}
@@ -469,7 +470,7 @@ def run_odds(spec: ExperimentSpec, *, run_options: dict | None = None) -> Report
 
     if "first-roll" in spec.tables:
         display = pd.DataFrame({**shares(first_frame, "Exact"), "Exact fraction": list(first_frame["exact_fraction"])})
-        rep.add_table("first_roll", first_frame, display=display, heading="One roll of five dice",
+        rep.add_table("first_roll", first_frame, display=display, heading=f"One roll of {rules.n_dice} dice",
                       caption=f"Chance of each pattern on one roll; {n:,} simulated rolls.")
     if "per-turn" in spec.tables:
         display = pd.DataFrame({
@@ -530,11 +531,11 @@ def run_odds(spec: ExperimentSpec, *, run_options: dict | None = None) -> Report
 # -- variants --------------------------------------------------------------------------------
 
 def _variant_list(spec: ExperimentSpec):
-    from ..rules import rule_names, rule_options
+    from ..rules import rule_options
 
-    keys = list(spec.rule_sets or rule_names())
+    keys = list(spec.rule_sets)
     keys += ["yacht+" + o.removeprefix("yacht+") for o in (spec.yacht_options or rule_options("yacht"))]
-    return [rules_from_key(k) for k in keys]
+    return [get_rules(k) for k in keys]
 
 
 @runner("variants")
@@ -547,7 +548,7 @@ def run_variants(spec: ExperimentSpec, *, run_options: dict | None = None) -> Re
     variants = _variant_list(spec)
     strategy = spec.strategy
     rows, totals = [], {}
-    plain_yacht = solve(rules_from_key("yacht"))
+    plain_yacht = solve(get_rules("yacht"))
     for rules, seed in zip(variants, _spawned_seeds(spec.seed, len(variants))):
         sol = solve(rules)
         res = simulate(rules, strategy, spec.games, seed=seed, keep_games=True, **(run_options or {}))
