@@ -100,7 +100,7 @@ def cmd_head_to_head(args) -> int:
 
 def add_commands(sub) -> None:
     """Register the ``distribution`` and ``head-to-head`` subcommands."""
-    from ._common import add_rules_args
+    from ._common import add_json_arg, add_rules_args
 
     p = sub.add_parser("distribution", help="exact distribution of a strategy's final score")
     add_rules_args(p)
@@ -110,7 +110,7 @@ def add_commands(sub) -> None:
                    help="also print P(score >= X) (repeatable)")
     p.add_argument("--out", help="write every score's probability to this CSV file")
     p.add_argument("--pmf", action="store_true", help="with --json: include the whole PMF")
-    p.add_argument("--json", action="store_true")
+    add_json_arg(p)
     p.set_defaults(func=cmd_distribution)
 
     h = sub.add_parser("head-to-head", help="exact win odds of 2 to 20 players at one table")
@@ -118,5 +118,5 @@ def add_commands(sub) -> None:
     h.add_argument("--players", nargs="+", required=True, metavar="STRATEGY",
                    help="one strategy per seat (e.g. optimal greedy greedy)")
     h.add_argument("--exact", action="store_true", help="exact odds from the score distributions")
-    h.add_argument("--json", action="store_true")
+    add_json_arg(h)
     h.set_defaults(func=cmd_head_to_head)
