@@ -3,5 +3,6 @@
 from .document import Report, write_report
 from .experiment import ExperimentSpec, load_spec, parse_spec
 from .runners import RUNNERS, run_experiment
+from . import family  # noqa: E402,F401  (registers the runner of kind "family")
 
 __all__ = ["Report", "write_report", "ExperimentSpec", "load_spec", "parse_spec", "RUNNERS", "run_experiment"]
