@@ -585,10 +585,18 @@ def test_served_combination_pays_by_throw_number():
     assert stats.chisquare(observed, [n / 2, 3 * n / 8, n / 8]).pvalue > 1e-4
 
 
-def test_extremes_refuse_throw_dependent_scoring():
-    # The solver models served scores now (tests/test_exact_family.py); extremes does not.
+def test_exact_engines_handle_throw_dependent_scoring():
+    """The solver and the extremes engine model served scores.
+
+    Optimal play here is keep-largest's (hold one die or the pair; rerolling one die or
+    both makes a pair with chance 1/2 either way), so by hand: P(10) = 1/2, P(5) = 3/8,
+    mean 55/8, E[X^2] = 475/8, variance 475/8 - (55/8)^2 = 775/64.
+    """
     from yahtzee_sim.exact.extremes import extreme_score
+    from yahtzee_sim.exact.solver import solve
 
     rules = _served_rules()
-    with pytest.raises(ValueError, match="depends on the throw number"):
-        extreme_score(rules)
+    sol = solve(rules, cache=False, dtype=np.float64)
+    assert sol.expected_score == pytest.approx(55 / 8, abs=1e-12)
+    assert sol.sd == pytest.approx((775 / 64) ** 0.5, abs=1e-9)
+    assert extreme_score(rules).score == 10 and extreme_score(rules, kind="min").score == 0

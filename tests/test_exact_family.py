@@ -157,3 +157,13 @@ def test_unsolvable_rule_sets_say_why_and_what_works_instead(name, options, why)
             call()
         msg = str(err.value)
         assert "\n" not in msg and "simulate" in msg and why in msg, msg
+
+
+def test_generala_extremes_by_hand():
+    """Best card: five of each face up top (105), then everything served: Escalera 25,
+    Full 35, Póker 45, Generala 60, and the doble 100 (the Generala box holds 60)."""
+    from yahtzee_sim.exact.extremes import extreme_score
+
+    assert extreme_score("generala").score == 105 + 25 + 35 + 45 + 60 + 100
+    assert extreme_score("generala", options=["no-doble"]).score == 105 + 25 + 35 + 45 + 60
+    assert extreme_score("generala", kind="min").score == 0

@@ -229,7 +229,7 @@ def test_bad_input(bad, match):
 
 def test_bad_rules_and_constraint_parsing():
     with pytest.raises(ValueError, match="valid rule sets"):
-        extreme_score("kniffel")
+        extreme_score("no-such-game")
     assert parse_constraints(["no-zero+natural", "none"]) == ("natural", "no-zero")
     assert parse_constraints(None) == ()
 

@@ -722,3 +722,190 @@ def test_cli_bad_input_exits_2_with_one_line(capsys, tmp_path, argv, words):
     for w in words:
         assert w in lines[0], (w, lines[0])
     assert not out_file.exists()
+
+
+# -- the engine plays the family (served throws, saved throws, announcements, points) ------
+
+from yahtzee_sim import simulate                      # noqa: E402
+from yahtzee_sim.engine import StrategyError          # noqa: E402
+from yahtzee_sim.results import GameAggregate         # noqa: E402
+from yahtzee_sim.strategies import Strategy, best_legal   # noqa: E402
+
+
+class HoldFirstThrow(Strategy):
+    """Holds the first throw's dice (so everything it scores is served) and takes the
+    box that gains most; records the banked throws it sees at each turn's start."""
+
+    name = "hold-first"
+
+    def __init__(self, spend_last_turn=False):
+        self.spend_last_turn = spend_last_turn
+        self.banked_seen = []
+        self.banked_calls = 0
+        self.first, self.final = {}, {}
+
+    def keep(self, state, rolls, rolls_left, u):
+        if rolls_left == self.rules.n_rolls - 1:
+            self.first[state.turn] = np.array(rolls, copy=True)
+            if state.banked is not None:
+                self.banked_seen.append(state.banked.copy())
+        return self.dice.roll_keep_index[rolls].astype(np.intp)
+
+    def keep_banked(self, state, rolls, banked, u):
+        self.banked_calls += 1
+        if self.spend_last_turn and state.turn == self.rules.n_boxes - 1:
+            return np.zeros(len(rolls), dtype=np.intp)       # throw all dice again
+        return self.dice.roll_keep_index[rolls].astype(np.intp)
+
+    def box(self, state, rolls, options, u):
+        self.final[state.turn] = np.array(rolls, copy=True)
+        return best_legal(options.gain, options.legal)
+
+
+def test_generala_served_through_the_engine():
+    # Every final roll is the first throw: served values only (RULES.md: 25, 35, 45, 60).
+    res = simulate("generala", HoldFirstThrow(), 3000, seed=4)
+    r, s = res.rules, res.games["box_scores"]
+    for box, served in (("escalera", 25), ("full", 35), ("poker", 45), ("generala", 60)):
+        assert set(np.unique(s[:, r.box_index(box)]).tolist()) <= {0, served}, box
+    # a served Generala (60) enables the doble: every non-zero doble follows one
+    doble, gen = s[:, r.box_index("generala_doble")], s[:, r.box_index("generala")]
+    assert (gen[doble > 0] == 60).all()
+    assert set(np.unique(doble).tolist()) <= {0, 100}
+    turn = res.games["fill_turn"]
+    late = (doble == 100)
+    assert (turn[late, r.box_index("generala")] < turn[late, r.box_index("generala_doble")]).all()
+
+
+def test_maxi_yatzy_banks_the_throws_a_turn_does_not_make():
+    # Holding the first throw every turn saves 2 throws a turn (RULES.md: banked for later).
+    strat = HoldFirstThrow()
+    simulate("maxi-yatzy", strat, 1024, seed=5)
+    seen = np.stack(strat.banked_seen, axis=1)          # (games, turns) at each turn's start
+    assert (seen == 2 * np.arange(20)[None, :]).all()
+    # with no-saved-throws nothing is banked and keep_banked is never asked
+    quiet = HoldFirstThrow()
+    simulate("maxi-yatzy", quiet, 1024, options=["no-saved-throws"], seed=5)
+    assert quiet.banked_calls == 0 and quiet.banked_seen == []
+
+
+def test_maxi_yatzy_spends_saved_throws():
+    # All 38 saved throws spent on the last turn: the strategy is asked 38 + 1 times
+    # there (the last answer may hold), and the games stay reproducible.
+    strat = HoldFirstThrow(spend_last_turn=True)
+    a = simulate("maxi-yatzy", strat, 1024, seed=6)
+    assert strat.banked_calls >= 38
+    b = simulate("maxi-yatzy", HoldFirstThrow(spend_last_turn=True), 1024, seed=6, batch=512)
+    assert (a.games["total"] == b.games["total"]).all()
+    # before the last turn every final roll is the first throw; on it, 38 fresh throws later
+    # the dice are another roll in all but a few games (P(same six dice) is small)
+    for t in range(19):
+        assert (strat.final[t] == strat.first[t]).all()
+    assert (strat.final[19] != strat.first[19]).mean() > 0.9
+
+
+class AnnounceFirst(Strategy):
+    """Announces the first open Announce box every turn it can, holds the first throw."""
+
+    name = "announce-first"
+
+    def __init__(self, bad=None):
+        self.bad = bad
+        self.said = []
+
+    def announce(self, state, rolls, u):
+        open_ann = ~state.filled & self.rules.is_announce
+        said = np.where(open_ann.any(axis=1), open_ann.argmax(axis=1), -1)
+        if self.bad == "free-box":
+            said = np.full(len(rolls), self.rules.box_index("free_ones"))
+        if self.bad == "never":
+            said = np.full(len(rolls), -1)
+        self.said.append(said.copy())
+        return said
+
+    def keep(self, state, rolls, rolls_left, u):
+        return self.dice.roll_keep_index[rolls].astype(np.intp)
+
+    def box(self, state, rolls, options, u):
+        return best_legal(options.gain, options.legal)
+
+
+def test_yamb_announcements_bind_the_turn():
+    strat = AnnounceFirst()
+    res = simulate("yamb", strat, 1024, seed=7)
+    r = res.rules
+    said = np.stack(strat.said, axis=1)                   # (games, turns)
+    fill_turn = res.games["fill_turn"]
+    # each announce box was filled in the turn that announced it, the first 13 turns
+    for b in np.flatnonzero(r.is_announce):
+        t = fill_turn[:, b] - 1
+        assert (said[np.arange(1024), t] == b).all()
+    assert (np.sort(fill_turn[:, r.is_announce], axis=1) == np.arange(1, 14)).all()
+
+
+@pytest.mark.parametrize("bad,words", [("free-box", "illegal announcement"), ("never", "must announce")])
+def test_yamb_bad_announcements(bad, words):
+    with pytest.raises(StrategyError, match=words):
+        simulate("yamb", AnnounceFirst(bad=bad), 64, seed=1)
+
+
+def test_every_builtin_strategy_plays_yamb_by_default():
+    # the default announcement (only when the turn must) keeps every strategy legal
+    for name in ("random", "keep-largest", "greedy", "heuristic"):
+        res = simulate("yamb", name, 1024, seed=3)
+        assert res.games["box_scores"].shape == (1024, 52)
+
+
+def test_scores_below_zero_are_counted():
+    r = get_rules("yamb")
+    games = {"total": np.array([-120, 0, 35, 2000]), "box_scores": np.zeros((4, 52), np.int16),
+             "upper_total": np.zeros(4, np.int64), "five_bonus_count": np.zeros(4, np.int64),
+             "five_count": np.zeros(4, np.int64), "fill_turn": np.tile(np.arange(1, 53), (4, 1)),
+             "five_box_full": np.zeros(4, bool)}
+    agg = GameAggregate.from_games(r, games)
+    assert agg.total_sum == 1915 and agg.mean() == 1915 / 4
+    assert agg.quantile(0.25) == -120 and agg.quantile(1.0) == 2000
+    assert agg.merge(agg).total_sum == 2 * 1915
+
+
+def test_balut_points_in_results():
+    res = simulate("balut", "heuristic", 2048, seed=8)
+    s = res.summary()
+    pts = get_rules("balut").points(res.games["box_scores"])
+    assert (res.games["points"] == pts).all() and s["points_mean"] == pytest.approx(pts.mean())
+    assert "points" in res.to_frame().columns
+    assert -2 <= pts.min() and pts.max() <= 29
+
+
+def test_exact_engines_refuse_the_games_they_cannot_model():
+    from yahtzee_sim.exact.extremes import extreme_score
+    from yahtzee_sim.exact.solver import solve
+
+    for key, words in (("balut", "2\\*\\*28"), ("yamb", "columns"), ("maxi-yatzy", "banked")):
+        with pytest.raises(ValueError, match=words) as e:
+            solve(key, cache=False)
+        assert "simulate" in str(e.value) and "\n" not in str(e.value)
+        with pytest.raises(ValueError, match=words):
+            extreme_score(key)
+
+
+def test_servida_is_counted():
+    # Holding the first throw, a game has a servida exactly when one of its 11 first
+    # throws is five of a kind: count those straight from the dice tapes.
+    from yahtzee_sim.engine import block_tapes
+
+    n = 4096
+    res = simulate("generala", HoldFirstThrow(), n, options=["servida-wins"], seed=9)
+    tape, _ = block_tapes(res.rules, 9, range(0, 4), 11)
+    first = tape[:n, :, 0, :]                                    # (games, turns, dice)
+    five_first = (first == first[..., :1]).all(axis=2)
+    assert res.aggregate.served_five_games == int(five_first.any(axis=1).sum())
+    assert (res.games["served_five_count"] == five_first.sum(axis=1)).all()
+    s = res.summary()
+    assert s["served_five_rate"] == res.aggregate.served_five_games / n
+    # exact chance per game 1 - (1 - 6/6**5)**11; the observed count sits in its 99.9% range
+    from scipy import stats
+
+    p = 1 - (1 - 6 / 6**5) ** 11
+    lo, hi = stats.binom.interval(0.999, n, p)
+    assert lo <= res.aggregate.served_five_games <= hi

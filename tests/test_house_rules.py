@@ -260,3 +260,12 @@ def test_cli_bad_rules_file_exits_2_with_one_line(tmp_path):
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and "unknown scorer 'yatzy'" in lines[0] and "Traceback" not in out.stderr
     assert not target.exists()
+
+
+def test_house_rules_travel_to_worker_processes():
+    # A house rule set travels as its file's text: the same games on 2 processes.
+    from yahtzee_sim import simulate
+
+    a = simulate(FAMILY_FILE, "keep-largest", 3000, seed=2, backend="processes", jobs=2, batch=1024)
+    b = simulate(FAMILY_FILE, "keep-largest", 3000, seed=2)
+    assert a.rules is b.rules and (a.games["total"] == b.games["total"]).all()

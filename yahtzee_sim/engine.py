@@ -207,6 +207,8 @@ def play_turn(rules: RuleSet, strategy: Strategy, state: GameState, prefix_keys:
     state.upper_total += points * rules.is_upper[boxes]
     state.five_bonus_count += (bonus > 0)
     state.five_count += rules.five_face[rolls] > 0
+    if state.served_five_count is not None and throws is not None:   # a Generala servida
+        state.served_five_count += (rules.five_face[rolls] > 0) & (throws == 1)
     if rules.five_box is not None:   # any score in the five box: 50, or a served Generala's 60
         state.five_box_full |= rules.fills_five_box(boxes, points)
     if rules.announces:
@@ -323,6 +325,8 @@ def play_blocks(rules: RuleSet, strategy: Strategy, entropy: int, blocks: range,
     }
     if rules.has_points:   # Balut: the points of the finished card, beside its score
         out["points"] = rules.points(state.box_scores)
+    if state.served_five_count is not None:
+        out["served_five_count"] = state.served_five_count
     return out
 
 

@@ -26,7 +26,6 @@ import errno
 import os
 import re
 import stat
-import tempfile
 import time
 from pathlib import Path
 
@@ -148,6 +147,8 @@ def temp_file(target: str | os.PathLike, *, clean: bool = True) -> tuple[int, Pa
     folder = target.parent if str(target.parent) else Path(".")
     if clean:
         clean_stale_temps(target)
+    import tempfile  # here, not at the top: start-up stays fast
+
     try:
         fd, tmp = tempfile.mkstemp(prefix=f"{_prefix(target)}{os.getpid()}-", suffix=target.suffix, dir=folder)
     except OSError as exc:

@@ -92,6 +92,8 @@ class Summary(dict):
             "seconds": "wall-clock seconds of the run",
             "points_mean": "mean points of a game (Balut's points, beside its score)",
             "points_sd": "standard deviation of a game's points",
+            "served_five_rate": "share of games with a five of a kind made by the first throw "
+                                "(a Generala servida, which wins at once under servida-wins)",
         }
         if key in fixed:
             return fixed[key]
@@ -164,6 +166,8 @@ class GameAggregate:
         negative, as in Yamb).
     points_hist[i], points_shift : games with i - points_shift points (Balut; empty for
         rule sets without points).
+    served_five_games : games with a five of a kind made by the first throw (Generala's
+        servida, which wins at once under ``servida-wins``).
     """
 
     total_hist: np.ndarray
@@ -176,6 +180,7 @@ class GameAggregate:
     total_shift: int = 0
     points_hist: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     points_shift: int = 0
+    served_five_games: int = 0
 
     @classmethod
     def empty(cls, rules: RuleSet) -> "GameAggregate":
@@ -209,6 +214,8 @@ class GameAggregate:
         for b in range(rules.n_boxes):
             agg.fill_turn_hist[b] += np.bincount(games["fill_turn"][:, b], minlength=rules.n_boxes + 1)
         agg.five_box_full_games = int(games["five_box_full"].sum())
+        if "served_five_count" in games:
+            agg.served_five_games = int((np.asarray(games["served_five_count"]) > 0).sum())
         return agg
 
     def merge(self, other: "GameAggregate") -> "GameAggregate":
@@ -224,6 +231,7 @@ class GameAggregate:
             total_shift=self.total_shift,
             points_hist=self.points_hist + other.points_hist,
             points_shift=self.points_shift,
+            served_five_games=self.served_five_games + other.served_five_games,
         )
 
     def check(self, rules: RuleSet, n_games: int) -> None:
@@ -258,6 +266,8 @@ class GameAggregate:
             raise ValueError("the score (or points) histogram is shifted differently from this rule set's")
         if rules.has_points and int(self.points_hist.sum()) != n:
             raise ValueError(f"points_hist counts {int(self.points_hist.sum())} games, not {n}")
+        if not 0 <= int(self.served_five_games) <= n:
+            raise ValueError(f"served_five_games must be between 0 and {n}, got {self.served_five_games}")
         if not 0 <= int(self.five_box_full_games) <= n:
             raise ValueError(f"five_box_full_games must be between 0 and {n}, got {self.five_box_full_games}")
         for name in ("total_hist", "upper_hist", "five_bonus_hist", "five_count_hist"):
@@ -410,6 +420,8 @@ class SimulationResult:
         for what in RATES:
             out[f"{what}_rate"] = self.rate(what)
         out["five_count_mean"] = float(np.dot(np.arange(len(agg.five_count_hist)), agg.five_count_hist) / n)
+        if self.rules.roll_dependent and self.rules.five_box is not None:   # Generala's servida
+            out["served_five_rate"] = self.rate("served_five")
         if self.rules.has_points:   # Balut: the points beside the score
             out["points_mean"] = agg.points_mean()
             out["points_sd"] = agg.points_sd()
@@ -440,7 +452,8 @@ class SimulationResult:
     # -- derived numbers -------------------------------------------------------------
     def count(self, what: str) -> int:
         """Number of games with: ``upper_bonus``, ``five_box_50`` (50 in the Yahtzee/Yacht
-        box) or ``five_rolled`` (at least one turn ended in five of a kind); see :data:`RATES`.
+        box), ``five_rolled`` (at least one turn ended in five of a kind), see :data:`RATES`,
+        or ``served_five`` (a five of a kind made by the first throw: a Generala servida).
 
         >>> from yahtzee_sim import simulate
         >>> res = simulate("yacht", "keep-largest", 500, seed=2)
@@ -456,7 +469,9 @@ class SimulationResult:
             return int(agg.five_box_full_games)
         if what == "five_rolled":
             return int(agg.n_games - agg.five_count_hist[0])
-        raise ValueError(f"unknown rate {what!r}; valid: {', '.join(RATES)}")
+        if what == "served_five":
+            return int(agg.served_five_games)
+        raise ValueError(f"unknown rate {what!r}; valid: {', '.join([*RATES, 'served_five'])}")
 
     def rate(self, what: str) -> float:
         """Share of games counted by :meth:`count`."""

@@ -32,6 +32,8 @@ class GameState:
     banked : (N,) int16, saved throws; only for rule sets with banked throws (Maxi
         Yatzy), else None.
     bank_used : (N,) int16, saved throws spent so far (they index the game's bank tape).
+    served_five_count : (N,) int16, turns that ended with five of a kind made by the first
+        throw (a Generala servida); only for rule sets whose boxes score by the throw.
     """
 
     filled: np.ndarray
@@ -45,6 +47,7 @@ class GameState:
     announced: np.ndarray | None = None
     banked: np.ndarray | None = None
     bank_used: np.ndarray | None = None
+    served_five_count: np.ndarray | None = None
 
     @classmethod
     def new(cls, rules: RuleSet, n: int) -> "GameState":
@@ -61,6 +64,7 @@ class GameState:
             announced=np.full(n, -1, dtype=np.int16) if rules.announces else None,
             banked=np.zeros(n, dtype=np.int16) if rules.banked_throws else None,
             bank_used=np.zeros(n, dtype=np.int16) if rules.banked_throws else None,
+            served_five_count=np.zeros(n, dtype=np.int16) if rules.roll_dependent else None,
         )
 
     @classmethod

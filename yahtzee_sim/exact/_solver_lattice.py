@@ -158,56 +158,49 @@ def best_subkeep_mean(lat: Lattice, x: np.ndarray) -> None:
 
 
 TIE_TOL = 1e-4
-"""Choices whose means differ by at most this are near-ties: among them the strategy
-whose second moment is propagated follows the first one met (the keep with more
-dice, the box met first), the same way in float32 and float64 (exact ties carry
-rounding noise, and the second moment depends on how ties are broken). The tie
-rule never touches the means: a mean is always the exact maximum."""
+"""Choices whose means differ by at most this are near-ties: the second moment
+propagated is that of the first one met (the keep with more dice, the box met
+first) unless a later one beats the best so far by more than this, the same way in
+float32 and float64 (exact ties carry rounding noise, and the second moment
+depends on how ties are broken). The tie rule never touches the means: a mean is
+always the exact maximum. (Each choice compared can leave the followed one at
+most TIE_TOL further below the maximum, so it is within a few TIE_TOL of it.)"""
 
 
-def select_tied(z: np.ndarray, s: np.ndarray, q: np.ndarray, cz: np.ndarray, cs: np.ndarray,
-                cq: np.ndarray) -> None:
-    """In place: ``z = max(z, cz)``; where ``cz > s + TIE_TOL``, also ``s, q = cs, cq``.
+def select_tied(z: np.ndarray, q: np.ndarray, cz: np.ndarray, cq: np.ndarray) -> None:
+    """In place: where ``cz > z + TIE_TOL``, ``q = cq``; then ``z = max(z, cz)``.
 
-    ``z`` is the exact best mean so far, ``s`` the mean of the choice followed
-    (never more than ``TIE_TOL`` below ``z``) and ``q`` its second moment; ``cz``,
-    ``cs``, ``cq`` are the same for a candidate (``cs`` may be ``cz``). The
-    candidate is followed only if its best mean beats the followed mean by more
-    than the tolerance, which keeps ``z - s <= TIE_TOL``. ``cs`` and ``cq`` are
-    scratch (overwritten).
+    ``z`` is the exact best mean so far and ``q`` the second moment of the choice
+    followed; ``cz``, ``cq`` are a candidate's. ``cq`` is scratch (overwritten).
 
-    Branch-free: the sign bit of ``s + tol - cz`` becomes an all-ones integer mask
+    Branch-free: the sign bit of ``z + tol - cz`` becomes an all-ones integer mask
     that selects the bits of the candidate (``a ^ ((a ^ b) & mask)``); NumPy's
     masked copies branch on every element and are several times slower.
 
-    >>> z, s = np.array([1.0, 2.0], np.float32), np.array([1.0, 2.0], np.float32)
-    >>> q = np.array([10.0, 20.0], np.float32)
-    >>> cz = np.array([3.0, 2.00001], np.float32)
-    >>> select_tied(z, s, q, cz, cz.copy(), np.array([30.0, 40.0], np.float32))
-    >>> [round(x, 5) for x in z.tolist()], s.tolist(), q.tolist()
-    ([3.0, 2.00001], [3.0, 2.0], [30.0, 20.0])
+    >>> z, q = np.array([1.0, 2.0], np.float32), np.array([10.0, 20.0], np.float32)
+    >>> select_tied(z, q, np.array([3.0, 2.00001], np.float32), np.array([30.0, 40.0], np.float32))
+    >>> [round(x, 5) for x in z.tolist()], q.tolist()
+    ([3.0, 2.00001], [30.0, 20.0])
     """
     itype = np.int32 if z.dtype.itemsize == 4 else np.int64
-    t = s + s.dtype.type(TIE_TOL)
+    t = z + z.dtype.type(TIE_TOL)
     t -= cz
     mask = t.view(itype)
     mask >>= 8 * z.dtype.itemsize - 1              # -1 where the candidate is followed, else 0
     np.maximum(z, cz, out=z)
-    for a, b in ((s, cs), (q, cq)):
-        bi = b.view(itype)
-        bi ^= a.view(itype)
-        bi &= mask
-        a.view(itype)[...] ^= bi
+    bi = cq.view(itype)
+    bi ^= q.view(itype)
+    bi &= mask
+    q.view(itype)[...] ^= bi
 
 
 def best_subkeep_pair(lat: Lattice, z: np.ndarray, q: np.ndarray) -> None:
     """In place on two ``(K, U)`` arrays: every row's mean ``z`` becomes the exact
     max over the keep's sub-keeps, and ``q`` the second moment of the sub-keep
     followed (see :func:`select_tied`: a smaller keep is followed only if it is
-    better than the one followed by more than :data:`TIE_TOL`)."""
-    s = z.copy()
+    better than the best so far by more than :data:`TIE_TOL`)."""
     for lvl in range(1, lat.n_dice + 1):
         lo = lat.level_slices[lvl].start
         for n_j, par in lat.parent_slots[lvl]:
             rows = slice(lo, lo + n_j)
-            select_tied(z[rows], s[rows], q[rows], z[par], s[par], q[par])
+            select_tied(z[rows], q[rows], z[par], q[par])

@@ -227,12 +227,16 @@ def require_solvable(rules: RuleSet, what: str = "the exact engine") -> None:
         raise ValueError(f"{head}: banked throws add a throw count to each of its 2**{rules.n_boxes} "
                          f"score cards, far more states than this machine can hold; {instead}")
     served_only(rules)
-    n = (1 << rules.n_boxes) * (bonus_tiers(rules)[-1][0] + 1 if bonus_tiers(rules) else 1) \
-        * (2 if needs_flag(rules) else 1)
+    tiers = bonus_tiers(rules)
+    factors = [f"2**{rules.n_boxes} score cards"]
+    if tiers:
+        factors.append(f"{tiers[-1][0] + 1} upper totals")
+    if needs_flag(rules):
+        factors.append(f"2 values of the {rules.five_box} box")
+    n = (1 << rules.n_boxes) * (tiers[-1][0] + 1 if tiers else 1) * (2 if needs_flag(rules) else 1)
     if n > 8 * MAX_STATES:
         raise ValueError(f"{head}: its state space has about {n / 1e6:,.0f} million states "
-                         f"(2**{rules.n_boxes} score cards times upper totals), more than "
-                         f"this machine can solve; {instead}")
+                         f"({' times '.join(factors)}), more than this machine can solve; {instead}")
     if getattr(rules, "card_score", None) is not None or getattr(rules, "card_points", None) is not None:
         raise ValueError(f"{head}: its score or points depend on the whole finished card, so a "
                          f"state would have to hold every box's points; {instead}")
@@ -523,12 +527,10 @@ def turn_values(model: TurnModel, values: np.ndarray, variances: np.ndarray | No
     z = np.empty((lat.n_keeps, n), dtype=dt)
     z[rb] = 0.0                                   # the best scratch, relative to itself
     if second:
-        # s: mean of the box followed (ties: the first met), q: its second moment
+        # q: second moment of the box followed (ties: the first met)
         var0 = _gather(variances, idx0, legal)
         q = np.empty((lat.n_keeps, n), dtype=dt)
         q[rb] = var0[ar, best0].astype(dt)[None, :]
-        s = np.empty((rb.stop - rb.start, n), dtype=dt)
-        s[:] = (v0[ar, best0] - c).astype(dt)[None, :]
 
     # Upper boxes: one value per count of the face (gain + next value), all boxes at once.
     # Upper boxes: one value per count of the face (gain + next value), all boxes at once;
@@ -583,17 +585,15 @@ def turn_values(model: TurnModel, values: np.ndarray, variances: np.ndarray | No
                 qc += var0[:, b].astype(dt)[None, :]
         if rows is None:            # most rows: work on the whole roll block in place
             if second:
-                select_tied(z[rb_view], s, q[rb_view], zc, zc, qc)
+                select_tied(z[rb_view], q[rb_view], zc, qc)
             else:
                 np.maximum(z[rb_view], zc, out=z[rb_view])
             continue
         cur = z[rows]
         if second:
-            srows = rows - rb.start
-            qcur, scur = q[rows], s[srows]
-            select_tied(cur, scur, qcur, zc, zc, qc)
+            qcur = q[rows]
+            select_tied(cur, qcur, zc, qc)
             q[rows] = qcur
-            s[srows] = scur
         else:
             np.maximum(cur, zc, out=cur)
         z[rows] = cur
@@ -615,7 +615,7 @@ def turn_values(model: TurnModel, values: np.ndarray, variances: np.ndarray | No
     if model.served:                # the dice of the first throw: served scores
         ctx = dict(mask=mask, filled=filled, flag=flag, u=u, nxt=nxt, c=c, values=values,
                    variances=variances if second else None)
-        served_rows = _served_rows(model, z[rb], q[rb] if second else None, s if second else None,
+        served_rows = _served_rows(model, z[rb], q[rb] if second else None,
                                    legal, v0, var0 if second else None, ctx)
         if rules.n_rolls == 1:
             z[rb], q_rb = served_rows[0], served_rows[1]
@@ -652,10 +652,10 @@ def turn_values(model: TurnModel, values: np.ndarray, variances: np.ndarray | No
     return c + ez, np.maximum(eq - ez * ez, 0.0)
 
 
-def _served_rows(model, z_rb, q_rb, s_rb, legal, v0, var0, ctx):
+def _served_rows(model, z_rb, q_rb, legal, v0, var0, ctx):
     """Final values (R, U) relative to ``c`` (and second moments) of dice served on
-    the first throw, from the later-throw ones ``z_rb`` (``q_rb``, followed means
-    ``s_rb``; None for means only): the boxes that pay more when served are offered
+    the first throw, from the later-throw ones ``z_rb`` (``q_rb``; None for means
+    only): the boxes that pay more when served are offered
     again at their served scores (a box never pays less served: :func:`served_only`).
     ``ctx`` holds the turn's arrays for :func:`_five_rows_generic`."""
     rb = model.lat.level_slices[model.lat.n_dice]
@@ -663,7 +663,6 @@ def _served_rows(model, z_rb, q_rb, s_rb, legal, v0, var0, ctx):
     c, dt = ctx["c"], model.dtype
     zs = z_rb.copy()
     qs = q_rb.copy() if second else None
-    ss = s_rb.copy() if second else None
     for b, rows, vals in model.served_boxes:
         ok = legal[:, b]
         if not ok.any():
@@ -675,8 +674,8 @@ def _served_rows(model, z_rb, q_rb, s_rb, legal, v0, var0, ctx):
         if second:
             qc = zc * zc
             qc += var0[:, b].astype(dt)[None, :]
-            qcur, scur = qs[r], ss[r]
-            select_tied(cur, scur, qcur, zc, zc, qc)
+            qcur = qs[r]
+            select_tied(cur, qcur, zc, qc)
             qs[r] = qcur
         else:
             np.maximum(cur, zc, out=cur)

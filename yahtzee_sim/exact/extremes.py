@@ -41,6 +41,7 @@ import numpy as np
 
 from ..progress import as_progress
 from ..rules import RuleSet, get_rules
+from ._solver_space import needs_flag
 
 if TYPE_CHECKING:  # imported where a table is made: keeps the CLI's start-up fast
     import pandas as pd
@@ -151,16 +152,23 @@ def constraint_notes(rules: RuleSet, constraints: Sequence[str]) -> tuple[str, .
 
 # -- moves ---------------------------------------------------------------------------
 
-def _moves(rules: RuleSet, filled: np.ndarray, full: np.ndarray, constraints: tuple[str, ...]):
+def _moves(rules: RuleSet, filled: np.ndarray, full: np.ndarray, constraints: tuple[str, ...],
+           kind: str = "max"):
     """Every (roll, box) move of N states: allowed (N, R, B), points (N, R, B), bonus (N, R).
 
     ``points`` are the box points after the constraints (``no-joker-points`` may
-    lower them); ``bonus`` is the five-of-a-kind bonus the roll earns.
+    lower them); ``bonus`` is the five-of-a-kind bonus the roll earns. Where a box
+    pays by the throw (Generala's served dice), the player who chooses the dice
+    also chooses the throw: the best (``kind="max"``) or worst points of any throw.
     """
     n, b = filled.shape
     r = rules.dice.n_rolls
     rolls = np.tile(np.arange(r), n)
     legal, scores, bonus = rules.turn_options(np.repeat(filled, r, axis=0), np.repeat(full, r), rolls)
+    if rules.roll_dependent:
+        served = rules.turn_options(np.repeat(filled, r, axis=0), np.repeat(full, r), rolls,
+                                    throws=np.ones(len(rolls), dtype=np.int64))[1]
+        scores = (np.maximum if kind == "max" else np.minimum)(scores, served)
     legal = legal.reshape(n, r, b)
     scores = scores.reshape(n, r, b)
     bonus = bonus.reshape(n, r)
@@ -186,7 +194,7 @@ def _moves(rules: RuleSet, filled: np.ndarray, full: np.ndarray, constraints: tu
 def _dims(rules: RuleSet) -> tuple[int, int]:
     """(threshold T, number of five-box flags F): upper totals run 0..T."""
     threshold = rules.upper_bonus_threshold if rules.upper_bonus else 0
-    flags = 2 if (rules.five_box is not None and rules.five_bonus) else 1
+    flags = 2 if needs_flag(rules) else 1
     return threshold, flags
 
 
@@ -232,9 +240,6 @@ def _solve_table(rules: RuleSet, kind: str, constraints: tuple[str, ...], report
     from ._solver_space import require_solvable
 
     require_solvable(rules, "the extremes engine")        # one line: why, and what works instead
-    if rules.roll_dependent:
-        raise ValueError(f"the extremes engine does not handle {rules.key} yet: a box's score "
-                         f"depends on the throw number; simulate it instead (yahtzee-sim simulate)")
     n_boxes = rules.n_boxes
     n_rolls = rules.dice.n_rolls
     threshold, n_flags = _dims(rules)
@@ -283,7 +288,8 @@ def _level_chunk(rules, constraints, values, masks, flags, upper, threshold, gai
     n_rolls = rules.dice.n_rolls
     m, nf = len(masks), len(flags)
     filled = np.repeat(_mask_bits(masks, n_boxes), nf, axis=0)
-    legal, scores, bonus = _moves(rules, filled, np.tile(flags, m), constraints)
+    legal, scores, bonus = _moves(rules, filled, np.tile(flags, m), constraints,
+                                  "max" if better is np.maximum else "min")
     shape = (m, nf, n_rolls, n_boxes)
     legal, scores = legal.reshape(shape), scores.reshape(shape)
     gain = (scores + bonus.reshape(m, nf, n_rolls, 1)).astype(np.float32)
@@ -310,7 +316,7 @@ def _level_chunk(rules, constraints, values, masks, flags, upper, threshold, gai
                 cand += imm[:, None, :]
                 better(out, cand, out=out)
         elif box == rules.five_box_index and values.shape[2] == 2:
-            fills = pts == rules.five_box_points
+            fills = pts > 0                          # the box holds a score
             imm = pick(np.where(fills, worst, g), axis=-1)
             better(out, imm[:, None, :] + nxt[:, :, :nf], out=out)
             imm = pick(np.where(fills, g, worst), axis=-1)
@@ -403,14 +409,18 @@ class ExtremeResult:
     def summary(self) -> dict:
         """Plain-data summary (for JSON).
 
-        >>> extreme_score("yacht-classic", kind="min").summary()["score"]
-        5
+        >>> s = extreme_score("yacht-classic", kind="min").summary()
+        >>> s["score"], len(s["card"][0]["dice"]), all(isinstance(d, int) for d in s["card"][0]["dice"])
+        (5, 5, True)
         """
+        card = self.card.to_dict(orient="records")
+        for row in card:  # dice as numbers, as in `score --json`
+            row["dice"] = [int(d) for d in str(row["dice"])] if self.rules.n_faces < 10 else row["dice"]
         return {
-            "rules": self.rules.name, "options": list(self.rules.options), "kind": self.kind,
+            "rules": self.rules.key, "options": list(self.rules.options), "kind": self.kind,
             "constraints": list(self.constraints), "score": self.score, "feasible": self.feasible,
             "notes": list(self.notes),
-            "card": self.card.to_dict(orient="records"),
+            "card": card,
         }
 
 
@@ -425,7 +435,7 @@ def _reconstruct(rules: RuleSet, values: np.ndarray, kind: str, constraints: tup
     rows = []
     for turn in range(1, n_boxes + 1):
         filled = _mask_bits(np.array([mask]), n_boxes)
-        legal, scores, bonus = _moves(rules, filled, np.array([bool(flag)]), constraints)
+        legal, scores, bonus = _moves(rules, filled, np.array([bool(flag)]), constraints, kind)
         legal, scores, bonus = legal[0], scores[0], bonus[0]  # (R, B), (R, B), (R,)
         gains = rules.upper_bonus_gain(np.full(dice.n_rolls, upper), scores).astype(np.int64)
         cand = np.full(legal.shape, worst)
@@ -438,7 +448,7 @@ def _reconstruct(rules: RuleSet, values: np.ndarray, kind: str, constraints: tup
             up = np.minimum(upper + pts, threshold) if rules.is_upper[box] else np.full(len(pts), upper)
             nflag = np.full(len(pts), flag)
             if box == rules.five_box_index and n_flags == 2:
-                nflag = np.where(pts == rules.five_box_points, 1, flag)
+                nflag = np.where(pts > 0, 1, flag)
             nxt = values[mask | (1 << box), up, nflag]
             cand[:, box] = np.where(ok, pts + bonus + gain + nxt, worst)
         # tie-break: the first box in card order, then the first roll
@@ -460,7 +470,7 @@ def _reconstruct(rules: RuleSet, values: np.ndarray, kind: str, constraints: tup
         })
         if rules.is_upper[box]:
             upper = min(upper + pts, threshold)
-        if box == rules.five_box_index and n_flags == 2 and pts == rules.five_box_points:
+        if box == rules.five_box_index and n_flags == 2 and pts > 0:
             flag = 1
         mask |= 1 << box
     import pandas as pd

@@ -356,7 +356,7 @@ def policy_value(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
     >>> policy_value("yacht", "no-such")
     Traceback (most recent call last):
     ...
-    ValueError: unknown strategy 'no-such'; valid strategies: random, keep-largest, greedy, heuristic, optimal
+    ValueError: unknown strategy 'no-such'; valid strategies: random, keep-largest, greedy, heuristic, optimal, cpu:weak|normal|strong, optimal:theta=<x>
     """
     rules = get_rules(rules, options)
     strat = get_strategy(strategy)

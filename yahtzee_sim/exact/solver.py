@@ -25,7 +25,7 @@ offset and the tables stay within 1e-4 of float64 in every state (measured:
 about 5e-6), so the printed four decimals are the same.
 
 Ties: the second moment is that of a strategy that, among choices whose means
-are within ``TIE_TOL`` (1e-4 points) of the best, follows the larger keep (or the
+are within ``TIE_TOL`` (1e-4 points) of each other, follows the larger keep (or the
 box met first). Exact ties carry rounding noise, and the standard deviation
 depends on how ties are broken (by up to 1e-3 here); this rule makes float32 and
 float64 agree on it. It picks which near-tied choice is followed, never the

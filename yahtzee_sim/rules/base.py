@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Callable, ClassVar, Literal
+from typing import Callable, Literal
 
 import numpy as np
 
@@ -107,6 +107,8 @@ class RuleSet:
     card_score_range, card_points_range : the least and greatest values those functions
         can give (they size the result histograms; required with the functions).
     banked_throws : throws a turn does not use are saved for later turns (Maxi Yatzy).
+    house_toml : the text of the house-rules file the rule set was built from (so that
+        worker processes can rebuild it), None for the registry's rule sets.
     """
 
     name: str
@@ -130,6 +132,7 @@ class RuleSet:
     card_score_range: tuple[int, int] | None = None
     card_points_range: tuple[int, int] | None = None
     banked_throws: bool = False
+    house_toml: str | None = field(default=None, repr=False)
 
     def __post_init__(self):
         tiers = self.upper_bonus_tiers
@@ -278,43 +281,6 @@ class RuleSet:
                 out[name] = f"{getattr(f, '__module__', '')}.{getattr(f, '__qualname__', repr(f))}"
         if self.banked_throws:
             out["banked_throws"] = True
-        return out
-
-    def require_final_throw_scoring(self, what: str) -> None:
-        """Refuse rule sets ``what`` (an exact engine) cannot model: scores that depend on
-        the throw number, and the family's card-level rules (:meth:`exact_obstacles`).
-
-        >>> from yahtzee_sim.rules import get_rules
-        >>> get_rules("balut").require_final_throw_scoring("the exact solver")
-        Traceback (most recent call last):
-        ...
-        ValueError: the exact solver does not handle balut: 28 boxes (2**28 score cards) is too large a state space; simulate it instead
-        """
-        obstacles = self.exact_obstacles()
-        if obstacles:
-            raise ValueError(f"{what} does not handle {self.key}: {'; '.join(obstacles)}; simulate it instead")
-        if self.roll_dependent:
-            raise ValueError(f"{what} does not handle {self.key}: a box's score depends on the throw number")
-
-    MAX_EXACT_BOXES: ClassVar[int] = 20
-    """More boxes than this make a state space no exact engine here can hold (Maxi Yatzy's 20 is the limit)."""
-
-    def exact_obstacles(self) -> list[str]:
-        """Why an exact solve of this rule set is not possible here (empty if it is).
-
-        >>> from yahtzee_sim.rules import get_rules
-        >>> get_rules("yahtzee").exact_obstacles(), get_rules("maxi-yatzy").exact_obstacles()
-        ([], ['throws saved for later turns add the bank to the state'])
-        """
-        out = []
-        if self.n_boxes > self.MAX_EXACT_BOXES:
-            out.append(f"{self.n_boxes} boxes (2**{self.n_boxes} score cards) is too large a state space")
-        if self.banked_throws:
-            out.append("throws saved for later turns add the bank to the state")
-        if self.announces:
-            out.append("announcements are not modelled by the exact engines")
-        if self.card_score is not None:
-            out.append("the card is scored as a whole, not box by box")
         return out
 
     @functools.cached_property

@@ -43,7 +43,7 @@ bad key (or scorer, or value) and the valid ones, as a ``ValueError``.
 
 from __future__ import annotations
 
-import functools
+import dataclasses
 import hashlib
 import os
 import re
@@ -56,7 +56,7 @@ import numpy as np
 from . import scoring as s
 from .base import COLUMN_ORDERS, FILL_ORDERS, JOKER_POLICIES, Box, Column, RuleSet
 
-__all__ = ["load_house_rules", "house_rules_from_dict", "SCORERS"]
+__all__ = ["load_house_rules", "house_rules_from_dict", "house_rules_from_text", "SCORERS"]
 
 TOP_KEYS = ("name", "title", "description", "dice", "faces", "rolls", "joker", "fill_order", "five_box",
             "five_bonus", "upper_bonus", "box", "column")
@@ -348,6 +348,18 @@ def house_rules_from_dict(data: dict, source: str = "house rules") -> RuleSet:
     return rules
 
 
+def house_rules_from_text(text: str, source: str = "house rules") -> RuleSet:
+    """The rule set a house-rules TOML text describes (cached by its contents: the same
+    text gives the same object, as worker processes need).
+
+    >>> r = house_rules_from_text('name = "c"\\n[[box]]\\nname = "chance"\\nscorer = "chance"\\n')
+    >>> r is house_rules_from_text(r.house_toml), r.n_boxes
+    (True, 1)
+    """
+    content = text.encode("utf-8")
+    return _load(source, hashlib.sha256(content).hexdigest(), content)
+
+
 def load_house_rules(path: str | os.PathLike) -> RuleSet:
     """The rule set a house-rules TOML file describes (cached by the file's contents).
 
@@ -361,8 +373,20 @@ def load_house_rules(path: str | os.PathLike) -> RuleSet:
     return _load(str(path), hashlib.sha256(content).hexdigest(), content)
 
 
-@functools.lru_cache(maxsize=64)
+_LOADED: dict[str, RuleSet] = {}
+
+
 def _load(source: str, digest: str, content: bytes) -> RuleSet:
+    """The rule set of a file's contents, one object per contents (wherever they were read)."""
+    hit = _LOADED.get(digest)
+    if hit is None:
+        if len(_LOADED) >= 64:
+            _LOADED.clear()
+        hit = _LOADED[digest] = _parse(source, content)
+    return hit
+
+
+def _parse(source: str, content: bytes) -> RuleSet:
     import tomllib
 
     try:
@@ -371,4 +395,4 @@ def _load(source: str, digest: str, content: bytes) -> RuleSet:
         raise ValueError(f"{source}: not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"{source}: not valid TOML ({exc})") from None
-    return house_rules_from_dict(data, source)
+    return dataclasses.replace(house_rules_from_dict(data, source), house_toml=content.decode("utf-8"))

@@ -127,6 +127,7 @@ class Job:
     entropy: int
     keep_games: bool
     token: str
+    rules_toml: str | None = None   # a house rule set travels as its file's text
 
 
 class _Pickler(pickle.Pickler):
@@ -153,7 +154,7 @@ def make_job(plan: ChunkPlan, rules: RuleSet, strategy: Strategy, entropy: int, 
              backend: str) -> Job:
     """Pack a run for workers; a clear ``ValueError`` if the rules or strategy cannot travel."""
     try:
-        registered = get_rules(rules.name, rules.options) is rules
+        registered = _rebuild(rules.name, rules.options, rules.house_toml) is rules
     except ValueError:
         registered = False
     if not registered:
@@ -169,7 +170,17 @@ def make_job(plan: ChunkPlan, rules: RuleSet, strategy: Strategy, entropy: int, 
 
     blob = buf.getvalue()
     token = hashlib.sha256(repr((rules.key, entropy, plan)).encode() + blob).hexdigest()[:16]
-    return Job(plan, rules.name, tuple(rules.options), strategy.name, blob, entropy, keep_games, token)
+    return Job(plan, rules.name, tuple(rules.options), strategy.name, blob, entropy, keep_games, token,
+               rules.house_toml)
+
+
+def _rebuild(name: str, options: tuple[str, ...], house_toml: str | None) -> RuleSet:
+    """The rule set a worker rebuilds: by name from the registry, or from a house file's text."""
+    if house_toml is not None:
+        from ..rules.house import house_rules_from_text
+
+        return house_rules_from_text(house_toml, name)
+    return get_rules(name, options)
 
 
 _WORKER_CACHE: dict[str, tuple[RuleSet, Strategy]] = {}
@@ -182,7 +193,7 @@ def _load(job: Job) -> tuple[RuleSet, Strategy]:
     with _WORKER_LOCK:
         hit = _WORKER_CACHE.get(job.token)
         if hit is None:
-            rules = get_rules(job.rules_name, job.options)
+            rules = _rebuild(job.rules_name, job.options, job.rules_toml)
             try:
                 strategy = _Unpickler(io.BytesIO(job.strategy_blob), rules).load()
             except Exception as exc:

@@ -30,7 +30,6 @@ ValueError: '...run.json' is not a yahtzee-sim checkpoint or is damaged (its che
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import math
 import os
@@ -60,6 +59,8 @@ class _Damaged(ValueError):
 
 
 def _checksum(body: dict) -> str:
+    import hashlib
+
     canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
     return hashlib.sha256(canonical.encode("ascii")).hexdigest()
 

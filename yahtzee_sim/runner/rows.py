@@ -24,7 +24,6 @@ The file is the same, byte for byte, as writing ``SimulationResult.to_frame()`` 
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
 from pathlib import Path
 
@@ -91,6 +90,8 @@ class RowSink:
         self.games = 0  # rows written
         self.bytes = 0
         self.chunks = 0
+        import hashlib
+
         self._hash = hashlib.sha256()
         self._fh = None
         self._writer = None  # pyarrow ParquetWriter
@@ -161,6 +162,8 @@ class RowSink:
               and isinstance(state.get("sha256"), str))
         if not ok:
             raise ValueError("the checkpoint's record of the per-game table is damaged")
+        import hashlib
+
         candidates = [self.path]
         if state["chunks"] == n_chunks:
             candidates.append(self.out)  # finished and renamed just before the checkpoint's last save

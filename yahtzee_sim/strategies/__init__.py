@@ -1,10 +1,15 @@
 """Strategies: small vectorized plug-ins behind one interface (see :class:`Strategy`)."""
 
 from .base import (STRATEGIES, Strategy, best_legal, get_strategy, register,
-                   strategy_names, uniform_choice)
+                   register_family, strategy_names, uniform_choice)
 from . import simple  # noqa: F401  (registers random and keep-largest)
 from . import lookahead  # noqa: F401  (registers greedy and heuristic)
 from . import optimal  # noqa: F401  (registers optimal)
+from . import levels  # noqa: F401  (registers cpu:weak|normal|strong)
 
-__all__ = ["Strategy", "STRATEGIES", "register", "get_strategy", "strategy_names",
+# optimal:theta=<x> is built on the exact engine's risk tables, which use this registry:
+# its module is imported when such a strategy is first asked for
+register_family("optimal", "yahtzee_sim.strategies.risk:from_params", "optimal:theta=<x>")
+
+__all__ = ["Strategy", "STRATEGIES", "register", "register_family", "get_strategy", "strategy_names",
            "best_legal", "uniform_choice"]

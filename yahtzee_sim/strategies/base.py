@@ -30,7 +30,7 @@ import numpy as np
 from ..rules import RuleSet
 from ..state import GameState, TurnOptions
 
-__all__ = ["Strategy", "register", "get_strategy", "strategy_names", "STRATEGIES",
+__all__ = ["Strategy", "register", "register_family", "get_strategy", "strategy_names", "STRATEGIES",
            "best_legal", "uniform_choice", "default_announcement"]
 
 
@@ -92,12 +92,35 @@ class Strategy:
 
 
 STRATEGIES: dict[str, type[Strategy]] = {}
+FAMILIES: dict[str, tuple] = {}
+"""Parametrized strategies: ``prefix -> (factory, usage)``; ``optimal:theta=0.02`` is
+``factory("theta=0.02")``. A factory given as ``"package.module:function"`` is imported
+on first use (plug-ins built on the exact engine, which itself uses this registry)."""
 
 
 def register(cls: type[Strategy]) -> type[Strategy]:
     """Class decorator adding a strategy to the registry under ``cls.name``."""
     STRATEGIES[cls.name] = cls
     return cls
+
+
+def register_family(prefix: str, factory, usage: str) -> None:
+    """Accept names ``prefix:<parameters>`` in :func:`get_strategy` (``usage`` shows the form).
+
+    ``factory`` is a callable of the parameter text, or its ``"module:function"`` path.
+    """
+    FAMILIES[prefix] = (factory, usage)
+
+
+def _family_factory(prefix: str):
+    factory, usage = FAMILIES[prefix]
+    if isinstance(factory, str):
+        import importlib
+
+        module, _, attr = factory.partition(":")
+        factory = getattr(importlib.import_module(module), attr)
+        FAMILIES[prefix] = (factory, usage)
+    return factory
 
 
 def strategy_names() -> list[str]:
@@ -114,7 +137,9 @@ def get_strategy(name: "str | Strategy | type[Strategy]") -> Strategy:
 
     ``"module:Class"`` imports ``module`` (from the Python path, else the current
     folder) and instantiates its :class:`Strategy` subclass ``Class``; a subclass
-    itself is instantiated too.
+    itself is instantiated too. A name ``prefix:parameters`` whose prefix is a
+    registered family (:func:`register_family`, e.g. ``optimal:theta=0.02``) is
+    built by that family instead.
 
     >>> get_strategy("random").name
     'random'
@@ -130,12 +155,16 @@ def get_strategy(name: "str | Strategy | type[Strategy]") -> Strategy:
     if isinstance(name, type) and issubclass(name, Strategy):
         return name()
     if isinstance(name, str) and ":" in name:
+        prefix, _, params = name.partition(":")
+        if prefix in FAMILIES:                       # a built-in parametrized family
+            return _family_factory(prefix)(params)
         return _load_strategy(name)
     try:
         return STRATEGIES[name]()
     except (KeyError, TypeError):
+        also = "".join(f", {usage}" for _, usage in FAMILIES.values())
         raise ValueError(
-            f"unknown strategy {name!r}; valid strategies: {', '.join(STRATEGIES)}"
+            f"unknown strategy {name!r}; valid strategies: {', '.join(STRATEGIES)}{also}"
         ) from None
 
 

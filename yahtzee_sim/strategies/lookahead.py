@@ -395,6 +395,25 @@ class HeuristicStrategy(LookaheadStrategy):
        両端を待つ": no rule needed, the exact keep expectation holds 3-4 and
        open-ended runs when a straight is worth chasing.
 
+    The rest of the family, what it aims for in each:
+
+    F. Kismet: the bonus outlook sums the three tiers (each step's bonus times the
+       chance of reaching it).
+    G. Yamb: the score is (Max - Min) x Ones plus the rows, so a point is worth more in
+       some boxes than others; each box is weighted by the change of the card score for
+       one more point, around a card of aimed values (a point of Ones is worth 1 + the
+       typical Max - Min, about 12; a point of Min costs the typical Ones, so it aims
+       low there). The column bonuses (+30 at 60) are not modelled. It announces only
+       when it must (the default :meth:`Strategy.announce`); plans follow the
+       announcement.
+    H. Balut: it aims at the score (the points grow with the score band and with full
+       Straight and Full house columns, which a high score also brings); the category
+       point thresholds are not modelled.
+    I. Maxi Yatzy: saved throws are spent only when they would be wasted (the default
+       :meth:`Strategy.keep_banked`), so the plan of each turn is the three-throw one.
+    J. Generala: plans use the points of the final throw; a served combination is a
+       bonus it takes when the first throw already fits (holding then is the best keep).
+
     The knobs below were tuned by simulation on ``yahtzee`` (common random
     numbers, see ``benchmarks/tune_heuristic.py``) and are multipliers of
     quantities computed from each rule set, so they carry over to the others.

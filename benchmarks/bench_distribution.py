@@ -1,0 +1,111 @@
+"""Exact distributions, risk solves, win odds and multiplayer games: time and memory.
+
+Each case runs in a fresh process (so its peak resident memory is its own, and the
+solver's mean tables come from the disk cache, warmed first). Prints a Markdown
+table for benchmarks/RESULTS.md.
+
+    .venv/bin/python benchmarks/bench_distribution.py                  # every case (long)
+    .venv/bin/python benchmarks/bench_distribution.py --quick          # small rule sets only
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+
+CASES = [
+    ("distribution", "yacht+fill-in-order", "greedy"),
+    ("distribution", "yacht+fill-in-order", "random"),
+    ("distribution", "yacht", "keep-largest"),
+    ("distribution", "yacht", "optimal"),
+    ("distribution", "yahtzee", "keep-largest"),
+    ("distribution", "yahtzee", "greedy"),
+    ("distribution", "yahtzee", "optimal"),
+    ("risk", "yacht", "0.02"),
+    ("risk", "yahtzee", "0.02"),
+    ("winodds", "yahtzee", "20"),
+    ("table", "yahtzee", "optimal,optimal"),
+    ("table", "yahtzee", "play-to-win,optimal"),
+]
+QUICK = {"yacht+fill-in-order"}
+
+
+def _rules(key):
+    from yahtzee_sim.report.experiment import rules_from_key
+
+    return rules_from_key(key)
+
+
+def run_one(kind: str, key: str, arg: str) -> dict:
+    rules = _rules(key)
+    t0 = time.perf_counter()
+    out = {}
+    if kind == "distribution":
+        from yahtzee_sim.exact.distribution import distribution
+
+        d = distribution(rules, arg)
+        out.update(mean=d.mean, sd=d.sd, states=d.states, entries=int(d.levels["entries"].max()),
+                   moves=int(d.levels["moves"].max()))
+    elif kind == "risk":
+        from yahtzee_sim.exact.risk import solve_risk
+
+        s = solve_risk(rules, float(arg), cache=False)
+        out.update(certainty_equivalent=s.certainty_equivalent)
+    elif kind == "winodds":
+        import numpy as np
+
+        from yahtzee_sim.exact.winodds import win_odds
+
+        rng = np.random.default_rng(0)
+        pmfs = [rng.random(1600) for _ in range(int(arg))]     # yahtzee's score range
+        pmfs = [p / p.sum() for p in pmfs]
+        t0 = time.perf_counter()
+        odds = win_odds(pmfs)
+        out.update(players=int(arg), share_sum=float(odds.win_share.sum()))
+    elif kind == "table":
+        from yahtzee_sim.multiplayer import PlayToWin, simulate_table
+
+        players = [PlayToWin() if p == "play-to-win" else p for p in arg.split(",")]
+        n = 20_000
+        for p in players:                                # solve (cached) before the clock
+            if not isinstance(p, str):
+                p.prepare(rules)
+        t0 = time.perf_counter()
+        res = simulate_table(rules, players, n, seed=1)
+        out.update(games_per_s=n / (time.perf_counter() - t0))
+    out["seconds"] = time.perf_counter() - t0
+    out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--one", nargs=3, metavar=("KIND", "RULES", "ARG"), help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.one:
+        print(json.dumps(run_one(*args.one)))
+        return 0
+    cases = [c for c in CASES if not args.quick or c[1] in QUICK]
+    for key in sorted({c[1] for c in cases}):             # warm the mean solver's cache
+        subprocess.run([sys.executable, "-c", "from yahtzee_sim.exact.solver import solve; "
+                        f"from yahtzee_sim.report.experiment import rules_from_key; solve(rules_from_key({key!r}))"],
+                       check=True)
+    print("| what | rules | strategy / parameter | seconds | peak MB | result |")
+    print("|---|---|---|---|---|---|")
+    for kind, key, arg in cases:
+        proc = subprocess.run([sys.executable, __file__, "--one", kind, key, arg], check=True,
+                              capture_output=True, text=True)
+        r = json.loads(proc.stdout.strip().splitlines()[-1])
+        extra = ", ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v:,}"
+                          for k, v in r.items() if k not in ("seconds", "peak_mb"))
+        print(f"| {kind} | {key} | {arg} | {r['seconds']:.2f} | {r['peak_mb']:.0f} | {extra} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

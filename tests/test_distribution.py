@@ -1,0 +1,288 @@
+"""Exact score distributions: brute force on tiny games, policy_value and the solver,
+chi-square against simulation, events, refusals."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+from collections import defaultdict
+
+import numpy as np
+import pytest
+
+from yahtzee_sim import GameState, simulate
+from yahtzee_sim.exact.distribution import ScoreDistribution, distribution, pmf_mean_sd
+from yahtzee_sim.exact.policy import policy_value
+from yahtzee_sim.rules import Box, RuleSet
+from yahtzee_sim.rules import scoring as sc
+from yahtzee_sim.state import TurnOptions
+from yahtzee_sim.stats import chisquare_gof
+from yahtzee_sim.strategies import Strategy
+
+
+def tiny_rules(*, joker="forced", five_bonus=20, upper_bonus=7, fill_order="any") -> RuleSet:
+    """Two three-sided dice, three rolls, five boxes: Ones, Twos, Threes, Pair (both dice
+    equal: the five-of-a-kind box), Chance. Small enough to enumerate every game."""
+    boxes = (
+        Box("ones", "Ones", sc.upper(1), upper_face=1),
+        Box("twos", "Twos", sc.upper(2), upper_face=2),
+        Box("threes", "Threes", sc.upper(3), upper_face=3),
+        Box("pair", "Pair", sc.five_of_a_kind(10)),
+        Box("chance", "Chance", sc.chance, joker_points=9),
+    )
+    return RuleSet(name="tiny", title="Tiny", boxes=boxes, n_dice=2, n_faces=3, n_rolls=3,
+                   upper_bonus_threshold=6, upper_bonus=upper_bonus, five_box="pair",
+                   five_bonus=five_bonus, joker=joker, fill_order=fill_order)
+
+
+def brute_force(rules: RuleSet, strategy: Strategy) -> dict:
+    """Joint distribution of (final score, five of a kind thrown, bonuses, five box
+    full, upper bonus) by enumerating every ordered dice outcome of every throw.
+
+    Independent of the code under test: real upper totals, ordered outcomes instead
+    of the keep lattice, one strategy question per state and roll, dicts of outcomes.
+    """
+    strategy.prepare(rules)
+    d = rules.dice
+    n, f, b = rules.n_dice, rules.n_faces, rules.n_boxes
+    outcomes = {k: [np.array(o) for o in itertools.product(range(1, f + 1), repeat=k)]
+                for k in range(n + 1)}
+
+    def roll_of(dice):
+        return d.roll_index_of(sorted(int(x) for x in dice))
+
+    def is_five(r):
+        return int(d.roll_counts[r].max()) == n
+
+    @functools.lru_cache(maxsize=None)
+    def game(filled: tuple, upper: int, full: bool) -> dict:
+        """{(future points, five thrown, bonuses, five box full at the end, upper bonus): p}"""
+        if all(filled):
+            return {(0, False, 0, full, rules.upper_bonus > 0 and upper >= rules.upper_bonus_threshold): 1.0}
+        fl = np.array([filled] * d.n_rolls)
+        state = GameState.from_arrays(rules, fl, [upper] * d.n_rolls, [full] * d.n_rolls)
+        rolls = np.arange(d.n_rolls)
+        zeros = np.zeros(d.n_rolls, np.float32)
+        legal, scores, bonus = rules.turn_options(fl, np.full(d.n_rolls, full), rolls)
+        gain = scores + rules.upper_bonus_gain(np.full(d.n_rolls, upper), scores) + bonus[:, None]
+        boxes = strategy.box(state, rolls, TurnOptions(legal, scores, gain), zeros)
+        keeps = {j: strategy.keep(state, rolls, j, zeros) for j in range(rules.n_rolls - 1, 0, -1)}
+
+        def final(r, seen):
+            bx = int(boxes[r])
+            pts = int(scores[r, bx])
+            nf = list(filled)
+            nf[bx] = True
+            rest = game(tuple(nf), upper + (pts if rules.is_upper[bx] else 0),
+                        full or (bx == rules.five_box_index and pts == rules.five_box_points))
+            g, nb = int(gain[r, bx]), int(bonus[r] > 0)
+            out = defaultdict(float)
+            for (s, s5, k, ff, ub), p in rest.items():
+                out[(s + g, s5 or seen, k + nb, ff, ub)] += p
+            return out
+
+        def value(r, j, seen):
+            seen = seen or is_five(r)
+            if j == 0:
+                return final(r, seen)
+            kept = d.keep_counts[keeps[j][r]]
+            held = np.repeat(np.arange(1, f + 1), kept)
+            out = defaultdict(float)
+            outs = outcomes[n - len(held)]
+            for o in outs:
+                for key, p in value(roll_of(np.concatenate([held, o])), j - 1, seen).items():
+                    out[key] += p / len(outs)
+            return out
+
+        out = defaultdict(float)
+        for o in outcomes[n]:
+            for key, p in value(roll_of(o), rules.n_rolls - 1, False).items():
+                out[key] += p / len(outcomes[n])
+        return dict(out)
+
+    return game(tuple([False] * b), 0, False)
+
+
+class LowestBox(Strategy):
+    """Keep the dice of the roll's lowest face, fill the first legal box."""
+
+    name = "lowest-box"
+
+    def keep(self, state, rolls, rolls_left, u):
+        counts = self.dice.roll_counts[rolls].copy()
+        low = np.argmax(counts > 0, axis=1)
+        held = np.zeros_like(counts)
+        held[np.arange(len(rolls)), low] = counts[np.arange(len(rolls)), low]
+        return self.dice.keep_index_of_counts(held)
+
+    def box(self, state, rolls, options, u):
+        return np.argmax(options.legal, axis=1)
+
+
+TINY_CASES = {
+    "forced-joker": dict(),
+    "free-joker": dict(joker="free"),
+    "no-joker-no-bonus": dict(joker="none", five_bonus=0),
+    "in-order": dict(fill_order="in-order"),
+}
+
+
+@pytest.mark.parametrize("case", list(TINY_CASES))
+@pytest.mark.parametrize("strategy", ["keep-largest", "greedy", "lowest-box"])
+def test_tiny_games_match_brute_force(case, strategy):
+    rules = tiny_rules(**TINY_CASES[case])
+    strat = LowestBox() if strategy == "lowest-box" else strategy
+    from yahtzee_sim.strategies import get_strategy
+
+    joint = brute_force(rules, get_strategy(strat) if isinstance(strat, str) else LowestBox())
+    dist = distribution(rules, strat)
+    pmf = np.zeros(max(s for s, *_ in joint) + 1)
+    for (s, *_), p in joint.items():
+        pmf[s] += p
+    assert len(dist.pmf) == len(pmf)
+    np.testing.assert_allclose(dist.pmf, pmf, rtol=0, atol=1e-14)
+    assert dist.p_five_of_a_kind_rolled == pytest.approx(sum(p for k, p in joint.items() if k[1]), abs=1e-14)
+    assert dist.p_five_box_full == pytest.approx(sum(p for k, p in joint.items() if k[3]), abs=1e-14)
+    if rules.upper_bonus:
+        assert dist.p_upper_bonus == pytest.approx(sum(p for k, p in joint.items() if k[4]), abs=1e-14)
+    bonus = defaultdict(float)
+    for k, p in joint.items():
+        bonus[k[2]] += p
+    want = np.array([bonus[i] for i in range(max(bonus) + 1)])
+    np.testing.assert_allclose(dist.five_bonus_pmf, want, atol=1e-14)
+
+
+def test_tiny_random_is_averaged_exactly():
+    """The uniform average of ``random`` equals the mean over every strategy outcome:
+    checked against policy_value (exact too) and a simulation."""
+    rules = tiny_rules()
+    dist = distribution(rules, "random")
+    pv = policy_value(rules, "random")
+    assert dist.method == "uniform average"
+    assert dist.mean == pytest.approx(pv.expected_score, abs=1e-10)
+    assert dist.sd == pytest.approx(pv.sd, abs=1e-10)
+    res = simulate(rules, "random", 40_000, seed=11)
+    counts, pmf = _aligned(res, dist.pmf)
+    assert chisquare_gof(counts, pmf).pvalue > 1e-4
+
+
+def _aligned(res, pmf):
+    """Simulated counts and the exact PMF over the same scores 0..max."""
+    hist = res.aggregate.total_hist
+    n = max(len(hist), len(pmf))
+    return np.pad(hist, (0, n - len(hist))), np.pad(pmf, (0, n - len(pmf)))
+
+
+@pytest.mark.parametrize("rules,options,strategy", [
+    ("yacht", ["fill-in-order"], "keep-largest"),
+    ("yacht", ["fill-in-order"], "random"),
+    ("yacht", ["fill-in-order", "yacht-bonus-100", "three-dice"], "greedy"),
+    ("yacht", ["fill-in-order"], "heuristic"),
+])
+def test_mean_and_sd_equal_policy_value(rules, options, strategy):
+    dist = distribution(rules, strategy, options=options)
+    pv = policy_value(rules, strategy, options=options)
+    assert abs(dist.pmf.sum() - 1.0) < 1e-12
+    assert dist.pmf.min() >= 0
+    assert dist.mean == pytest.approx(pv.expected_score, abs=1e-9)
+    assert dist.sd == pytest.approx(pv.sd, abs=1e-9)
+
+
+def test_quantities_are_consistent():
+    d = distribution("yacht", "keep-largest", options=["fill-in-order"])
+    assert isinstance(d, ScoreDistribution)
+    assert d.p_at_least(d.min_score) == pytest.approx(1.0, abs=1e-12)
+    assert d.p_at_least(d.max_score + 1) == 0.0 and d.p_at_least(0) == 1.0
+    x = int(round(d.mean))
+    assert d.p_at_least(x) + d.p_below(x) == pytest.approx(1.0, abs=1e-15)
+    assert d.p_at_least(x) == pytest.approx(d.pmf[x:].sum())
+    q = d.percentile(25)
+    assert d.cdf()[q] >= 0.25 > (d.cdf()[q - 1] if q else 0)
+    assert d.percentile(100) == d.max_score
+    frame = d.to_frame()
+    assert frame["probability"].sum() == pytest.approx(1.0, abs=1e-12)
+    assert (frame["at_least"].iloc[0]) == pytest.approx(1.0)
+    assert list(d.percentiles([10, 50, 90])["score"]) == [d.percentile(10), d.percentile(50), d.percentile(90)]
+    m, s = pmf_mean_sd(d.pmf)
+    assert (m, s) == (d.mean, d.sd)
+    with pytest.raises(ValueError, match="percentile"):
+        d.percentile(0)
+    assert math.isnan(distribution("yacht", "keep-largest", options=["fill-in-order", "no-bonus"]).p_upper_bonus)
+
+
+class CoinFlip(Strategy):
+    """Randomized: fills a random legal box (uses its uniform ``u``)."""
+
+    name = "coin-flip"
+
+    def keep(self, state, rolls, rolls_left, u):
+        return self.dice.roll_keep_index[rolls]
+
+    def box(self, state, rolls, options, u):
+        from yahtzee_sim.strategies import uniform_choice
+
+        return uniform_choice(options.legal, u)
+
+
+def test_randomized_strategy_is_refused():
+    with pytest.raises(ValueError, match="randomized"):
+        distribution("yacht", CoinFlip())
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="unknown strategy"):
+        distribution("yacht", "no-such")
+    with pytest.raises(ValueError, match="unknown rule"):
+        distribution("no-such-rules", "greedy")
+    with pytest.raises(ValueError, match="chunk_rows"):
+        distribution("yacht", "greedy", chunk_rows=0)
+
+
+def _chi_square(dist: ScoreDistribution, games: int, seed: int):
+    res = simulate(dist.rules, dist.strategy, games, seed=seed)
+    counts, pmf = _aligned(res, dist.pmf)
+    return chisquare_gof(counts, pmf), res
+
+
+def test_simulated_histogram_fits_exact_pmf_quick():
+    """40 000 games of greedy yacht (fill in order): a chi-square over every score."""
+    dist = distribution("yacht", "greedy", options=["fill-in-order"])
+    gof, res = _chi_square(dist, 40_000, seed=3)
+    assert gof.pvalue > 1e-4
+    # a bug of a tenth of a point in the mean would show as 4 standard errors at 10^6 games;
+    # here the sample mean sits within 4 se of the exact mean
+    assert abs(res.aggregate.mean() - dist.mean) < 4 * dist.sd / math.sqrt(res.n_games)
+
+
+def test_chi_square_catches_a_wrong_pmf():
+    """The quick test has power: the same PMF one point higher (a bug of one point in
+    the mean, 6.5 standard errors at this size) fails the test the right PMF passes."""
+    dist = distribution("yacht", "greedy", options=["fill-in-order"])
+    res = simulate(dist.rules, dist.strategy, 40_000, seed=3)
+    counts, pmf = _aligned(res, dist.pmf)
+    counts, pmf = np.pad(counts, (0, 1)), np.pad(pmf, (0, 1))
+    wrong = np.concatenate([[0.0], pmf[:-1]])
+    assert chisquare_gof(counts, pmf).pvalue > 1e-4
+    assert chisquare_gof(counts, wrong).pvalue < 1e-4
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("strategy", ["optimal", "keep-largest"])
+def test_yahtzee_million_games_fit_exact_pmf(strategy):
+    """10^6 simulated games of yahtzee: chi-square against the exact PMF, and the
+    exact mean and sd against the solver (optimal) and policy_value."""
+    dist = distribution("yahtzee", strategy)
+    assert abs(dist.pmf.sum() - 1.0) < 1e-12
+    if strategy == "optimal":
+        from yahtzee_sim.exact.solver import solve
+
+        sol = solve("yahtzee")
+        assert dist.mean == pytest.approx(sol.expected_score, abs=2e-3)    # float32 tables
+        assert dist.sd == pytest.approx(sol.sd, abs=2e-3)
+    gof, res = _chi_square(dist, 1_000_000, seed=2026)
+    assert gof.pvalue > 1e-4
+    assert abs(res.aggregate.mean() - dist.mean) < 4 * dist.sd / 1000
+    s = res.summary()
+    for key in ("upper_bonus_rate", "five_box_50_rate", "five_per_game"):
+        assert abs(s[key] - dist.summary()[key]) < 4 * math.sqrt(0.25 / 1e6) * (3 if key == "five_per_game" else 1)

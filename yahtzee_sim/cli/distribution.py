@@ -1,0 +1,122 @@
+"""``yahtzee-sim distribution`` and ``yahtzee-sim head-to-head --exact``.
+
+* ``distribution``: the exact distribution of a strategy's final score (mean, sd,
+  percentiles, P(score >= x), the events users ask about), optionally every score's
+  probability to a CSV file.
+* ``head-to-head --exact``: 2 to 20 players at one table, each with its own
+  strategy and its own dice (no strategy looks at another's card): exact P(win),
+  P(tie for first), win share and rank distribution from their exact score
+  distributions.
+
+>>> from yahtzee_sim.cli import build_parser
+>>> a = build_parser().parse_args(["distribution", "--strategy", "greedy", "--at-least", "250"])
+>>> a.strategy, a.at_least
+('greedy', [250])
+>>> a = build_parser().parse_args(["head-to-head", "--exact", "--players", "optimal", "greedy"])
+>>> a.players
+['optimal', 'greedy']
+"""
+
+from __future__ import annotations
+
+PERCENTILES = (1, 5, 10, 25, 50, 75, 90, 95, 99)
+
+
+def cmd_distribution(args) -> int:
+    """Print the exact score distribution of one strategy."""
+    from ._common import check_out_path, print_json, progress_for, rules_from
+    from ..exact.distribution import distribution
+    from ..files import atomic_write
+
+    rules = rules_from(args)
+    out = check_out_path(args.out, (".csv",)) if args.out else None
+    with progress_for(args) as progress:
+        dist = distribution(rules, args.strategy, progress=progress)
+    s = dist.summary()
+    pct = {str(q): dist.percentile(q) for q in PERCENTILES}
+    at_least = {str(x): dist.p_at_least(x) for x in args.at_least}
+    if out is not None:
+        with atomic_write(out, "w") as fh:
+            dist.to_frame().to_csv(fh)
+    if args.json:
+        print_json(dict(s, rules=rules.name, options=list(rules.options), percentiles=pct,
+                        p_at_least=at_least, pmf=dist.pmf.tolist() if args.pmf else None))
+        return 0
+    print(f"{rules.title} ({rules.key}): exact final-score distribution of {dist.strategy}")
+    print(f"  expected score        {dist.mean:.4f}")
+    print(f"  standard deviation    {dist.sd:.4f}")
+    print(f"  lowest / highest      {dist.min_score} / {dist.max_score} (scores with positive probability)")
+    print("  percentiles           " + ", ".join(f"p{q} {v}" for q, v in pct.items()))
+    for x, p in at_least.items():
+        print(f"  P(score >= {x})       {p:.6f}")
+    if rules.upper_bonus:
+        print(f"  P(upper bonus)        {dist.p_upper_bonus:.6f}")
+    if rules.five_box is not None:
+        print(f"  P({rules.five_box} box full)  {dist.p_five_box_full:.6f}")
+    print(f"  P(five of a kind thrown at least once)  {dist.p_five_of_a_kind_rolled:.6f}")
+    print(f"  turns ending in five of a kind, mean    {dist.five_per_game:.6f}")
+    if rules.five_bonus:
+        pmf = dist.five_bonus_pmf
+        print(f"  five-of-a-kind bonuses: mean {dist.expected_five_bonuses:.6f}; "
+              + ", ".join(f"P({k}) {p:.3g}" for k, p in enumerate(pmf[:5])))
+    print(f"  states visited        {dist.states:,}; {dist.seconds:.1f} s")
+    if out is not None:
+        print(f"  every score's probability written to {out}")
+    return 0
+
+
+def cmd_head_to_head(args) -> int:
+    """Exact win odds of players at one table."""
+    from ._common import print_json, progress_for, rules_from
+    from ..exact.distribution import distribution
+    from ..exact.winodds import MAX_PLAYERS, win_odds
+
+    if not args.exact:
+        raise ValueError("head-to-head needs --exact (simulated head-to-head: `yahtzee-sim run "
+                         "experiments/head-to-head.toml`)")
+    players = list(args.players)
+    if not 2 <= len(players) <= MAX_PLAYERS:
+        raise ValueError(f"--players takes 2 to {MAX_PLAYERS} strategies, got {len(players)}")
+    rules = rules_from(args)
+    dists = {}
+    with progress_for(args) as progress:
+        for name in dict.fromkeys(players):          # each distinct strategy once
+            dists[name] = distribution(rules, name, progress=progress)
+    names = [f"{p} (seat {i + 1})" for i, p in enumerate(players)]
+    odds = win_odds([dists[p] for p in players], names=names)
+    if args.json:
+        out = odds.summary()
+        for row, p in zip(out["players"], players):
+            row["strategy"] = p
+        print_json(dict(out, rules=rules.name, options=list(rules.options), method="exact"))
+        return 0
+    print(f"{rules.title} ({rules.key}): {len(players)} players, independent games, exact")
+    frame = odds.to_frame()[["mean_score", "p_win", "p_tie", "win_share", "expected_rank"]]
+    print(frame.to_string(float_format=lambda v: f"{v:.6f}"))
+    print("p_win: sole highest score; p_tie: level on the highest score with another player; "
+          "win_share: a tie for first split evenly; expected_rank: 1 = first (ties share the better rank)")
+    return 0
+
+
+def add_commands(sub) -> None:
+    """Register the ``distribution`` and ``head-to-head`` subcommands."""
+    from ._common import add_rules_args
+
+    p = sub.add_parser("distribution", help="exact distribution of a strategy's final score")
+    add_rules_args(p)
+    p.add_argument("--strategy", default="optimal",
+                   help="a strategy whose decisions depend on the score card (default optimal)")
+    p.add_argument("--at-least", type=int, action="append", default=[], metavar="X",
+                   help="also print P(score >= X) (repeatable)")
+    p.add_argument("--out", help="write every score's probability to this CSV file")
+    p.add_argument("--pmf", action="store_true", help="with --json: include the whole PMF")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_distribution)
+
+    h = sub.add_parser("head-to-head", help="exact win odds of 2 to 20 players at one table")
+    add_rules_args(h)
+    h.add_argument("--players", nargs="+", required=True, metavar="STRATEGY",
+                   help="one strategy per seat (e.g. optimal greedy greedy)")
+    h.add_argument("--exact", action="store_true", help="exact odds from the score distributions")
+    h.add_argument("--json", action="store_true")
+    h.set_defaults(func=cmd_head_to_head)

@@ -1,0 +1,710 @@
+"""Exact distribution of the final score of a state-based strategy.
+
+A strategy whose decisions depend only on the state (the filled boxes, the
+upper total up to the bonus threshold, whether the five-of-a-kind box holds its
+full value, the roll and the rolls left) turns the game into a Markov chain on
+states whose rewards (the points of each turn) never feed back into the
+decisions. So the joint distribution of (state, points so far) can be pushed
+forward turn by turn, exactly:
+
+* per state, the strategy is asked once for its box for each final roll and its
+  keep for each roll and rolls left, through the same machinery as
+  :func:`~yahtzee_sim.exact.policy.policy_value` (same batches, same checks,
+  ``random`` averaged exactly, strategies that use their uniform ``u`` refused);
+* the first-roll distribution is pushed through the keeps (mass on a keep
+  spreads over one more die of each face, down the keep lattice) to the
+  distribution of the turn's final roll, which gives, per state, a short list of
+  (next state, points, probability) moves;
+* the points so far of a state are stored relative to its (capped) upper total
+  ``u``: an upper box that does not reach the threshold moves probability
+  without shifting it, so a state's distribution spans only its lower-section
+  points, the upper bonus, the upper points beyond the threshold and any
+  five-of-a-kind bonuses. Each state's vector has its own width (ragged storage),
+  and the moves of one points shift are one sparse matrix product per block of
+  similar widths.
+
+The same pass carries the probability of events users ask about: the upper
+bonus, the full value (50) in the five-of-a-kind box, at least one five of a
+kind thrown in the game (at any throw), and the distribution of the number of
+five-of-a-kind bonuses.
+
+Cost: memory is the (state, points) support of two consecutive levels plus the
+moves of one level. Optimal ``yahtzee`` visits 284,271 states (of 536,448
+reachable ones: the others have probability 0 under optimal play), with at most
+15.2 million (state, points) entries in a level (122 MB of float64). The time
+goes about equally to asking the strategy for its decisions (every final roll's
+box, every keep) and to the propagation; see ``benchmarks/RESULTS.md``.
+
+>>> dist = distribution("yacht", "keep-largest", options=["fill-in-order"])
+>>> from yahtzee_sim.exact.policy import policy_value
+>>> pv = policy_value("yacht", "keep-largest", options=["fill-in-order"])
+>>> bool(abs(dist.mean - pv.expected_score) < 1e-9), bool(abs(dist.sd - pv.sd) < 1e-9)
+(True, True)
+>>> bool(abs(dist.pmf.sum() - 1) < 1e-12)
+True
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..engine import MoveChecks
+from ..rules import RuleSet, get_rules
+from ..strategies import Strategy, get_strategy
+from . import cache as _cache
+from ._solver_space import StateSpace, state_space
+from .policy import (DEFAULT_CHUNK_ROWS, PROBE_STATES, _ask_box, _ask_keep, _is_uniform_random,
+                     _level_states, _probe, _reach_table, _Turn)
+
+__all__ = ["distribution", "ScoreDistribution", "pmf_mean_sd"]
+
+_WIDTH_CLASSES = np.array([8, 16, 24, 32, 48, 64, 96, 128, 160, 192, 256, 320, 384, 512, 640,
+                           768, 1024, 1280, 1536, 2048, 2560, 3072, 4096, 6144, 8192])
+"""Row widths are grouped into these classes for the sparse products (a row of
+width w is multiplied as part of a block of the smallest class >= w)."""
+
+
+def pmf_mean_sd(pmf) -> tuple[float, float]:
+    """Mean and sd of a PMF over 0, 1, 2, ...
+
+    >>> pmf_mean_sd([0.5, 0.0, 0.5])
+    (1.0, 1.0)
+    """
+    p = np.asarray(pmf, dtype=np.float64)
+    x = np.arange(len(p), dtype=np.float64)
+    m = float(p @ x)
+    return m, math.sqrt(max(float(p @ (x * x)) - m * m, 0.0))
+
+
+@dataclass(frozen=True, eq=False)
+class ScoreDistribution:
+    """The exact distribution of the final score of a strategy on a rule set.
+
+    Attributes
+    ----------
+    rules : the rule set; strategy : the strategy's name.
+    pmf : (max score + 1,) float64, ``pmf[x]`` = P(final score = x) exactly.
+    p_upper_bonus : P(the upper bonus is earned) (NaN if the rules have none).
+    p_five_box_full : P(the five-of-a-kind box ends with its full value, e.g. 50)
+        (NaN if the rules have no such box).
+    p_five_of_a_kind_rolled : P(at least one throw of the game shows five of a kind).
+    five_per_game : mean number of turns ending with five of a kind (the
+        simulator's ``five_per_game``).
+    five_bonus_pmf : P(exactly k five-of-a-kind bonuses), k = 0, 1, ... (just [1.0]
+        if the rules have no such bonus).
+    method : ``"deterministic"`` or ``"uniform average"`` (``random``).
+    states : states with positive probability that were visited; seconds : time.
+    levels : per level (boxes filled): states visited, (state, points) entries
+        stored, moves, seconds.
+    """
+
+    rules: RuleSet
+    strategy: str
+    pmf: np.ndarray = field(repr=False)
+    p_upper_bonus: float
+    p_five_box_full: float
+    p_five_of_a_kind_rolled: float
+    five_per_game: float
+    five_bonus_pmf: np.ndarray = field(repr=False)
+    method: str
+    states: int
+    seconds: float
+    levels: dict = field(repr=False)
+
+    # -- moments and quantiles ---------------------------------------------------
+    @property
+    def mean(self) -> float:
+        """Exact expected final score."""
+        return pmf_mean_sd(self.pmf)[0]
+
+    @property
+    def sd(self) -> float:
+        """Exact standard deviation of the final score."""
+        return pmf_mean_sd(self.pmf)[1]
+
+    @property
+    def scores(self) -> np.ndarray:
+        """The scores 0..max that ``pmf`` is indexed by."""
+        return np.arange(len(self.pmf))
+
+    @property
+    def min_score(self) -> int:
+        """Smallest score with positive probability."""
+        return int(np.flatnonzero(self.pmf > 0)[0])
+
+    @property
+    def max_score(self) -> int:
+        """Largest score with positive probability."""
+        return int(np.flatnonzero(self.pmf > 0)[-1])
+
+    def cdf(self) -> np.ndarray:
+        """P(score <= x) for x = 0..max."""
+        return np.cumsum(self.pmf)
+
+    def p_at_least(self, x) -> float:
+        """Exact P(final score >= x).
+
+        >>> d = distribution("yacht", "keep-largest", options=["fill-in-order"])
+        >>> d.p_at_least(0), d.p_at_least(10_000), round(d.p_at_least(d.min_score), 12)
+        (1.0, 0.0, 1.0)
+        """
+        x = math.ceil(x)
+        if x <= 0:
+            return 1.0
+        return float(min(1.0, self.pmf[x:].sum()))
+
+    def p_below(self, x) -> float:
+        """Exact P(final score < x)."""
+        return 1.0 - self.p_at_least(x) if x > 0 else 0.0
+
+    def percentile(self, q) -> int:
+        """The q-th percentile (0 < q <= 100): the smallest score x with P(score <= x) >= q/100.
+
+        >>> d = distribution("yacht", "keep-largest", options=["fill-in-order"])
+        >>> d.percentile(50) == int(np.searchsorted(d.cdf(), 0.5 - 1e-12)), d.percentile(100) == d.max_score
+        (True, True)
+        """
+        q = float(q)
+        if not 0 < q <= 100:
+            raise ValueError(f"percentile must be in (0, 100], got {q!r}")
+        if q == 100:
+            return self.max_score
+        cdf = self.cdf()
+        # against the computed total, and a hair below: float rounding must not move it
+        return int(min(np.searchsorted(cdf, q / 100 * cdf[-1] - 1e-13), self.max_score))
+
+    def percentiles(self, qs=range(1, 100)) -> "pd.DataFrame":
+        """Table of percentiles (default 1..99): ``percentile`` and ``score``."""
+        import pandas as pd
+
+        qs = list(qs)
+        return pd.DataFrame({"percentile": qs, "score": [self.percentile(q) for q in qs]}
+                            ).set_index("percentile")
+
+    @property
+    def expected_five_bonuses(self) -> float:
+        """Exact mean number of five-of-a-kind bonuses per game."""
+        return float(np.arange(len(self.five_bonus_pmf)) @ self.five_bonus_pmf)
+
+    def summary(self) -> dict:
+        """The headline numbers as a plain dict (JSON-able).
+
+        >>> s = distribution("yacht", "keep-largest", options=["fill-in-order"]).summary()
+        >>> s["strategy"], s["rules"], round(s["five_box_50_rate"], 6)
+        ('keep-largest', 'yacht+fill-in-order', 0.046029)
+        """
+        out = {"rules": self.rules.key, "strategy": self.strategy, "mean": self.mean,
+               "sd": self.sd, "min_score": self.min_score, "max_score": self.max_score,
+               "median": self.percentile(50),
+               # the simulator's names for the same quantities (there: observed rates)
+               "upper_bonus_rate": self.p_upper_bonus, "five_box_50_rate": self.p_five_box_full,
+               "five_per_game": self.five_per_game,
+               "p_five_of_a_kind_rolled": self.p_five_of_a_kind_rolled,
+               "expected_five_bonuses": self.expected_five_bonuses,
+               "five_bonus_pmf": self.five_bonus_pmf.tolist(),
+               "method": self.method, "states": self.states, "seconds": self.seconds}
+        return out
+
+    def to_frame(self) -> "pd.DataFrame":
+        """One row per score with positive probability: ``probability`` (exactly that
+        score), ``cdf`` (that score or less) and ``at_least`` (that score or more).
+
+        >>> f = distribution("yacht", "keep-largest", options=["fill-in-order"]).to_frame()
+        >>> f.index.name, list(f.columns)
+        ('score', ['probability', 'cdf', 'at_least'])
+        """
+        import pandas as pd
+
+        pos = np.flatnonzero(self.pmf > 0)
+        cdf = self.cdf()
+        at_least = np.concatenate([[1.0], 1.0 - cdf[:-1]])
+        frame = pd.DataFrame({"score": pos, "probability": self.pmf[pos], "cdf": cdf[pos],
+                              "at_least": np.clip(at_least[pos], 0.0, 1.0)})
+        return frame.set_index("score")
+
+    def plot(self, ax=None, *, simulated=None, games: int = 0, seed=0):
+        """Plot the exact PMF, with a simulated histogram over it.
+
+        ``simulated`` is an array of simulated final scores (or a result with a
+        ``aggregate``, e.g. a :class:`~yahtzee_sim.results.SimulationResult`); with ``games > 0`` and no ``simulated``, that many
+        games are simulated here (seeded). Returns the matplotlib axes.
+        """
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots(figsize=(8, 4))
+        x = np.arange(len(self.pmf))
+        if simulated is not None:
+            agg = getattr(simulated, "aggregate", None)
+            counts = agg.total_hist if agg is not None else np.bincount(np.asarray(simulated))
+            ax.bar(np.arange(len(counts)), counts / counts.sum(), width=1.0, color="0.8",
+                   label=f"simulated ({int(counts.sum()):,} games)")
+        ax.plot(x, self.pmf, color="C0", lw=1.2, label="exact")
+        ax.set_xlim(self.min_score - 2, self.percentile(99.99) + 5)
+        ax.set_xlabel("final score")
+        ax.set_ylabel("probability of exactly that score")
+        ax.set_title(f"{self.rules.key}: {self.strategy} (mean {self.mean:.2f}, sd {self.sd:.2f})")
+        ax.legend()
+        return ax
+
+
+# -- the keep lattice, pushed forwards ----------------------------------------------
+@functools.lru_cache(maxsize=None)
+def _push_matrices(dice):
+    """Per keep size s < n_dice: (keeps of size s, keeps of size s + 1, sparse (n_{s+1}, n_s)
+    matrix spreading a keep's mass evenly over one more die of each face)."""
+    from scipy import sparse
+
+    f = dice.n_faces
+    out = []
+    for s in range(dice.n_dice):
+        ks = np.flatnonzero(dice.keep_size == s)
+        kn = np.flatnonzero(dice.keep_size == s + 1)
+        pos = np.full(dice.n_keeps, -1, dtype=np.int64)
+        pos[kn] = np.arange(len(kn))
+        ch = pos[dice.keep_children[ks]]                     # (n_s, F)
+        cols = np.repeat(np.arange(len(ks)), f)
+        m = sparse.csr_matrix((np.full(ch.size, 1.0 / f), (ch.ravel(), cols)),
+                              shape=(len(kn), len(ks)))
+        m.sum_duplicates()
+        out.append((ks, kn, m))
+    return tuple(out)
+
+
+def _throw(dice, keep_mass: np.ndarray) -> np.ndarray:
+    """(K, C) mass on the keeps -> (R, C) mass on the rolls after rerolling the rest."""
+    y = keep_mass
+    for ks, kn, m in _push_matrices(dice):
+        y[kn] += m @ y[ks]
+    return y[dice.roll_keep_index]
+
+
+# -- one level's moves ------------------------------------------------------------
+@dataclass
+class _Moves:
+    """Aggregated moves of one level: from level row ``src`` to flat state ``dst``,
+    shifting the stored points by ``shift`` and adding ``nb`` five-of-a-kind bonuses,
+    with probability ``p``; ``p_no5`` is the part with no five of a kind thrown."""
+
+    src: np.ndarray
+    dst: np.ndarray
+    shift: np.ndarray
+    nb: np.ndarray
+    p: np.ndarray
+    p_no5: np.ndarray
+    five_full: np.ndarray     # (C,) per source row: P(this turn fills the five box with full value)
+    five_final: np.ndarray    # (C,) per source row: P(this turn ends with five of a kind)
+
+
+def _is_plain_optimal(strategy) -> bool:
+    """An optimal (or risk-sensitive optimal) strategy whose decisions are its tables'."""
+    from ..strategies.optimal import OptimalStrategy
+    from ..strategies.risk import RiskStrategy
+
+    cls = type(strategy)
+    return isinstance(strategy, OptimalStrategy) and cls.keep is OptimalStrategy.keep \
+        and cls.box is OptimalStrategy.box and cls._plan in (OptimalStrategy._plan, RiskStrategy._plan) \
+        and cls.prepare in (OptimalStrategy.prepare, RiskStrategy.prepare)
+
+
+def _optimal_keeps(strategy, turn) -> dict:
+    """The optimal strategy's keeps for every (state, roll) of a chunk, from the solver's
+    keep values and one max-over-sub-keeps sweep of the lattice per rerolls left
+    (instead of one question per row: same choices up to exact ties, which only arise
+    between keeps of equal value)."""
+    from ._solver_space import turn_values
+    from .widget import best_subkeep
+
+    sp, model = strategy._space, strategy._model
+    mask, u, flag = turn.chunk
+    lat = model.lat
+    theta = getattr(strategy, "theta", 0.0)
+    if theta:                                    # the risk tables, on the chunk's own rows
+        from .risk import risk_turn
+
+        _, kv = risk_turn(strategy.rules, strategy._values, mask, u, flag, theta, plan=True,
+                          turn=turn)
+        return {j: best_subkeep(strategy.dice, np.ascontiguousarray(kv[j][lat.pos_of_keep]))[1]
+                .T.astype(np.intp) for j in range(1, strategy.rules.n_rolls)}
+    canon = sp.canonical_u(mask, u)
+    out = {}
+    for lo in range(0, len(mask), strategy.chunk):
+        hi = min(lo + strategy.chunk, len(mask))
+        _, (kv, _) = turn_values(model, strategy._values, None, mask[lo:hi], canon[lo:hi],
+                                 flag[lo:hi], plan=True)
+        for j in range(1, strategy.rules.n_rolls):
+            _, arg = best_subkeep(strategy.dice, np.ascontiguousarray(kv[j][lat.pos_of_keep]))
+            out.setdefault(j, []).append(arg.T.astype(np.intp))       # (C, R)
+    return {j: np.concatenate(v) for j, v in out.items()}
+
+
+def _final_roll_mass(rules, strategy, turn, is_subkeep, uniform, avg_keep, is_five):
+    """(C, R) P(final roll) and the same without any five-of-a-kind throw, and the boxes."""
+    d = rules.dice
+    n, r = turn.n, turn.r
+    u0 = np.zeros(len(turn.rolls), dtype=np.float32)
+    boxes, keeps = None, {}
+    if _is_plain_optimal(strategy):
+        boxes = _ask_box(strategy, turn, u0, rules)
+        keeps = _optimal_keeps(strategy, turn)
+    elif not uniform:     # asked in the order policy_value asks (box, then keeps)
+        boxes = _ask_box(strategy, turn, u0, rules)
+        keeps = {j: _ask_keep(strategy, turn, j, u0, is_subkeep).reshape(n, r)
+                 for j in range(rules.n_rolls - 1, 0, -1)}
+    x = np.empty((r, 2 * n))                         # rolls first; columns: all, no five yet
+    x[:] = d.first_roll_prob[:, None]
+    x[is_five, n:] = 0.0
+    cols = np.arange(2 * n)
+    for j in range(rules.n_rolls - 1, 0, -1):
+        if uniform:
+            y = avg_keep.T @ x                           # (K, 2C)
+        else:
+            k = np.concatenate([keeps[j], keeps[j]], axis=0)     # (2C, R)
+            y = np.bincount((k * (2 * n) + cols[:, None]).ravel(), weights=x.T.ravel(),
+                            minlength=d.n_keeps * 2 * n).reshape(d.n_keeps, 2 * n)
+        x = _throw(d, y)
+        x[is_five, n:] = 0.0
+    return x[:, :n].T, x[:, n:].T, boxes
+
+
+def _level_moves(rules, sp, strategy, mask, u, flag, is_subkeep, uniform, avg_keep,
+                 per_chunk, shown):
+    d = rules.dice
+    is_five = (rules.five_face > 0) if rules.five_box is not None else \
+        (d.roll_counts.max(axis=1) == rules.n_dice)
+    five_points = rules.five_box_points if rules.five_box is not None else -1
+    five_index = rules.five_box_index if rules.five_box is not None else -1
+    unit = rules.five_bonus
+    n_boxes = rules.n_boxes
+    n_pts = int(max(rules.score_table.max(), rules.joker_points.max())) + 1
+    parts = []
+    five_full = np.zeros(len(mask))
+    five_final = np.zeros(len(mask))
+    for lo in range(0, len(mask), per_chunk):
+        hi = min(lo + per_chunk, len(mask))
+        turn = _Turn(rules, sp, mask[lo:hi], u[lo:hi], flag[lo:hi])
+        shown[0], shown[1] = shown[1], turn
+        p_all, p_no5, boxes = _final_roll_mass(rules, strategy, turn, is_subkeep, uniform,
+                                               avg_keep, is_five)
+        opts = turn.options
+        n_rows = len(turn.rolls)
+        if uniform:
+            at = np.flatnonzero(opts.legal)
+            rows, bx = np.divmod(at, n_boxes)
+            w = 1.0 / np.bincount(rows, minlength=n_rows)[rows]
+        else:
+            rows, bx = np.arange(n_rows), boxes
+            w = None
+        st = turn.rep[rows]
+        roll = turn.rolls[rows]
+        pts = opts.scores[rows, bx].astype(np.int64)
+        nb = (is_five[roll] & (turn.flag[rows] == 1)).astype(np.int64) if rules.five_bonus else 0
+        p = p_all[st, roll]
+        q = p_no5[st, roll]
+        if not uniform:
+            five_final[lo:hi] += p_all[:, is_five].sum(axis=1)
+        if w is not None:
+            p, q = p * w, q * w
+            five_final[lo:hi] += p_all[:, is_five].sum(axis=1)
+        # aggregate the rolls: one bin per (state, box, points, bonus) of the chunk
+        key = ((st * n_boxes + bx) * n_pts + pts) * 2 + nb
+        n_bins = (hi - lo) * n_boxes * n_pts * 2
+        pb = np.bincount(key, weights=p, minlength=n_bins)
+        qb = np.bincount(key, weights=q, minlength=n_bins)
+        at = np.flatnonzero(pb > 0)
+        rest, nb_m = np.divmod(at, 2)
+        rest, pts_m = np.divmod(rest, n_pts)
+        st_m, bx_m = np.divmod(rest, n_boxes)
+        m0, u0, f0 = mask[lo:hi][st_m], u[lo:hi][st_m], flag[lo:hi][st_m]
+        nxt = sp.next_flat(m0, u0, f0, pts_m, boxes=bx_m)
+        u_next = np.minimum(u0 + np.where(rules.is_upper[bx_m], pts_m, 0), sp.cap)
+        one = np.zeros((len(at), n_boxes), dtype=np.int16)
+        one[np.arange(len(at)), bx_m] = pts_m
+        up = rules.upper_bonus_gain(u0, one)[np.arange(len(at)), bx_m].astype(np.int64)
+        gain = pts_m + up + nb_m * unit
+        full = (bx_m == five_index) & (pts_m == five_points)
+        five_full[lo:hi] += np.bincount(st_m, weights=np.where(full, pb[at], 0.0), minlength=hi - lo)
+        parts.append((st_m + lo, nxt, gain - (u_next - u0), nb_m, pb[at], qb[at]))
+    src, dst, shift, nb, p, q = (np.concatenate(a) for a in zip(*parts))
+    return _Moves(src, dst, shift, nb, p, q, five_full, five_final)
+
+
+# -- ragged storage of (state, points) ----------------------------------------------
+@dataclass
+class _Level:
+    """The states of one level with positive probability and their point distributions.
+
+    ``flat`` (S,) state indices, ``width`` (S,) support length of each row (points
+    stored relative to the state's capped upper total), ``start`` (S,) offset of each
+    row in ``data``. Rows are sorted by width.
+    """
+
+    flat: np.ndarray
+    width: np.ndarray
+    start: np.ndarray
+    data: np.ndarray
+
+    @classmethod
+    def empty(cls, flat, width):
+        order = np.argsort(width, kind="stable")
+        flat, width = flat[order], width[order]
+        start = np.concatenate([[0], np.cumsum(width)[:-1]]).astype(np.int64)
+        return cls(flat, width, start, np.zeros(int(width.sum())))
+
+    def mass(self) -> np.ndarray:
+        return np.add.reduceat(self.data, self.start) if len(self.data) else np.zeros(0)
+
+    def blocks(self):
+        """Contiguous row ranges of similar width: (lo, hi, the block's largest width)."""
+        cls = np.searchsorted(_WIDTH_CLASSES, self.width)
+        edges = np.flatnonzero(np.diff(cls)) + 1
+        bounds = np.concatenate([[0], edges, [len(self.width)]])
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            yield int(a), int(b), int(self.width[b - 1])
+
+    def dense(self, lo, hi, w) -> np.ndarray:
+        """Rows lo..hi as a dense (hi - lo, w) array (zero padded)."""
+        width = self.width[lo:hi]
+        out = np.zeros((hi - lo, w))
+        r = np.repeat(np.arange(hi - lo), width)
+        c = np.arange(len(r)) - np.repeat(np.cumsum(width) - width, width)
+        out[r, c] = self.data[self.start[lo] + np.arange(len(r))]
+        return out
+
+
+def _propagate(level: _Level, moves: _Moves, row_of: np.ndarray) -> _Level:
+    """Push (state, points) through one level's moves."""
+    from scipy import sparse
+
+    width_src = level.width[moves.src]
+    dst_u, dst_inv = np.unique(moves.dst, return_inverse=True)
+    by_dst = np.argsort(dst_inv, kind="stable")
+    first = np.concatenate([[0], np.flatnonzero(np.diff(dst_inv[by_dst])) + 1])
+    need = np.maximum.reduceat((width_src + moves.shift)[by_dst], first)
+    nxt = _Level.empty(dst_u, need)
+    row_of[nxt.flat] = np.arange(len(nxt.flat))
+    dst_row = row_of[moves.dst]
+    order = np.lexsort((moves.shift, moves.src))
+    src, shift, drow, p = moves.src[order], moves.shift[order], dst_row[order], moves.p[order]
+    for lo, hi, w in level.blocks():
+        a, b = np.searchsorted(src, [lo, hi])
+        if a == b:
+            continue
+        block = level.dense(lo, hi, w)
+        s_src, s_shift, s_row, s_p = src[a:b], shift[a:b], drow[a:b], p[a:b]
+        by_shift = np.argsort(s_shift, kind="stable")
+        s_src, s_shift, s_row, s_p = s_src[by_shift], s_shift[by_shift], s_row[by_shift], s_p[by_shift]
+        cuts = np.flatnonzero(np.diff(s_shift)) + 1
+        for c0, c1 in zip(np.concatenate([[0], cuts]), np.concatenate([cuts, [len(s_shift)]])):
+            g = int(s_shift[c0])
+            rows_u, rinv = np.unique(s_row[c0:c1], return_inverse=True)
+            m = sparse.csr_matrix((s_p[c0:c1], (rinv, s_src[c0:c1] - lo)),
+                                  shape=(len(rows_u), hi - lo))
+            res = m @ block                                   # (rows, w)
+            room = nxt.width[rows_u] - g                      # columns each row can take
+            cols = np.minimum(w, room)
+            take = np.arange(w)[None, :] < cols[:, None]
+            idx = (nxt.start[rows_u] + g)[:, None] + np.arange(w)[None, :]
+            nxt.data[idx[take]] += res[take]
+    return nxt
+
+
+def _push_no_five(no5, moves: _Moves, row_of_next, n_next):
+    """P(reach each next state with no five of a kind thrown so far)."""
+    drow = row_of_next[moves.dst]
+    return np.bincount(drow, weights=no5[moves.src] * moves.p_no5, minlength=n_next)
+
+
+def _push_bonus_counts(counts, moves: _Moves, row_of_next, n_next):
+    """(rows, k) P(state and exactly j bonuses so far), pushed forwards."""
+    from scipy import sparse
+
+    drow = row_of_next[moves.dst]
+    k = counts.shape[1]
+    out = np.zeros((n_next, k))
+    for b in np.unique(moves.nb):
+        sel = moves.nb == b
+        m = sparse.csr_matrix((moves.p[sel], (drow[sel], moves.src[sel])),
+                              shape=(n_next, len(counts)))
+        out[:, b:] += (m @ counts)[:, :k - b]
+    return out
+
+
+DIST_VERSION = 1
+"""Bump when the distribution's results or cache layout change (invalidates caches)."""
+
+_FIELDS = ("p_upper_bonus", "p_five_box_full", "p_five_of_a_kind_rolled", "five_per_game",
+           "states", "seconds")
+
+
+def _package_version() -> str:
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("yahtzee-sim")
+    except importlib.metadata.PackageNotFoundError:      # pragma: no cover - not installed
+        return "unknown"
+
+
+def _cache_meta(rules, name):
+    from .risk import RISK_VERSION
+    from .solver import SOLVER_VERSION, rules_fingerprint
+
+    return {"rules": rules.key, "fingerprint": rules_fingerprint(rules), "strategy": name,
+            "distribution_version": DIST_VERSION, "solver_version": SOLVER_VERSION,
+            "risk_version": RISK_VERSION, "package": _package_version()}
+
+
+def _cache_path(rules, name, cache_dir=None):
+    from .solver import rules_fingerprint
+
+    return _cache.cache_dir(cache_dir) / _cache.file_name(
+        f"{rules.key}-{rules_fingerprint(rules)}-distribution-{name}-v{DIST_VERSION}")
+
+
+def _load(rules, name, cache_dir):
+    stored = _cache.load(_cache_path(rules, name, cache_dir), _cache_meta(rules, name))
+    if stored is None:
+        return None
+    scalars = dict(zip(_FIELDS, stored["scalars"].tolist()))
+    scalars["states"] = int(scalars["states"])
+    levels = {k[6:]: stored[k] for k in stored if k.startswith("level_")}
+    return ScoreDistribution(rules, name, stored["pmf"], scalars["p_upper_bonus"],
+                             scalars["p_five_box_full"], scalars["p_five_of_a_kind_rolled"],
+                             scalars["five_per_game"], stored["five_bonus_pmf"], str(stored["method"]),
+                             scalars["states"], scalars["seconds"], levels)
+
+
+def _store(dist, cache_dir):
+    arrays = {"pmf": dist.pmf, "five_bonus_pmf": dist.five_bonus_pmf, "method": np.array(dist.method),
+              "scalars": np.array([float(getattr(dist, f)) for f in _FIELDS])}
+    arrays.update({f"level_{k}": v for k, v in dist.levels.items()})
+    try:
+        _cache.save(_cache_path(dist.rules, dist.strategy, cache_dir),
+                    _cache_meta(dist.rules, dist.strategy), arrays)
+    except OSError:         # read-only or full disk: the answer is still right
+        pass
+
+
+def distribution(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
+                 chunk_rows: int = DEFAULT_CHUNK_ROWS, progress=None,
+                 cache: bool = False, cache_dir=None) -> ScoreDistribution:
+    """Exact distribution of the final score of ``strategy`` on ``rules``.
+
+    Parameters
+    ----------
+    rules, options : a rule-set name (or RuleSet) and its options.
+    strategy : a strategy name or instance whose decisions depend on the state alone
+        (see :func:`~yahtzee_sim.exact.policy.policy_value`); ``random`` is averaged
+        exactly; a strategy whose decisions change with its uniform ``u`` is refused.
+    chunk_rows : (state, roll) rows per strategy call (memory bound).
+    progress : a :mod:`yahtzee_sim.progress` callback (or True for a bar on stderr),
+        told each turn propagated.
+    cache : for a strategy given by name, read and write the result in the disk cache
+        (:mod:`yahtzee_sim.exact.cache`; keyed by the rules, the name, and the versions
+        of the distribution, the solver, the risk tables and the package).
+
+    >>> d = distribution("yacht", "greedy", options=["fill-in-order"])
+    >>> bool(abs(d.pmf.sum() - 1) < 1e-12), round(d.p_at_least(d.min_score), 12)
+    (True, 1.0)
+    """
+    rules = get_rules(rules, options)
+    strat = get_strategy(strategy)
+    if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, (int, np.integer)) or chunk_rows < 1:
+        raise ValueError(f"chunk_rows must be a positive integer, got {chunk_rows!r}")
+    cache = cache and isinstance(strategy, str)
+    if cache:
+        hit = _load(rules, strat.name, cache_dir)
+        if hit is not None:
+            return hit
+    from ..progress import as_progress
+
+    dist = _distribution(rules, strat, chunk_rows, as_progress(progress))
+    if cache:
+        _store(dist, cache_dir)
+    return dist
+
+
+def _distribution(rules, strat, chunk_rows, progress) -> ScoreDistribution:
+    t0 = time.perf_counter()
+    strat.prepare(rules)
+    sp = state_space(rules)
+    d = rules.dice
+    uniform = _is_uniform_random(strat)
+    avg_keep = None
+    if uniform:                                       # (R, K): mean over each roll's keeps
+        avg_keep = np.zeros((d.n_rolls, d.n_keeps))
+        r_idx, s_idx = np.nonzero(d.subkeeps >= 0)
+        avg_keep[r_idx, d.subkeeps[r_idx, s_idx]] = 1.0 / d.n_subkeeps[r_idx]
+    is_subkeep = MoveChecks.of(rules).is_subkeep
+    table, counts = _reach_table(rules, sp)
+    per_chunk = max(1, int(chunk_rows) // d.n_rolls)
+    row_of = np.full(sp.size, -1, dtype=np.int64)
+    level = _Level.empty(np.array([sp.flat(0, 0, 0)], dtype=np.int64), np.array([1]))
+    level.data[0] = 1.0
+    row_of[level.flat] = 0
+    no5 = np.ones(1)
+    max_bonus = sp.n_boxes if rules.five_bonus else 0
+    bonus_count = np.zeros((1, max_bonus + 1))
+    bonus_count[0, 0] = 1.0
+    p_five_full = 0.0
+    five_per_game = 0.0
+    lv = {"filled": [], "states": [], "entries": [], "moves": [], "seconds": []}
+    shown = [None, None]
+    n_states = 0
+    for k in range(sp.n_boxes):
+        t_level = time.perf_counter()
+        progress(f"distribution of {strat.name} on {rules.key}", k, sp.n_boxes)
+        fl = level.flat
+        flag = fl % sp.n_flag
+        u = (fl // sp.n_flag) % sp.n_u
+        mask = fl // (sp.n_flag * sp.n_u)
+        if not uniform and not _is_plain_optimal(strat):   # optimal is deterministic by construction
+            probe = _Turn(rules, sp, mask[:PROBE_STATES], u[:PROBE_STATES], flag[:PROBE_STATES])
+            shown[0], shown[1] = shown[1], probe
+            _probe(strat, rules, probe, is_subkeep)
+        moves = _level_moves(rules, sp, strat, mask, u, flag, is_subkeep, uniform, avg_keep,
+                             per_chunk, shown)
+        mass = level.mass()
+        p_five_full += float(mass @ moves.five_full)
+        five_per_game += float(mass @ moves.five_final)
+        nxt = _propagate(level, moves, row_of)
+        no5 = _push_no_five(no5, moves, row_of, len(nxt.flat))
+        bonus_count = _push_bonus_counts(bonus_count, moves, row_of, len(nxt.flat))
+        n_states += len(fl)
+        lv["filled"].append(k)
+        lv["states"].append(len(fl))
+        lv["entries"].append(len(level.data))
+        lv["moves"].append(len(moves.p))
+        lv["seconds"].append(time.perf_counter() - t_level)
+        row_of[fl] = -1
+        level = nxt
+    progress(f"distribution of {strat.name} on {rules.key}", sp.n_boxes, sp.n_boxes)
+    # the full cards: final score = stored points + capped upper total
+    fl = level.flat
+    u = (fl // sp.n_flag) % sp.n_u
+    row = np.repeat(np.arange(len(fl)), level.width)
+    offset = np.arange(len(row)) - np.repeat(level.start, level.width)
+    score = u[row] + offset
+    pmf = np.bincount(score, weights=level.data)
+    pmf = np.trim_zeros(pmf, "b") if pmf.any() else pmf
+    mass = level.mass()
+    p_bonus = float(mass[rules.final_bonus(u) > 0].sum()) if rules.upper_bonus else math.nan
+    lv["filled"].append(sp.n_boxes)
+    lv["states"].append(len(fl))
+    lv["entries"].append(len(level.data))
+    lv["moves"].append(0)
+    lv["seconds"].append(0.0)
+    bonus_pmf = bonus_count.sum(axis=0)
+    bonus_pmf = np.trim_zeros(bonus_pmf, "b") if rules.five_bonus else np.ones(1)
+    return ScoreDistribution(
+        rules, strat.name, pmf, p_bonus,
+        p_five_full if rules.five_box is not None else math.nan,
+        float(1.0 - no5.sum()), five_per_game, bonus_pmf, "uniform average" if uniform else "deterministic",
+        n_states + len(fl), time.perf_counter() - t0,
+        {key: np.asarray(x) for key, x in lv.items()})

@@ -1,0 +1,177 @@
+"""The ``distributions`` report: exact score distributions, risk and win odds.
+
+* the exact PMF of each strategy of the ladder (with a simulated histogram over
+  the strongest one), with percentiles and event probabilities;
+* the theta curve: mean, sd, P(score >= 300), P(score < 200) of risk-sensitive
+  optimal play against theta, exactly;
+* the exact two-player win matrix of the ladder and the exact odds at tables of
+  2 to 20 players;
+* seed 001's three computer levels on its Yacht: exact means and win rates.
+
+It registers its kind with the experiment specs and the runners when
+:mod:`yahtzee_sim.report` is imported.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..api import simulate
+from ..rules import get_rules
+from . import experiment as _experiment
+from .document import Report
+from .runners import runner
+
+THETAS = (-0.03, -0.01, 0.0, 0.01, 0.03)
+"""Risk parameters of the theta curve."""
+TABLE_SIZES = (2, 3, 4, 6, 10, 20)
+"""Players per table in the multiplayer table (all playing the same strategy but one)."""
+HIGH, LOW = 300, 200
+LEVEL_RULES = ("yacht", ())
+"""Seed 001's game, on which its computer levels are compared."""
+
+_experiment.KIND_KEYS["distributions"] = {"rules", "options", "strategies"}
+_experiment.KIND_TABLES["distributions"] = ["summary", "theta", "wins", "tables", "levels"]
+_experiment.KIND_PLOTS["distributions"] = ["pmf", "theta"]
+
+
+def _row(d) -> dict:
+    out = {"mean": d.mean, "sd": d.sd}
+    for q in (1, 10, 25, 50, 75, 90, 99):
+        out[f"p{q}"] = d.percentile(q)
+    out[f"P(>={HIGH})"] = d.p_at_least(HIGH)
+    out[f"P(<{LOW})"] = d.p_below(LOW)
+    out["upper_bonus_rate"] = d.p_upper_bonus
+    out["five_box_50_rate"] = d.p_five_box_full
+    out["p_five_of_a_kind_rolled"] = d.p_five_of_a_kind_rolled
+    out["expected_five_bonuses"] = d.expected_five_bonuses
+    out["seconds"] = d.seconds
+    return out
+
+
+@runner("distributions")
+def run_distributions(spec, *, run_options: dict | None = None) -> Report:
+    """Exact distributions of a strategy ladder, the theta curve, exact win odds."""
+    from ..exact.distribution import distribution
+    from ..exact.winodds import win_matrix, win_odds
+    from ..strategies.levels import LEVELS
+
+    rules = get_rules(spec.rules, spec.options)
+    names = list(spec.strategies) or ["keep-largest", "greedy", "optimal"]
+    dists = {n: distribution(rules, n, cache=True) for n in names}
+    summary = pd.DataFrame({n: _row(d) for n, d in dists.items()}).T
+    summary.index.name = "strategy"
+    rep = Report(spec.name, spec.title or f"Exact score distributions on {rules.title}",
+                 question=spec.question)
+    rep.add_text("Method", (
+        "Every number here is exact (no simulation) unless it says simulated: the score card's "
+        "distribution is pushed forward turn by turn under each strategy's own decisions "
+        "(`yahtzee_sim.exact.distribution`), which gives the probability of every final score. "
+        f"Win odds of players who do not look at each other's cards follow from these "
+        f"distributions (`yahtzee_sim.exact.winodds`). The simulated histogram uses {spec.games:,} "
+        f"games (seed {spec.seed})."))
+    if "summary" in spec.tables:
+        rep.add_table("summary", summary, heading="The strategy ladder",
+                      caption=f"Exact mean, sd, percentiles (pN: the smallest score x with "
+                              f"P(score <= x) >= N%), P(score >= {HIGH}), P(score < {LOW}) and event "
+                              "probabilities; seconds: time to compute the distribution.")
+    best = max(names, key=lambda n: dists[n].mean)
+    sim = simulate(rules, best, spec.games, seed=spec.seed, **(run_options or {}))
+    if "pmf" in spec.plots:
+        def pmf(fig):
+            ax = fig.add_subplot()
+            hist = sim.aggregate.total_hist
+            ax.bar(np.arange(len(hist)), hist / hist.sum(), width=1.0, color="0.85",
+                   label=f"{best}, simulated ({spec.games:,} games)")
+            for n, d in dists.items():
+                ax.plot(np.arange(len(d.pmf)), d.pmf, lw=1.1, label=f"{n} (exact)")
+            hi = max(d.percentile(99.9) for d in dists.values())
+            ax.set(xlim=(0, hi + 10), xlabel="final score", ylabel="probability of exactly that score",
+                   title=f"{rules.title}: exact score distributions")
+            ax.legend(fontsize=8)
+        rep.add_figure("pmf", pmf, caption="Exact probability of each final score; the grey bars are "
+                       "a simulation of the strongest strategy.")
+
+    # -- the theta curve -------------------------------------------------------
+    curve = {}
+    for theta in THETAS:
+        d = dists["optimal"] if theta == 0 and "optimal" in dists else \
+            distribution(rules, f"optimal:theta={theta:g}", cache=True)
+        x = np.arange(len(d.pmf))
+        ce = (np.log(d.pmf @ np.exp(theta * (x - d.mean))) / theta + d.mean) if theta else d.mean
+        curve[theta] = {"mean": d.mean, "sd": d.sd, f"P(>={HIGH})": d.p_at_least(HIGH),
+                        f"P(<{LOW})": d.p_below(LOW), "certainty_equivalent": ce,
+                        "median": d.percentile(50), "seconds": d.seconds}
+        dists.setdefault(f"optimal:theta={theta:g}", d)
+    theta = pd.DataFrame(curve).T
+    theta.index.name = "theta"
+    if "theta" in spec.tables:
+        rep.add_table("theta", theta, heading="Risk: the theta curve",
+                      caption="Play that maximizes E[exp(theta * score)], exactly: theta > 0 seeks "
+                              "high scores, theta < 0 avoids low ones, theta = 0 is the expected-score "
+                              "optimum. certainty_equivalent = log(E[exp(theta * score)]) / theta.")
+    if "theta" in spec.plots:
+        def theta_plot(fig):
+            axes = fig.subplots(2, 2)
+            for ax, col in zip(axes.ravel(), ["mean", "sd", f"P(>={HIGH})", f"P(<{LOW})"]):
+                ax.plot(theta.index, theta[col], marker="o")
+                ax.axvline(0, color="0.7", lw=0.8)
+                ax.set(xlabel="theta", title=col)
+            fig.tight_layout()
+        rep.add_figure("theta", theta_plot, caption="Exact mean, sd and tail probabilities of "
+                       "risk-sensitive optimal play against theta.", size=(7.0, 5.5))
+
+    # -- win odds ------------------------------------------------------------------
+    ladder = {n: dists[n] for n in names}
+    ladder[f"optimal:theta={max(THETAS):g}"] = dists[f"optimal:theta={max(THETAS):g}"]
+    ladder[f"optimal:theta={min(THETAS):g}"] = dists[f"optimal:theta={min(THETAS):g}"]
+    win, tie = win_matrix(list(ladder.values()), names=list(ladder))
+    # simulated check of one cell: the strongest against the first of the ladder
+    if "wins" in spec.tables:
+        rep.add_table("wins", win, heading="Two players, exact",
+                      caption="Exact P(row player scores strictly more than the column player); "
+                              "independent games.")
+        rep.add_table("ties", tie, caption="Exact P(equal scores).")
+    tables = []
+    weakest = names[0]
+    for n in TABLE_SIZES:
+        field = [dists[best]] + [dists[best]] * (n - 1)
+        odds_same = win_odds(field, names=[f"s{i}" for i in range(n)])
+        mixed = win_odds([dists[best]] + [dists[weakest]] * (n - 1), names=[f"s{i}" for i in range(n)])
+        tables.append({"players": n, "win_share, all equal": odds_same.win_share[0],
+                       "p_win, all equal": odds_same.p_win[0],
+                       f"p_win against {weakest}": mixed.p_win[0],
+                       f"expected_rank against {weakest}": mixed.expected_rank[0],
+                       "seconds": odds_same.seconds + mixed.seconds})
+    tables = pd.DataFrame(tables).set_index("players")
+    if "tables" in spec.tables:
+        rep.add_table("tables", tables, heading="Tables of 2 to 20 players, exact",
+                      caption=f"One `{best}` player at a table of n players: all equal (n `{best}` "
+                              f"players), or against n - 1 `{weakest}` players. win_share: a tie for "
+                              "first split evenly (1/n among equals); p_win: sole highest score; "
+                              "expected_rank: 1 = first, ties share the better rank.")
+
+    # -- seed 001's computer levels on its Yacht -------------------------------------
+    yacht = get_rules(*LEVEL_RULES)
+    lv = {n: distribution(yacht, n, cache=True) for n in LEVELS}
+    lwin, ltie = win_matrix(list(lv.values()), names=[f"{n} {LEVELS[n]}" for n in lv])
+    levels = pd.DataFrame({"level": [LEVELS[n] for n in lv], "plays as": ["keep-largest", "heuristic",
+                           "optimal"], "mean": [d.mean for d in lv.values()],
+                           "sd": [d.sd for d in lv.values()]}, index=pd.Index(list(lv), name="strategy"))
+    if "levels" in spec.tables:
+        rep.add_table("levels", levels, heading="Seed 001's computer opponents (Yacht)",
+                      caption="よわい・ふつう・つよい as strategies (see yahtzee_sim.strategies.levels).")
+        rep.add_table("level_wins", lwin, caption="Exact P(row level beats column level), Yacht.")
+    rep.data.update(summary=summary, theta=theta, wins=win, ties=tie, tables=tables, levels=levels,
+                    level_wins=lwin, level_ties=ltie)
+    hi_t, lo_t = theta[f"P(>={HIGH})"].idxmax(), theta[f"P(<{LOW})"].idxmin()
+    rep.reading = (
+        f"`{best}` has the highest expected score ({dists[best].mean:.2f}); its exact chance of "
+        f"{HIGH} or more is {dists[best].p_at_least(HIGH):.2%} and of less than {LOW} "
+        f"{dists[best].p_below(LOW):.2%}. Among the thetas tried, P(score >= {HIGH}) is largest at "
+        f"theta = {hi_t:g} ({theta.loc[hi_t, f'P(>={HIGH})']:.2%}) and P(score < {LOW}) smallest at "
+        f"theta = {lo_t:g} ({theta.loc[lo_t, f'P(<{LOW})']:.2%}), each bought with a lower mean. "
+        f"Against itself a strategy wins less than half its games (ties: "
+        f"{tie.loc[best, best]:.2%} for `{best}`).")
+    return rep

@@ -1,0 +1,79 @@
+"""The three computer opponents of seed 001's Yacht: よわい, ふつう, つよい.
+
+Seed 001 offers a computer opponent at three strengths ("コンピューターの強さ：
+よわい・ふつう・つよい" = weak, normal, strong) without saying how they play. Here
+each level is one of the project's strategies, chosen so that the three are
+clearly ordered, each is a recognisable way of playing, and each plays the same
+way on every rule set:
+
+* ``cpu:weak`` (よわい) = ``keep-largest``: the beginner's rule the seeds describe
+  (hold the largest group of equal dice, write the roll where it scores most now);
+  it never plans a straight or the upper bonus.
+* ``cpu:normal`` (ふつう) = ``heuristic``: the best keeps for this turn plus seed
+  001's four tips (three of each face for the bonus, Choice kept as the escape,
+  where to write a zero); a decent human player.
+* ``cpu:strong`` (つよい) = ``optimal``: exact optimal play, the strongest a player
+  maximizing the expected score can be.
+
+All three decide from the score card alone, so their exact score distributions,
+means and head-to-head win rates follow from :mod:`yahtzee_sim.exact.distribution`
+and :mod:`yahtzee_sim.exact.winodds` (see :func:`yahtzee_sim.multiplayer.level_table`).
+
+They are reached by name through :func:`~yahtzee_sim.strategies.get_strategy`
+(``cpu:weak`` ...) but are not separate entries of the registry: they are the
+same players as the strategies they stand for.
+
+>>> from yahtzee_sim.strategies import get_strategy
+>>> [get_strategy(n).name for n in LEVELS]
+['cpu:weak', 'cpu:normal', 'cpu:strong']
+>>> get_strategy("cpu:expert")
+Traceback (most recent call last):
+...
+ValueError: unknown computer level 'expert'; valid levels: weak, normal, strong
+"""
+
+from __future__ import annotations
+
+from .base import register_family
+from .lookahead import HeuristicStrategy
+from .optimal import OptimalStrategy
+from .simple import KeepLargestStrategy
+
+__all__ = ["CpuWeak", "CpuNormal", "CpuStrong", "LEVELS"]
+
+LEVELS = {"cpu:weak": "よわい (weak)", "cpu:normal": "ふつう (normal)", "cpu:strong": "つよい (strong)"}
+"""The levels, weakest first, with seed 001's names."""
+
+
+class CpuWeak(KeepLargestStrategy):
+    """よわい (weak): plays as ``keep-largest``."""
+
+    name = "cpu:weak"
+    description = "seed 001's weak computer (よわい): keep-largest"
+
+
+class CpuNormal(HeuristicStrategy):
+    """ふつう (normal): plays as ``heuristic``."""
+
+    name = "cpu:normal"
+    description = "seed 001's normal computer (ふつう): heuristic"
+
+
+class CpuStrong(OptimalStrategy):
+    """つよい (strong): plays as ``optimal``."""
+
+    name = "cpu:strong"
+    description = "seed 001's strong computer (つよい): optimal"
+
+
+_CLASSES = {"weak": CpuWeak, "normal": CpuNormal, "strong": CpuStrong}
+
+
+def _level(params: str):
+    try:
+        return _CLASSES[params]()
+    except KeyError:
+        raise ValueError(f"unknown computer level {params!r}; valid levels: {', '.join(_CLASSES)}") from None
+
+
+register_family("cpu", _level, "cpu:weak|normal|strong")

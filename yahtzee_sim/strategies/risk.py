@@ -1,0 +1,83 @@
+"""``optimal:theta=<x>``: risk-sensitive optimal play (maximizes E[exp(theta * score)]).
+
+The optimal strategy's machinery (one plan per distinct position of a batch, boxes
+by ``gain + value(next state)``) with the values of
+:func:`~yahtzee_sim.exact.risk.solve_risk`: the certainty equivalents, for which
+``gain + value`` orders the boxes exactly as E[exp(theta * score)] does.
+``optimal:theta=0`` is plain ``optimal``.
+
+>>> from yahtzee_sim.strategies import get_strategy
+>>> get_strategy("optimal:theta=0.02").name, get_strategy("optimal:theta=0").name
+('optimal:theta=0.02', 'optimal:theta=0')
+>>> get_strategy("optimal:beta=1")
+Traceback (most recent call last):
+...
+ValueError: optimal strategies take one parameter, theta (e.g. optimal:theta=0.02), got 'beta=1'
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .optimal import OptimalStrategy
+
+__all__ = ["RiskStrategy", "from_params"]
+
+
+class RiskStrategy(OptimalStrategy):
+    """Maximizes E[exp(theta * final score)] (exact tables, disk-cached)."""
+
+    description = "risk-sensitive optimal play: maximizes E[exp(theta * score)]"
+
+    def __init__(self, theta: float, solution=None):
+        from ..exact.risk import parse_theta
+
+        super().__init__(None)
+        self.theta = parse_theta(theta)
+        self.name = f"optimal:theta={self.theta:g}"
+        self._risk = solution
+
+    def prepare(self, rules):
+        from ..exact.risk import solve_risk
+        from ..exact.solver import rules_fingerprint
+
+        super().prepare(rules)               # the layout, the keep tables and the mean solve
+        if self.theta == 0:
+            return self
+        sol = self._risk
+        if sol is None or rules_fingerprint(sol.rules) != rules_fingerprint(rules):
+            sol = solve_risk(rules, self.theta)
+        self.risk_solution = sol
+        self._values = np.ascontiguousarray(sol.values).reshape(-1)
+        return self
+
+    def _plan(self, key):
+        if self.theta == 0:
+            return super()._plan(key)
+        from ..exact.risk import risk_turn
+
+        sp = self._space
+        uniq, inv = np.unique(key, return_inverse=True)
+        nf, nu = sp.n_flag, sp.n_u
+        um, uu, uf = uniq // (nu * nf), (uniq // nf) % nu, uniq % nf
+        k = self._model.n_keeps
+        plans = [None] + [np.empty((len(uniq), k + 1)) for _ in range(1, self.rules.n_rolls)]
+        for p in plans[1:]:
+            p[:, k] = -np.inf                            # the padding column of _sub_pos
+        for lo in range(0, len(uniq), self.chunk):
+            hi = min(lo + self.chunk, len(uniq))
+            _, kv = risk_turn(self.rules, self._values, um[lo:hi], uu[lo:hi], uf[lo:hi],
+                              self.theta, plan=True)
+            for j in range(1, self.rules.n_rolls):
+                plans[j][lo:hi, :k] = kv[j].T
+        return plans, inv
+
+
+def from_params(params: str) -> RiskStrategy:
+    """The strategy of a name ``optimal:<params>`` (registered in the strategies package)."""
+    name, sep, value = params.partition("=")
+    if name != "theta" or not sep:
+        raise ValueError(f"optimal strategies take one parameter, theta (e.g. optimal:theta=0.02), "
+                         f"got {params!r}")
+    return RiskStrategy(value)
+
