@@ -112,6 +112,8 @@ def run_family(spec: ExperimentSpec, *, run_options: dict | None = None) -> Repo
                         "min": s["min"], "max": s["max"], "note": ""})
             if rules.has_points:
                 lo, hi = t_interval(s["points_mean"], s["points_sd"], spec.games, 0.95)
+                # Nearly every random game ends at the lowest points: a t interval would reach below them.
+                lo, hi = max(lo, rules.card_points_range[0]), min(hi, rules.card_points_range[1])
                 row.update({"points_mean": s["points_mean"], "points_ci95_low": lo, "points_ci95_high": hi,
                             "points_sd": s["points_sd"]})
             if name == "optimal":
