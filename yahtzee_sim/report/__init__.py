@@ -4,5 +4,6 @@ from .document import Report, write_report
 from .experiment import ExperimentSpec, load_spec, parse_spec
 from .runners import RUNNERS, run_experiment
 from . import distributions  # noqa: F401  (registers the "distributions" kind)
+from . import family  # noqa: F401  (registers the "family" kind)
 
 __all__ = ["Report", "write_report", "ExperimentSpec", "load_spec", "parse_spec", "RUNNERS", "run_experiment"]

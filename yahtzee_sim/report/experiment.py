@@ -27,6 +27,7 @@ KIND_KEYS: dict[str, set[str]] = {
     "variants": {"strategy", "yacht_options", "rule_sets"},
     "odds": {"rules", "options", "strategy", "checkpoints"},
     "claims": {"turns"},
+    "family": {"rule_sets", "strategies"},
 }
 
 KIND_TABLES = {
@@ -35,6 +36,7 @@ KIND_TABLES = {
     "variants": ["variants"],
     "odds": ["first-roll", "per-turn", "convergence"],
     "claims": ["claims"],
+    "family": ["games", "means", "exact", "points"],
 }
 KIND_PLOTS = {
     "strategies": ["histogram", "ecdf", "box-heatmap", "paired"],
@@ -42,6 +44,7 @@ KIND_PLOTS = {
     "variants": ["variants"],
     "odds": ["convergence"],
     "claims": [],
+    "family": ["means"],
 }
 
 
