@@ -44,9 +44,18 @@ def _child(key: str) -> dict:
         return {"rules": key, "refused": str(exc), "seconds_to_refuse": round(time.perf_counter() - t0, 2)}
     wall = time.perf_counter() - t0
     return {"rules": key, "expected_score": round(sol.expected_score, 4), "sd": round(sol.sd, 4),
-            "solve_seconds": round(wall, 2),
-            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+            "solve_seconds": round(wall, 2), "peak_rss_mb": round(_own_peak_mb()),
             "worker_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)}
+
+
+def _own_peak_mb() -> float:
+    """This process's peak resident memory since it started (VmHWM: unlike ``ru_maxrss``, it does
+    not carry over the peak of the parent that forked it)."""
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def cold_solve(key: str) -> dict:
