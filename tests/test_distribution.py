@@ -286,3 +286,24 @@ def test_yahtzee_million_games_fit_exact_pmf(strategy):
     s = res.summary()
     for key in ("upper_bonus_rate", "five_box_50_rate", "five_per_game"):
         assert abs(s[key] - dist.summary()[key]) < 4 * math.sqrt(0.25 / 1e6) * (3 if key == "five_per_game" else 1)
+
+
+def test_distributions_report_runs_small(tmp_path):
+    """The report's runner end to end on Yacht filled in order (seconds, not minutes)."""
+    from yahtzee_sim.report import parse_spec, run_experiment, write_report
+
+    spec = parse_spec({"kind": "distributions", "rules": "yacht", "options": ["fill-in-order"],
+                       "strategies": ["keep-largest", "greedy", "optimal"], "games": 2048,
+                       "tables": ["summary", "theta", "wins", "tables", "levels"],
+                       "plots": ["pmf", "theta"]}, name="dist-small")
+    rep = run_experiment(spec)
+    out = write_report(rep, tmp_path / "dist-small")
+    readme = (out / "README.md").read_text(encoding="utf-8")
+    for name in ("summary.csv", "theta.csv", "wins.csv", "tables.csv", "levels.csv", "pmf.png", "theta.png"):
+        assert (out / name).is_file(), name
+    theta = rep.data["theta"]
+    assert theta.loc[0.0, "mean"] == pytest.approx(rep.data["summary"].loc["optimal", "mean"])
+    assert (theta["mean"] <= theta.loc[0.0, "mean"] + 1e-9).all()      # theta = 0 maximizes the mean
+    assert rep.data["tables"]["win_share, all equal"].tolist() == pytest.approx(
+        [1 / n for n in rep.data["tables"].index])
+    assert "Reproduce:" in readme

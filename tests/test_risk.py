@@ -105,10 +105,11 @@ def test_names_and_bad_input():
 
 
 def test_cache_round_trip(tmp_path):
-    a = solve_risk("yacht", 0.01, options=["fill-in-order"], cache_dir=tmp_path)
-    assert a.cache == "miss"
     from yahtzee_sim.exact import risk
 
+    risk._MEMO.clear()                  # the in-process memo is shared by every cache folder
+    a = solve_risk("yacht", 0.01, options=["fill-in-order"], cache_dir=tmp_path)
+    assert a.cache == "miss"
     risk._MEMO.clear()
     b = solve_risk("yacht", 0.01, options=["fill-in-order"], cache_dir=tmp_path)
     assert b.cache == "hit"

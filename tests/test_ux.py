@@ -61,6 +61,8 @@ WIDE_COMMANDS = [
     ["solve", "--rules", "yacht-classic", "--no-cache"],
     ["policy-value", "--rules", "yacht-classic", "--strategy", "keep-largest"],
     ["verify", "--games", 2000, "--turns", 20000, "--only", "s001"],
+    ["distribution", "--rules", "yacht-classic", "--strategy", "greedy"],
+    ["head-to-head", "--rules", "yacht-classic", "--players", "greedy", "random", "--exact"],
 ]
 
 

@@ -41,6 +41,9 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``yahtzee-sim`` console script; returns the exit code."""
+    if (sys.argv[1:] if argv is None else list(argv)) == ["--version"]:
+        print(f"{PROG} {__version__}")  # answered before any command module is imported
+        return 0
     try:
         with warnings.catch_warnings():  # the library's warnings (e.g. --jobs above the cores): one line
             warnings.showwarning = _one_line_warning

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import shutil
 import sys
 import textwrap
@@ -279,33 +278,14 @@ def _json_default(o):
 
 
 def check_out_path(path: str, suffixes: tuple[str, ...]) -> Path:
-    """Validate an output path before any work: known suffix, writable folder."""
-    if not str(path).strip():
-        raise UsageError("--out is empty: give a file name ending in " + " or ".join(suffixes))
-    out = Path(path)
-    if out.suffix.lower() not in suffixes:
-        raise UsageError(f"--out must end in one of {', '.join(suffixes)}, got {path!r}")
-    folder = out.parent if str(out.parent) else Path(".")
-    if not folder.is_dir():
-        raise UsageError(f"cannot write {path!r}: folder {str(folder)!r} does not exist")
-    if out.is_dir():
-        raise UsageError(f"cannot write {path!r}: it is a folder; give a file name ending in .csv or .parquet")
-    if not os.access(folder, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
-        raise UsageError(f"cannot write {path!r}: permission denied")
-    from ..files import WriteError, temp_file
+    """Validate an ``--out`` path before any work (the library's check, in the flag's words)."""
+    from ..runner.rows import check_out
 
-    try:  # os.access says yes to root even on read-only or virtual file systems: try it
-        fd, probe = temp_file(out, clean=False)
-    except WriteError as exc:
-        raise UsageError(f"cannot write {path!r}: {exc.reason}") from None
-    os.close(fd)
-    os.unlink(probe)
-    if out.suffix.lower() == ".parquet":
-        try:
-            import pyarrow  # noqa: F401
-        except ImportError:
-            raise UsageError("parquet output needs pyarrow: pip install pyarrow (or use .csv)") from None
-    return out
+    try:
+        return check_out(path, suffixes=suffixes)
+    except ValueError as exc:
+        text = str(exc)
+        raise UsageError("--" + text if text.startswith("out ") else text) from None
 
 
 # -- parallel and long runs -----------------------------------------------------

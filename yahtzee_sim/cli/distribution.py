@@ -24,7 +24,7 @@ PERCENTILES = (1, 5, 10, 25, 50, 75, 90, 95, 99)
 
 def cmd_distribution(args) -> int:
     """Print the exact score distribution of one strategy."""
-    from ._common import check_out_path, print_json, progress_for, rules_from
+    from ._common import check_out_path, print_json, print_wrapped, progress_for, rules_from, rules_heading
     from ..exact.distribution import distribution
     from ..files import atomic_write
 
@@ -42,11 +42,11 @@ def cmd_distribution(args) -> int:
         print_json(dict(s, rules=rules.name, options=list(rules.options), percentiles=pct,
                         p_at_least=at_least, pmf=dist.pmf.tolist() if args.pmf else None))
         return 0
-    print(f"{rules.title} ({rules.key}): exact final-score distribution of {dist.strategy}")
+    print(f"{rules_heading(rules)}: exact final-score distribution of {dist.strategy}")
     print(f"  expected score        {dist.mean:.4f}")
     print(f"  standard deviation    {dist.sd:.4f}")
     print(f"  lowest / highest      {dist.min_score} / {dist.max_score} (scores with positive probability)")
-    print("  percentiles           " + ", ".join(f"p{q} {v}" for q, v in pct.items()))
+    print_wrapped("  percentiles           " + ", ".join(f"p{q} {v}" for q, v in pct.items()), hang=24)
     for x, p in at_least.items():
         print(f"  P(score >= {x})       {p:.6f}")
     if rules.upper_bonus:
@@ -67,7 +67,7 @@ def cmd_distribution(args) -> int:
 
 def cmd_head_to_head(args) -> int:
     """Exact win odds of players at one table."""
-    from ._common import print_json, progress_for, rules_from
+    from ._common import print_json, print_table, print_wrapped, progress_for, rules_from, rules_heading
     from ..exact.distribution import distribution
     from ..exact.winodds import MAX_PLAYERS, win_odds
 
@@ -90,17 +90,17 @@ def cmd_head_to_head(args) -> int:
             row["strategy"] = p
         print_json(dict(out, rules=rules.name, options=list(rules.options), method="exact"))
         return 0
-    print(f"{rules.title} ({rules.key}): {len(players)} players, independent games, exact")
+    print(f"{rules_heading(rules)}: {len(players)} players, independent games, exact")
     frame = odds.to_frame()[["mean_score", "p_win", "p_tie", "win_share", "expected_rank"]]
-    print(frame.to_string(float_format=lambda v: f"{v:.6f}"))
-    print("p_win: sole highest score; p_tie: level on the highest score with another player; "
-          "win_share: a tie for first split evenly; expected_rank: 1 = first (ties share the better rank)")
+    print_table(frame, float_format=lambda v: f"{v:.6f}")
+    print_wrapped("p_win: sole highest score; p_tie: level on the highest score with another player; "
+                  "win_share: a tie for first split evenly; expected_rank: 1 = first (ties share the better rank)")
     return 0
 
 
 def add_commands(sub) -> None:
     """Register the ``distribution`` and ``head-to-head`` subcommands."""
-    from ._common import add_rules_args
+    from ._common import add_json_arg, add_rules_args
 
     p = sub.add_parser("distribution", help="exact distribution of a strategy's final score")
     add_rules_args(p)
@@ -110,7 +110,7 @@ def add_commands(sub) -> None:
                    help="also print P(score >= X) (repeatable)")
     p.add_argument("--out", help="write every score's probability to this CSV file")
     p.add_argument("--pmf", action="store_true", help="with --json: include the whole PMF")
-    p.add_argument("--json", action="store_true")
+    add_json_arg(p)
     p.set_defaults(func=cmd_distribution)
 
     h = sub.add_parser("head-to-head", help="exact win odds of 2 to 20 players at one table")
@@ -118,5 +118,5 @@ def add_commands(sub) -> None:
     h.add_argument("--players", nargs="+", required=True, metavar="STRATEGY",
                    help="one strategy per seat (e.g. optimal greedy greedy)")
     h.add_argument("--exact", action="store_true", help="exact odds from the score distributions")
-    h.add_argument("--json", action="store_true")
+    add_json_arg(h)
     h.set_defaults(func=cmd_head_to_head)

@@ -41,7 +41,6 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 
 from ..engine import MoveChecks, StrategyError
 from ..rules import RuleSet, get_rules
@@ -185,7 +184,7 @@ class PolicyValue:
                 "expected_score": self.expected_score, "sd": self.sd, "states": self.states,
                 "seconds": self.seconds, "method": self.method}
 
-    def to_frame(self) -> pd.DataFrame:
+    def to_frame(self) -> "pd.DataFrame":
         """Per level (boxes filled): states evaluated, seconds, and the smallest and
         largest expected future score among them.
 
@@ -193,6 +192,8 @@ class PolicyValue:
         >>> f.index.name, int(f.loc[0, "states"])
         ('filled', 1)
         """
+        import pandas as pd
+
         lv = self.levels
         frame = pd.DataFrame({k: np.asarray(lv[k]) for k in
                               ("filled", "states", "seconds", "value_min", "value_max")})

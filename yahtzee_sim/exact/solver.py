@@ -54,7 +54,6 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 import numpy as np
-import pandas as pd
 
 from ..rules import RuleSet, get_rules
 from . import cache as _cache
@@ -205,7 +204,7 @@ class Solution:
                 "cache": self.cache, "cache_note": self.cache_note, "dtype": self.dtype,
                 "states": int(np.sum(self.levels["states"]))}
 
-    def to_frame(self) -> pd.DataFrame:
+    def to_frame(self) -> "pd.DataFrame":
         """Per level (boxes filled): masks, states solved, seconds, and the mean and
         spread of the optimal future score over that level's solved states.
 
@@ -213,6 +212,8 @@ class Solution:
         >>> f.index.name, int(f.loc[0, "masks"])
         ('filled', 1)
         """
+        import pandas as pd
+
         lv = self.levels
         frame = pd.DataFrame({k: np.asarray(lv[k]) for k in
                               ("filled", "masks", "states", "seconds", "value_min", "value_max")})

@@ -9,7 +9,10 @@
 * seed 001's three computer levels on its Yacht: exact means and win rates.
 
 It registers its kind with the experiment specs and the runners when
-:mod:`yahtzee_sim.report` is imported.
+:mod:`yahtzee_sim.report` is imported. Its exact work does not shrink with the
+spec's number of games, so its spec lives in ``experiments/exact/`` (outside the
+tiny-run check of every ``experiments/*.toml``); ``tests/test_distribution.py``
+runs it on Yacht filled in order.
 """
 
 from __future__ import annotations
@@ -28,8 +31,9 @@ THETAS = (-0.03, -0.01, 0.0, 0.01, 0.03)
 TABLE_SIZES = (2, 3, 4, 6, 10, 20)
 """Players per table in the multiplayer table (all playing the same strategy but one)."""
 HIGH, LOW = 300, 200
-LEVEL_RULES = ("yacht", ())
-"""Seed 001's game, on which its computer levels are compared."""
+LEVEL_GAME = "yacht"
+"""Seed 001's game, on which its computer levels are compared (with the spec's
+options when the spec is about that game too)."""
 
 _experiment.KIND_KEYS["distributions"] = {"rules", "options", "strategies"}
 _experiment.KIND_TABLES["distributions"] = ["summary", "theta", "wins", "tables", "levels"]
@@ -153,7 +157,7 @@ def run_distributions(spec, *, run_options: dict | None = None) -> Report:
                               "expected_rank: 1 = first, ties share the better rank.")
 
     # -- seed 001's computer levels on its Yacht -------------------------------------
-    yacht = get_rules(*LEVEL_RULES)
+    yacht = rules if spec.rules == LEVEL_GAME else get_rules(LEVEL_GAME)
     lv = {n: distribution(yacht, n, cache=True) for n in LEVELS}
     lwin, ltie = win_matrix(list(lv.values()), names=[f"{n} {LEVELS[n]}" for n in lv])
     levels = pd.DataFrame({"level": [LEVELS[n] for n in lv], "plays as": ["keep-largest", "heuristic",

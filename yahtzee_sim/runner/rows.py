@@ -36,7 +36,7 @@ __all__ = ["OUT_SUFFIXES", "check_out", "RowSink", "open_sink"]
 OUT_SUFFIXES = (".csv", ".parquet")
 
 
-def check_out(path, *, resumable: bool = False) -> Path:
+def check_out(path, *, resumable: bool = False, suffixes: tuple[str, ...] = OUT_SUFFIXES) -> Path:
     """Validate an output path before any work: known suffix, existing writable folder.
 
     >>> check_out("games.txt")
@@ -44,19 +44,20 @@ def check_out(path, *, resumable: bool = False) -> Path:
     ...
     ValueError: out must end in one of .csv, .parquet, got 'games.txt'
     """
+    endings = " or ".join(suffixes)
     if isinstance(path, bool) or not isinstance(path, (str, os.PathLike)):
-        raise ValueError(f"out must be a file path ending in .csv or .parquet, got {path!r}")
+        raise ValueError(f"out must be a file path ending in {endings}, got {path!r}")
     text = os.fspath(path)
     if not str(text).strip():
-        raise ValueError("out is empty: give a file name ending in .csv or .parquet")
+        raise ValueError(f"out is empty: give a file name ending in {endings}")
     out = Path(text)
-    if out.suffix.lower() not in OUT_SUFFIXES:
-        raise ValueError(f"out must end in one of {', '.join(OUT_SUFFIXES)}, got {str(text)!r}")
+    if out.suffix.lower() not in suffixes:
+        raise ValueError(f"out must end in one of {', '.join(suffixes)}, got {str(text)!r}")
     folder = out.parent if str(out.parent) else Path(".")
     if not folder.is_dir():
         raise ValueError(f"cannot write {str(text)!r}: folder {str(folder)!r} does not exist")
     if out.is_dir():
-        raise ValueError(f"cannot write {str(text)!r}: it is a folder; give a file name ending in .csv or .parquet")
+        raise ValueError(f"cannot write {str(text)!r}: it is a folder; give a file name ending in {endings}")
     if not os.access(folder, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
         raise ValueError(f"cannot write {str(text)!r}: permission denied")
     try:  # os.access says yes to root even on read-only or virtual file systems: try it
