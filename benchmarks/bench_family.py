@@ -132,8 +132,10 @@ def main(argv=None) -> int:
         return 0
     import pandas as pd
 
-    print(f"{len(keys)} rule sets; play best of {args.repeats} ({args.keep_largest_games:,} keep-largest, "
-          f"{args.heuristic_games:,} heuristic games); cold solves in a fresh process; {os.cpu_count()} CPUs, "
+    parts = ([f"play best of {args.repeats} ({args.keep_largest_games:,} keep-largest, {args.heuristic_games:,} "
+              "heuristic games)"] if "play" not in skip else []) \
+        + (["cold solves in a fresh process"] if "solve" not in skip else [])
+    print(f"{len(keys)} rule sets; {'; '.join(parts) or 'nothing run'}; {os.cpu_count()} CPUs, "
           f"load average {result['load_average']}")
     frame = pd.DataFrame(result["rows"]).drop(columns=["refused"], errors="ignore")
     print(frame.to_string(index=False))
