@@ -44,9 +44,18 @@ def _child(key: str) -> dict:
         return {"rules": key, "refused": str(exc), "seconds_to_refuse": round(time.perf_counter() - t0, 2)}
     wall = time.perf_counter() - t0
     return {"rules": key, "expected_score": round(sol.expected_score, 4), "sd": round(sol.sd, 4),
-            "solve_seconds": round(wall, 2),
-            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+            "solve_seconds": round(wall, 2), "peak_rss_mb": round(_own_peak_mb()),
             "worker_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)}
+
+
+def _own_peak_mb() -> float:
+    """This process's peak resident memory since it started (VmHWM: unlike ``ru_maxrss``, it does
+    not carry over the peak of the parent that forked it)."""
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def cold_solve(key: str) -> dict:
@@ -123,8 +132,10 @@ def main(argv=None) -> int:
         return 0
     import pandas as pd
 
-    print(f"{len(keys)} rule sets; play best of {args.repeats} ({args.keep_largest_games:,} keep-largest, "
-          f"{args.heuristic_games:,} heuristic games); cold solves in a fresh process; {os.cpu_count()} CPUs, "
+    parts = ([f"play best of {args.repeats} ({args.keep_largest_games:,} keep-largest, {args.heuristic_games:,} "
+              "heuristic games)"] if "play" not in skip else []) \
+        + (["cold solves in a fresh process"] if "solve" not in skip else [])
+    print(f"{len(keys)} rule sets; {'; '.join(parts) or 'nothing run'}; {os.cpu_count()} CPUs, "
           f"load average {result['load_average']}")
     frame = pd.DataFrame(result["rows"]).drop(columns=["refused"], errors="ignore")
     print(frame.to_string(index=False))

@@ -295,9 +295,8 @@ def _reading(means: pd.DataFrame, games: pd.DataFrame, names: list[str]) -> str:
                      f"{len(inside)} of {len(checked)} solvable rule sets (each misses with chance 5% on its own).")
     unsolved = list(games.index[~games["solvable"]])
     if unsolved:
-        lines.append(f"{', '.join(unsolved)}: {NOT_SOLVABLE} (" + "; ".join(
-            f"{k}: {games.loc[k, 'why_not_exact']}" for k in unsolved) + "), so their best simulated strategy is "
-            "a lower bound on what perfect play would score.")
+        lines.append(f"{', '.join(unsolved)}: {NOT_SOLVABLE} (the solver's reasons are in the table above), so "
+                     "their best simulated strategy is only a lower bound on what perfect play would score.")
     if "points_mean" in played:
         pts = played[played["points_mean"].notna()]
         for key, block in pts.groupby(level="rule_set", sort=False):
