@@ -35,9 +35,9 @@ QUICK = {"yacht+fill-in-order"}
 
 
 def _rules(key):
-    from yahtzee_sim.report.experiment import rules_from_key
+    from yahtzee_sim.rules import get_rules
 
-    return rules_from_key(key)
+    return get_rules(key)          # a key as printed, e.g. "yacht+fill-in-order"
 
 
 def run_one(kind: str, key: str, arg: str) -> dict:
@@ -92,8 +92,7 @@ def main(argv=None) -> int:
         return 0
     cases = [c for c in CASES if not args.quick or c[1] in QUICK]
     for key in sorted({c[1] for c in cases}):             # warm the mean solver's cache
-        subprocess.run([sys.executable, "-c", "from yahtzee_sim.exact.solver import solve; "
-                        f"from yahtzee_sim.report.experiment import rules_from_key; solve(rules_from_key({key!r}))"],
+        subprocess.run([sys.executable, "-c", f"from yahtzee_sim.exact.solver import solve; solve({key!r})"],
                        check=True)
     print("| what | rules | strategy / parameter | seconds | peak MB | result |")
     print("|---|---|---|---|---|---|")

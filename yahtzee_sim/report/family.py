@@ -245,7 +245,7 @@ def _means_figure(rep: Report, spec: ExperimentSpec, means: pd.DataFrame, games:
         ax.set_yticks(range(len(keys)), keys)
         ax.invert_yaxis()
         ax.set(xlabel="mean final score (points)",
-               title=f"Mean score per game and strategy\n{len(keys)} rule sets, {spec.games:,} games per "
+               title=f"Mean score per game and strategy\n{len(keys)} rule sets of the Yahtzee family, {spec.games:,} games per "
                      "strategy and rule set (bars: 95% CI)")
         handles, labels = ax.get_legend_handles_labels()
         ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.08 - 0.4 / len(keys)),
@@ -253,8 +253,7 @@ def _means_figure(rep: Report, spec: ExperimentSpec, means: pd.DataFrame, games:
 
     unsolved = [k for k in keys if not games.loc[k, "solvable"]]
     rep.add_figure("means", draw, heading="Figure", size=(9.5, 0.42 * len(keys) + 1.9), caption=(
-        f"Mean final score of each strategy in each of the {len(keys)} rule sets "
-        f"({', '.join(dict.fromkeys(games['title']))}; the axis names each by its key), {spec.games:,} games per cell, "
+        f"Mean final score of each strategy in each of the {len(keys)} rule sets of the Yahtzee family, {spec.games:,} games per cell, "
         "with 95% CI bars (most are narrower than the markers); the black tick is the exact optimal mean where the "
         "solver can compute it"
         + (f" ({', '.join(unsolved)}: {NOT_SOLVABLE}, so no `optimal` marker)." if unsolved else ".")))
