@@ -123,7 +123,8 @@ def main(argv=None) -> int:
     from yahtzee_sim.exact._solver_space import state_space
     from yahtzee_sim.rules import get_rules, rule_names
 
-<<<<<<< HEAD
+    from yahtzee_sim.progress import as_progress
+
     def solvable(name):
         try:
             state_space(get_rules(name, args.option))
@@ -133,18 +134,12 @@ def main(argv=None) -> int:
         return True
 
     names = args.rules or [n for n in rule_names() if solvable(n)]
-    solves = [cold_solve(n, args.option, args.repeats, args.workers) for n in names]
-=======
-    from yahtzee_sim.progress import as_progress
-
-    names = args.rules or rule_names()
     report = as_progress(not args.json)  # a bar on a terminal's stderr, never with --json
     solves = []
     for i, n in enumerate(names):
         report(f"cold solve of {n}", i, len(names) + 1)
         solves.append(cold_solve(n, args.option, args.repeats, args.workers))
     report("optimal play", len(names), len(names) + 1)
->>>>>>> main
     play = optimal_play("yahtzee", args.games, args.batch)
     report("optimal play", len(names) + 1, len(names) + 1)
     report.close()

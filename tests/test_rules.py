@@ -626,3 +626,12 @@ def test_unknown_box_names_the_valid_ones():
     msg = _one_line(e)
     assert all(b in msg for b in r.box_names)
     assert r.box_index("Two pairs") == r.box_index("two-pairs") == 7
+
+
+def test_options_of_the_wrong_type_are_a_value_error():
+    # issue 12 §4: get_rules(..., None) raised TypeError; None now means "no options",
+    # and anything that is not a list of names is the same ValueError as the CLI's.
+    assert get_rules("yahtzee", None) is get_rules("yahtzee")
+    for bad in (5, 3.5, object()):
+        with pytest.raises(ValueError, match="options must be a list of option names"):
+            get_rules("yahtzee", bad)

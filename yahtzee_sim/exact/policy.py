@@ -339,7 +339,7 @@ def _chunk_values(strategy, rules, sp, turn: _Turn, values, second, is_subkeep, 
 
 
 def policy_value(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
-                 chunk_rows: int = DEFAULT_CHUNK_ROWS) -> PolicyValue:
+                 chunk_rows: int = DEFAULT_CHUNK_ROWS, progress=None) -> PolicyValue:
     """Exact expected final score (and sd) of ``strategy`` on ``rules``.
 
     Parameters
@@ -350,6 +350,8 @@ def policy_value(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
         five-of-a-kind box's value, the roll, the rolls left), not on its uniform
         ``u``; ``random`` is averaged exactly over its uniform choices.
     chunk_rows : (state, roll) rows per strategy call (memory bound).
+    progress : a callback ``progress(phase, done, total)`` told after each level of filled
+        boxes (see :mod:`yahtzee_sim.progress`); silent by default.
 
     >>> pv = policy_value("yacht", "greedy", options=["fill-in-order"])
     >>> 100 < pv.expected_score < 200 and pv.sd > 0
@@ -387,6 +389,9 @@ def policy_value(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
     # the previous batch shown to the strategy stays alive, so a strategy that keeps
     # a per-turn cache keyed by id(state) never meets a recycled id
     shown = [None, None]
+    from ..progress import as_progress
+
+    report = as_progress(progress)
     for level in range(sp.n_boxes, -1, -1):           # loop over levels
         t_level = time.perf_counter()
         mask, u, flag = _level_states(sp, table, counts, level)
@@ -412,6 +417,8 @@ def policy_value(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
         lv["seconds"].append(time.perf_counter() - t_level)
         lv["value_min"].append(float(values[idx].min()))
         lv["value_max"].append(float(values[idx].max()))
+        report(f"evaluating {strat.name} on {rules.key} (levels of filled boxes)", sp.n_boxes + 1 - level,
+               sp.n_boxes + 1)
     seconds = time.perf_counter() - t0
     mean = float(values[sp.flat(0, 0, 0)])
     var = max(float(second[sp.flat(0, 0, 0)]) - mean * mean, 0.0)

@@ -295,7 +295,10 @@ def default_workers() -> int:
     return max(1, min(2, n))
 
 
-def _compute(rules: RuleSet, dtype: str, chunk: int, workers: int):
+def _compute(rules: RuleSet, dtype: str, chunk: int, workers: int, progress=None):
+    from ..progress import as_progress
+
+    report = as_progress(progress)
     space = state_space(rules)
     model = turn_model(rules, _DTYPES[dtype])
     all_states = [space.level_states(space.level_masks[lv]) for lv in range(space.n_boxes)]
@@ -358,6 +361,7 @@ def _compute(rules: RuleSet, dtype: str, chunk: int, workers: int):
             lv["seconds"].append(time.perf_counter() - t0)
             lv["value_min"].append(float(v.min()))
             lv["value_max"].append(float(v.max()))
+            report(f"solving {rules.key}", sum(n_states[level:]), sum(n_states))  # states solved so far
     finally:
         for p, conn in procs:
             try:
@@ -394,7 +398,7 @@ def cache_path(rules: RuleSet, dtype: str = "float32", cache_dir=None):
 
 def solve(rules: str | RuleSet, *, options: Iterable[str] = (), dtype=np.float32,
           cache: bool = True, cache_dir: str | os.PathLike | None = None,
-          chunk: int = 1024, workers: int | None = None) -> Solution:
+          chunk: int = 1024, workers: int | None = None, progress=None) -> Solution:
     """Solve a rule set exactly: optimal expected score, its sd, every state's value.
 
     Parameters
@@ -408,6 +412,8 @@ def solve(rules: str | RuleSet, *, options: Iterable[str] = (), dtype=np.float32
     chunk : states evaluated at once (memory is about 4 kB per state).
     workers : processes sharing the work of each level (default :func:`default_workers`:
         NumPy's elementwise work is single-threaded, so two cores need two processes).
+    progress : a callback ``progress(phase, done, total)`` told the states solved after
+        each level (see :mod:`yahtzee_sim.progress`); silent by default.
 
     >>> round(solve("yacht-classic", cache=False, dtype=np.float64).expected_score, 4) > 0
     True
@@ -443,7 +449,7 @@ def solve(rules: str | RuleSet, *, options: Iterable[str] = (), dtype=np.float32
         if status == "damaged":
             note = f"cache file {path} {why}: recomputed"
     t0 = time.perf_counter()
-    values, variances, levels = _compute(rules, dtype, int(chunk), int(workers))
+    values, variances, levels = _compute(rules, dtype, int(chunk), int(workers), progress)
     seconds = time.perf_counter() - t0
     values.setflags(write=False)
     variances.setflags(write=False)

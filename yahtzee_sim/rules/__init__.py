@@ -104,7 +104,12 @@ def get_rules(
     """
     if isinstance(options, str):
         raise ValueError(f"options must be a list of option names, e.g. [{options!r}], not a string")
-    options = tuple(options)
+    if options is None:
+        options = ()
+    try:
+        options = tuple(options)
+    except TypeError:
+        raise ValueError(f"options must be a list of option names, got {options!r}") from None
     for o in options:
         if not isinstance(o, str):
             raise ValueError(f"options must be option names (strings), got {o!r}")
