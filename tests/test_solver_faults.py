@@ -170,3 +170,22 @@ def test_kill_9_of_a_solve_does_not_orphan_its_worker(tmp_path):
         for k in kids:                                    # never leave one behind
             if _alive(k):
                 os.kill(k, signal.SIGKILL)
+
+
+def test_a_killed_cache_write_is_cleaned_up_by_the_next_one(tmp_path):
+    # issue 12 §2: killed writes left hidden temporary files behind. A writer's
+    # temporary file is named after its process, so the next save removes it once that
+    # process is gone (here: a pid that cannot exist), and leaves live writers' files alone.
+    import os
+
+    from yahtzee_sim.exact import cache
+
+    target = tmp_path / "table.npz"
+    dead = tmp_path / f".{target.name}.tmp-999999999-abcd.npz"
+    dead.write_bytes(b"half a table")
+    alive = tmp_path / f".{target.name}.tmp-{os.getppid()}-abcd.npz"
+    alive.write_bytes(b"being written")
+    cache.save(target, {"k": 1}, {"x": np.arange(3)})
+    assert not dead.exists() and alive.exists()
+    assert cache.load(target, {"k": 1})["x"].tolist() == [0, 1, 2]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([target.name, alive.name])

@@ -35,7 +35,7 @@ __all__ = ["WriteError", "atomic_write", "temp_file", "finish_temp", "clean_stal
 STALE_AFTER = 24 * 3600.0
 """Seconds after which a temporary file is removed even if its writer's pid is alive (pid reuse)."""
 
-_LEGACY = re.compile(r"^\.tmp-[a-z0-9_]{8}(\.json|\.csv|\.parquet)?$")
+_LEGACY = re.compile(r"^\.tmp-[a-z0-9_]{8}(\.json|\.csv|\.parquet|\.npz)?$")
 """The temporary names of earlier versions (``.tmp-`` + mkstemp's 8 random characters)."""
 
 

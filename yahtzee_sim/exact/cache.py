@@ -23,7 +23,6 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -82,16 +81,24 @@ def save(path: str | os.PathLike, meta: dict, arrays: dict[str, np.ndarray]) -> 
     payload = {f"a_{k}": _contiguous(v) for k, v in arrays.items()}
     payload["meta"] = np.array(meta_json)
     payload["sha256"] = np.array(_digest(meta_json, arrays))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=path.parent)
+    from ..files import WriteError, finish_temp, temp_file
+
+    try:  # named after this process, so a later run removes what a killed writer left
+        fd, tmp = temp_file(path)
+    except WriteError as exc:
+        raise OSError(exc.errno, exc.reason) from None
     try:
         with os.fdopen(fd, "wb") as fh:
             np.savez(fh, **payload)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
+    try:
+        finish_temp(tmp, path)
+    except WriteError as exc:
+        raise OSError(exc.errno, exc.reason) from None
     return path
 
 
