@@ -257,7 +257,8 @@ def test_no_progress_when_stderr_is_not_a_terminal(monkeypatch, capsys):
 
 
 def test_solve_shows_a_heartbeat_until_the_solver_reports(monkeypatch, capsys):
-    """solve() takes no progress= yet: the CLI shows the phase and the time spent."""
+    """A library call without progress= (here a wrapper hiding solve's) still shows its
+    phase and the time spent: the CLI's heartbeat fallback."""
     import time
 
     import yahtzee_sim.exact.solver as solver
@@ -278,7 +279,7 @@ def test_solve_shows_a_heartbeat_until_the_solver_reports(monkeypatch, capsys):
 
 
 def test_verify_shows_its_phase_on_a_terminal(monkeypatch, capsys):
-    """verify_claims takes no progress= yet: the CLI shows the phase and the time spent."""
+    """verify shows its phase and the time spent (and each simulation's bar, below)."""
     import yahtzee_sim.progress as progress
 
     fake = FakeTTY()
@@ -308,4 +309,19 @@ def test_simulate_cli_bar_on_a_terminal_only(monkeypatch, capsys):
     assert "playing games" in fake.getvalue() and "games/s" in fake.getvalue()
     before = fake.getvalue()
     assert main(["simulate", "--games", "3000", "--batch", "1024", "--seed", "1", "--json"]) == 0
+    assert fake.getvalue() == before
+
+
+def test_run_shows_each_simulation_with_a_bar_and_eta(monkeypatch, capsys, tmp_path):
+    # issue 11 §3: a report run names its spec and shows a bar with ETA per simulation.
+    import yahtzee_sim.progress as progress
+
+    fake = FakeTTY()
+    monkeypatch.setattr(sys, "stderr", fake)
+    monkeypatch.setattr(progress, "DELAY", 0.0)
+    assert main(["run", "experiments/head-to-head.toml", "--games", "2048", "--out", str(tmp_path)]) == 0
+    text = fake.getvalue()
+    assert "head-to-head (1/1): playing games" in text and "2048/2048 [00:00<00:00" in text  # elapsed<ETA
+    before = text
+    assert main(["run", "experiments/head-to-head.toml", "--games", "2048", "--out", str(tmp_path), "--json"]) == 0
     assert fake.getvalue() == before

@@ -23,6 +23,7 @@ with ``--json``); a test or notebook may pass any function:
 from __future__ import annotations
 
 import contextlib
+import math
 import sys
 import threading
 import time
@@ -95,27 +96,42 @@ def heartbeat(progress, phase: str, every: float = 0.5):
     tell ``progress`` every ``every`` seconds that ``phase`` is still running, so a
     terminal shows the phase and the time spent.
 
+    It yields a progress callback for the parts of that work that can report (e.g.
+    the simulations of a report, given it through ``run_options``): their steps show
+    as ``"<phase>: <step>"`` with a bar and ETA, and the heartbeat keeps quiet while
+    such a step runs.
+
     >>> seen = []
-    >>> with heartbeat(lambda *a: seen.append(a), "waiting", every=0.01):
+    >>> with heartbeat(lambda *a: seen.append(a), "waiting", every=0.01) as step:
     ...     time.sleep(0.05)
-    >>> seen[0]
-    ('waiting', 0, None)
+    ...     step("games", 1, 2)
+    >>> seen[0], ("waiting: games", 1, 2) in seen
+    (('waiting', 0, None), True)
     """
     report = as_progress(progress)
     if report is silent:
-        yield
+        yield silent
         return
     stop = threading.Event()
+    lock = threading.Lock()        # one writer at a time on the terminal
+    quiet_until = [0.0]            # the heartbeat waits while a step is under way
+
+    def step(name: str, done: int, total: int | None) -> None:
+        with lock:
+            quiet_until[0] = math.inf if total is None or done < total else time.monotonic()
+            report(f"{phase}: {name}", done, total)
 
     def beat():
         while not stop.is_set():
-            report(phase, 0, None)
+            with lock:
+                if time.monotonic() >= quiet_until[0]:
+                    report(phase, 0, None)
             stop.wait(every)
 
     thread = threading.Thread(target=beat, daemon=True)
     thread.start()
     try:
-        yield
+        yield step
     finally:
         stop.set()
         thread.join()

@@ -11,7 +11,8 @@ def cmd_run(args) -> int:
     from ..report.experiment import load_spec
     from ..report.output import check_output_root, check_replaceable
     from ..report.runners import run_experiment
-    from ._common import call_with_progress, print_json, progress_for, run_kwargs
+    from ..progress import heartbeat
+    from ._common import print_json, progress_for, run_kwargs
 
     # Everything that can be refused is refused before the first game is played.
     specs = [load_spec(p).scaled(args.games) for p in args.spec]
@@ -26,9 +27,9 @@ def cmd_run(args) -> int:
     written = []
     for i, spec in enumerate(specs):
         command = "yahtzee-sim run " + shlex.quote(spec.source) + (f" --games {args.games}" if args.games else "")
-        with progress_for(args) as progress:  # the phase and time spent, until the runners report
-            report = call_with_progress(run_experiment, progress, f"{spec.name} ({i + 1}/{len(specs)})", spec,
-                                        command=command, run_options=run_kwargs(args))
+        # The spec's phase and time spent; each simulation inside it shows a bar with ETA.
+        with progress_for(args) as progress, heartbeat(progress, f"{spec.name} ({i + 1}/{len(specs)})") as step:
+            report = run_experiment(spec, command=command, run_options=dict(run_kwargs(args), progress=step))
         out = write_report(report, root / spec.name)
         written.append(str(out))
         if not args.json:

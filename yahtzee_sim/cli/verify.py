@@ -8,13 +8,15 @@ import shlex
 def cmd_verify(args) -> int:
     from ..report.experiment import parse_spec
     from ..verify import Context, check_claim_ids, verify_claims
-    from ._common import call_with_progress, print_json, progress_for, run_kwargs
+    from ..progress import heartbeat
+    from ._common import print_json, progress_for, run_kwargs
 
     only = check_claim_ids(args.only) if args.only is not None else None
     # The checks of a claims spec (sizes, seed), before any work; the report is named claims.
     spec = parse_spec({"kind": "claims", "name": "claims", "games": args.games, "turns": args.turns,
                        "seed": args.seed}, name="verify")
-    ctx = Context(games=args.games, turns=args.turns, seed=args.seed, run_options=run_kwargs(args))
+    run_options = run_kwargs(args)  # each simulation's bar comes in below, through run_options
+    ctx = Context(games=args.games, turns=args.turns, seed=args.seed, run_options=run_options)
     if args.out is not None:
         from ..report.document import write_report
         from ..report.output import check_output_root, check_replaceable
@@ -24,14 +26,15 @@ def cmd_verify(args) -> int:
         check_replaceable(out_dir)
         command = (f"yahtzee-sim verify --games {args.games} --turns {args.turns} --seed {args.seed}"
                    + "".join(f" --only {shlex.quote(o)}" for o in only or ()) + f" --out {shlex.quote(args.out)}")
-        with progress_for(args) as progress:  # the phase and time spent, until the runners report
-            report = call_with_progress(run_experiment, progress, "checking the seeds' claims", spec,
-                                        command=command, context=ctx, only=only)
+        with progress_for(args) as progress, heartbeat(progress, "checking the seeds' claims") as step:
+            run_options["progress"] = step
+            report = run_experiment(spec, command=command, context=ctx, only=only)
         out = write_report(report, out_dir)
         frame = report.data["claims"]
     else:
-        with progress_for(args) as progress:
-            frame = call_with_progress(verify_claims, progress, "checking the seeds' claims", ctx, only=only)
+        with progress_for(args) as progress, heartbeat(progress, "checking the seeds' claims") as step:
+            run_options["progress"] = step
+            frame = verify_claims(ctx, only=only)
     if args.json:
         print_json({"games": args.games, "turns": args.turns, "seed": args.seed,
                     "claims": frame.reset_index().to_dict(orient="records")})
