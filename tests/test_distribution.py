@@ -307,3 +307,11 @@ def test_distributions_report_runs_small(tmp_path):
     assert rep.data["tables"]["win_share, all equal"].tolist() == pytest.approx(
         [1 / n for n in rep.data["tables"].index])
     assert "Reproduce:" in readme
+
+
+def test_served_rule_sets_are_refused_not_answered_wrongly():
+    # Generala's served scores: a strategy cannot tell a held served roll from a thrown
+    # one, so an exact evaluation over states would be wrong (it gave 160.02 for the
+    # optimal strategy, whose exact value is 162.53); refuse like policy_value.
+    with pytest.raises(ValueError, match="distribution does not handle generala: served scores"):
+        distribution("generala", "keep-largest")

@@ -59,6 +59,7 @@ from ..strategies import Strategy, get_strategy
 from . import cache as _cache
 from ._solver_space import StateSpace, state_space
 from .policy import (DEFAULT_CHUNK_ROWS, PROBE_STATES, _ask_box, _ask_keep, _is_uniform_random,
+                     require_state_based_scoring, uniform_keep_average,
                      _level_states, _probe, _reach_table, _Turn)
 
 __all__ = ["distribution", "ScoreDistribution", "pmf_mean_sd"]
@@ -632,15 +633,12 @@ def distribution(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
 
 def _distribution(rules, strat, chunk_rows, progress) -> ScoreDistribution:
     t0 = time.perf_counter()
+    sp = state_space(rules)                          # refuses what cannot be solved here
+    require_state_based_scoring(rules, "distribution")
     strat.prepare(rules)
-    sp = state_space(rules)
     d = rules.dice
     uniform = _is_uniform_random(strat)
-    avg_keep = None
-    if uniform:                                       # (R, K): mean over each roll's keeps
-        avg_keep = np.zeros((d.n_rolls, d.n_keeps))
-        r_idx, s_idx = np.nonzero(d.subkeeps >= 0)
-        avg_keep[r_idx, d.subkeeps[r_idx, s_idx]] = 1.0 / d.n_subkeeps[r_idx]
+    avg_keep = uniform_keep_average(d) if uniform else None
     is_subkeep = MoveChecks.of(rules).is_subkeep
     table, counts = _reach_table(rules, sp)
     per_chunk = max(1, int(chunk_rows) // d.n_rolls)

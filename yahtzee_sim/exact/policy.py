@@ -200,6 +200,38 @@ class PolicyValue:
         return frame.set_index("filled").sort_index()
 
 
+def require_state_based_scoring(rules: RuleSet, what: str) -> None:
+    """Refuse rule sets whose points depend on the turn so far (served scores): a held
+    served roll and a thrown one look alike to a strategy, so its decisions are not a
+    function of the state, and an exact evaluation over states would be silently wrong.
+
+    >>> from yahtzee_sim.rules import get_rules
+    >>> require_state_based_scoring(get_rules("yahtzee"), "policy_value")
+    >>> require_state_based_scoring(get_rules("generala"), "policy_value")
+    Traceback (most recent call last):
+    ...
+    ValueError: policy_value does not handle generala: served scores make a decision depend on the turn so far, not on the state alone; simulate the strategy instead (yahtzee-sim simulate)
+    """
+    if rules.roll_dependent:
+        raise ValueError(f"{what} does not handle {rules.key}: served scores make a "
+                         f"decision depend on the turn so far, not on the state alone; "
+                         f"simulate the strategy instead (yahtzee-sim simulate)")
+
+
+def uniform_keep_average(d) -> np.ndarray:
+    """(R, K) weights of each roll's legal keeps for a uniformly random keep (each 1/n).
+
+    >>> from yahtzee_sim.dice import dice_tables
+    >>> w = uniform_keep_average(dice_tables(5, 6))
+    >>> bool(np.allclose(w.sum(axis=1), 1.0))
+    True
+    """
+    avg_keep = np.zeros((d.n_rolls, d.n_keeps))
+    r_idx, s_idx = np.nonzero(d.subkeeps >= 0)
+    avg_keep[r_idx, d.subkeeps[r_idx, s_idx]] = 1.0 / d.n_subkeeps[r_idx]
+    return avg_keep
+
+
 def _is_uniform_random(strategy: Strategy) -> bool:
     cls = type(strategy)
     return isinstance(strategy, RandomStrategy) and cls.keep is RandomStrategy.keep \
@@ -367,18 +399,11 @@ def policy_value(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
         raise ValueError(f"chunk_rows must be a positive integer, got {chunk_rows!r}")
     t0 = time.perf_counter()
     sp = state_space(rules)                          # refuses what cannot be solved here
-    if rules.roll_dependent:   # a held served roll and a thrown one look alike to a strategy
-        raise ValueError(f"policy_value does not handle {rules.key}: served scores make a "
-                         f"decision depend on the turn so far, not on the state alone; "
-                         f"simulate the strategy instead (yahtzee-sim simulate)")
+    require_state_based_scoring(rules, "policy_value")
     strat.prepare(rules)
     d = rules.dice
     uniform = _is_uniform_random(strat)
-    avg_keep = None
-    if uniform:                                       # (R, K): mean over each roll's keeps
-        avg_keep = np.zeros((d.n_rolls, d.n_keeps))
-        r_idx, s_idx = np.nonzero(d.subkeeps >= 0)
-        avg_keep[r_idx, d.subkeeps[r_idx, s_idx]] = 1.0 / d.n_subkeeps[r_idx]
+    avg_keep = uniform_keep_average(d) if uniform else None
     is_subkeep = MoveChecks.of(rules).is_subkeep
     table, counts = _reach_table(rules, sp)
     values = np.full(sp.size, np.nan)
