@@ -115,3 +115,12 @@ def test_cache_round_trip(tmp_path):
     assert b.cache == "hit"
     np.testing.assert_array_equal(a.values, b.values)
     assert solve_risk("yacht", 0.01, options=["fill-in-order"], cache_dir=tmp_path).cache == "memory"
+
+
+def test_served_rule_sets_are_refused_not_answered_wrongly():
+    # The risk tables model no served scores: at theta near 0 Generala's certainty
+    # equivalent came out 160.49 against the exact optimum 162.53. Refused in one line.
+    from yahtzee_sim.exact.risk import solve_risk
+
+    with pytest.raises(ValueError, match="risk-sensitive solver does not handle generala"):
+        solve_risk("generala", 1e-6, cache=False)

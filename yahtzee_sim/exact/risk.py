@@ -174,6 +174,10 @@ def solve_risk(rules: str | RuleSet, theta, *, options=(), cache: bool = True, c
     ValueError: theta = 0 is the expected-score optimum: use solve() (or the strategy 'optimal')
     """
     rules = get_rules(rules, options)
+    # its turn tables have no "still the first throw" layer: served scores would be missed
+    if rules.roll_dependent:
+        raise ValueError(f"the risk-sensitive solver does not handle {rules.key}: a box's score depends on "
+                         "the throw number (served scores); use solve() for its optimum, or simulate")
     theta = parse_theta(theta)
     if theta == 0:
         raise ValueError("theta = 0 is the expected-score optimum: use solve() (or the strategy 'optimal')")
