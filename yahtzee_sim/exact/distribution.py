@@ -53,14 +53,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..engine import MoveChecks
 from ..rules import RuleSet, get_rules
 from ..strategies import Strategy, get_strategy
 from . import cache as _cache
-from ._solver_space import StateSpace, state_space
-from .policy import (DEFAULT_CHUNK_ROWS, PROBE_STATES, _ask_box, _ask_keep, _is_uniform_random,
-                     require_state_based_scoring, uniform_keep_average,
-                     _level_states, _probe, _reach_table, _Turn)
+from .policy import DEFAULT_CHUNK_ROWS, PROBE_STATES, _ask_box, _ask_keep, _probe, _Turn, evaluation_setup
 
 __all__ = ["distribution", "ScoreDistribution", "pmf_mean_sd"]
 
@@ -633,14 +629,8 @@ def distribution(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
 
 def _distribution(rules, strat, chunk_rows, progress) -> ScoreDistribution:
     t0 = time.perf_counter()
-    sp = state_space(rules)                          # refuses what cannot be solved here
-    require_state_based_scoring(rules, "distribution")
-    strat.prepare(rules)
+    sp, uniform, avg_keep, is_subkeep, table, counts = evaluation_setup(rules, strat, "distribution")
     d = rules.dice
-    uniform = _is_uniform_random(strat)
-    avg_keep = uniform_keep_average(d) if uniform else None
-    is_subkeep = MoveChecks.of(rules).is_subkeep
-    table, counts = _reach_table(rules, sp)
     per_chunk = max(1, int(chunk_rows) // d.n_rolls)
     row_of = np.full(sp.size, -1, dtype=np.int64)
     level = _Level.empty(np.array([sp.flat(0, 0, 0)], dtype=np.int64), np.array([1]))

@@ -200,6 +200,22 @@ class PolicyValue:
         return frame.set_index("filled").sort_index()
 
 
+def evaluation_setup(rules: RuleSet, strat: Strategy, what: str):
+    """What an exact evaluation of ``strat`` over the reachable states needs, shared by
+    :func:`policy_value` and :func:`yahtzee_sim.exact.distribution.distribution`:
+    the state space (refusing what cannot be solved here or is not state-based), whether
+    the strategy is uniform random and its keep weights, the legal sub-keeps, and the
+    reachable-state table with its counts. ``strat`` is prepared for ``rules``."""
+    sp = state_space(rules)                          # refuses what cannot be solved here
+    require_state_based_scoring(rules, what)
+    strat.prepare(rules)
+    uniform = _is_uniform_random(strat)
+    avg_keep = uniform_keep_average(rules.dice) if uniform else None
+    is_subkeep = MoveChecks.of(rules).is_subkeep
+    table, counts = _reach_table(rules, sp)
+    return sp, uniform, avg_keep, is_subkeep, table, counts
+
+
 def require_state_based_scoring(rules: RuleSet, what: str) -> None:
     """Refuse rule sets whose points depend on the turn so far (served scores): a held
     served roll and a thrown one look alike to a strategy, so its decisions are not a
@@ -398,14 +414,8 @@ def policy_value(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
     if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, (int, np.integer)) or chunk_rows < 1:
         raise ValueError(f"chunk_rows must be a positive integer, got {chunk_rows!r}")
     t0 = time.perf_counter()
-    sp = state_space(rules)                          # refuses what cannot be solved here
-    require_state_based_scoring(rules, "policy_value")
-    strat.prepare(rules)
+    sp, uniform, avg_keep, is_subkeep, table, counts = evaluation_setup(rules, strat, "policy_value")
     d = rules.dice
-    uniform = _is_uniform_random(strat)
-    avg_keep = uniform_keep_average(d) if uniform else None
-    is_subkeep = MoveChecks.of(rules).is_subkeep
-    table, counts = _reach_table(rules, sp)
     values = np.full(sp.size, np.nan)
     second = np.full(sp.size, np.nan)
     per_chunk = max(1, int(chunk_rows) // d.n_rolls)
