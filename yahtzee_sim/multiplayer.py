@@ -1,8 +1,8 @@
 """Multiplayer games: seats take turns, and a strategy may look at every card.
 
 :func:`simulate_table` plays N games of ``len(players)`` seats. Seat s plays
-from its own dice tape (the engine's tape, from the s-th child of the run's
-``SeedSequence``), so:
+from its own dice tape (the engine's tape, from :func:`seat_entropy` of the run's
+seed and s), so:
 
 * the same seed gives the same games whatever the batch;
 * common random numbers hold per seat: seat s sees the same dice whatever the
@@ -15,6 +15,14 @@ from its own dice tape (the engine's tape, from the s-th child of the run's
 Seats play turn 1 in seat order, then turn 2, and so on; the highest total wins
 (ties are reported as ties).
 
+Generala's ``servida-wins`` option: a seat whose turn ends with five of a kind made
+by the turn's first throw (a *Generala servida*; holding all five dice is not a
+throw, whichever box the player writes it in) wins the game at once. The game ends
+there: no later seat plays that round, so when two seats would serve one in the
+same round the first in seat order wins; the scores reported for that game are the
+cards as they stood at that moment (:attr:`TableResult.servida_winner` says which
+games ended so).
+
 :class:`PlayToWin` is an opponent-aware player: each turn it picks, per game, the
 risk table (``optimal:theta=...``, :mod:`yahtzee_sim.exact.risk`) that suits its
 projected deficit against the best opponent.
@@ -26,24 +34,31 @@ True
 
 from __future__ import annotations
 
+import copy
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .engine import SEED_BLOCK, MoveChecks, block_tapes, play_turn, seed_entropy
+from .engine import SEED_BLOCK, MoveChecks, block_tapes, family_tapes, play_turn, seed_entropy
 from .rules import RuleSet, get_rules
 from .state import GameState
 from .strategies import Strategy, get_strategy
 
-__all__ = ["simulate_table", "TableResult", "PlayToWin"]
+__all__ = ["simulate_table", "TableResult", "PlayToWin", "seat_entropy", "MAX_SEATS"]
+
+MAX_SEATS = 20
+"""Largest table (seed 000 names a platform for up to 20 players)."""
 
 
 @dataclass(frozen=True, eq=False)
 class TableResult:
     """Games played at one table.
 
-    totals : (N, seats) final scores; names : the seats' strategies.
+    totals : (N, seats) final scores (for a game a servida ended: the scores then).
+    names : the seats' strategies.
+    servida_winner : (N,) int8 under Generala's ``servida-wins``: the seat whose
+        served Generala ended the game, -1 where none did; None without the option.
     seed, seconds : as :class:`~yahtzee_sim.results.SimulationResult`.
     """
 
@@ -52,20 +67,31 @@ class TableResult:
     totals: np.ndarray = field(repr=False)
     seed: int
     seconds: float
+    servida_winner: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def n_games(self) -> int:
         return len(self.totals)
 
     def outcomes(self):
-        """(N, seats) bool arrays: sole winner, tied for first."""
+        """(N, seats) bool arrays: sole winner, tied for first.
+
+        A game won by a servida has that seat as its sole winner, whatever the scores.
+        """
         top = self.totals.max(axis=1, keepdims=True)
         at_top = self.totals == top
         n_top = at_top.sum(axis=1, keepdims=True)
-        return at_top & (n_top == 1), at_top & (n_top > 1)
+        win, tie = at_top & (n_top == 1), at_top & (n_top > 1)
+        if self.servida_winner is not None:
+            ended = self.servida_winner >= 0
+            served = self.servida_winner[:, None] == np.arange(self.totals.shape[1])
+            win = np.where(ended[:, None], served, win)
+            tie = tie & ~ended[:, None]
+        return win, tie
 
     def to_frame(self, level: float = 0.95):
-        """Per seat: mean score, P(win) with its Wilson interval, P(tie for first)."""
+        """Per seat: mean score, P(win) with its Wilson interval, P(tie for first), and
+        under ``servida-wins`` the share of games it won by a servida (``p_servida_win``)."""
         import pandas as pd
 
         from .stats import proportion_ci
@@ -75,11 +101,23 @@ class TableResult:
         for s, name in enumerate(self.names):
             w = int(win[:, s].sum())
             ci = proportion_ci(w, self.n_games, level=level)
-            rows.append({"player": name if self.names.count(name) == 1 else f"{name} (seat {s + 1})",
-                         "mean_score": float(self.totals[:, s].mean()), "p_win": w / self.n_games,
-                         "p_win_low": ci.low, "p_win_high": ci.high,
-                         "p_tie": float(tie[:, s].mean())})
+            row = {"player": name if self.names.count(name) == 1 else f"{name} (seat {s + 1})",
+                   "mean_score": float(self.totals[:, s].mean()), "p_win": w / self.n_games,
+                   "p_win_low": ci.low, "p_win_high": ci.high,
+                   "p_tie": float(tie[:, s].mean())}
+            if self.servida_winner is not None:
+                row["p_servida_win"] = float((self.servida_winner == s).mean())
+            rows.append(row)
         return pd.DataFrame(rows).set_index("player")
+
+
+def seat_entropy(entropy: int, seat: int) -> int:
+    """The entropy of seat ``seat``'s dice tape in a run of seed ``entropy``.
+
+    >>> seat_entropy(7, 0) != seat_entropy(7, 1)
+    True
+    """
+    return int(np.random.SeedSequence(entropy, spawn_key=(1_000_000 + seat,)).generate_state(1)[0])
 
 
 def _subset(state: GameState, idx) -> GameState:
@@ -89,25 +127,39 @@ def _subset(state: GameState, idx) -> GameState:
 
 
 def _play_blocks(rules, players, entropy, blocks, n_games):
+    """Play seed ``blocks`` at one table: (n, seats) totals and the servida winners."""
     checks = MoveChecks.of(rules)
     n_turns = rules.n_boxes
     seats = len(players)
     tapes = []
     for s in range(seats):
-        seat_entropy = int(np.random.SeedSequence(entropy, spawn_key=(1_000_000 + s,)).generate_state(1)[0])
-        tape, unif = block_tapes(rules, seat_entropy, blocks, n_turns)
+        tape, unif = block_tapes(rules, seat_entropy(entropy, s), blocks, n_turns)
         stop = min(len(tape), n_games - blocks.start * SEED_BLOCK)
-        tapes.append((tape[:stop], unif[:stop]))
+        extra = {k: v[:stop] for k, v in family_tapes(rules, seat_entropy(entropy, s), blocks, n_turns).items()}
+        tapes.append((tape[:stop], unif[:stop], extra))
     n = len(tapes[0][0])
     states = [GameState.new(rules, n) for _ in range(seats)]
+    servida = "servida-wins" in rules.options and states[0].served_five_count is not None
+    winner = np.full(n, -1, dtype=np.int8) if servida else None
+    frozen = np.zeros((n, seats), dtype=np.int32)     # the scores when a servida ended a game
     d = rules.dice
     for t in range(n_turns):
         for s, strategy in enumerate(players):
             if hasattr(strategy, "see_table"):
                 strategy.see_table(states, s, t)
-            tape, unif = tapes[s]
-            play_turn(rules, strategy, states[s], d.tape_prefix_keys(tape[:, t]), unif[:, t], checks)
-    return np.stack([st.total(rules) for st in states], axis=1)
+            tape, unif, extra = tapes[s]
+            before = states[s].served_five_count.copy() if servida else None
+            play_turn(rules, strategy, states[s], d.tape_prefix_keys(tape[:, t]), unif[:, t], checks, extra)
+            if servida:
+                # the game ends at once: a later seat's servida (even this round) comes too late
+                ended = (states[s].served_five_count > before) & (winner < 0)
+                if ended.any():
+                    winner[ended] = s
+                    frozen[ended] = np.stack([st.total(rules)[ended] for st in states], axis=1)
+    totals = np.stack([st.total(rules) for st in states], axis=1).astype(np.int32)
+    if servida:
+        totals = np.where((winner >= 0)[:, None], frozen, totals)
+    return totals, winner
 
 
 def simulate_table(rules: str | RuleSet, players, n_games: int, *, seed=None, options=(),
@@ -125,21 +177,21 @@ def simulate_table(rules: str | RuleSet, players, n_games: int, *, seed=None, op
     if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or batch < 1:
         raise ValueError(f"batch must be a positive integer, got {batch!r}")
     players = [get_strategy(p) for p in players]
-    if len(players) < 2:
-        raise ValueError(f"a table needs at least 2 players, got {len(players)}")
-    if len({id(p) for p in players}) < len(players):
-        players = [get_strategy(p.name) if i and any(p is q for q in players[:i]) else p
-                   for i, p in enumerate(players)]
+    if not 2 <= len(players) <= MAX_SEATS:
+        raise ValueError(f"a table seats 2 to {MAX_SEATS} players, got {len(players)}")
+    # one instance per seat (strategies keep per-batch state): a repeated one is copied
+    players = [copy.copy(p) if any(p is q for q in players[:i]) else p for i, p in enumerate(players)]
     for p in players:
         p.prepare(rules)
     entropy = seed_entropy(seed)
     t0 = time.perf_counter()
     per = max(1, int(batch) // SEED_BLOCK)
     n_blocks = -(-int(n_games) // SEED_BLOCK)
-    totals = [_play_blocks(rules, players, entropy, range(b, min(b + per, n_blocks)), int(n_games))
-              for b in range(0, n_blocks, per)]
-    return TableResult(rules, tuple(p.name for p in players), np.concatenate(totals), entropy,
-                       time.perf_counter() - t0)
+    parts = [_play_blocks(rules, players, entropy, range(b, min(b + per, n_blocks)), int(n_games))
+             for b in range(0, n_blocks, per)]
+    winner = None if parts[0][1] is None else np.concatenate([w for _, w in parts])
+    return TableResult(rules, tuple(p.name for p in players), np.concatenate([t for t, _ in parts]), entropy,
+                       time.perf_counter() - t0, winner)
 
 
 class PlayToWin(Strategy):
