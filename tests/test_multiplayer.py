@@ -11,6 +11,7 @@ from yahtzee_sim.exact.winodds import win_odds
 from yahtzee_sim.engine import SEED_BLOCK, block_tapes
 from yahtzee_sim.multiplayer import PlayToWin, seat_entropy, simulate_table
 from yahtzee_sim.rules import get_rules
+from yahtzee_sim.state import GameState, TurnOptions
 from yahtzee_sim.stats import proportion_ci
 from yahtzee_sim.strategies.base import Strategy, best_legal
 
@@ -44,16 +45,42 @@ def test_simulated_rates_match_exact_odds():
 def test_play_to_win_alone_is_optimal():
     """Without a table to look at it plays the expected-score optimum, game for game."""
     a = simulate("yacht", PlayToWin(), 2048, options=OPTS, seed=3, keep_games=True)
+    with pytest.raises(ValueError, match="play-to-win"):
+        simulate_table("generala", [PlayToWin(), "optimal"], 10)
     b = simulate("yacht", "optimal", 2048, options=OPTS, seed=3, keep_games=True)
     assert (a.games["total"] == b.games["total"]).all()
 
 
-def test_play_to_win_at_a_table_runs_and_adapts():
-    p = PlayToWin(thetas=(-0.02, 0.0, 0.02))
-    res = simulate_table("yacht", [p, "optimal"], 3000, seed=2, options=OPTS)
-    assert res.totals.shape == (3000, 2)
-    assert len(p._groups) == 3 and sum(len(g) for g in p._groups) == 3000
-    assert sum(len(g) > 0 for g in p._groups) >= 2      # more than one table in use
+def test_play_to_win_at_a_table_is_paired_and_adapts():
+    """Against optimal, the opponent's games are those of optimal against optimal (its own
+    dice, and it does not look), and play-to-win plays other games than optimal would."""
+    a = simulate_table("yacht", [PlayToWin(), "optimal"], 3000, seed=2, options=OPTS)
+    b = simulate_table("yacht", ["optimal", "optimal"], 3000, seed=2, options=OPTS)
+    assert (a.totals[:, 1] == b.totals[:, 1]).all()
+    assert (a.totals[:, 0] != b.totals[:, 0]).mean() > 0.2
+
+
+def test_play_to_win_takes_the_gamble_it_needs():
+    """Yacht in order, last box (Yacht, 50 or 0) open: keeping a pair is the best chance
+    of five of a kind; behind by 30 with the opponent done, P(win) is exactly that chance,
+    and the decision of play-to-win is the same keep as optimal's (both maximize it)."""
+    rules = get_rules("yacht", OPTS)
+    p = PlayToWin().prepare(rules)
+    me = GameState.new(rules, 1)
+    me.filled[:, :-1] = True
+    me.box_scores[0, 0] = 10
+    me.turn = rules.n_boxes - 1
+    opp = GameState.new(rules, 1)
+    opp.filled[:] = True
+    opp.box_scores[0, 0] = 40
+    opp.turn = rules.n_boxes
+    p.see_table([me, opp], 0, me.turn)
+    roll = np.array([rules.dice.roll_index_of([2, 2, 3, 5, 6])])
+    keep = p.keep(me, roll, 2, np.zeros(1))
+    assert rules.dice.keep_counts[int(keep[0])].tolist() == [0, 2, 0, 0, 0, 0]
+    box = p.box(me, roll, TurnOptions(~me.filled, np.zeros((1, rules.n_boxes), np.int16),
+                                      np.zeros((1, rules.n_boxes), np.int16)), np.zeros(1))
+    assert box.tolist() == [rules.n_boxes - 1]
 
 
 def test_bad_input():

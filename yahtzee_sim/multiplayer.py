@@ -23,9 +23,8 @@ same round the first in seat order wins; the scores reported for that game are t
 cards as they stood at that moment (:attr:`TableResult.servida_winner` says which
 games ended so).
 
-:class:`PlayToWin` is an opponent-aware player: each turn it picks, per game, the
-risk table (``optimal:theta=...``, :mod:`yahtzee_sim.exact.risk`) that suits its
-projected deficit against the best opponent.
+:class:`PlayToWin` is an opponent-aware player: every keep and box maximizes a
+normal approximation of its chance to finish above the best opponent.
 
 >>> res = simulate_table("yacht", ["greedy", "keep-largest"], 2048, seed=1, options=["fill-in-order"])
 >>> bool(res.to_frame().loc["greedy", "p_win"] > 0.9)
@@ -44,8 +43,9 @@ from .engine import SEED_BLOCK, MoveChecks, block_tapes, family_tapes, play_turn
 from .rules import RuleSet, get_rules
 from .state import GameState
 from .strategies import Strategy, get_strategy
+from .strategies.base import best_legal
 
-__all__ = ["simulate_table", "TableResult", "PlayToWin", "seat_entropy", "MAX_SEATS"]
+__all__ = ["simulate_table", "TableResult", "PlayToWin", "fold_max", "seat_entropy", "MAX_SEATS"]
 
 MAX_SEATS = 20
 """Largest table (seed 000 names a platform for up to 20 players)."""
@@ -194,81 +194,181 @@ def simulate_table(rules: str | RuleSet, players, n_games: int, *, seed=None, op
                        time.perf_counter() - t0, winner)
 
 
-class PlayToWin(Strategy):
-    """Opponent-aware: each turn, per game, play the risk table whose theta matches the deficit.
+def fold_max(means, variances):
+    """Normal approximation (Clark 1961) of the maximum of independent normal scores.
 
-    With its own projected final score ``a = points + E[rest]`` and the best
-    opponent's ``b`` (expected-score tables of :func:`~yahtzee_sim.exact.solver.solve`),
-    and the variances of both rests, the tilt that moves a normal approximation of
-    the margin to zero is ``theta = (b - a) / (var_own + var_opp)``: behind, it plays
-    for variance; ahead, against it. The theta used is the nearest of ``thetas``.
-    Alone (no table seen) it plays ``optimal``.
+    ``means``, ``variances``: (players, N). Returns the (N,) mean and variance of a
+    normal matched to the first two moments of the maximum, folding one player in
+    at a time.
+
+    >>> m, v = fold_max(np.array([[0.0], [0.0]]), np.array([[1.0], [1.0]]))
+    >>> round(float(m[0]), 6), round(float(v[0]), 6)      # E max = 1/sqrt(pi), var = 1 - 1/pi
+    (0.56419, 0.68169)
+    """
+    from scipy.special import ndtr
+
+    m, v = np.asarray(means[0], np.float64), np.asarray(variances[0], np.float64)
+    for m2, v2 in zip(means[1:], variances[1:]):
+        a = np.sqrt(v + v2)
+        safe = np.where(a > 0, a, 1.0)
+        alpha = np.where(a > 0, (m - m2) / safe, np.where(m >= m2, np.inf, -np.inf))
+        p, q = ndtr(alpha), ndtr(-alpha)
+        dens = np.where(np.isfinite(alpha), np.exp(-0.5 * np.minimum(alpha * alpha, 1e4)) / np.sqrt(2 * np.pi), 0.0)
+        first = m * p + m2 * q + a * dens
+        second = (m * m + v) * p + (m2 * m2 + v2) * q + (m + m2) * a * dens
+        m, v = first, np.maximum(second - first * first, 0.0)
+    return m, v
+
+
+class PlayToWin(Strategy):
+    """Opponent-aware: every decision maximizes a normal approximation of P(win).
+
+    Before each of its turns it reads the table: the best opponent's final score is
+    approximated by a normal (each opponent's points so far plus the optimal
+    expected rest of its game, with that rest's variance, from the solver's tables;
+    several opponents folded by :func:`fold_max`). Every final roll of the turn is
+    then worth, over the legal boxes,
+
+        max  Phi((points + gain + E[rest after the box] - m_opp) / sqrt(Var[rest after the box] + v_opp + 1))
+
+    (the rest as optimal play would score it; the 1 smooths a margin known to the
+    point), and keeps maximize the expectation of that over the rerolls, exactly
+    as the solver's one-turn widget does for points. Behind, it prefers the boxes
+    and keeps that leave more variance; ahead, less. Alone (no table seen) it plays
+    ``optimal``, decision for decision. Needs the exact solver's tables, so rule sets
+    the solver cannot handle, and Generala's served throws, are refused.
     """
 
     name = "play-to-win"
-    description = "opponent-aware: risk tables chosen by the projected deficit"
+    description = "opponent-aware: maximizes a normal approximation of P(win) against the table"
+    chunk: int = 1024
 
-    def __init__(self, thetas=(-0.03, -0.01, 0.0, 0.01, 0.03), gain: float = 1.0):
-        self.thetas = tuple(sorted(float(t) for t in thetas))
-        self.gain = float(gain)
-        self._choice = None
+    def __init__(self, solution=None):
+        self._given = solution
+        self._target = None
 
     def prepare(self, rules):
-        from .exact.solver import solve
+        from .exact._solver_lattice import lattice
+        from .strategies.optimal import OptimalStrategy
 
+        if rules.roll_dependent or rules.announces or rules.banked_throws:
+            raise ValueError(f"play-to-win plays from the solver's one-turn widget, which does not model "
+                             f"{rules.key}'s served, announced or saved throws; use optimal or heuristic")
         super().prepare(rules)
-        self.solution = solve(rules)
-        self.players = [get_strategy(f"optimal:theta={t:g}").prepare(rules) for t in self.thetas]
-        self._zero = self.thetas.index(0.0) if 0.0 in self.thetas else None
-        self._choice = None
+        self.optimal = OptimalStrategy(self._given).prepare(rules)
+        sol = self.optimal.solution
+        self._space = sol.space
+        self._values = np.ascontiguousarray(sol.values, dtype=np.float64).reshape(-1)
+        self._variances = np.ascontiguousarray(sol.variances, dtype=np.float64).reshape(-1)
+        self._lat = lattice(rules.dice)
+        d = rules.dice
+        sub = d.subkeeps[:, ::-1].astype(np.int64)            # largest keep first, as optimal
+        order = np.argsort(sub < 0, axis=1, kind="stable")
+        sub = np.take_along_axis(sub, order, axis=1)
+        self._sub_pos = np.where(sub >= 0, self._lat.pos_of_keep[np.maximum(sub, 0)], d.n_keeps)
+        self._sub_keep = sub
+        self._bits = np.int64(1) << np.arange(rules.n_boxes, dtype=np.int64)
+        self._target = None
+        self._plans = None
         return self
 
-    def _projection(self, state):
-        sol = self.solution
-        v = sol.value(state.filled, state.upper_total, state.five_box_full)
-        var = sol.variance(state.filled, state.upper_total, state.five_box_full)
-        return state.total(self.rules) + v, var
+    # -- the table -----------------------------------------------------------------
+    def _rest(self, state):
+        """Points so far, optimal expected rest and its variance, per game."""
+        sol = self.optimal.solution
+        args = (state.filled, state.upper_total, state.five_box_full)
+        return (state.total(self.rules).astype(np.float64), sol.value(*args).astype(np.float64),
+                sol.variance(*args).astype(np.float64))
+
+    def _keys(self, state):
+        sp = self._space
+        mask = state.filled.astype(np.int64) @ self._bits
+        u = np.minimum(state.upper_total.astype(np.int64), sp.cap)
+        flag = (state.five_box_full.astype(np.int64) if sp.n_flag == 2
+                else np.zeros(len(mask), dtype=np.int64))
+        return mask, u, flag
 
     def see_table(self, states, seat, turn):
-        own, var_own = self._projection(states[seat])
-        opp = np.full(len(own), -np.inf)
-        var_opp = np.zeros(len(own))
-        for s, st in enumerate(states):
-            if s != seat:
-                p, var = self._projection(st)
-                better = p > opp
-                opp = np.where(better, p, opp)
-                var_opp = np.where(better, var, var_opp)
-        theta = self.gain * (opp - own) / np.maximum(var_own + var_opp, 1.0)
-        grid = np.asarray(self.thetas)
-        self._choice = np.abs(theta[:, None] - grid[None, :]).argmin(axis=1)
-        self._groups = [np.flatnonzero(self._choice == i) for i in range(len(grid))]
-        self._subsets = {}
+        others = [self._rest(st) for s, st in enumerate(states) if s != seat]
+        m, v = fold_max(np.array([pts + rest for pts, rest, _ in others]), np.array([var for *_, var in others]))
+        own = states[seat].total(self.rules).astype(np.float64)
+        self._target = (own - m, v + 1.0)     # the margin to beat, and the variance beside our own
+        self._plans = None
 
-    def _split(self, state, rolls, fn):
-        if self._choice is None or len(self._choice) != len(rolls):
-            return fn(self.players[self._zero if self._zero is not None else 0], state, rolls,
-                      slice(None))
-        out = np.empty(len(rolls), dtype=np.intp)
-        for i, idx in enumerate(self._groups):
-            if len(idx):
-                sub = self._subsets.get(i)
-                if sub is None:
-                    sub = self._subsets[i] = _subset(state, idx)
-                else:                                  # same games, state moved on within the turn
-                    sub = self._subsets[i] = _subset(state, idx) if sub.turn != state.turn else sub
-                out[idx] = fn(self.players[i], sub, rolls[idx], idx)
-        return out
+    def _worth(self, margin, noise, ahead, spread):
+        """P(win) approximation of a box: ``ahead`` = points now + E[rest after it]
+        (float32; ``spread`` the rest's variance), against the margin to beat."""
+        from scipy.special import ndtr
+
+        ahead = ahead + margin
+        z = ahead / np.sqrt(spread + noise)
+        return ndtr(z) + np.float32(1e-7) * ahead       # ties (a sure result) go to points
+
+    def _plan(self, state):
+        """Per game, the value of every keep for 1, 2, .. rerolls left (K, N) each."""
+        from .exact._solver_lattice import best_subkeep_mean, expect
+
+        rules, sp, lat = self.rules, self._space, self._lat
+        d = rules.dice
+        margin, noise = (a.astype(np.float32) for a in self._target)
+        mask, u, flag = self._keys(state)
+        n, r = len(mask), d.n_rolls
+        plans = [None] + [np.empty((d.n_keeps + 1, n), dtype=np.float32) for _ in range(1, rules.n_rolls)]
+        for p in plans[1:]:
+            p[d.n_keeps] = -np.inf                       # the padding row of _sub_pos
+        rolls = np.arange(r)
+        rb = lat.level_slices[lat.n_dice]
+        n_open = rules.n_boxes - int(state.filled[0].sum()) if n else 0
+        for lo in range(0, n, self.chunk):
+            hi = min(lo + self.chunk, n)
+            key = sp.flat(mask[lo:hi], u[lo:hi], flag[lo:hi])
+            _, first, inv = np.unique(key, return_index=True, return_inverse=True)
+            g = lo + first
+            k = len(g)
+            open_ = np.argsort(state.filled[g], axis=1, kind="stable")[:, :n_open]      # (S, O)
+            legal, scores, bonus = rules.turn_options(np.repeat(state.filled[g], r, axis=0),
+                                                      np.repeat(state.five_box_full[g], r), np.tile(rolls, k))
+            gain = scores + rules.upper_bonus_gain(np.repeat(state.upper_total[g], r), scores) + bonus[:, None]
+            rows = np.arange(k * r)[:, None]
+            cols = np.repeat(open_, r, axis=0)                                            # (S*R, O)
+            scores, gain, legal = scores[rows, cols], gain[rows, cols], legal[rows, cols]
+            rep = lambda a: np.broadcast_to(np.repeat(a, r)[:, None], cols.shape).ravel()
+            nxt = sp.next_flat(rep(mask[g]), rep(u[g]), rep(flag[g]), scores.ravel(), boxes=cols.ravel())
+            ahead = np.where(legal.ravel(), gain.ravel() + self._values[nxt], -np.inf).astype(np.float32)
+            spread = self._variances[nxt].astype(np.float32)
+            shape = (k, r, n_open)
+            worth = self._worth(margin[lo:hi, None, None], noise[lo:hi, None, None],
+                                ahead.reshape(shape)[inv], spread.reshape(shape)[inv])
+            best = worth.max(axis=2)                                                      # (games, rolls)
+            x = np.empty((d.n_keeps, hi - lo), dtype=np.float32)
+            x[rb] = best.T[lat.roll_at]
+            for j in range(1, rules.n_rolls):
+                expect(lat, x)
+                plans[j][:d.n_keeps, lo:hi] = x
+                best_subkeep_mean(lat, x)
+        return plans
+
+    # -- decisions -------------------------------------------------------------------
+    def _at_table(self, rolls) -> bool:
+        return self._target is not None and len(self._target[0]) == len(rolls)
 
     def keep(self, state, rolls, rolls_left, u):
-        return self._split(state, rolls, lambda p, st, r, idx: p.keep(st, r, rolls_left, u[idx]))
+        if not self._at_table(rolls):
+            return self.optimal.keep(state, rolls, rolls_left, u)
+        if self._plans is None:
+            self._plans = self._plan(state)
+        ev = self._plans[rolls_left][self._sub_pos[rolls], np.arange(len(rolls))[:, None]]   # (N, S)
+        return self._sub_keep[rolls, np.argmax(ev, axis=1)]
 
     def box(self, state, rolls, options, u):
-        from .state import TurnOptions
-
-        def one(p, st, r, idx):
-            return p.box(st, r, TurnOptions(options.legal[idx], options.scores[idx], options.gain[idx]), u[idx])
-
-        out = self._split(state, rolls, one)
-        self._subsets = {}
-        return out
+        if not self._at_table(rolls):
+            return self.optimal.box(state, rolls, options, u)
+        margin, noise = self._target
+        mask, up, flag = self._keys(state)
+        nxt = self._space.next_flat(mask, up, flag, options.scores)
+        nxt = np.where(options.legal, nxt, 0)
+        worth = self._worth(margin[:, None].astype(np.float32), noise[:, None].astype(np.float32),
+                            (options.gain + self._values[nxt]).astype(np.float32),
+                            self._variances[nxt].astype(np.float32))
+        self._target = self._plans = None
+        return best_legal(worth, options.legal)
