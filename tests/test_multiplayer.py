@@ -54,10 +54,26 @@ def test_play_to_win_alone_is_optimal():
 def test_play_to_win_at_a_table_is_paired_and_adapts():
     """Against optimal, the opponent's games are those of optimal against optimal (its own
     dice, and it does not look), and play-to-win plays other games than optimal would."""
-    a = simulate_table("yacht", [PlayToWin(), "optimal"], 3000, seed=2, options=OPTS)
-    b = simulate_table("yacht", ["optimal", "optimal"], 3000, seed=2, options=OPTS)
+    a = simulate_table("yacht", [PlayToWin(), "optimal"], 3000, seed=2)
+    b = simulate_table("yacht", ["optimal", "optimal"], 3000, seed=2)
     assert (a.totals[:, 1] == b.totals[:, 1]).all()
     assert (a.totals[:, 0] != b.totals[:, 0]).mean() > 0.2
+
+
+@pytest.mark.parametrize("options", [OPTS, []])
+def test_play_to_win_with_nothing_at_stake_plays_optimal(options):
+    """With a margin far wider than any score (noise 1e6), Phi is linear in the points:
+    the P(win) widget must then make optimal's decisions (the same keep lattice, the
+    same box values), game for game, on the same dice."""
+
+    class Indifferent(PlayToWin):
+        def see_table(self, states, seat, turn):
+            n = len(states[seat].filled)
+            self._target, self._plans = (np.zeros(n), np.full(n, 1e6)), None
+
+    a = simulate_table("yacht", [Indifferent(), "optimal"], 2048, seed=1, options=options)
+    b = simulate_table("yacht", ["optimal", "optimal"], 2048, seed=1, options=options)
+    assert (a.totals[:, 0] != b.totals[:, 0]).mean() < 0.01
 
 
 def test_play_to_win_takes_the_gamble_it_needs():
