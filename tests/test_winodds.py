@@ -117,9 +117,31 @@ def test_cli_head_to_head_exact(capsys):
     assert [r["strategy"] for r in rows] == ["greedy", "keep-largest", "keep-largest"]
     assert sum(r["win_share"] for r in rows) == pytest.approx(1.0, abs=1e-12)
     assert rows[1]["p_win"] == pytest.approx(rows[2]["p_win"], abs=1e-15)
-    assert main(["head-to-head", "--players", "greedy", "greedy"]) == 2
-    assert "--exact" in capsys.readouterr().err
     assert main(["head-to-head", "--exact", "--players", "greedy"]) == 2
+    assert main(["head-to-head", "--exact", "--games", "10", "--players", "greedy", "greedy"]) == 2
+    assert "--games" in capsys.readouterr().err
+    assert main(["head-to-head", "--exact", "--players", "play-to-win", "optimal"]) == 2
+    assert "drop --exact" in capsys.readouterr().err
+
+
+def test_cli_head_to_head_simulated(capsys):
+    args = ["head-to-head", "--rules", "generala", "--option", "servida-wins", "--players", "greedy",
+            "keep-largest", "--games", "3000", "--seed", "4", "--json"]
+    assert main(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["method"] == "simulated" and out["games"] == 3000 and out["seed"] == 4
+    rows = out["players"]
+    assert [r["strategy"] for r in rows] == ["greedy", "keep-largest"]
+    assert all(0 <= r["p_servida_win"] <= r["p_win"] for r in rows)
+    from yahtzee_sim.multiplayer import simulate_table
+
+    res = simulate_table("generala", ["greedy", "keep-largest"], 3000, seed=4, options=["servida-wins"])
+    assert rows[0]["p_win"] == res.to_frame()["p_win"].iloc[0]
+    assert main(["head-to-head", "--rules", "yacht", "--players", "play-to-win", "optimal", "--games", "1024",
+                 "--seed", "1"]) == 0
+    text = capsys.readouterr().out
+    assert "1,024 simulated games (seed 1)" in text and "play-to-win" in text
+    assert main(["head-to-head", "--players", "greedy", "greedy", "--games", "0"]) == 2
 
 
 def test_cli_distribution(capsys, tmp_path):

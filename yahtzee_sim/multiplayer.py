@@ -164,8 +164,11 @@ def _play_blocks(rules, players, entropy, blocks, n_games):
 
 
 def simulate_table(rules: str | RuleSet, players, n_games: int, *, seed=None, options=(),
-                   batch: int = 16 * SEED_BLOCK) -> TableResult:
+                   batch: int = 16 * SEED_BLOCK, progress=None) -> TableResult:
     """Play ``n_games`` games with one seat per entry of ``players`` (names or instances).
+
+    ``progress``: a :mod:`yahtzee_sim.progress` callback, told ``("games", done, total)``
+    after each batch.
 
     >>> a = simulate_table("yacht", ["greedy", "greedy"], 3000, seed=5, options=["fill-in-order"])
     >>> b = simulate_table("yacht", ["greedy", "greedy"], 3000, seed=5, options=["fill-in-order"], batch=1024)
@@ -188,8 +191,14 @@ def simulate_table(rules: str | RuleSet, players, n_games: int, *, seed=None, op
     t0 = time.perf_counter()
     per = max(1, int(batch) // SEED_BLOCK)
     n_blocks = -(-int(n_games) // SEED_BLOCK)
-    parts = [_play_blocks(rules, players, entropy, range(b, min(b + per, n_blocks)), int(n_games))
-             for b in range(0, n_blocks, per)]
+    from .progress import as_progress
+
+    report = as_progress(progress)
+    parts = []
+    for b in range(0, n_blocks, per):
+        report("games", min(b * SEED_BLOCK, int(n_games)), int(n_games))
+        parts.append(_play_blocks(rules, players, entropy, range(b, min(b + per, n_blocks)), int(n_games)))
+    report("games", int(n_games), int(n_games))
     winner = None if parts[0][1] is None else np.concatenate([w for _, w in parts])
     return TableResult(rules, tuple(p.name for p in players), np.concatenate([t for t, _ in parts]), entropy,
                        time.perf_counter() - t0, winner)
