@@ -1,8 +1,9 @@
 """How much does playing to win gain? ``play-to-win`` against 1, 3 and 9 optimal players.
 
 For each table size, plays ``--games`` games (seeded, in chunks of ``--chunk`` games
-with seeds spawned from ``--seed``) of one play-to-win player in seat 1 against n
-optimal players, and the same games with ``optimal`` in seat 1. Every seat has its
+with seeds spawned from ``--seed``; :func:`yahtzee_sim.multiplayer.seat_gain`) of one
+play-to-win player in seat 1 against n optimal players, and the same games with
+``optimal`` in seat 1. Every seat has its
 own dice tape and the optimal opponents do not look at the table, so both runs see
 the same dice and the opponents score exactly the same: the difference in seat 1's
 win share (ties split) is a paired comparison, with a much tighter interval than
@@ -21,17 +22,7 @@ one opponent (10^7 games).
 from __future__ import annotations
 
 import argparse
-import math
 import sys
-import time
-
-import numpy as np
-
-
-def win_share(totals: np.ndarray) -> np.ndarray:
-    """Seat 1's share of each game's win (a tie for first split evenly)."""
-    top = totals == totals.max(axis=1, keepdims=True)
-    return top[:, 0] / top.sum(axis=1)
 
 
 def main(argv=None) -> int:
@@ -44,8 +35,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     from yahtzee_sim.exact.distribution import distribution
     from yahtzee_sim.exact.winodds import win_odds
-    from yahtzee_sim.multiplayer import PlayToWin, simulate_table
-    from yahtzee_sim.stats import proportion_ci
+    from yahtzee_sim.multiplayer import PlayToWin, seat_gain
 
     n = int(args.games)
     player = PlayToWin()
@@ -57,36 +47,16 @@ def main(argv=None) -> int:
           "exact win share | mean score play-to-win / optimal | games/s play-to-win |")
     print("|---|---|---|---|---|---|---|---|---|")
     for k in (int(x) for x in args.opponents.split(",")):
-        wins, shares, diffs, means = 0, [], [], [[], []]
-        secs = 0.0
-        done = 0
-        for i, lo in enumerate(range(0, n, args.chunk)):
-            m = min(args.chunk, n - lo)
-            seed = int(np.random.SeedSequence(args.seed, spawn_key=(k, i)).generate_state(1)[0])
-            t0 = time.perf_counter()
-            res = simulate_table(args.rules, [player] + ["optimal"] * k, m, seed=seed)
-            secs += time.perf_counter() - t0
-            base = simulate_table(args.rules, ["optimal"] * (k + 1), m, seed=seed)
-            if not (res.totals[:, 1:] == base.totals[:, 1:]).all():
-                raise RuntimeError("the opponents' games differ between the paired runs")
-            wins += int(res.outcomes()[0][:, 0].sum())
-            s, b = win_share(res.totals), win_share(base.totals)
-            shares.append(s)
-            diffs.append(s - b)
-            means[0].append(res.totals[:, 0])
-            means[1].append(base.totals[:, 0])
-            done += m
-            print(f"  {k} opponents: {done:,} of {n:,} games, gain so far {np.concatenate(diffs).mean():+.4f}",
-                  file=sys.stderr, flush=True)
-        share, diff = np.concatenate(shares), np.concatenate(diffs)
-        ci = proportion_ci(wins, n)
-        half = lambda x: 1.96 * x.std(ddof=1) / math.sqrt(len(x))
+        def show(done, total, k=k):
+            print(f"  {k} opponents: {done:,} of {total:,} games", file=sys.stderr, flush=True)
+
+        g = seat_gain(args.rules, player, "optimal", k, n, seed=args.seed, chunk=args.chunk, progress=show)
         exact = win_odds([opt] * (k + 1))
-        print(f"| {k} | {n:,} | {wins / n:.4f} ({ci.low:.4f} to {ci.high:.4f}) | {share.mean():.4f} "
-              f"({share.mean() - half(share):.4f} to {share.mean() + half(share):.4f}) | {diff.mean():+.4f} "
-              f"({diff.mean() - half(diff):+.4f} to {diff.mean() + half(diff):+.4f}) | {exact.p_win[0]:.4f} | "
-              f"{exact.win_share[0]:.4f} | {np.concatenate(means[0]).mean():.2f} / "
-              f"{np.concatenate(means[1]).mean():.2f} | {n / secs:,.0f} |", flush=True)
+        print(f"| {k} | {n:,} | {g['p_win']:.4f} ({g['p_win_low']:.4f} to {g['p_win_high']:.4f}) | "
+              f"{g['win_share']:.4f} ({g['win_share_low']:.4f} to {g['win_share_high']:.4f}) | {g['gain']:+.4f} "
+              f"({g['gain_low']:+.4f} to {g['gain_high']:+.4f}) | {exact.p_win[0]:.4f} | "
+              f"{exact.win_share[0]:.4f} | {g['mean_score']:.2f} / {g['baseline_mean_score']:.2f} | "
+              f"{n / g['seconds']:,.0f} |", flush=True)
     return 0
 
 
