@@ -121,12 +121,6 @@ def seat_entropy(entropy: int, seat: int) -> int:
     return int(np.random.SeedSequence(entropy, spawn_key=(1_000_000 + seat,)).generate_state(1)[0])
 
 
-def _subset(state: GameState, idx) -> GameState:
-    return GameState(state.filled[idx], state.box_scores[idx], state.upper_total[idx],
-                     state.five_bonus_count[idx], state.five_count[idx], state.five_box_full[idx],
-                     None if state.fill_turn is None else state.fill_turn[idx], state.turn)
-
-
 def _play_blocks(rules, players, entropy, blocks, n_games):
     """Play seed ``blocks`` at one table: (n, seats) totals and the servida winners."""
     checks = MoveChecks.of(rules)
