@@ -308,26 +308,24 @@ def target_turn(model: TurnModel, table: np.ndarray, row_of: np.ndarray, mask, u
             idx = (nxt[:, ub] * n_u + np.minimum(u[:, None] + pts, cap)) * nf + flag[:, None]
             wz[k] = look(rows(idx, up_ok), gain.astype(np.int64), up_ok)
 
-    for b in range(n_boxes):
+    for b, groups in enumerate(_box_groups(model)):
         ok = legal[:, b]
-        at = model.box_rows[b]
-        if len(model.box_vals[b]) == 0 or not ok.any():
+        if not groups or not ok.any():
             continue
         j = model.upper_col[b]
-        if j >= 0:
-            zc = wz[model.box_vals[b], j]
-        else:
-            pts = np.rint(model.box_vals[b]).astype(np.int64)
-            uniq, inv = np.unique(pts, return_inverse=True)
-            m = len(uniq)
-            cand = look(np.repeat(row0[:, b:b + 1], m, axis=1), np.broadcast_to(uniq, (n, m)),
+        if j < 0:                                  # one candidate per points value of the box
+            pts = np.array([v for v, _ in groups], dtype=np.int64)
+            m = len(pts)
+            cand = look(np.repeat(row0[:, b:b + 1], m, axis=1), np.broadcast_to(pts, (n, m)),
                         np.repeat(ok[:, None], m, axis=1))
-            zc = cand[inv]
-        zc = zc.reshape(len(zc), -1)
-        if at is None:
-            np.maximum(z[rb], zc, out=z[rb])
-        else:
-            z[at] = np.maximum(z[at], zc)
+        for i, (v, at) in enumerate(groups):
+            c = (wz[v, j] if j >= 0 else cand[i]).reshape(1, -1)
+            if isinstance(at, slice):
+                np.maximum(z[at], c, out=z[at])
+            else:
+                cur = z[at]
+                np.maximum(cur, c, out=cur)
+                z[at] = cur
 
     if len(model.special_rolls):                  # five of a kind: jokers and bonuses
         k5 = len(model.special_rolls)
@@ -356,6 +354,28 @@ def target_turn(model: TurnModel, table: np.ndarray, row_of: np.ndarray, mask, u
     w = (z[rb].astype(np.float64) * lat.roll_mult[:, None]).sum(axis=0) / lat.n_outcomes
     w = np.minimum(w, 1.0).reshape(n, width)      # rounding must not leave [0, 1]
     return (w, keep_values) if plan else w
+
+
+@functools.lru_cache(maxsize=32)
+def _box_groups(model: TurnModel) -> tuple:
+    """Per box: ``(points, rows)`` of the final rolls where it pays those points (upper
+    boxes: the count of their face), ``rows`` absolute in the solver's keep order (a
+    slice when contiguous). Rolls where a box pays nothing are left to the best scratch;
+    five-of-a-kind rolls are redone through ``turn_options`` later."""
+    rb = model.lat.level_slices[model.lat.n_dice]
+    out = []
+    for b in range(model.rules.n_boxes):
+        at = model.box_rows[b]
+        vals = np.rint(np.asarray(model.box_vals[b], dtype=np.float64)).astype(np.int64)
+        rows = np.arange(rb.start, rb.stop) if at is None else np.asarray(at, dtype=np.intp)
+        groups = []
+        for v in np.unique(vals[vals > 0]):
+            r = rows[vals == v]
+            if len(r) and np.array_equal(r, np.arange(r[0], r[0] + len(r))):
+                r = slice(int(r[0]), int(r[0]) + len(r))
+            groups.append((int(v), r))
+        out.append(tuple(groups))
+    return tuple(out)
 
 
 # -- the backward induction ------------------------------------------------------------
