@@ -251,3 +251,25 @@ def test_cli_target(capsys):
         assert main(["target", "--rules", "yacht"] + bad) == 2
         err = capsys.readouterr().err.strip()
         assert msg in err and len(err.splitlines()) == 1
+
+
+def test_distributions_report_target_section(tmp_path):
+    from yahtzee_sim.report import parse_spec, run_experiment, write_report
+
+    spec = parse_spec({"kind": "distributions", "rules": "yacht", "options": ["fill-in-order"],
+                       "strategies": ["keep-largest", "optimal"], "games": 20_000,
+                       "tables": ["summary", "target"], "plots": ["target"]}, name="target-small")
+    rep = run_experiment(spec)
+    out = write_report(rep, tmp_path / "target-small")
+    assert (out / "target.csv").is_file() and (out / "target.png").is_file()
+    frame = rep.data["target"]
+    exact = target_solve(*YACHT[:1], 300, options=YACHT[1])
+    mean_play = distribution(*YACHT[:1], "optimal", options=YACHT[1])
+    for t, row in frame.iterrows():
+        assert row["P(>=T), target play"] == pytest.approx(exact.p_reach(t))
+        assert row["P(>=T), optimal"] == pytest.approx(mean_play.p_at_least(t))
+        assert row["P(>=T), target play"] >= row["P(>=T), optimal"] - 1e-6
+    sim = rep.data["target_simulated"].iloc[0]
+    se = np.sqrt(sim["exact, target play"] * (1 - sim["exact, target play"]) / sim["games"])
+    assert abs(sim["simulated hit rate"] - sim["exact, target play"]) < 4 * se
+    assert "Playing for a target" in (out / "README.md").read_text(encoding="utf-8")
