@@ -260,6 +260,13 @@ def target_turn(model: TurnModel, table: np.ndarray, row_of: np.ndarray, mask, u
     Returns (C, L) float64; with ``plan=True`` also, per rerolls left j, the (K, C*L)
     probability of each keep (solver order, column ``c * L + l``) with j rerolls
     left after it.
+
+    >>> sol = target_solve("yacht", 60, options=["fill-in-order"], cache=False)
+    >>> (mask, u, flag), first = _layout(sol.rules)[1][0]          # the fresh card
+    >>> w = target_turn(turn_model(sol.rules, np.float32), sol.table, sol.row_of, mask, u, flag,
+    ...                 np.arange(61)[None, :])
+    >>> bool(np.array_equal(w[0].astype(np.float32), sol.table[first]))
+    True
     """
     rules, sp, lat = model.rules, model.space, model.lat
     dt = table.dtype
