@@ -66,6 +66,32 @@ def _run(name, options, max_target, cache_dir, workers) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def simulated_check(name, options, max_target, target, games, cache_dir) -> dict:
+    """Simulate ``target:T=<target>`` and compare its hit rate with the exact W(start, T)."""
+    import numpy as np
+
+    from yahtzee_sim import simulate
+    from yahtzee_sim.exact.distribution import distribution
+    from yahtzee_sim.exact.target import target_solve
+    from yahtzee_sim.intervals import binomial_interval
+    from yahtzee_sim.strategies.target import TargetStrategy
+
+    sol = target_solve(name, max_target, options=options, cache_dir=cache_dir)
+    t0 = time.perf_counter()
+    res = simulate(name, TargetStrategy(target, sol), games, options=options, seed=2026)
+    seconds = time.perf_counter() - t0
+    hist = res.aggregate.total_hist
+    hits = int(hist[target:].sum())
+    exact = sol.p_reach(target)
+    low, high = binomial_interval(hits, games, 0.95)
+    mean_play = distribution(name, "optimal", options=options, cache=True).p_at_least(target)
+    return {"rules": sol.rules.key, "target": target, "games": games, "hit_rate": hits / games,
+            "ci95": [low, high], "exact_target_play": exact,
+            "z": (hits / games - exact) / float(np.sqrt(exact * (1 - exact) / games)),
+            "exact_optimal": mean_play, "mean_score": res.summary()["mean"],
+            "games_per_second": round(games / seconds, 1), "load_average": round(os.getloadavg()[0], 1)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rules", help="one rule set (default: yahtzee and yacht filled in order)")
@@ -73,11 +99,19 @@ def main() -> None:
     ap.add_argument("--max-target", type=int, default=300)
     ap.add_argument("--workers", type=int, default=None)
     ap.add_argument("--cache-dir", help="cache folder (default: a fresh temporary one, so the solve is cold)")
+    ap.add_argument("--simulate", type=int, default=0, metavar="GAMES",
+                    help="also simulate target:T=<each --check-target> this many games (seed 2026)")
+    ap.add_argument("--check-target", type=int, action="append", default=[], metavar="T")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     if args.child:
         print(json.dumps(_child(args.rules, args.option, args.max_target, args.cache_dir, args.workers)))
+        return
+    if args.simulate:
+        for t in args.check_target or [250]:
+            print(json.dumps(simulated_check(args.rules or "yahtzee", args.option, args.max_target, t,
+                                             args.simulate, args.cache_dir)))
         return
     cases = [(args.rules, args.option, args.max_target)] if args.rules else CASES
     rows = []
