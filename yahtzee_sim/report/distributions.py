@@ -205,8 +205,8 @@ def _target_section(rep: Report, spec, rules, mean_play, run_options) -> None:
     frame = pd.DataFrame({"P(>=T), optimal": p_mean[shown], "P(>=T), target play": p_target[shown],
                           "gain (points of %)": 100 * (p_target - p_mean)[shown]},
                          index=pd.Index(every[shown], name="T"))
-    # one target simulated: the strategy target:T=<mid> plays and its hit rate is counted
-    mid = int(every[len(every) // 2] // TARGET_STEP * TARGET_STEP)
+    # one target simulated, near the mean optimum's median: target:T=<mid> plays, its hits counted
+    mid = int(np.clip(round(mean_play.percentile(50) / TARGET_STEP) * TARGET_STEP, lo, hi))
     sim = simulate(rules, f"target:T={mid}", spec.games, seed=spec.seed, **(run_options or {}))
     hist = sim.aggregate.total_hist
     hits = int(hist[mid:].sum())
