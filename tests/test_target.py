@@ -273,3 +273,32 @@ def test_distributions_report_target_section(tmp_path):
     se = np.sqrt(sim["exact, target play"] * (1 - sim["exact, target play"]) / sim["games"])
     assert abs(sim["simulated hit rate"] - sim["exact, target play"]) < 4 * se
     assert "Playing for a target" in (out / "README.md").read_text(encoding="utf-8")
+
+
+def test_cli_target_shows_progress_on_a_terminal_only(monkeypatch, capsys, tmp_path):
+    import io
+    import sys
+
+    import yahtzee_sim.progress as progress
+    from yahtzee_sim.cli import main
+    from yahtzee_sim.exact import target
+
+    class FakeTTY(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr(progress, "DELAY", 0.0)
+    monkeypatch.setenv("YAHTZEE_SIM_CACHE", str(tmp_path))        # a cold solve: something to show
+    monkeypatch.setattr(target, "_MEMO", {})
+    args = ["target", "--rules", "yacht", "--option", "fill-in-order", "--target", "96"]
+    fake = FakeTTY()
+    monkeypatch.setattr(sys, "stderr", fake)
+    assert main(args) == 0
+    assert "target tables of yacht+fill-in-order" in fake.getvalue()
+    capsys.readouterr()
+    monkeypatch.setattr(target, "_MEMO", {})
+    fake = FakeTTY()
+    monkeypatch.setattr(sys, "stderr", fake)
+    assert main(args + ["--json"]) == 0
+    assert fake.getvalue() == ""
+    assert json.loads(capsys.readouterr().out)["cache"] == "hit"

@@ -19,23 +19,25 @@ def cmd_target(args) -> int:
     from ..exact.distribution import distribution
     from ..exact.target import (DEFAULT_MAX_TARGET, max_possible_score, parse_target,
                                 require_target_solvable, target_solve)
+    from ..progress import heartbeat
 
     rules = rules_from(args)
     targets = [parse_target(t) for t in args.target]
     max_target = max(targets + [DEFAULT_MAX_TARGET]) if args.max_target is None else \
         parse_target(args.max_target, "--max-target")
     require_target_solvable(rules)
-    top = max_possible_score(rules)
-    if max(targets) > top:
-        raise ValueError(f"target {max(targets)} is above the highest score any game of {rules.key} "
-                         f"can make ({top}); choose a target in 0..{top}")
     if max(targets) > max_target:
         raise ValueError(f"--max-target {max_target} is below the target {max(targets)}")
     dtype = "float64" if args.float64 else "float32"
-    with progress_for(args) as progress:
+    # a heartbeat while the work cannot report (loading a cached table takes seconds)
+    with progress_for(args) as progress, heartbeat(progress, f"target play on {rules.key}") as step:
+        top = max_possible_score(rules)
+        if max(targets) > top:
+            raise ValueError(f"target {max(targets)} is above the highest score any game of "
+                             f"{rules.key} can make ({top}); choose a target in 0..{top}")
         sol = target_solve(rules, max_target, dtype=dtype, cache=not args.no_cache,
-                           workers=args.workers, progress=progress)
-        mean_play = distribution(rules, "optimal", cache=not args.no_cache, progress=progress)
+                           workers=args.workers, progress=step)
+        mean_play = distribution(rules, "optimal", cache=not args.no_cache, progress=step)
     rows = [{"target": t, "p_reach_target_play": sol.p_reach(t),
              "p_at_least_optimal": mean_play.p_at_least(t),
              "gain": sol.p_reach(t) - mean_play.p_at_least(t)} for t in targets]
