@@ -573,8 +573,7 @@ def target_solve(rules: str | RuleSet, max_target: int = DEFAULT_MAX_TARGET, *, 
         workers = default_workers()
     if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
         raise ValueError(f"workers must be a positive integer, got {workers!r}")
-    require_target_solvable(rules)
-    n_rows = _layout(rules)[2]
+    n_rows = require_target_solvable(rules).n_states + 1      # + the full card; no layout yet
     item = np.dtype(dtype).itemsize
     size = n_rows * (max_target + 1) * item
     if size > MAX_TABLE_BYTES:
