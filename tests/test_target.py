@@ -302,3 +302,31 @@ def test_cli_target_shows_progress_on_a_terminal_only(monkeypatch, capsys, tmp_p
     assert main(args + ["--json"]) == 0
     assert fake.getvalue() == ""
     assert json.loads(capsys.readouterr().out)["cache"] == "hit"
+
+
+@pytest.mark.slow
+def test_yahtzee_target_play_when_the_users_cache_holds_its_table():
+    """``yahtzee`` itself (a cold solve takes about 10 CPU-minutes, too long for the suite):
+    checked when the user's cache holds the table (`yahtzee-sim target --rules yahtzee
+    --target 250` puts it there), skipped otherwise."""
+    from conftest import USER_SOLVER_CACHE
+
+    from yahtzee_sim import simulate
+    from yahtzee_sim.exact import target
+    from yahtzee_sim.rules import get_rules
+    from yahtzee_sim.strategies.target import TargetStrategy
+
+    rules = get_rules("yahtzee")
+    if not target.target_cache_path(rules, 300, "float32", USER_SOLVER_CACHE).exists():
+        pytest.skip(f"no cached target table for yahtzee in {USER_SOLVER_CACHE}")
+    sol = target_solve(rules, 300, cache_dir=USER_SOLVER_CACHE)
+    assert sol.cache in ("hit", "memory")
+    p = sol.to_frame()["p_reach"].to_numpy()
+    mean_play = _mean_play_p(distribution(rules, "optimal"), 300)
+    assert p[0] == 1.0 and (np.diff(p) <= 0).all() and (p >= mean_play - 1e-6).all()
+    games, t = 200_000, 250        # 4 se = 0.45 points; target play's gain here is 5.8 points
+    res = simulate(rules, TargetStrategy(t, sol), games, seed=11)
+    hist = res.aggregate.total_hist
+    rate = hist[t:].sum() / games
+    se = np.sqrt(p[t] * (1 - p[t]) / games)
+    assert abs(rate - p[t]) < 4 * se and rate - mean_play[t] > 4 * se
