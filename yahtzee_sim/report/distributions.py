@@ -56,7 +56,6 @@ def _row(d) -> dict:
     out["five_box_50_rate"] = d.p_five_box_full
     out["p_five_of_a_kind_rolled"] = d.p_five_of_a_kind_rolled
     out["expected_five_bonuses"] = d.expected_five_bonuses
-    out["seconds"] = d.seconds
     return out
 
 
@@ -85,7 +84,7 @@ def run_distributions(spec, *, run_options: dict | None = None) -> Report:
         rep.add_table("summary", summary, heading="The strategy ladder",
                       caption=f"Exact mean, sd, percentiles (pN: the smallest score x with "
                               f"P(score <= x) >= N%), P(score >= {HIGH}), P(score < {LOW}) and event "
-                              "probabilities; seconds: time to compute the distribution.")
+                              "probabilities.")
     best = max(names, key=lambda n: dists[n].mean)
     sim = simulate(rules, best, spec.games, seed=spec.seed, **(run_options or {}))
     if "pmf" in spec.plots:
@@ -112,7 +111,7 @@ def run_distributions(spec, *, run_options: dict | None = None) -> Report:
         ce = (np.log(d.pmf @ np.exp(theta * (x - d.mean))) / theta + d.mean) if theta else d.mean
         curve[theta] = {"mean": d.mean, "sd": d.sd, f"P(>={HIGH})": d.p_at_least(HIGH),
                         f"P(<{LOW})": d.p_below(LOW), "certainty_equivalent": ce,
-                        "median": d.percentile(50), "seconds": d.seconds}
+                        "median": d.percentile(50)}
         dists.setdefault(f"optimal:theta={theta:g}", d)
     theta = pd.DataFrame(curve).T
     theta.index.name = "theta"
@@ -152,8 +151,7 @@ def run_distributions(spec, *, run_options: dict | None = None) -> Report:
         tables.append({"players": n, "win_share, all equal": odds_same.win_share[0],
                        "p_win, all equal": odds_same.p_win[0],
                        f"p_win against {weakest}": mixed.p_win[0],
-                       f"expected_rank against {weakest}": mixed.expected_rank[0],
-                       "seconds": odds_same.seconds + mixed.seconds})
+                       f"expected_rank against {weakest}": mixed.expected_rank[0]})
     tables = pd.DataFrame(tables).set_index("players")
     if "tables" in spec.tables:
         rep.add_table("tables", tables, heading="Tables of 2 to 20 players, exact",
@@ -203,7 +201,7 @@ def _target_section(rep: Report, spec, rules, mean_play, run_options) -> None:
     p_mean = np.array([mean_play.p_at_least(t) for t in every])
     shown = every % TARGET_STEP == 0
     frame = pd.DataFrame({"P(>=T), optimal": p_mean[shown], "P(>=T), target play": p_target[shown],
-                          "gain (points of %)": 100 * (p_target - p_mean)[shown]},
+                          "gain, percentage points": 100 * (p_target - p_mean)[shown]},
                          index=pd.Index(every[shown], name="T"))
     # one target simulated, near the mean optimum's median: target:T=<mid> plays, its hits counted
     mid = int(np.clip(round(mean_play.percentile(50) / TARGET_STEP) * TARGET_STEP, lo, hi))
@@ -212,7 +210,7 @@ def _target_section(rep: Report, spec, rules, mean_play, run_options) -> None:
     hits = int(hist[mid:].sum())
     ci = binomial_interval(hits, int(hist.sum()), 0.95)
     cost = (f"{sol.summary()['states']:,} states x {sol.max_target + 1} targets, "
-            f"{sol.table.nbytes / 2**20:,.0f} MiB ({sol.dtype}), solved in {sol.solve_seconds:,.0f} s")
+            f"{sol.table.nbytes / 2**20:,.0f} MiB ({sol.dtype})")
     if "target" in spec.tables:
         rep.add_table("target", frame, heading="Playing for a target",
                       caption=f"Exact P(final score >= T) ('T or better') under the mean-optimal "
@@ -232,7 +230,7 @@ def _target_section(rep: Report, spec, rules, mean_play, run_options) -> None:
             top.legend(fontsize=8)
             bottom.plot(every, 100 * (p_target - p_mean), color="C2")
             bottom.axhline(0, color="0.7", lw=0.8)
-            bottom.set(xlabel="target T", ylabel="gain, points of %")
+            bottom.set(xlabel="target T", ylabel="gain, percentage points")
             fig.tight_layout()
         rep.add_figure("target", target_plot, size=(7.0, 5.5),
                        caption=f"Exact P(final score >= T) for T = {lo}..{hi} on {rules.title}: the "
@@ -243,10 +241,10 @@ def _target_section(rep: Report, spec, rules, mean_play, run_options) -> None:
                "95% CI high": ci[1], "exact, target play": sol.p_reach(mid),
                "exact, optimal": mean_play.p_at_least(mid), "games": int(hist.sum())}
     rep.data.update(target=frame, target_simulated=pd.DataFrame([sim_row]).set_index("T"))
-    best = frame["gain (points of %)"].idxmax()
+    best = frame["gain, percentage points"].idxmax()
     rep.reading = (rep.reading or "") + (
         f" Playing for a target pays: at T = {best} target play reaches it with probability "
         f"{frame.loc[best, 'P(>=T), target play']:.2%} against {frame.loc[best, 'P(>=T), optimal']:.2%} "
-        f"for the mean-optimal strategy ({frame.loc[best, 'gain (points of %)']:+.2f} points); simulated, "
+        f"for the mean-optimal strategy ({frame.loc[best, 'gain, percentage points']:+.2f} percentage points); simulated, "
         f"target:T={mid} scored {mid} or more in {hits / hist.sum():.2%} of {int(hist.sum()):,} games "
         f"(95% CI {ci[0]:.2%} to {ci[1]:.2%}; exact {sol.p_reach(mid):.2%}).")
