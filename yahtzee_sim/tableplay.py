@@ -68,6 +68,51 @@ class PlayTable:
     sub_keep: np.ndarray
 
 
+MAX_CODE = 1 << 16
+"""A throw's dice are read as one number, ``sum(die_i * (F + 1)**i)`` (order kept), and
+the key of its first 0..n dice looked up by it, instead of a lookup and a running sum
+per die (the loop's largest cost). Rule sets whose throws make larger numbers use the
+dice tables' prefix keys."""
+
+
+@dataclass(frozen=True, eq=False)
+class _Keys:
+    """``prefix[code * (n + 1) + m]``: the dice-table key of the first ``m`` dice of the
+    throw read as ``code``; ``first_roll[code]`` the roll of all of them."""
+
+    prefix: np.ndarray | None       # (codes * (n_dice + 1),) int32
+    first_roll: np.ndarray | None   # (codes,) intp
+
+
+def _keys(rules: RuleSet) -> _Keys:
+    d = rules.dice
+    n, f = d.n_dice, d.n_faces
+    codes = (f + 1) ** n                     # faces are 1..F: the number is below (F + 1)**n
+    if codes > MAX_CODE:
+        return _Keys(None, None)
+    code = np.arange(codes, dtype=np.int64)
+    digits = (code[:, None] // (f + 1) ** np.arange(n)) % (f + 1)         # die i of each number
+    face_key = d.face_key.astype(np.int64)
+    die_key = np.where(digits > 0, face_key[np.maximum(digits - 1, 0)], 0)
+    prefix = np.zeros((codes, n + 1), dtype=np.int64)
+    prefix[:, 1:] = np.cumsum(die_key, axis=1)
+    first = np.where((digits > 0).all(axis=1), d.key_to_roll[prefix[:, n]], -1).astype(np.intp)
+    return _Keys(prefix.astype(np.int32).reshape(-1), first)
+
+
+def _codes(rules: RuleSet, tape: np.ndarray) -> np.ndarray:
+    """(T, rolls, n) intp: ``(n_dice + 1) * sum(die_i * (F + 1)**i)`` of every throw."""
+    base = np.uint16(rules.dice.n_faces + 1)
+    code = tape[..., -1].astype(np.uint16)              # (n, T, rolls)
+    for i in range(tape.shape[-1] - 2, -1, -1):
+        code *= base
+        code += tape[..., i]
+    out = np.empty(code.shape[1:] + code.shape[:1], dtype=np.intp)
+    out[...] = code.transpose(1, 2, 0)
+    out *= rules.dice.n_dice + 1
+    return out
+
+
 def play_games(rules: RuleSet, table: PlayTable, state: GameState, tape: np.ndarray) -> None:
     """Play the turns of ``tape`` (n, T, rolls, dice) from ``state`` (updated in place)."""
     d = rules.dice
@@ -76,25 +121,43 @@ def play_games(rules: RuleSet, table: PlayTable, state: GameState, tape: np.ndar
     served = table.served_boxes is not None
     if served and not rules.roll_dependent:
         raise ValueError("a table with served boxes needs a rule set whose boxes score by the throw")
+    keys = _keys(rules)
+    by_code = keys.prefix is not None
+    codes = _codes(rules, tape) if by_code else None
     r_count = d.n_rolls
     width = table.sub_keep.shape[1]
-    sub_keep = np.ascontiguousarray(table.sub_keep).reshape(-1)
+    sub = np.ascontiguousarray(table.sub_keep).reshape(-1)
+    sub_ok = np.maximum(sub, 0)
+    sub_key = np.where(sub >= 0, d.keep_key[sub_ok], 0).astype(np.int32)    # per (roll, position)
+    sub_missing = np.where(sub >= 0, d.n_dice - d.keep_size[sub_ok], 0).astype(np.intp)
     keeps = [None if k is None else k.reshape(-1) for k in table.keeps]
     boxes = table.boxes.reshape(-1)
     sboxes = table.served_boxes.reshape(-1) if served else None
     bits = np.int64(1) << np.arange(n_boxes, dtype=np.int64)
     mask = state.filled.astype(np.int64) @ bits
+    start_turn = state.turn
     cap = table.n_u - 1
     games = np.arange(n)
-    key_to_roll = d.key_to_roll
+    key_to_roll = d.key_to_roll.astype(np.intp)
     if rules.roll_dependent:
         first_table, later_table = rules.score_tables[0], rules.score_tables[-1]
-    score_table = rules.score_table.reshape(-1)
+    score_table = np.ascontiguousarray(rules.score_table).reshape(-1)
     special = rules.five_box is not None        # five-of-a-kind rolls: through turn_options
     five_face = rules.five_face
-    is_upper = rules.is_upper
+    five_box = rules.five_box_index
+    upper_points = np.where(rules.is_upper[None, :], rules.score_table, 0).astype(np.int16).reshape(-1)
+    chosen = np.empty((n_turns, n), dtype=np.intp)
+    earned = np.empty((n_turns, n), dtype=np.int16)
+    stride = d.n_dice + 1
     for t in range(n_turns):
-        prefix = d.tape_prefix_keys(tape[:, t])
+        if by_code:
+            code = codes[t]                                     # (rolls, n)
+            prefix = keys.prefix
+            roll = keys.first_roll[code[0] // stride]
+        else:
+            prefix = d.tape_prefix_keys(tape[:, t]).reshape(-1)
+            code = (np.arange(n_rolls) * stride)[:, None] + (games * n_rolls * stride)[None, :]
+            roll = key_to_roll[prefix[code[0] + d.n_dice]]
         flat = mask * table.n_u + np.minimum(state.upper_total, cap)
         if table.n_flag == 2:
             flat = flat * 2 + state.five_box_full
@@ -104,7 +167,6 @@ def play_games(rules: RuleSet, table: PlayTable, state: GameState, tape: np.ndar
             raise ValueError(f"table play: game {g} is in a state no game can reach "
                              f"(upper total {int(state.upper_total[g])})")
         base = row.astype(np.intp) * r_count
-        roll = key_to_roll[prefix[:, 0, d.n_dice]].astype(np.intp)
         held = np.ones(n, dtype=bool) if served else None      # still the first throw's dice
         for j in range(n_rolls - 1, 0, -1):
             pos = keeps[j][base + roll]
@@ -112,8 +174,9 @@ def play_games(rules: RuleSet, table: PlayTable, state: GameState, tape: np.ndar
                 if j < n_rolls - 1:
                     pos = np.where(held, 0, pos)
                 held &= pos == 0
-            keep = sub_keep[roll * width + pos]
-            roll = d.reroll(keep, prefix[:, n_rolls - j]).astype(np.intp)
+            at = roll * width + pos
+            fresh = prefix[code[n_rolls - j] + sub_missing[at]]
+            roll = key_to_roll[sub_key[at] + fresh]
         at = base + roll
         box = boxes[at].astype(np.intp)
         if served:
@@ -121,17 +184,13 @@ def play_games(rules: RuleSet, table: PlayTable, state: GameState, tape: np.ndar
             points = np.where(held, first_table[roll, box], later_table[roll, box])
         else:
             points = score_table[roll * n_boxes + box]
-        flat_box = games * n_boxes + box
-        if state.filled.reshape(-1)[flat_box].any():       # pragma: no cover - a bad table
-            g = int(np.flatnonzero(state.filled.reshape(-1)[flat_box])[0])
-            raise RuntimeError(f"table play: game {g} chose the filled box {rules.box_names[box[g]]}")
-        bonus = None
         five = five_face[roll] > 0
         if special:
             rows = np.flatnonzero(five)
             if len(rows):               # jokers, bonuses: exactly as the engine scores them
                 throws = np.where(held[rows], 1, 2).astype(np.int8) if served else None
-                legal, scores, extra = rules.turn_options(state.filled[rows], state.five_box_full[rows],
+                filled = (mask[rows, None] & bits) != 0
+                legal, scores, extra = rules.turn_options(filled, state.five_box_full[rows],
                                                           roll[rows], throws=throws)
                 b = box[rows]
                 k = np.arange(len(rows))
@@ -139,19 +198,27 @@ def play_games(rules: RuleSet, table: PlayTable, state: GameState, tape: np.ndar
                     raise RuntimeError("table play: an illegal box on a five-of-a-kind roll")
                 points = points.copy()
                 points[rows] = scores[k, b]
-                bonus = np.zeros(n, dtype=np.int16)
-                bonus[rows] = extra
+                state.five_bonus_count[rows] += extra > 0
         points = points.astype(np.int16, copy=False)
-        state.filled.reshape(-1)[flat_box] = True
-        state.box_scores.reshape(-1)[flat_box] = points
-        state.fill_turn.reshape(-1)[flat_box] = state.turn + 1
-        state.upper_total += points * is_upper[box]
-        if bonus is not None:
-            state.five_bonus_count += bonus > 0
+        chosen[t] = box
+        earned[t] = points
+        if served:
+            upper = np.where(rules.is_upper[box], points, 0).astype(np.int16)
+        else:
+            upper = upper_points[roll * n_boxes + box]
+            if special and len(rows):               # points not from the score table
+                upper[rows] = np.where(rules.is_upper[box[rows]], points[rows], 0)
+        state.upper_total += upper
         state.five_count += five
         if state.served_five_count is not None and served:
             state.served_five_count += five & held
         if special:
-            state.five_box_full |= rules.fills_five_box(box, points)
+            state.five_box_full |= (box == five_box) & (points > 0)
         mask |= bits[box]
-        state.turn += 1
+    # the card: every turn's box and points written at once
+    cells = (games[None, :] * n_boxes + chosen).reshape(-1)
+    state.filled.reshape(-1)[cells] = True
+    state.box_scores.reshape(-1)[cells] = earned.reshape(-1)
+    state.fill_turn.reshape(-1)[cells] = np.repeat(np.arange(start_turn + 1, start_turn + n_turns + 1,
+                                                             dtype=np.int8), n)
+    state.turn += n_turns
