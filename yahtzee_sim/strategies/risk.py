@@ -1,7 +1,8 @@
 """``optimal:theta=<x>``: risk-sensitive optimal play (maximizes E[exp(theta * score)]).
 
-The optimal strategy's machinery (one plan per distinct position of a batch, boxes
-by ``gain + value(next state)``) with the values of
+The optimal strategy's machinery (a decision table built once, or with
+``table=False`` one plan per distinct position of a batch; boxes by
+``gain + value(next state)``) with the values of
 :func:`~yahtzee_sim.exact.risk.solve_risk`: the certainty equivalents, for which
 ``gain + value`` orders the boxes exactly as E[exp(theta * score)] does.
 ``optimal:theta=0`` is plain ``optimal``.
@@ -29,10 +30,10 @@ class RiskStrategy(OptimalStrategy):
 
     description = "risk-sensitive optimal play: maximizes E[exp(theta * score)]"
 
-    def __init__(self, theta: float, solution=None):
+    def __init__(self, theta: float, solution=None, *, table: bool = True, progress=True):
         from ..exact.risk import parse_theta
 
-        super().__init__(None)
+        super().__init__(None, table=table, progress=progress)
         self.theta = parse_theta(theta)
         self.name = f"optimal:theta={self.theta:g}"
         self._risk = solution
@@ -41,15 +42,27 @@ class RiskStrategy(OptimalStrategy):
         from ..exact.risk import solve_risk
         from ..exact.solver import rules_fingerprint
 
-        super().prepare(rules)               # the layout, the keep tables and the mean solve
-        if self.theta == 0:
-            return self
-        sol = self._risk
-        if sol is None or rules_fingerprint(sol.rules) != rules_fingerprint(rules):
-            sol = solve_risk(rules, self.theta)
-        self.risk_solution = sol
-        self._values = np.ascontiguousarray(sol.values).reshape(-1)
+        table, self.use_table = self.use_table, False
+        try:
+            super().prepare(rules)           # the layout, the keep tables and the mean solve
+        finally:
+            self.use_table = table
+        if self.theta != 0:
+            sol = self._risk
+            if sol is None or rules_fingerprint(sol.rules) != rules_fingerprint(rules):
+                sol = solve_risk(rules, self.theta)
+            self.risk_solution = sol
+            self._values = np.ascontiguousarray(sol.values).reshape(-1)
+        if self.use_table:
+            self._use(self._decision_table())
         return self
+
+    def _decision_table(self):
+        if self.theta == 0:
+            return super()._decision_table()
+        from ..exact.decisions import risk_decision_table
+
+        return risk_decision_table(self.risk_solution, progress=self.progress)
 
     def _plan(self, key):
         if self.theta == 0:
