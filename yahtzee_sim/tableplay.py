@@ -27,8 +27,10 @@ which go through ``turn_options`` itself.
 >>> state = GameState.new(r, 3)
 >>> tape = np.full((3, r.n_boxes, r.n_rolls, r.n_dice), 6, dtype=np.uint8)
 >>> play_games(r, table, state, tape)
->>> state.box_scores[0].tolist()[:7]            # five sixes every turn, boxes in order
-[0, 0, 0, 0, 0, 30, 0]
+>>> state.box_scores[0].tolist()               # five sixes every turn, boxes in order
+[0, 0, 0, 0, 0, 30, 30, 30, 30, 0, 0, 50]
+>>> state.fill_turn[0].tolist() == list(range(1, r.n_boxes + 1))
+True
 """
 
 from __future__ import annotations

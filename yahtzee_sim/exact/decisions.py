@@ -25,14 +25,14 @@ table must have the right shapes and valid entries, and a few random rows are
 recomputed and compared (a damaged or forged file is rebuilt with a one-line note).
 
 >>> from yahtzee_sim.exact.solver import solve
->>> sol = solve("yacht", options=["fill-in-order"], cache=False)
+>>> sol = solve("yacht-classic", cache=False)
 >>> t = decision_table(sol, cache=False)
 >>> t.n_states == sol.space.n_states, t.keeps[1].shape[1], t.keeps[2].dtype.name
 (True, 252, 'uint8')
 >>> row = int(t.row_of[sol.space.flat(0, 0, 0)])            # the fresh card
 >>> yacht = sol.rules.dice.roll_index_of([6, 6, 6, 6, 6])
->>> int(t.keeps[2][row, yacht])                              # hold all five: position 0
-0
+>>> int(t.keeps[2][row, yacht]), sol.rules.box_names[t.boxes[row, yacht]]   # hold all five
+(0, 'yacht')
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from ..rules import RuleSet
 from . import cache as _cache
 from ._solver_space import StateSpace, state_space, turn_model, turn_values
 
-__all__ = ["DecisionTable", "decision_table", "risk_decision_table", "sub_keep_order",
+__all__ = ["DecisionTable", "decision_table", "table_of_values", "sub_keep_order",
            "DECISIONS_VERSION", "decisions_cache_path"]
 
 DECISIONS_VERSION = 1
@@ -293,14 +293,6 @@ def _mean_planner(rules: RuleSet, values: np.ndarray):
     return plan_values, model.served
 
 
-def _risk_planner(rules: RuleSet, values: np.ndarray, theta: float):
-    from .risk import risk_turn
-
-    def plan_values(m, u, f):
-        return risk_turn(rules, values, m, u, f, theta, plan=True)[1]
-    return plan_values, False
-
-
 # -- caching ----------------------------------------------------------------------------
 def _values_digest(values: np.ndarray) -> str:
     return hashlib.sha256(np.ascontiguousarray(values).tobytes()).hexdigest()[:32]
@@ -363,12 +355,27 @@ def _check(rules: RuleSet, stored: dict, values, plan_values, served: bool):
     return (row_of, keeps, stored["boxes"], stored["served_boxes"] if served else None), ""
 
 
-def _table(rules: RuleSet, kind: str, theta: float, values: np.ndarray, planner, *, cache: bool,
-           cache_dir, chunk: int, progress) -> DecisionTable:
+def table_of_values(rules: RuleSet, kind: str, theta: float, values: np.ndarray, plan_values, *,
+                    served: bool = False, cache: bool = True, cache_dir=None, chunk: int = CHUNK,
+                    progress=None) -> DecisionTable:
+    """The decision table of any value table (disk-cached; see :func:`decision_table`).
+
+    ``plan_values(mask, u, flag)`` gives, per rerolls left ``j``, the (K, U) solver-order
+    value of every keep of U states (larger is better), as the widget's ``plan=True``;
+    the boxes maximize ``gain + values[next state]``. ``kind`` and ``theta`` name the
+    table in the cache (the risk strategies' tables: ``"risk"`` and their theta).
+
+    >>> from yahtzee_sim.exact.solver import solve
+    >>> sol = solve("yacht-classic", cache=False)
+    >>> values = sol.values.reshape(-1)
+    >>> plan, served = _mean_planner(sol.rules, values)
+    >>> t = table_of_values(sol.rules, "mean", 0.0, values, plan, cache=False)
+    >>> bool((t.boxes == decision_table(sol, cache=False).boxes).all())
+    True
+    """
     if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
         raise ValueError(f"chunk must be a positive integer, got {chunk!r}")
     values = np.ascontiguousarray(values, dtype=np.float64).reshape(-1)
-    plan_values, served = planner
     meta = _meta(rules, kind, theta, values)
     status, note, path = "off", "", None
     if cache:
@@ -428,21 +435,6 @@ def decision_table(solution, *, cache: bool = True, cache_dir: str | os.PathLike
     """
     rules = solution.rules
     values = np.ascontiguousarray(solution.values).reshape(-1)
-    return _table(rules, "mean", 0.0, values, _mean_planner(rules, values), cache=cache,
-                  cache_dir=cache_dir, chunk=chunk, progress=progress)
-
-
-def risk_decision_table(risk_solution, *, cache: bool = True, cache_dir: str | os.PathLike | None = None,
-                        chunk: int = CHUNK, progress=None) -> DecisionTable:
-    """The decisions of a :class:`~yahtzee_sim.exact.risk.RiskSolution` (maximizing
-    E[exp(theta * score)]), as :func:`decision_table`.
-
-    >>> from yahtzee_sim.exact.risk import solve_risk
-    >>> t = risk_decision_table(solve_risk("yacht-classic", 0.05, cache=False), cache=False)
-    >>> t.kind, t.theta
-    ('risk', 0.05)
-    """
-    rules, theta = risk_solution.rules, float(risk_solution.theta)
-    values = np.ascontiguousarray(risk_solution.values).reshape(-1)
-    return _table(rules, "risk", theta, values, _risk_planner(rules, values, theta), cache=cache,
-                  cache_dir=cache_dir, chunk=chunk, progress=progress)
+    plan_values, served = _mean_planner(rules, values)
+    return table_of_values(rules, "mean", 0.0, values, plan_values, served=served, cache=cache,
+                           cache_dir=cache_dir, chunk=chunk, progress=progress)

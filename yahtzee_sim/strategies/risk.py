@@ -22,7 +22,7 @@ import numpy as np
 
 from .optimal import OptimalStrategy
 
-__all__ = ["RiskStrategy", "from_params"]
+__all__ = ["RiskStrategy", "from_params", "risk_decision_table"]
 
 
 class RiskStrategy(OptimalStrategy):
@@ -60,8 +60,6 @@ class RiskStrategy(OptimalStrategy):
     def _decision_table(self):
         if self.theta == 0:
             return super()._decision_table()
-        from ..exact.decisions import risk_decision_table
-
         return risk_decision_table(self.risk_solution, progress=self.progress)
 
     def _plan(self, key):
@@ -84,6 +82,29 @@ class RiskStrategy(OptimalStrategy):
             for j in range(1, self.rules.n_rolls):
                 plans[j][lo:hi, :k] = kv[j].T
         return plans, inv
+
+
+def risk_decision_table(risk_solution, *, cache: bool = True, cache_dir=None, progress=None):
+    """The :class:`~yahtzee_sim.exact.decisions.DecisionTable` of a
+    :class:`~yahtzee_sim.exact.risk.RiskSolution` (keeps from
+    :func:`~yahtzee_sim.exact.risk.risk_turn`), disk-cached like the mean's.
+
+    >>> from yahtzee_sim.exact.risk import solve_risk
+    >>> t = risk_decision_table(solve_risk("yacht-classic", 0.05, cache=False), cache=False)
+    >>> t.kind, t.theta
+    ('risk', 0.05)
+    """
+    from ..exact.decisions import table_of_values
+    from ..exact.risk import risk_turn
+
+    rules, theta = risk_solution.rules, float(risk_solution.theta)
+    values = np.ascontiguousarray(risk_solution.values).reshape(-1)
+
+    def plan_values(mask, u, flag):
+        return risk_turn(rules, values, mask, u, flag, theta, plan=True)[1]
+
+    return table_of_values(rules, "risk", theta, values, plan_values, cache=cache, cache_dir=cache_dir,
+                           progress=progress)
 
 
 def from_params(params: str) -> RiskStrategy:
