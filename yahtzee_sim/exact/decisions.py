@@ -109,6 +109,7 @@ class DecisionTable:
     cache: str = "off"
     cache_note: str = ""
     path: str | None = None
+    file_id: tuple | None = None                 # the cache file's identity once verified
 
     @property
     def n_states(self) -> int:
@@ -320,8 +321,9 @@ def decisions_cache_path(rules: RuleSet, kind: str = "mean", theta: float = 0.0,
     return _cache.cache_dir(cache_dir) / _cache.file_name(stem)
 
 
-def _check(rules: RuleSet, stored: dict, values, plan_values, served: bool):
-    """The table of a cache file's arrays, or None and why they are not plausible."""
+def _check(rules: RuleSet, stored: dict, values, plan_values, served: bool, quick: bool = False):
+    """The table of a cache file's arrays, or None and why they are not plausible
+    (``quick``: a file this process or its parent verified, only its layout is checked)."""
     space = state_space(rules)
     (m, u, f), row_of = _states(space)
     n, r = len(m), rules.dice.n_rolls
@@ -333,6 +335,9 @@ def _check(rules: RuleSet, stored: dict, values, plan_values, served: bool):
         a = stored[k]
         if a.shape != (n, r) or a.dtype != np.uint8:
             return None, f"holds {k} of shape {a.shape} {a.dtype}, not {(n, r)} uint8"
+    keeps = tuple([None] + [stored[f"keep_{j}"] for j in range(1, rules.n_rolls)])
+    if quick:
+        return (row_of, keeps, stored["boxes"], stored["served_boxes"] if served else None), ""
     n_sub = rules.dice.n_subkeeps.astype(np.int64)
     for j in range(1, rules.n_rolls):
         if (stored[f"keep_{j}"] >= n_sub[None, :]).any():
@@ -349,21 +354,21 @@ def _check(rules: RuleSet, stored: dict, values, plan_values, served: bool):
         same = same and np.array_equal(stored["served_boxes"][pick], sb)
     if not same:
         return None, "holds decisions that its own value table does not give (forged or stale)"
-    keeps = tuple([None] + [stored[f"keep_{j}"] for j in range(1, rules.n_rolls)])
-    for a in keeps[1:] + (stored["boxes"],):
-        a.setflags(write=False)
     return (row_of, keeps, stored["boxes"], stored["served_boxes"] if served else None), ""
 
 
 def table_of_values(rules: RuleSet, kind: str, theta: float, values: np.ndarray, plan_values, *,
                     served: bool = False, cache: bool = True, cache_dir=None, chunk: int = CHUNK,
-                    progress=None) -> DecisionTable:
+                    progress=None, trusted: tuple | None = None) -> DecisionTable:
     """The decision table of any value table (disk-cached; see :func:`decision_table`).
 
     ``plan_values(mask, u, flag)`` gives, per rerolls left ``j``, the (K, U) solver-order
     value of every keep of U states (larger is better), as the widget's ``plan=True``;
     the boxes maximize ``gain + values[next state]``. ``kind`` and ``theta`` name the
     table in the cache (the risk strategies' tables: ``"risk"`` and their theta).
+    A cached table is memory-mapped (processes share its pages); ``trusted`` is the
+    ``file_id`` of a table a parent process verified: if the file still has it, it is
+    not checksummed and recomputed again (a worker starts at once).
 
     >>> from yahtzee_sim.exact.solver import solve
     >>> sol = solve("yacht-classic", cache=False)
@@ -377,18 +382,20 @@ def table_of_values(rules: RuleSet, kind: str, theta: float, values: np.ndarray,
         raise ValueError(f"chunk must be a positive integer, got {chunk!r}")
     values = np.ascontiguousarray(values, dtype=np.float64).reshape(-1)
     meta = _meta(rules, kind, theta, values)
-    status, note, path = "off", "", None
+    status, note, path, file_id = "off", "", None, None
     if cache:
         memo_key = (meta["fingerprint"], kind, theta, meta["values_sha256"])
         if memo_key in _MEMO:
             hit = _MEMO[memo_key]
             return dataclasses.replace(hit, cache="memory", seconds=0.0)
         path = decisions_cache_path(rules, kind, theta, cache_dir)
-        stored, why = _cache.read(path, meta)
+        ident = _cache.file_identity(path) if path.is_file() else None
+        quick = trusted is not None and tuple(trusted) == ident
+        stored, why = _cache.read(path, meta, mapped=True, trusted=ident if quick else None)
         if stored is not None:
-            parts, why = _check(rules, stored, values, plan_values, served)
+            parts, why = _check(rules, stored, values, plan_values, served, quick)
             if parts is not None:
-                table = DecisionTable(rules, kind, theta, *parts, 0.0, "hit", "", str(path))
+                table = DecisionTable(rules, kind, theta, *parts, 0.0, "hit", "", str(path), ident)
                 _MEMO[memo_key] = table
                 return table
         status = "damaged" if path.exists() else "miss"
@@ -407,6 +414,7 @@ def table_of_values(rules: RuleSet, kind: str, theta: float, values: np.ndarray,
             arrays["served_boxes"] = sboxes
         try:
             _cache.save(path, meta, arrays)
+            file_id = _cache.file_identity(path)
             note += " and replaced" if note else ""
         except OSError as exc:  # read-only or full disk: the table is still right
             reason = exc.strerror or type(exc).__name__
@@ -414,17 +422,18 @@ def table_of_values(rules: RuleSet, kind: str, theta: float, values: np.ndarray,
             note = "; ".join(x for x in (note, f"the decision table could not be stored in {where}: "
                                                 f"{reason} (it is not cached)") if x)
     table = DecisionTable(rules, kind, theta, row_of, keeps, boxes, sboxes, seconds, status, note,
-                          str(path) if path is not None else None)
+                          str(path) if path is not None else None, file_id)
     if cache:
         _MEMO[memo_key] = table
     return table
 
 
 def decision_table(solution, *, cache: bool = True, cache_dir: str | os.PathLike | None = None,
-                   chunk: int = CHUNK, progress=None) -> DecisionTable:
+                   chunk: int = CHUNK, progress=None, trusted: tuple | None = None) -> DecisionTable:
     """The optimal decisions of a :class:`~yahtzee_sim.exact.solver.Solution` (disk-cached).
 
-    ``progress``: a :mod:`yahtzee_sim.progress` callback told the states decided so far.
+    ``progress``: a :mod:`yahtzee_sim.progress` callback told the states decided so far;
+    ``trusted``: see :func:`table_of_values`.
 
     >>> from yahtzee_sim.exact.solver import solve
     >>> seen = []
@@ -437,4 +446,4 @@ def decision_table(solution, *, cache: bool = True, cache_dir: str | os.PathLike
     values = np.ascontiguousarray(solution.values).reshape(-1)
     plan_values, served = _mean_planner(rules, values)
     return table_of_values(rules, "mean", 0.0, values, plan_values, served=served, cache=cache,
-                           cache_dir=cache_dir, chunk=chunk, progress=progress)
+                           cache_dir=cache_dir, chunk=chunk, progress=progress, trusted=trusted)

@@ -89,16 +89,18 @@ class OptimalStrategy(Strategy):
             self._use(self._decision_table())
         return self
 
-    def _decision_table(self):
+    def _decision_table(self, trusted=None):
         from ..exact.decisions import decision_table
 
-        return decision_table(self.solution, progress=self.progress)
+        return decision_table(self.solution, progress=self.progress, trusted=trusted)
 
     def _use(self, table) -> None:
         sp = self._space
         self.decisions = table
-        self.play_table = PlayTable(table.row_of, sp.n_u, sp.n_flag, table.keeps, table.boxes,
-                                    table.served_boxes, self._sub_keep)
+        plain = [None if a is None else np.asarray(a) for a in table.keeps]   # no memmap subclass
+        sboxes = None if table.served_boxes is None else np.asarray(table.served_boxes)
+        self.play_table = PlayTable(table.row_of, sp.n_u, sp.n_flag, tuple(plain), np.asarray(table.boxes),
+                                    sboxes, self._sub_keep)
 
     # -- travelling to worker processes: a cached table is reloaded there, not pickled ---
     def __getstate__(self):
@@ -107,16 +109,16 @@ class OptimalStrategy(Strategy):
         state = self.__dict__.copy()
         state["progress"] = False            # a worker reloads quietly
         table = state.get("decisions")
-        if table is not None and table.path is not None and os.path.exists(table.path):
+        if table is not None and table.file_id is not None and os.path.exists(table.path):
             state["decisions"] = state["play_table"] = None
-            state["_reload_table"] = True
+            state["_reload_table"] = table.file_id      # verified here: mapped there, not rechecked
         return state
 
     def __setstate__(self, state):
-        reload = state.pop("_reload_table", False)
+        reload = state.pop("_reload_table", None)
         self.__dict__.update(state)
-        if reload:
-            self._use(self._decision_table())
+        if reload is not None:
+            self._use(self._decision_table(reload))
 
     # -- state keys ------------------------------------------------------------------
     def _state(self, state):

@@ -57,10 +57,10 @@ class RiskStrategy(OptimalStrategy):
             self._use(self._decision_table())
         return self
 
-    def _decision_table(self):
+    def _decision_table(self, trusted=None):
         if self.theta == 0:
-            return super()._decision_table()
-        return risk_decision_table(self.risk_solution, progress=self.progress)
+            return super()._decision_table(trusted)
+        return risk_decision_table(self.risk_solution, progress=self.progress, trusted=trusted)
 
     def _plan(self, key):
         if self.theta == 0:
@@ -84,7 +84,8 @@ class RiskStrategy(OptimalStrategy):
         return plans, inv
 
 
-def risk_decision_table(risk_solution, *, cache: bool = True, cache_dir=None, progress=None):
+def risk_decision_table(risk_solution, *, cache: bool = True, cache_dir=None, progress=None,
+                        trusted=None):
     """The :class:`~yahtzee_sim.exact.decisions.DecisionTable` of a
     :class:`~yahtzee_sim.exact.risk.RiskSolution` (keeps from
     :func:`~yahtzee_sim.exact.risk.risk_turn`), disk-cached like the mean's.
@@ -104,7 +105,7 @@ def risk_decision_table(risk_solution, *, cache: bool = True, cache_dir=None, pr
         return risk_turn(rules, values, mask, u, flag, theta, plan=True)[1]
 
     return table_of_values(rules, "risk", theta, values, plan_values, cache=cache, cache_dir=cache_dir,
-                           progress=progress)
+                           progress=progress, trusted=trusted)
 
 
 def from_params(params: str) -> RiskStrategy:
