@@ -33,9 +33,11 @@ def _same_games(a: dict, b: dict) -> None:
 def _three_ways(rules, make):
     """Games of the lean loop, of the strategy's own table lookups, of the widget path."""
     lean = make(True).prepare(rules)
-    assert lean.play_table is not None
+    assert lean.decisions is None and lean.play_table is not None     # built when first played
     lookups = make(True).prepare(rules)
-    lookups.play_table = None                       # the engine asks keep() and box()
+    lookups.decision_table()
+    lookups.use_table = False                       # the engine asks keep() and box()
+    assert lookups.play_table is None and lookups.decisions is not None
     widget = make(False).prepare(rules)
     assert widget.decisions is None and widget.play_table is None
     return _games(rules, lean), _games(rules, lookups), _games(rules, widget)

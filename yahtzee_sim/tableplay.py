@@ -82,7 +82,7 @@ class _Keys:
     """``prefix[code * (n + 1) + m]``: the dice-table key of the first ``m`` dice of the
     throw read as ``code``; ``first_roll[code]`` the roll of all of them."""
 
-    prefix: np.ndarray | None       # (codes * (n_dice + 1),) int32
+    prefix: np.ndarray | None       # (codes * (n_dice + 1),) uint16 (int32 if keys need it)
     first_roll: np.ndarray | None   # (codes,) intp
 
 
@@ -99,7 +99,8 @@ def _keys(rules: RuleSet) -> _Keys:
     prefix = np.zeros((codes, n + 1), dtype=np.int64)
     prefix[:, 1:] = np.cumsum(die_key, axis=1)
     first = np.where((digits > 0).all(axis=1), d.key_to_roll[prefix[:, n]], -1).astype(np.intp)
-    return _Keys(prefix.astype(np.int32).reshape(-1), first)
+    small = np.uint16 if prefix.max() < 1 << 16 else np.int32      # a table that stays in cache
+    return _Keys(prefix.astype(small).reshape(-1), first)
 
 
 def _codes(rules: RuleSet, tape: np.ndarray) -> np.ndarray:

@@ -59,6 +59,7 @@ class OptimalStrategy(Strategy):
 
     def __init__(self, solution=None, *, table: bool = True, progress=True):
         self._given = solution
+        self.rules = None
         self.use_table = bool(table)
         self.progress = progress
 
@@ -84,10 +85,28 @@ class OptimalStrategy(Strategy):
         self._kept = None
         self._kept_key = None
         self._served = None                 # games whose dice are still the first throw's
-        self.decisions = self.play_table = None
-        if self.use_table:
-            self._use(self._decision_table())
+        self.decisions = self._play_table = None      # built or loaded when first played
         return self
+
+    def decision_table(self):
+        """The strategy's :class:`~yahtzee_sim.exact.decisions.DecisionTable`, built (or read
+        from the disk cache) on first use; from then on ``keep`` and ``box`` look it up."""
+        if self.decisions is None:
+            self._use(self._decision_table())
+        return self.decisions
+
+    @property
+    def play_table(self):
+        """The table the engine plays by (:mod:`yahtzee_sim.tableplay`); None with ``table=False``.
+
+        Asking for it builds the decision table (once, disk-cached): only the simulator
+        asks, so the exact evaluations that call ``keep`` on a few states never pay for it.
+        """
+        if not self.use_table:
+            return None
+        if self._play_table is None:
+            self.decision_table()
+        return self._play_table
 
     def _decision_table(self, trusted=None):
         from ..exact.decisions import decision_table
@@ -99,18 +118,20 @@ class OptimalStrategy(Strategy):
         self.decisions = table
         plain = [None if a is None else np.asarray(a) for a in table.keeps]   # no memmap subclass
         sboxes = None if table.served_boxes is None else np.asarray(table.served_boxes)
-        self.play_table = PlayTable(table.row_of, sp.n_u, sp.n_flag, tuple(plain), np.asarray(table.boxes),
+        self._play_table = PlayTable(table.row_of, sp.n_u, sp.n_flag, tuple(plain), np.asarray(table.boxes),
                                     sboxes, self._sub_keep)
 
     # -- travelling to worker processes: a cached table is reloaded there, not pickled ---
     def __getstate__(self):
         import os
 
+        if self.use_table and getattr(self, "rules", None) is not None:
+            self.decision_table()            # built here once, not in every worker
         state = self.__dict__.copy()
         state["progress"] = False            # a worker reloads quietly
         table = state.get("decisions")
         if table is not None and table.file_id is not None and os.path.exists(table.path):
-            state["decisions"] = state["play_table"] = None
+            state["decisions"] = state["_play_table"] = None
             state["_reload_table"] = table.file_id      # verified here: mapped there, not rechecked
         return state
 

@@ -42,19 +42,13 @@ class RiskStrategy(OptimalStrategy):
         from ..exact.risk import solve_risk
         from ..exact.solver import rules_fingerprint
 
-        table, self.use_table = self.use_table, False
-        try:
-            super().prepare(rules)           # the layout, the keep tables and the mean solve
-        finally:
-            self.use_table = table
+        super().prepare(rules)               # the layout, the keep tables and the mean solve
         if self.theta != 0:
             sol = self._risk
             if sol is None or rules_fingerprint(sol.rules) != rules_fingerprint(rules):
                 sol = solve_risk(rules, self.theta)
             self.risk_solution = sol
             self._values = np.ascontiguousarray(sol.values).reshape(-1)
-        if self.use_table:
-            self._use(self._decision_table())
         return self
 
     def _decision_table(self, trusted=None):
