@@ -242,3 +242,14 @@ def test_process_workers_play_the_same_games():
     procs = simulate("yacht-classic", "optimal", 3 * SEED_BLOCK, seed=4, batch=SEED_BLOCK,
                      backend="processes", jobs=2)
     np.testing.assert_array_equal(serial.to_frame()["total"], procs.to_frame()["total"])
+
+
+def test_a_table_too_large_is_refused_and_the_strategy_keeps_the_widget(monkeypatch):
+    rules = get_rules("yacht-classic")
+    sol = solve(rules)
+    monkeypatch.setattr(D, "MAX_TABLE_BYTES", D.table_bytes(rules) - 1)
+    with pytest.raises(ValueError, match="would take .* GB .* decide from the value tables"):
+        D.decision_table(sol, cache=False)
+    strat = OptimalStrategy(sol).prepare(rules)
+    assert strat.play_table is None and strat.decisions is None
+    _same_games(_games(rules, strat), _games(rules, OptimalStrategy(sol, table=False).prepare(rules)))

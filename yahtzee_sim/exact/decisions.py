@@ -49,7 +49,8 @@ from ..rules import RuleSet
 from . import cache as _cache
 from ._solver_space import StateSpace, state_space, turn_model, turn_values
 
-__all__ = ["DecisionTable", "decision_table", "table_of_values", "sub_keep_order",
+__all__ = ["DecisionTable", "decision_table", "table_of_values", "sub_keep_order", "table_bytes",
+           "MAX_TABLE_BYTES",
            "DECISIONS_VERSION", "decisions_cache_path"]
 
 DECISIONS_VERSION = 1
@@ -61,7 +62,24 @@ CHUNK = 512
 PLAUSIBILITY_ROWS = 16
 """Random rows recomputed and compared when a cached table is loaded."""
 
+MAX_TABLE_BYTES = 1 << 30
+"""Largest decision table built (states x rolls x decisions bytes): yatzy's takes 635 MB;
+Maxi Yatzy without saved throws would take about 40 GB, and its strategies decide
+from the widget instead."""
+
 _MEMO: dict = {}
+
+
+def table_bytes(rules: RuleSet) -> int:
+    """Bytes the decision table of ``rules`` would take (without the state -> row map).
+
+    >>> from yahtzee_sim.rules import get_rules
+    >>> table_bytes(get_rules("yahtzee")) == 314_876 * 252 * 3     # states x rolls x 3 decisions
+    True
+    """
+    space = state_space(rules)
+    per_roll = rules.n_rolls - 1 + 1 + (1 if rules.roll_dependent else 0)
+    return space.n_states * rules.dice.n_rolls * per_roll
 
 
 def sub_keep_order(rules: RuleSet) -> tuple[np.ndarray, np.ndarray]:
@@ -380,6 +398,11 @@ def table_of_values(rules: RuleSet, kind: str, theta: float, values: np.ndarray,
     """
     if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
         raise ValueError(f"chunk must be a positive integer, got {chunk!r}")
+    size = table_bytes(rules)
+    if size > MAX_TABLE_BYTES:
+        raise ValueError(f"the decision table of {rules.key} would take {size / 1e9:,.1f} GB (at most "
+                         f"{MAX_TABLE_BYTES / 1e9:.1f} GB here); its strategies decide from the "
+                         f"value tables per batch instead")
     values = np.ascontiguousarray(values, dtype=np.float64).reshape(-1)
     meta = _meta(rules, kind, theta, values)
     status, note, path, file_id = "off", "", None, None

@@ -105,6 +105,11 @@ class OptimalStrategy(Strategy):
         if not self.use_table:
             return None
         if self._play_table is None:
+            from ..exact.decisions import MAX_TABLE_BYTES, table_bytes
+
+            if table_bytes(self.rules) > MAX_TABLE_BYTES:    # too large: decide per batch
+                self.use_table = False
+                return None
             self.decision_table()
         return self._play_table
 
@@ -126,7 +131,7 @@ class OptimalStrategy(Strategy):
         import os
 
         if self.use_table and getattr(self, "rules", None) is not None:
-            self.decision_table()            # built here once, not in every worker
+            self.play_table                  # noqa: B018 - built here once, not in every worker
         state = self.__dict__.copy()
         state["progress"] = False            # a worker reloads quietly
         table = state.get("decisions")
