@@ -33,7 +33,9 @@ def _same_games(a: dict, b: dict) -> None:
 def _three_ways(rules, make):
     """Games of the lean loop, of the strategy's own table lookups, of the widget path."""
     lean = make(True).prepare(rules)
-    assert lean.decisions is None and lean.play_table is not None     # built when first played
+    assert lean.decisions is None
+    lean.decision_table()
+    assert lean.play_table is not None
     lookups = make(True).prepare(rules)
     lookups.decision_table()
     lookups.use_table = False                       # the engine asks keep() and box()
@@ -84,6 +86,7 @@ def test_the_loop_without_its_throw_numbers_plays_the_same(monkeypatch):
 
     rules = get_rules("yacht", ["fill-in-order"])
     strat = OptimalStrategy().prepare(rules)
+    strat.decision_table()
     numbered = _games(rules, strat)
     monkeypatch.setattr(tableplay, "MAX_CODE", 0)
     _same_games(_games(rules, strat), numbered)
@@ -229,6 +232,7 @@ def test_a_pickled_strategy_reloads_its_table_from_the_cache():
 
     rules = get_rules("yacht", ["fill-in-order"])
     strat = OptimalStrategy().prepare(rules)
+    strat.decision_table()
     buf = io.BytesIO()
     _Pickler(buf, rules).dump(strat)                # as the process backends send it
     assert strat.__getstate__()["decisions"] is None           # the table itself does not travel
@@ -253,3 +257,22 @@ def test_a_table_too_large_is_refused_and_the_strategy_keeps_the_widget(monkeypa
     strat = OptimalStrategy(sol).prepare(rules)
     assert strat.play_table is None and strat.decisions is None
     _same_games(_games(rules, strat), _games(rules, OptimalStrategy(sol, table=False).prepare(rules)))
+
+
+def test_a_table_is_built_once_a_run_is_long_enough(monkeypatch, tmp_path):
+    """Not cached: the first games come from the widget, the table after enough of them;
+    cached: at once. The games are the same either way."""
+    from yahtzee_sim.strategies import optimal
+
+    monkeypatch.setenv(_cache.CACHE_ENV, str(tmp_path))
+    monkeypatch.setattr(optimal, "GAMES_BEFORE_BUILD", 2 * SEED_BLOCK)
+    rules = get_rules("yacht-classic")
+    sol = solve(rules)
+    D._MEMO.clear()
+    strat = OptimalStrategy(sol).prepare(rules)
+    assert strat.play_table is None
+    first = _games(rules, strat, 2 * SEED_BLOCK)
+    assert strat.decisions is None and strat.play_table is not None
+    assert D.decisions_cache_path(rules).is_file()
+    _same_games(_games(rules, strat, 2 * SEED_BLOCK), first)
+    assert OptimalStrategy(sol).prepare(rules).play_table is not None      # now on disk

@@ -39,7 +39,12 @@ from ..exact._solver_space import turn_model, turn_values
 from ..tableplay import PlayTable
 from .base import Strategy, best_legal, register
 
-__all__ = ["OptimalStrategy"]
+__all__ = ["OptimalStrategy", "GAMES_BEFORE_BUILD"]
+
+GAMES_BEFORE_BUILD = 100_000
+"""A decision table not yet on disk is built once the strategy has played this many
+games from the widget in the process (about two seconds of play; the build of
+``yahtzee``'s takes about ten): short runs never pay for it, long ones soon do."""
 
 
 @register
@@ -86,6 +91,7 @@ class OptimalStrategy(Strategy):
         self._kept_key = None
         self._served = None                 # games whose dice are still the first throw's
         self.decisions = self._play_table = None      # built or loaded when first played
+        self._games_played = 0.0                      # by the widget, in this process
         return self
 
     def decision_table(self):
@@ -97,10 +103,12 @@ class OptimalStrategy(Strategy):
 
     @property
     def play_table(self):
-        """The table the engine plays by (:mod:`yahtzee_sim.tableplay`); None with ``table=False``.
+        """The table the engine plays by (:mod:`yahtzee_sim.tableplay`), or None: with
+        ``table=False``, for a table too large, and while a table that is not cached yet
+        would cost more to build than the games played so far (:data:`GAMES_BEFORE_BUILD`).
 
-        Asking for it builds the decision table (once, disk-cached): only the simulator
-        asks, so the exact evaluations that call ``keep`` on a few states never pay for it.
+        Only the simulator asks for it, so the exact evaluations that call ``keep`` on a
+        few states never pay for a build.
         """
         if not self.use_table:
             return None
@@ -110,8 +118,18 @@ class OptimalStrategy(Strategy):
             if table_bytes(self.rules) > MAX_TABLE_BYTES:    # too large: decide per batch
                 self.use_table = False
                 return None
+            if not self._table_on_disk() and self._games_played < GAMES_BEFORE_BUILD:
+                return None                  # a short run: the widget is quicker than a build
             self.decision_table()
         return self._play_table
+
+    def _table_on_disk(self) -> bool:
+        from ..exact.decisions import decisions_cache_path
+
+        return decisions_cache_path(self.rules, *self._table_kind()).is_file()
+
+    def _table_kind(self) -> tuple:
+        return ("mean", 0.0)
 
     def _decision_table(self, trusted=None):
         from ..exact.decisions import decision_table
@@ -238,6 +256,7 @@ class OptimalStrategy(Strategy):
                 served = self._served_now(len(rolls))
                 boxes = np.where(served, self.decisions.served_boxes[row, rolls], boxes)
             return boxes.astype(np.intp)
+        self._games_played += len(rolls) / self.rules.n_boxes
         mask, up, flag = self._state(state)
         nxt = self._space.next_flat(mask, up, flag, options.scores)
         worth = options.gain + self._values[nxt]   # NaN only where illegal

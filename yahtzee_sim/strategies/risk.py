@@ -51,6 +51,9 @@ class RiskStrategy(OptimalStrategy):
             self._values = np.ascontiguousarray(sol.values).reshape(-1)
         return self
 
+    def _table_kind(self) -> tuple:
+        return ("mean", 0.0) if self.theta == 0 else ("risk", float(self.theta))
+
     def _decision_table(self, trusted=None):
         if self.theta == 0:
             return super()._decision_table(trusted)
