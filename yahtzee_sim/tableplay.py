@@ -35,6 +35,7 @@ True
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -86,6 +87,7 @@ class _Keys:
     first_roll: np.ndarray | None   # (codes,) intp
 
 
+@functools.lru_cache(maxsize=16)
 def _keys(rules: RuleSet) -> _Keys:
     d = rules.dice
     n, f = d.n_dice, d.n_faces
@@ -101,6 +103,14 @@ def _keys(rules: RuleSet) -> _Keys:
     first = np.where((digits > 0).all(axis=1), d.key_to_roll[prefix[:, n]], -1).astype(np.intp)
     small = np.uint16 if prefix.max() < 1 << 16 else np.int32      # a table that stays in cache
     return _Keys(prefix.astype(small).reshape(-1), first)
+
+
+@functools.lru_cache(maxsize=16)
+def _score_tables(rules: RuleSet) -> tuple[np.ndarray, np.ndarray]:
+    """Flat (roll * B + box) points of each box, and the same for upper boxes only."""
+    table = np.ascontiguousarray(rules.score_table)
+    upper = np.where(rules.is_upper[None, :], table, 0).astype(np.int16)
+    return table.reshape(-1), upper.reshape(-1)
 
 
 def _codes(rules: RuleSet, tape: np.ndarray) -> np.ndarray:
@@ -144,11 +154,10 @@ def play_games(rules: RuleSet, table: PlayTable, state: GameState, tape: np.ndar
     key_to_roll = d.key_to_roll.astype(np.intp)
     if rules.roll_dependent:
         first_table, later_table = rules.score_tables[0], rules.score_tables[-1]
-    score_table = np.ascontiguousarray(rules.score_table).reshape(-1)
+    score_table, upper_points = _score_tables(rules)
     special = rules.five_box is not None        # five-of-a-kind rolls: through turn_options
     five_face = rules.five_face
     five_box = rules.five_box_index
-    upper_points = np.where(rules.is_upper[None, :], rules.score_table, 0).astype(np.int16).reshape(-1)
     chosen = np.empty((n_turns, n), dtype=np.intp)
     earned = np.empty((n_turns, n), dtype=np.int16)
     stride = d.n_dice + 1
