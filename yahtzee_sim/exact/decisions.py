@@ -141,11 +141,6 @@ class DecisionTable:
             parts.append(self.served_boxes)
         return int(sum(a.nbytes for a in parts))
 
-    def rows(self, mask, u, flag) -> np.ndarray:
-        """(N,) row of N states (``u`` capped), ``-1`` for states no game can reach."""
-        sp = state_space(self.rules)
-        return self.row_of[sp.flat(mask, np.minimum(u, sp.cap), flag)]
-
 
 # -- building ---------------------------------------------------------------------------
 def _states(space: StateSpace):
@@ -398,6 +393,8 @@ def table_of_values(rules: RuleSet, kind: str, theta: float, values: np.ndarray,
     """
     if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
         raise ValueError(f"chunk must be a positive integer, got {chunk!r}")
+    if rules.n_boxes > 255 or rules.dice.subkeeps.shape[1] > 255:      # pragma: no cover
+        raise ValueError(f"the decisions of {rules.key} do not fit one byte each")
     size = table_bytes(rules)
     if size > MAX_TABLE_BYTES:
         raise ValueError(f"the decision table of {rules.key} would take {size / 1e9:,.1f} GB (at most "
