@@ -307,7 +307,12 @@ def play_blocks(rules: RuleSet, strategy: Strategy, entropy: int, blocks: range,
     extra = {k: v[:stop] for k, v in family_tapes(rules, entropy, blocks, n_turns).items()}
     state = GameState.new(rules, stop)
     d = rules.dice
-    for t in range(n_turns):
+    table = getattr(strategy, "play_table", None)
+    if table is not None and not extra:      # decisions by lookup: the lean loop, same games
+        from .tableplay import play_games
+
+        play_games(rules, table, state, tape)
+    for t in range(state.turn, n_turns):
         prefix = d.tape_prefix_keys(tape[:, t])
         play_turn(rules, strategy, state, prefix, unif[:, t], checks, extra)
     if not state.filled.all():  # pragma: no cover - guarded by legality checks
