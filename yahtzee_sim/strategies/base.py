@@ -42,11 +42,17 @@ class Strategy:
     the turn's rolling). ``box`` returns the box index (N,) to fill. ``u`` is an
     (N,) array of uniforms in [0, 1) private to this decision, drawn from each
     game's own random tape, so randomized strategies stay reproducible and do not
-    depend on how games are batched.
+    depend on how games are batched; ``u`` is None for a strategy that declares
+    ``uses_uniforms = False``.
     """
 
     name: ClassVar[str] = "base"
     description: ClassVar[str] = ""
+    #: Does the strategy read the uniforms ``u``? A strategy that never does may say
+    #: ``uses_uniforms = False``: the simulator then skips drawing them (faster) and
+    #: passes ``u=None``; the dice, and so the games, are the same either way (each
+    #: block's uniforms are drawn after its dice). The default, True, is always safe.
+    uses_uniforms: ClassVar[bool] = True
 
     def prepare(self, rules: RuleSet) -> "Strategy":
         """Bind to a rule set (called by the engine once per run); precompute here."""
@@ -227,12 +233,42 @@ def _load_strategy(spec: str) -> Strategy:
 
 
 def best_legal(values: np.ndarray, legal: np.ndarray) -> np.ndarray:
-    """Index of the largest value among legal entries of each row (first on ties).
+    """Index of the largest value among legal entries of each row (first on ties; 0 for
+    a row with no legal entry).
 
     >>> best_legal(np.array([[5, 9, 7]]), np.array([[True, False, True]])).tolist()
     [2]
     """
     values = np.asarray(values)
+    legal = np.asarray(legal, dtype=bool)
+    if values.ndim != 2 or values.size == 0 or values.shape != legal.shape:
+        return _best_legal_plain(values, legal)
+    n_cols = values.shape[1]
+    if values.dtype.kind in "iub":
+        # One integer per entry, value first and then the earlier column: the row's
+        # maximum names the first best column; illegal entries are -1 (column 0 if none).
+        low, high = int(values.min()), int(values.max())
+        if (high - low + 1) * n_cols + 1 < 2**31:
+            key = np.subtract(values, low, dtype=np.int32)
+            key *= np.int32(n_cols)
+            key += np.arange(n_cols - 1, -1, -1, dtype=np.int32) + 1
+            key *= legal
+            best = key.max(axis=1)
+            best -= 1
+            return (n_cols - 1 - np.remainder(best, n_cols)).astype(np.intp)
+        return _best_legal_plain(values, legal)
+    masked = np.where(legal, values, -np.inf)
+    best = masked.max(axis=1)
+    if np.isnan(best).any():
+        return _best_legal_plain(values, legal)
+    out = np.zeros(len(values), dtype=np.intp)
+    for col in range(n_cols - 1, -1, -1):   # the first column holding the maximum
+        out[masked[:, col] == best] = col
+    return out
+
+
+def _best_legal_plain(values: np.ndarray, legal: np.ndarray) -> np.ndarray:
+    """:func:`best_legal` as the plain masked argmax (any shape, any dtype)."""
     if values.dtype.kind in "iu":
         masked = np.where(legal, values.astype(np.int32), np.int32(np.iinfo(np.int32).min))
     else:
@@ -241,12 +277,24 @@ def best_legal(values: np.ndarray, legal: np.ndarray) -> np.ndarray:
 
 
 def uniform_choice(mask: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """Uniformly chosen True position of each row of ``mask``, driven by uniforms ``u``.
+    """Uniformly chosen True position of each row of ``mask``, driven by uniforms ``u``
+    (0 for a row with none).
 
     >>> uniform_choice(np.array([[False, True, True]]), np.array([0.9])).tolist()
     [2]
     """
+    mask = np.asarray(mask, dtype=bool)
     count = mask.sum(axis=-1)
     pick = np.minimum((u * count).astype(np.int64), count - 1)
-    rank = np.cumsum(mask, axis=-1) - 1
-    return np.argmax(mask & (rank == pick[:, None]), axis=-1)
+    if mask.ndim != 2:
+        rank = np.cumsum(mask, axis=-1) - 1
+        return np.argmax(mask & (rank == pick[:, None]), axis=-1)
+    # Column by column (contiguous in a column-major mask): the column where the
+    # running count of True entries passes ``pick``.
+    out = np.zeros(len(mask), dtype=np.intp)
+    seen = np.zeros(len(mask), dtype=np.int64)
+    for col in range(mask.shape[1]):
+        here = mask[:, col]
+        out[here & (seen == pick)] = col
+        seen += here
+    return out

@@ -76,6 +76,7 @@ class LookaheadStrategy(Strategy):
     """
 
     name = "lookahead"
+    uses_uniforms = False
     #: positions whose plans are kept between batches (0 disables the cache)
     cache_size: int = 250_000     # about 0.75 kB each
     #: positions planned at once (bounds the temporary arrays)
@@ -161,9 +162,15 @@ class LookaheadStrategy(Strategy):
     def _keys(self, state) -> np.ndarray:
         w = self._width
         if self._columns is None:
-            key = state.filled.view(np.uint8) @ self._bits if state.filled.flags.c_contiguous \
-                else state.filled.astype(np.int64) @ self._bits
-            key = key.astype(np.int64, copy=False)
+            filled = state.filled
+            if filled.flags.f_contiguous:   # one contiguous column per box
+                key = np.zeros(len(filled), dtype=np.int64)
+                for b in range(filled.shape[1]):
+                    key |= filled[:, b].astype(np.int64) << b
+            else:
+                key = filled.view(np.uint8) @ self._bits if filled.flags.c_contiguous \
+                    else filled.astype(np.int64) @ self._bits
+                key = key.astype(np.int64, copy=False)
         else:
             key = np.zeros(len(state.filled), dtype=np.int64)
             for cols, counted, shift, bits in self._columns:
@@ -325,13 +332,17 @@ class LookaheadStrategy(Strategy):
     # -- the two decisions ---------------------------------------------------------------
     def keep(self, state, rolls, rolls_left, u):
         rows = self._plans(state, self.rules.n_rolls - 1)
-        return self.dice.subkeeps[rolls, self._store[rolls_left][rows, rolls]]
+        rolls = np.asarray(rolls, dtype=np.intp)
+        rank = np.take(self._store[rolls_left].reshape(-1), rows * self.dice.n_rolls + rolls)
+        subkeeps = self.dice.subkeeps
+        return np.take(subkeeps.reshape(-1), rolls * subkeeps.shape[1] + rank)
 
     def box(self, state, rolls, options, u):
         # The best box of each (position, final roll) was found with the plan; same
         # values as :meth:`box_values` on ``options`` (tested), first box on ties.
         rows = self._plans(state, self.rules.n_rolls - 1)
-        return self._store[0][rows, rolls]
+        rolls = np.asarray(rolls, dtype=np.intp)
+        return np.take(self._store[0].reshape(-1), rows * self.dice.n_rolls + rolls).astype(np.intp)
 
 
 @register

@@ -23,7 +23,8 @@ class RandomStrategy(Strategy):
     def keep(self, state, rolls, rolls_left, u):
         n = self.dice.n_subkeeps[rolls].astype(np.int64)
         pick = np.minimum((u * n).astype(np.int64), n - 1)
-        return self.dice.subkeeps[rolls, pick]
+        subkeeps = self.dice.subkeeps
+        return np.take(subkeeps.reshape(-1), rolls * subkeeps.shape[1] + pick)
 
     def box(self, state, rolls, options, u):
         return uniform_choice(options.legal, u)
@@ -37,6 +38,7 @@ class KeepLargestStrategy(Strategy):
 
     name = "keep-largest"
     description = "hold the largest group of equal dice, fill the box that scores most now"
+    uses_uniforms = False
 
     def prepare(self, rules):
         super().prepare(rules)
@@ -46,11 +48,11 @@ class KeepLargestStrategy(Strategy):
         best_face = np.argmax(counts * counts.shape[1] + faces, axis=1)
         held = np.zeros_like(counts)
         held[np.arange(len(counts)), best_face] = counts[np.arange(len(counts)), best_face]
-        self._keep_table = self.dice.keep_index_of_counts(held).astype(np.int16)
+        self._keep_table = self.dice.keep_index_of_counts(held).astype(np.intp)
         return self
 
     def keep(self, state, rolls, rolls_left, u):
-        return self._keep_table[rolls]
+        return np.take(self._keep_table, rolls)
 
     def box(self, state, rolls, options, u):
         return best_legal(options.gain, options.legal)
