@@ -246,16 +246,18 @@ def best_legal(values: np.ndarray, legal: np.ndarray) -> np.ndarray:
     n_cols = values.shape[1]
     if values.dtype.kind in "iub":
         # One integer per entry, value first and then the earlier column: the row's
-        # maximum names the first best column; illegal entries are -1 (column 0 if none).
+        # maximum names the first best column; illegal entries are 0 (column 0 if none).
         low, high = int(values.min()), int(values.max())
-        if (high - low + 1) * n_cols + 1 < 2**31:
-            key = np.subtract(values, low, dtype=np.int32)
-            key *= np.int32(n_cols)
-            key += np.arange(n_cols - 1, -1, -1, dtype=np.int32) + 1
+        span = (high - low + 1) * n_cols + 1
+        if span < 2**31:
+            kind = np.int16 if span < 2**15 else np.int32
+            key = np.subtract(values, low, dtype=kind)
+            key *= kind(n_cols)
+            key += np.arange(n_cols, 0, -1, dtype=kind)
             key *= legal
-            best = key.max(axis=1)
+            best = key.max(axis=1).astype(np.intp)
             best -= 1
-            return (n_cols - 1 - np.remainder(best, n_cols)).astype(np.intp)
+            return n_cols - 1 - np.remainder(best, n_cols)
         return _best_legal_plain(values, legal)
     masked = np.where(legal, values, -np.inf)
     best = masked.max(axis=1)
@@ -270,7 +272,8 @@ def best_legal(values: np.ndarray, legal: np.ndarray) -> np.ndarray:
 def _best_legal_plain(values: np.ndarray, legal: np.ndarray) -> np.ndarray:
     """:func:`best_legal` as the plain masked argmax (any shape, any dtype)."""
     if values.dtype.kind in "iu":
-        masked = np.where(legal, values.astype(np.int32), np.int32(np.iinfo(np.int32).min))
+        wide = values.astype(np.int64)
+        masked = np.where(legal, wide, np.int64(np.iinfo(np.int64).min))
     else:
         masked = np.where(legal, values, -np.inf)
     return np.argmax(masked, axis=-1)
@@ -289,12 +292,9 @@ def uniform_choice(mask: np.ndarray, u: np.ndarray) -> np.ndarray:
     if mask.ndim != 2:
         rank = np.cumsum(mask, axis=-1) - 1
         return np.argmax(mask & (rank == pick[:, None]), axis=-1)
-    # Column by column (contiguous in a column-major mask): the column where the
-    # running count of True entries passes ``pick``.
-    out = np.zeros(len(mask), dtype=np.intp)
-    seen = np.zeros(len(mask), dtype=np.int64)
-    for col in range(mask.shape[1]):
-        here = mask[:, col]
-        out[here & (seen == pick)] = col
-        seen += here
-    return out
+    # The chosen column is the number of columns whose running count of True
+    # entries is at most ``pick`` (three passes, each along contiguous columns in a
+    # column-major mask); a row with none has pick -1 and gets 0.
+    small = np.int8 if mask.shape[1] < 127 else np.int64
+    running = np.cumsum(mask, axis=1, dtype=small)
+    return (running <= pick.astype(small)[:, None]).sum(axis=1).astype(np.intp)
