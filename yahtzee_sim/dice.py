@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import sys
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -247,6 +248,22 @@ class DiceTables:
         """
         bits, dtype = self._code_tables[:2]
         tape = np.asarray(tape)
+        n = self.n_dice
+        if bits == 3 and n >= 4 and tape.dtype == np.uint8 and tape.flags.c_contiguous and tape.size \
+                and sys.byteorder == "little":
+            # The first four dice of a slot read as one little-endian uint32 (faces < 8 in
+            # bytes 0..3) fold into 12 bits with two shifts: a third fewer passes.
+            flat = tape.reshape(-1)
+            fold = np.ndarray((flat.size // n,), dtype=np.uint32, buffer=flat, strides=(n,)).copy()
+            fold |= fold >> 5                        # d0 | d1 << 3 in bits 0..5, d2 | d3 << 3 in 16..21
+            low = fold & 0x3F
+            fold >>= 10
+            fold &= 0xFC0
+            fold |= low
+            code = fold.astype(dtype)
+            for j in range(4, n):
+                code |= flat[j::n].astype(dtype) << (3 * j)
+            return code.reshape(tape.shape[:-1])
         code = tape[..., -1].astype(dtype)
         for j in range(self.n_dice - 2, -1, -1):   # loop over dice, not games
             code <<= bits

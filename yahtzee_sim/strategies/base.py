@@ -293,8 +293,11 @@ def uniform_choice(mask: np.ndarray, u: np.ndarray) -> np.ndarray:
         rank = np.cumsum(mask, axis=-1) - 1
         return np.argmax(mask & (rank == pick[:, None]), axis=-1)
     # The chosen column is the number of columns whose running count of True
-    # entries is at most ``pick`` (three passes, each along contiguous columns in a
-    # column-major mask); a row with none has pick -1 and gets 0.
+    # entries is at most ``pick`` (column by column: contiguous in a column-major
+    # mask); a row with none has pick -1 and gets 0.
     small = np.int8 if mask.shape[1] < 127 else np.int64
-    running = np.cumsum(mask, axis=1, dtype=small)
-    return (running <= pick.astype(small)[:, None]).sum(axis=1).astype(np.intp)
+    running = np.empty(mask.shape[::-1], dtype=small)     # (columns, rows)
+    np.copyto(running[0], mask[:, 0])
+    for col in range(1, mask.shape[1]):
+        np.add(running[col - 1], mask[:, col], out=running[col])
+    return (running <= pick.astype(small)).sum(axis=0).astype(np.intp)

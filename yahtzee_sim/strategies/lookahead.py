@@ -236,14 +236,14 @@ class LookaheadStrategy(Strategy):
         n = len(filled)
         ctx = self.context(filled, upper_total, five_box_full)
         col = {k: v[:, None] for k, v in ctx.items()}
-        legal = rules.legal_boxes(filled, announced)
-        penalty = np.where(legal, np.float32(0), np.float32(-np.inf))
+        legal = np.ascontiguousarray(rules.legal_boxes(filled, announced))
         values = np.full((n, self.dice.n_rolls), -np.inf, dtype=np.float32)
         boxes = np.zeros((n, self.dice.n_rolls), dtype=np.uint8)
         for b in range(rules.n_boxes):
             if legal[:, b].any():
-                v = self.plain_box_value(b, col) + penalty[:, b, None]
+                v = self.plain_box_value(b, col)
                 better = v > values
+                better &= legal[:, b, None]          # an illegal box never improves
                 np.copyto(values, v, where=better)
                 np.copyto(boxes, np.uint8(b), where=better)
         if self._special and len(self._five_rolls):
@@ -355,9 +355,10 @@ class LookaheadStrategy(Strategy):
                 grown[:self._used] = self._store[j][:self._used]
                 self._store[j] = grown
         self._store[0][self._used:self._used + m] = boxes
-        roll = np.arange(self.dice.n_rolls)[None, :]
+        roll = np.arange(self.dice.n_rolls)[None, :] * self.dice.n_keeps
+        rank = self._rank.reshape(-1)
         for j in range(1, len(self._store)):   # stored as the rank among the roll's sub-keeps
-            self._store[j][self._used:self._used + m] = self._rank[roll, keeps[j]]
+            self._store[j][self._used:self._used + m] = np.take(rank, roll + keeps[j])
         rows = np.arange(self._used, self._used + m)
         self._used += m
         return rows
