@@ -13,8 +13,10 @@ the best keep with one or two rerolls left. They differ only in ``value``:
 Speed: a batch of games at the same turn has far fewer distinct *positions*
 (open boxes, upper total as far as it matters, Yahtzee box state) than games,
 so each position's plan (best keep of every roll with 1 and 2 rerolls left,
-best box of every final roll) is computed once (``np.unique`` of an int64 key)
-and serves the turn's two keep calls and its box call as table lookups. A
+best box of every final roll) is computed once (found through a direct index of
+every position on cards with at most :data:`DENSE_POSITIONS`, else through
+``np.unique`` of an int64 key) and serves the turn's two keep calls and its box
+call as table lookups. A
 bounded store (:attr:`LookaheadStrategy.cache_size` positions, about 0.75 kB
 each) keeps the plans of positions met in earlier batches of the same run:
 a long run meets far fewer positions than games (many more under ``heuristic``,

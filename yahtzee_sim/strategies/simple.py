@@ -20,11 +20,20 @@ class RandomStrategy(Strategy):
     name = "random"
     description = "uniform over legal keeps and legal boxes"
 
+    def prepare(self, rules):
+        super().prepare(rules)
+        d = self.dice
+        # floor(min(u * n, n - 1)) + first entry of the roll's row, all exact in float64
+        self._n_subkeeps = d.n_subkeeps.astype(np.float64)
+        self._row_start = np.arange(d.n_rolls, dtype=np.float64) * d.subkeeps.shape[1]
+        return self
+
     def keep(self, state, rolls, rolls_left, u):
-        n = self.dice.n_subkeeps[rolls].astype(np.int64)
-        pick = np.minimum((u * n).astype(np.int64), n - 1)
-        subkeeps = self.dice.subkeeps
-        return np.take(subkeeps.reshape(-1), rolls * subkeeps.shape[1] + pick)
+        n = np.take(self._n_subkeeps, rolls)
+        pick = u * n
+        np.minimum(pick, n - 1, out=pick)
+        pick += np.take(self._row_start, rolls)
+        return np.take(self.dice.subkeeps.reshape(-1), pick.astype(np.intp))
 
     def box(self, state, rolls, options, u):
         return uniform_choice(options.legal, u)
