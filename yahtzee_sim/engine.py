@@ -224,7 +224,7 @@ def play_turn(rules: RuleSet, strategy: Strategy, state: GameState, tape: np.nda
         rolls, throws = _spend_banked(rules, strategy, state, rolls, throws, checks, extra)
     announced = state.announced if rules.announces else None
     legal, scores, bonus = rules.turn_options(state.filled, state.five_box_full, rolls, throws=throws,
-                                              announced=announced)
+                                              announced=announced, column_major=True)
     gain = rules.turn_gain(state.upper_total, scores, bonus)
     boxes = np.asarray(strategy.box(state, rolls, TurnOptions(legal, scores, gain),
                                     None if unif is None else unif[:, -1]))

@@ -394,7 +394,7 @@ class RuleSet:
 
     def turn_options(
         self, filled: np.ndarray, five_box_full: np.ndarray, rolls: np.ndarray, *, throws=None,
-        announced=None,
+        announced=None, column_major: bool = False,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Where each game may put its final roll, what each box pays, and the bonus.
 
@@ -406,6 +406,9 @@ class RuleSet:
         throws : (N,) throws (1..n_rolls) that made them; only used when a box is
             ``by_throw`` (default: every throw was made).
         announced : (N,) box announced this turn, -1 for none (see :meth:`legal_boxes`).
+        column_major : store ``scores`` box by box (a Fortran-ordered (N, B) array: each
+            box's column contiguous, what the simulator's per-box work wants); the
+            values are the same.
 
         Returns
         -------
@@ -424,13 +427,16 @@ class RuleSet:
         rolls = np.asarray(rolls).astype(np.intp, copy=False)
         five_box_full = np.asarray(five_box_full, dtype=bool)
         legal = self.legal_boxes(filled, announced)
-        # One gather per box (rows of the box-major table): the (N, B) result is
-        # column-major, so the per-box work of the strategies runs on contiguous columns.
         if throws is not None and self.roll_dependent:
-            flat = (np.asarray(throws, dtype=np.intp) - 1) * self.dice.n_rolls + rolls
-            scores = np.take(self._score_tables_by_box, flat, axis=1).T
-        else:
+            rolls_made = (np.asarray(throws, dtype=np.intp) - 1) * self.dice.n_rolls + rolls
+            if column_major:
+                scores = np.take(self._score_tables_by_box, rolls_made, axis=1).T
+            else:
+                scores = np.take(self.score_tables.reshape(-1, self.n_boxes), rolls_made, axis=0)
+        elif column_major:   # one gather per box, from the rows of the box-major table
             scores = np.take(self._score_table_by_box, rolls, axis=1).T
+        else:
+            scores = np.take(self.score_table, rolls, axis=0)
         if self._needs_five_box.size:   # Generala doble: pays only after a Generala
             cols = self._needs_five_box
             scores[:, cols] = np.where(five_box_full[:, None], scores[:, cols], 0)
