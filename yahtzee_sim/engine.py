@@ -403,12 +403,24 @@ def play_blocks(rules: RuleSet, strategy: Strategy, entropy: int, blocks: range,
     checks = MoveChecks.of(rules)
     n_turns = rules.n_boxes
     stop = min(len(blocks) * SEED_BLOCK, n_games - blocks.start * SEED_BLOCK)
-    tape, unif = _block_turn_tapes(rules, entropy, blocks, n_turns, stop, _uses_uniforms(strategy))
     extra = {k: v[:stop] for k, v in family_tapes(rules, entropy, blocks, n_turns).items()}
     state = GameState.new(rules, stop)
     d = rules.dice
-    for t in range(n_turns):
-        turn = tape[:, t] if d.has_tape_codes else d.tape_prefix_keys(tape[:, t])
+    uniforms = _uses_uniforms(strategy)
+    table = getattr(strategy, "play_table", None)
+    if table is not None and not extra:      # decisions by lookup: the lean loop, same games
+        from .tableplay import play_games
+
+        tape, unif = block_tapes(rules, entropy, blocks, n_turns, uniforms=uniforms)
+        tape, unif = tape[:stop], None if unif is None else unif[:stop]
+        state.filled = np.ascontiguousarray(state.filled)    # play_games writes the card through flat views
+        play_games(rules, table, state, tape)
+        coded = False
+    else:
+        tape, unif = _block_turn_tapes(rules, entropy, blocks, n_turns, stop, uniforms)
+        coded = d.has_tape_codes
+    for t in range(state.turn, n_turns):
+        turn = tape[:, t] if coded else d.tape_prefix_keys(tape[:, t])
         play_turn(rules, strategy, state, turn, None if unif is None else unif[:, t], checks, extra)
     if not state.filled.all():  # pragma: no cover - guarded by legality checks
         raise RuntimeError("a game ended with an open box")
