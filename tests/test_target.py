@@ -218,6 +218,25 @@ def test_simulated_target_play_hits_at_the_exact_rate():
     _check_rate(96, 100_000, seed=2026, beats_mean_play=False)
 
 
+def test_target_play_ignores_the_optimal_decision_table():
+    """Target play derives from the optimal strategy; once the optimal decision table is
+    on disk the engine plays table strategies in a lean loop, which must not replay
+    optimal's keeps for target play (it did: the games changed once the table existed)."""
+    from yahtzee_sim import simulate
+    from yahtzee_sim.rules import get_rules
+    from yahtzee_sim.strategies import get_strategy
+
+    name, opts = YACHT
+    before = simulate(name, "target:T=96", 4096, options=opts, seed=3).games["total"]
+    optimal = get_strategy("optimal").prepare(get_rules(name, opts))
+    optimal.decision_table()                       # built and cached
+    assert optimal.play_table is not None
+    strat = get_strategy("target:T=96").prepare(get_rules(name, opts))
+    assert strat.play_table is None
+    after = simulate(name, "target:T=96", 4096, options=opts, seed=3).games["total"]
+    assert np.array_equal(before, after)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("target_score", [96, 150])
 def test_simulated_target_play_hits_at_the_exact_rate_big(target_score):

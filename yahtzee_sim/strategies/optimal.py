@@ -61,6 +61,7 @@ class OptimalStrategy(Strategy):
     name = "optimal"
     description = "exact optimal play: maximizes the expected final score (solver tables)"
     chunk: int = 2048
+    uses_uniforms = False     # no random choices: the simulator skips drawing the uniforms
 
     def __init__(self, solution=None, *, table: bool = True, progress=True):
         self._given = solution

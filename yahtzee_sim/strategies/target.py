@@ -48,7 +48,8 @@ class TargetStrategy(OptimalStrategy):
     def __init__(self, target, solution=None):
         from ..exact.target import parse_target
 
-        super().__init__(None)
+        # no decision table: the optimal strategy's would replay optimal's keeps, not these
+        super().__init__(None, table=False)
         self.target = parse_target(target)
         self.name = f"target:T={self.target}"
         self._target_given = solution
@@ -108,7 +109,8 @@ class TargetStrategy(OptimalStrategy):
         keeps = np.empty(len(rolls), dtype=np.int64)
         if for_points.any():
             sel = np.flatnonzero(for_points)
-            keeps[sel] = super().keep(self._subset(state, sel), rolls[sel], rolls_left, u[sel])
+            keeps[sel] = super().keep(self._subset(state, sel), rolls[sel], rolls_left,
+                                     None if u is None else u[sel])
         sel = np.flatnonzero(~for_points)
         if len(sel):
             pair = key[sel] * (self.target + 1) + need[sel]
