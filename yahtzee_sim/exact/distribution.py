@@ -46,7 +46,6 @@ True
 
 from __future__ import annotations
 
-import functools
 import math
 import time
 from dataclasses import dataclass, field
@@ -56,7 +55,8 @@ import numpy as np
 from ..rules import RuleSet, get_rules
 from ..strategies import Strategy, get_strategy
 from . import cache as _cache
-from .policy import DEFAULT_CHUNK_ROWS, PROBE_STATES, _ask_box, _ask_keep, _probe, _Turn, evaluation_setup
+from .policy import (DEFAULT_CHUNK_ROWS, PROBE_STATES, _Decider, _hold, _probe, _throw, _Turn,
+                     evaluation_setup)
 
 __all__ = ["distribution", "ScoreDistribution", "pmf_mean_sd"]
 
@@ -250,37 +250,6 @@ class ScoreDistribution:
         return ax
 
 
-# -- the keep lattice, pushed forwards ----------------------------------------------
-@functools.lru_cache(maxsize=None)
-def _push_matrices(dice):
-    """Per keep size s < n_dice: (keeps of size s, keeps of size s + 1, sparse (n_{s+1}, n_s)
-    matrix spreading a keep's mass evenly over one more die of each face)."""
-    from scipy import sparse
-
-    f = dice.n_faces
-    out = []
-    for s in range(dice.n_dice):
-        ks = np.flatnonzero(dice.keep_size == s)
-        kn = np.flatnonzero(dice.keep_size == s + 1)
-        pos = np.full(dice.n_keeps, -1, dtype=np.int64)
-        pos[kn] = np.arange(len(kn))
-        ch = pos[dice.keep_children[ks]]                     # (n_s, F)
-        cols = np.repeat(np.arange(len(ks)), f)
-        m = sparse.csr_matrix((np.full(ch.size, 1.0 / f), (ch.ravel(), cols)),
-                              shape=(len(kn), len(ks)))
-        m.sum_duplicates()
-        out.append((ks, kn, m))
-    return tuple(out)
-
-
-def _throw(dice, keep_mass: np.ndarray) -> np.ndarray:
-    """(K, C) mass on the keeps -> (R, C) mass on the rolls after rerolling the rest."""
-    y = keep_mass
-    for ks, kn, m in _push_matrices(dice):
-        y[kn] += m @ y[ks]
-    return y[dice.roll_keep_index]
-
-
 # -- one level's moves ------------------------------------------------------------
 @dataclass
 class _Moves:
@@ -298,79 +267,31 @@ class _Moves:
     five_final: np.ndarray    # (C,) per source row: P(this turn ends with five of a kind)
 
 
-def _is_plain_optimal(strategy) -> bool:
-    """An optimal (or risk-sensitive optimal) strategy whose decisions are its tables'."""
-    from ..strategies.optimal import OptimalStrategy
-    from ..strategies.risk import RiskStrategy
-
-    cls = type(strategy)
-    return isinstance(strategy, OptimalStrategy) and cls.keep is OptimalStrategy.keep \
-        and cls.box is OptimalStrategy.box and cls._plan in (OptimalStrategy._plan, RiskStrategy._plan) \
-        and cls.prepare in (OptimalStrategy.prepare, RiskStrategy.prepare)
-
-
-def _optimal_keeps(strategy, turn) -> dict:
-    """The optimal strategy's keeps for every (state, roll) of a chunk, from the solver's
-    keep values and one max-over-sub-keeps sweep of the lattice per rerolls left
-    (instead of one question per row: same choices up to exact ties, which only arise
-    between keeps of equal value)."""
-    from ._solver_space import turn_values
-    from .widget import best_subkeep
-
-    sp, model = strategy._space, strategy._model
-    mask, u, flag = turn.chunk
-    lat = model.lat
-    theta = getattr(strategy, "theta", 0.0)
-    if theta:                                    # the risk tables, on the chunk's own rows
-        from .risk import risk_turn
-
-        _, kv = risk_turn(strategy.rules, strategy._values, mask, u, flag, theta, plan=True,
-                          turn=turn)
-        return {j: best_subkeep(strategy.dice, np.ascontiguousarray(kv[j][lat.pos_of_keep]))[1]
-                .T.astype(np.intp) for j in range(1, strategy.rules.n_rolls)}
-    canon = sp.canonical_u(mask, u)
-    out = {}
-    for lo in range(0, len(mask), strategy.chunk):
-        hi = min(lo + strategy.chunk, len(mask))
-        _, (kv, _) = turn_values(model, strategy._values, None, mask[lo:hi], canon[lo:hi],
-                                 flag[lo:hi], plan=True)
-        for j in range(1, strategy.rules.n_rolls):
-            _, arg = best_subkeep(strategy.dice, np.ascontiguousarray(kv[j][lat.pos_of_keep]))
-            out.setdefault(j, []).append(arg.T.astype(np.intp))       # (C, R)
-    return {j: np.concatenate(v) for j, v in out.items()}
-
-
-def _final_roll_mass(rules, strategy, turn, is_subkeep, uniform, avg_keep, is_five):
-    """(C, R) P(final roll) and the same without any five-of-a-kind throw, and the boxes."""
-    d = rules.dice
-    n, r = turn.n, turn.r
-    u0 = np.zeros(len(turn.rolls), dtype=np.float32)
-    boxes, keeps = None, {}
-    if _is_plain_optimal(strategy):
-        boxes = _ask_box(strategy, turn, u0, rules)
-        keeps = _optimal_keeps(strategy, turn)
-    elif not uniform:     # asked in the order policy_value asks (box, then keeps)
-        boxes = _ask_box(strategy, turn, u0, rules)
-        keeps = {j: _ask_keep(strategy, turn, j, u0, is_subkeep).reshape(n, r)
-                 for j in range(rules.n_rolls - 1, 0, -1)}
-    x = np.empty((r, 2 * n))                         # rolls first; columns: all, no five yet
+def _final_roll_mass(d, keeps, avg_keep, is_five, n_rolls, n):
+    """(C, R) P(final roll) and the same without any five-of-a-kind throw, per state:
+    the first roll's distribution pushed through the keeps (``keeps`` a
+    :class:`~yahtzee_sim.exact.policy._Keeps`, once per distinct plan; None for
+    uniform keeps, the same in every state)."""
+    p = 1 if keeps is None else len(next(iter(keeps.plans.values()))) if n_rolls > 1 else 1
+    x = np.empty((d.n_rolls, 2 * p))                 # rolls first; columns: all, no five yet
     x[:] = d.first_roll_prob[:, None]
-    x[is_five, n:] = 0.0
-    cols = np.arange(2 * n)
-    for j in range(rules.n_rolls - 1, 0, -1):
-        if uniform:
-            y = avg_keep.T @ x                           # (K, 2C)
+    x[is_five, p:] = 0.0
+    for j in range(n_rolls - 1, 0, -1):
+        if keeps is None:
+            y = avg_keep.T @ x                           # (K, 2)
         else:
-            k = np.concatenate([keeps[j], keeps[j]], axis=0)     # (2C, R)
-            y = np.bincount((k * (2 * n) + cols[:, None]).ravel(), weights=x.T.ravel(),
-                            minlength=d.n_keeps * 2 * n).reshape(d.n_keeps, 2 * n)
+            plan = keeps.plans[j]
+            y = _hold(d, x, np.concatenate([plan, plan], axis=0))
         x = _throw(d, y)
-        x[is_five, n:] = 0.0
-    return x[:, :n].T, x[:, n:].T, boxes
+        x[is_five, p:] = 0.0
+    p_all, p_no5 = x[:, :p].T, x[:, p:].T
+    rows = np.zeros(n, np.intp) if keeps is None else keeps.rows
+    if rows is not None:
+        p_all, p_no5 = p_all[rows], p_no5[rows]
+    return p_all, p_no5
 
 
-def _level_moves(rules, sp, strategy, mask, u, flag, is_subkeep, uniform, avg_keep,
-                 per_chunk, shown):
+def _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk, shown):
     d = rules.dice
     is_five = (rules.five_face > 0) if rules.five_box is not None else \
         (d.roll_counts.max(axis=1) == rules.n_dice)
@@ -386,37 +307,42 @@ def _level_moves(rules, sp, strategy, mask, u, flag, is_subkeep, uniform, avg_ke
         hi = min(lo + per_chunk, len(mask))
         turn = _Turn(rules, sp, mask[lo:hi], u[lo:hi], flag[lo:hi])
         shown[0], shown[1] = shown[1], turn
-        p_all, p_no5, boxes = _final_roll_mass(rules, strategy, turn, is_subkeep, uniform,
-                                               avg_keep, is_five)
-        opts = turn.options
-        n_rows = len(turn.rolls)
+        n, r = turn.n, turn.r
+        keeps = None
+        if not uniform:
+            boxes, keeps = decide(turn)
+        p_all, p_no5 = _final_roll_mass(d, keeps, avg_keep, is_five, rules.n_rolls, n)
+        five_final[lo:hi] += p_all[:, is_five].sum(axis=1)
         if uniform:
+            opts = turn.options
             at = np.flatnonzero(opts.legal)
             rows, bx = np.divmod(at, n_boxes)
-            w = 1.0 / np.bincount(rows, minlength=n_rows)[rows]
+            w = 1.0 / np.bincount(rows, minlength=n * r)[rows]
+            st, roll = np.divmod(rows, r)
+            pts = opts.scores[rows, bx].astype(np.int64)
+            p, q = p_all[st, roll] * w, p_no5[st, roll] * w
         else:
-            rows, bx = np.arange(n_rows), boxes
-            w = None
-        st = turn.rep[rows]
-        roll = turn.rolls[rows]
-        pts = opts.scores[rows, bx].astype(np.int64)
-        nb = (is_five[roll] & (turn.flag[rows] == 1)).astype(np.int64) if rules.five_bonus else 0
-        p = p_all[st, roll]
-        q = p_no5[st, roll]
-        if not uniform:
-            five_final[lo:hi] += p_all[:, is_five].sum(axis=1)
-        if w is not None:
-            p, q = p * w, q * w
-            five_final[lo:hi] += p_all[:, is_five].sum(axis=1)
-        # aggregate the rolls: one bin per (state, box, points, bonus) of the chunk
-        key = ((st * n_boxes + bx) * n_pts + pts) * 2 + nb
-        n_bins = (hi - lo) * n_boxes * n_pts * 2
+            pts, _, legal = turn.chosen(boxes)
+            if not legal.all():                      # pragma: no cover - internal error
+                raise RuntimeError("distribution: a decision table chose an illegal box")
+            st = np.repeat(np.arange(n), r)
+            roll = np.tile(np.arange(r), n)
+            bx, pts = boxes.reshape(-1).astype(np.int64), pts.reshape(-1)
+            p, q = p_all.reshape(-1), p_no5.reshape(-1)
+        nb = (is_five[roll] & (turn.chunk[2][st] == 1)).astype(np.int64) if rules.five_bonus else 0
+        # aggregate the rolls: one bin per (state, box and points met, bonus) of the chunk
+        met = np.zeros(n_boxes * n_pts, dtype=bool)
+        met[(np.arange(n_boxes) * n_pts)[None, :] + turn.g_scores] = True
+        bp_of = np.cumsum(met) - 1
+        n_bp = int(met.sum())
+        key = (st * n_bp + bp_of[bx * n_pts + pts]) * 2 + nb
+        n_bins = n * n_bp * 2
         pb = np.bincount(key, weights=p, minlength=n_bins)
         qb = np.bincount(key, weights=q, minlength=n_bins)
         at = np.flatnonzero(pb > 0)
         rest, nb_m = np.divmod(at, 2)
-        rest, pts_m = np.divmod(rest, n_pts)
-        st_m, bx_m = np.divmod(rest, n_boxes)
+        st_m, bp_m = np.divmod(rest, n_bp)
+        bx_m, pts_m = np.divmod(np.flatnonzero(met)[bp_m], n_pts)
         m0, u0, f0 = mask[lo:hi][st_m], u[lo:hi][st_m], flag[lo:hi][st_m]
         nxt = sp.next_flat(m0, u0, f0, pts_m, boxes=bx_m)
         u_next = np.minimum(u0 + np.where(rules.is_upper[bx_m], pts_m, 0), sp.cap)
@@ -630,6 +556,7 @@ def distribution(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
 def _distribution(rules, strat, chunk_rows, progress) -> ScoreDistribution:
     t0 = time.perf_counter()
     sp, uniform, avg_keep, is_subkeep, table, counts = evaluation_setup(rules, strat, "distribution")
+    decide = _Decider(strat, rules, is_subkeep, optimal_keeps=True)
     d = rules.dice
     per_chunk = max(1, int(chunk_rows) // d.n_rolls)
     row_of = np.full(sp.size, -1, dtype=np.int64)
@@ -652,12 +579,11 @@ def _distribution(rules, strat, chunk_rows, progress) -> ScoreDistribution:
         flag = fl % sp.n_flag
         u = (fl // sp.n_flag) % sp.n_u
         mask = fl // (sp.n_flag * sp.n_u)
-        if not uniform and not _is_plain_optimal(strat):   # optimal is deterministic by construction
+        if not uniform:
             probe = _Turn(rules, sp, mask[:PROBE_STATES], u[:PROBE_STATES], flag[:PROBE_STATES])
             shown[0], shown[1] = shown[1], probe
-            _probe(strat, rules, probe, is_subkeep)
-        moves = _level_moves(rules, sp, strat, mask, u, flag, is_subkeep, uniform, avg_keep,
-                             per_chunk, shown)
+            decide.check(probe, *_probe(strat, rules, probe, is_subkeep))
+        moves = _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk, shown)
         mass = level.mass()
         p_five_full += float(mass @ moves.five_full)
         five_per_game += float(mass @ moves.five_final)

@@ -423,9 +423,25 @@ def _probe(strategy, rules, turn: _Turn, is_subkeep):
 # then the table is read directly (the same answers, checked on the probe states of
 # every level against the row-by-row answers).
 
+class _Keeps:
+    """Keeps of a chunk's states: ``plans[j]`` (P, R) keep of each roll with j rerolls
+    left in P distinct plans, and ``rows`` (C,) the plan of each state (None: one plan
+    per state). ``keeps[j]`` is the (C, R) table."""
+
+    def __init__(self, plans: dict, rows=None):
+        self.plans, self.rows = plans, rows
+
+    def __getitem__(self, j):
+        p = self.plans[j]
+        return p if self.rows is None else p[self.rows]
+
+    def __iter__(self):
+        return iter(self.plans)
+
+
 def _keep_largest_keeps(strategy, turn):
-    table = np.asarray(strategy._keep_table, dtype=np.intp)          # (R,): the roll alone
-    return {j: np.broadcast_to(table, (turn.n, turn.r)) for j in range(1, turn.rules.n_rolls)}
+    table = np.asarray(strategy._keep_table, dtype=np.intp)[None, :]    # the roll alone
+    return _Keeps({j: table for j in range(1, turn.rules.n_rolls)}, np.zeros(turn.n, np.intp))
 
 
 def _boxes_from_options(strategy, turn):
@@ -463,9 +479,10 @@ def _lookahead_tables(strategy, turn):
     store = strategy._store
     roll = np.arange(turn.r)[None, :]
     boxes = store[0][rows]
-    keeps = {j: strategy.dice.subkeeps[roll, store[j][rows]].astype(np.intp)
+    plans, inv = np.unique(rows, return_inverse=True)     # states of one position share it
+    keeps = {j: strategy.dice.subkeeps[roll, store[j][plans]].astype(np.intp)
              for j in range(1, rules.n_rolls)}
-    return boxes, keeps
+    return boxes, _Keeps(keeps, inv.reshape(-1))
 
 
 def _optimal_keeps(strategy, turn) -> dict:
@@ -497,6 +514,69 @@ def _optimal_keeps(strategy, turn) -> dict:
             _, arg = best_subkeep(strategy.dice, np.ascontiguousarray(kv[j][lat.pos_of_keep]))
             out.setdefault(j, []).append(arg.T.astype(np.intp))       # (C, R)
     return {j: np.concatenate(v) for j, v in out.items()}
+
+
+def _optimal_boxes(strategy, turn):
+    """The optimal strategy's box for every (state, final roll) of a chunk: what box()
+    computes (the legal box of largest ``gain + value of the next state``, in float32,
+    the first on ties), box by box over (C, R) arrays. A box's next state depends only
+    on the move (see :func:`_move_table`); rolls whose options differ from the plain
+    score table in some state of the chunk (jokers, bonuses) are done as box() does."""
+    rules, sp = turn.rules, turn.sp
+    mask, u, flag = turn.chunk
+    n, r, n_boxes = turn.n, turn.r, rules.n_boxes
+    move_of, m_box, m_pts = _move_table(rules)
+    table = strategy._values
+    upper = rules.is_upper[m_box]
+    nxt = sp.next_flat(mask[:, None], u[:, None], flag[:, None], np.where(upper, m_pts, m_pts > 0),
+                       boxes=m_box[None, :])
+    filled = turn.filled
+    nxt = np.where(filled[:, m_box], 0, nxt)
+    v32 = table[nxt]                                                      # (C, M) float32
+    scores1 = np.zeros((len(m_box), n_boxes), dtype=np.int16)
+    scores1[np.arange(len(m_box)), m_box] = np.where(upper, m_pts, 0)
+    u_vals, u_inv = np.unique(u, return_inverse=True)
+    ug = rules.upper_bonus_gain(np.repeat(u_vals, len(m_box)), np.tile(scores1, (len(u_vals), 1)))
+    ug = ug[np.arange(len(ug)), np.tile(m_box, len(u_vals))].reshape(len(u_vals), -1)
+    ug = ug[u_inv.reshape(-1)]                                            # (C, M) int16
+    st = rules.score_table
+    m_of_roll = move_of[np.arange(n_boxes)[:, None], st.T]               # (B, R) plain moves
+    # rolls that are plain (the score table, no bonus, the open boxes) in every state
+    g_plain = (turn.g_scores == np.tile(st, (len(turn.g_first), 1))).all(axis=1) \
+        & (turn.g_bonus == 0) & (turn.g_legal == np.repeat(
+            rules.legal_boxes(filled[turn.g_first]), r, axis=0)).all(axis=1)
+    plain = g_plain.reshape(-1, r).all(axis=0)
+    special = np.flatnonzero(~plain)
+    legal = rules.legal_boxes(filled)                                      # (C, B)
+    best = np.full((n, r), -np.inf, dtype=np.float32)
+    arg = np.zeros((n, r), dtype=np.int8)
+    for b in range(n_boxes):
+        if not legal[:, b].any():
+            continue
+        mcols = m_of_roll[b]
+        if rules.is_upper[b]:
+            moves = np.flatnonzero(m_box == b)
+            w = (m_pts[moves][None, :] + ug[:, moves]).astype(np.float32) + v32[:, moves]
+            worth = np.take(w, mcols - moves[0], axis=1)
+        else:
+            worth = st[:, b].astype(np.float32)[None, :] + np.take(v32, mcols, axis=1)
+        worth[~legal[:, b]] = -np.inf
+        better = worth > best
+        np.copyto(best, worth, where=better)
+        arg[better] = b
+    if len(special):                                 # as box() does, on those rolls only
+        roll = np.tile(special, n)
+        row = (turn.g_inv[:, None] * r + special).reshape(-1)
+        sc = turn.g_scores[row]
+        gain = sc + turn.up_gain[(u[:, None] * r + special).reshape(-1)] + turn.g_bonus[row][:, None]
+        rep = np.repeat(np.arange(n), len(special))
+        idx = sp.next_flat(mask[rep], u[rep], flag[rep], sc)
+        worth = gain + table[idx]
+        from ..strategies import best_legal
+
+        arg[:, special] = best_legal(worth, turn.g_legal[row]).reshape(n, len(special))
+        del roll
+    return arg
 
 
 def _is_plain_optimal(strategy) -> bool:
@@ -537,8 +617,10 @@ class _Decider:
                 self.keep_fn = _keep_largest_keeps
             if cls.box is KeepLargestStrategy.box:
                 self.box_fn = _boxes_from_options
-        elif optimal_keeps and _is_plain_optimal(strategy):
-            self.keep_fn, self.exact_keeps = _optimal_keeps, False
+        elif _is_plain_optimal(strategy):
+            self.box_fn = _optimal_boxes
+            if optimal_keeps:
+                self.keep_fn, self.exact_keeps = _optimal_keeps, False
 
     @property
     def fast(self) -> bool:
@@ -564,6 +646,8 @@ class _Decider:
             keeps = self.keep_fn(strategy, turn) if self.keep_fn is not None else \
                 {j: _ask_keep(strategy, turn, j, u0, self.is_subkeep).reshape(shape)
                  for j in range(rules.n_rolls - 1, 0, -1)}
+        if not isinstance(keeps, _Keeps):
+            keeps = _Keeps(keeps)
         return boxes, keeps
 
     def check(self, turn: _Turn, boxes, keeps) -> None:
@@ -674,14 +758,12 @@ def _hold(dice, mass: np.ndarray, keeps: np.ndarray) -> np.ndarray:
                        minlength=dice.n_keeps * n).reshape(dice.n_keeps, n)
 
 
-def final_roll_distribution(dice, keeps: dict, n_rolls: int, n: int) -> np.ndarray:
-    """(R, C) probability of each final roll of a turn in each of C states, for keeps
-    ``{rolls left: (C, R)}``; (R, 1) when the keeps are the same in every state."""
-    same = all(keeps[j].strides[0] == 0 for j in keeps) if n_rolls > 1 else True
-    c = 1 if same else n
-    x = np.repeat(dice.first_roll_prob[:, None], c, axis=1)
+def _final_roll_distribution(dice, keeps: _Keeps, n_rolls: int) -> np.ndarray:
+    """(R, P) probability of each final roll of a turn under each of the P keep plans."""
+    p = len(next(iter(keeps.plans.values()))) if n_rolls > 1 else 1
+    x = np.repeat(dice.first_roll_prob[:, None], p, axis=1)
     for j in range(n_rolls - 1, 0, -1):
-        x = _throw(dice, _hold(dice, x, keeps[j][:c]))
+        x = _throw(dice, _hold(dice, x, keeps.plans[j]))
     return x
 
 
@@ -778,10 +860,12 @@ def _chunk_values(rules, sp, turn: _Turn, boxes, keeps, values, second, *, check
     each final roll weighted by its probability under the keeps (pushed forwards from
     the first roll, once for all states when the keeps do not depend on the state)."""
     w, w2 = _final_values(rules, sp, turn, boxes, values, second, checked=checked)
-    rho = final_roll_distribution(rules.dice, keeps, rules.n_rolls, turn.n)
+    rho = _final_roll_distribution(rules.dice, keeps, rules.n_rolls)
     # einsum, not BLAS: a threaded BLAS gemv is a hundred times slower on a busy machine
     if rho.shape[1] == 1:
         return np.einsum("r,rc->c", rho[:, 0], w), np.einsum("r,rc->c", rho[:, 0], w2)
+    if keeps.rows is not None:
+        rho = rho[:, keeps.rows]
     return np.einsum("rc,rc->c", rho, w), np.einsum("rc,rc->c", rho, w2)
 
 
