@@ -267,6 +267,48 @@ class _Moves:
     five_final: np.ndarray    # (C,) per source row: P(this turn ends with five of a kind)
 
 
+def _is_plain_optimal(strategy) -> bool:
+    """An optimal (or risk-sensitive optimal) strategy whose decisions are its tables'."""
+    from ..strategies.optimal import OptimalStrategy
+    from ..strategies.risk import RiskStrategy
+
+    cls = type(strategy)
+    return isinstance(strategy, OptimalStrategy) and cls.keep is OptimalStrategy.keep \
+        and cls.box is OptimalStrategy.box and cls._plan in (OptimalStrategy._plan, RiskStrategy._plan) \
+        and cls.prepare in (OptimalStrategy.prepare, RiskStrategy.prepare)
+
+
+def _optimal_keeps(strategy, turn) -> dict:
+    """The optimal strategy's keeps for every (state, roll) of a chunk, from the solver's
+    keep values and one max-over-sub-keeps sweep of the lattice per rerolls left
+    (instead of one question per row: same choices up to exact ties, which only arise
+    between keeps of equal value)."""
+    from ._solver_space import turn_values
+    from .widget import best_subkeep
+
+    sp, model = strategy._space, strategy._model
+    mask, u, flag = turn.chunk
+    lat = model.lat
+    theta = getattr(strategy, "theta", 0.0)
+    if theta:                                    # the risk tables, on the chunk's own rows
+        from .risk import risk_turn
+
+        _, kv = risk_turn(strategy.rules, strategy._values, mask, u, flag, theta, plan=True,
+                          turn=turn)
+        return {j: best_subkeep(strategy.dice, np.ascontiguousarray(kv[j][lat.pos_of_keep]))[1]
+                .T.astype(np.intp) for j in range(1, strategy.rules.n_rolls)}
+    canon = sp.canonical_u(mask, u)
+    out = {}
+    for lo in range(0, len(mask), strategy.chunk):
+        hi = min(lo + strategy.chunk, len(mask))
+        _, (kv, _) = turn_values(model, strategy._values, None, mask[lo:hi], canon[lo:hi],
+                                 flag[lo:hi], plan=True)
+        for j in range(1, strategy.rules.n_rolls):
+            _, arg = best_subkeep(strategy.dice, np.ascontiguousarray(kv[j][lat.pos_of_keep]))
+            out.setdefault(j, []).append(arg.T.astype(np.intp))       # (C, R)
+    return {j: np.concatenate(v) for j, v in out.items()}
+
+
 def _final_roll_mass(d, keeps, avg_keep, is_five, n_rolls, n):
     """(C, R) P(final roll) and the same without any five-of-a-kind throw, per state:
     the first roll's distribution pushed through the keeps (``keeps`` a
@@ -556,7 +598,8 @@ def distribution(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
 def _distribution(rules, strat, chunk_rows, progress) -> ScoreDistribution:
     t0 = time.perf_counter()
     sp, uniform, avg_keep, is_subkeep, table, counts = evaluation_setup(rules, strat, "distribution")
-    decide = _Decider(strat, rules, is_subkeep, optimal_keeps=True)
+    decide = _Decider(strat, rules, is_subkeep,
+                      optimal_keeps=_optimal_keeps if _is_plain_optimal(strat) else None)
     d = rules.dice
     per_chunk = max(1, int(chunk_rows) // d.n_rolls)
     row_of = np.full(sp.size, -1, dtype=np.int64)

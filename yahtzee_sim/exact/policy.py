@@ -485,37 +485,6 @@ def _lookahead_tables(strategy, turn):
     return boxes, _Keeps(keeps, inv.reshape(-1))
 
 
-def _optimal_keeps(strategy, turn) -> dict:
-    """The optimal strategy's keeps for every (state, roll) of a chunk, from the solver's
-    keep values and one max-over-sub-keeps sweep of the lattice per rerolls left
-    (instead of one question per row: same choices up to exact ties, which only arise
-    between keeps of equal value)."""
-    from ._solver_space import turn_values
-    from .widget import best_subkeep
-
-    sp, model = strategy._space, strategy._model
-    mask, u, flag = turn.chunk
-    lat = model.lat
-    theta = getattr(strategy, "theta", 0.0)
-    if theta:                                    # the risk tables, on the chunk's own rows
-        from .risk import risk_turn
-
-        _, kv = risk_turn(strategy.rules, strategy._values, mask, u, flag, theta, plan=True,
-                          turn=turn)
-        return {j: best_subkeep(strategy.dice, np.ascontiguousarray(kv[j][lat.pos_of_keep]))[1]
-                .T.astype(np.intp) for j in range(1, strategy.rules.n_rolls)}
-    canon = sp.canonical_u(mask, u)
-    out = {}
-    for lo in range(0, len(mask), strategy.chunk):
-        hi = min(lo + strategy.chunk, len(mask))
-        _, (kv, _) = turn_values(model, strategy._values, None, mask[lo:hi], canon[lo:hi],
-                                 flag[lo:hi], plan=True)
-        for j in range(1, strategy.rules.n_rolls):
-            _, arg = best_subkeep(strategy.dice, np.ascontiguousarray(kv[j][lat.pos_of_keep]))
-            out.setdefault(j, []).append(arg.T.astype(np.intp))       # (C, R)
-    return {j: np.concatenate(v) for j, v in out.items()}
-
-
 def _optimal_boxes(strategy, turn):
     """The optimal strategy's box for every (state, final roll) of a chunk: what box()
     computes (the legal box of largest ``gain + value of the next state``, in float32,
@@ -579,15 +548,14 @@ def _optimal_boxes(strategy, turn):
     return arg
 
 
-def _is_plain_optimal(strategy) -> bool:
-    """An optimal (or risk-sensitive optimal) strategy whose decisions are its tables'."""
+def _is_optimal(strategy) -> bool:
+    """The optimal strategy itself (its decisions are its solver tables')."""
     from ..strategies.optimal import OptimalStrategy
-    from ..strategies.risk import RiskStrategy
 
     cls = type(strategy)
     return isinstance(strategy, OptimalStrategy) and cls.keep is OptimalStrategy.keep \
-        and cls.box is OptimalStrategy.box and cls._plan in (OptimalStrategy._plan, RiskStrategy._plan) \
-        and cls.prepare in (OptimalStrategy.prepare, RiskStrategy.prepare)
+        and cls.box is OptimalStrategy.box and cls._plan is OptimalStrategy._plan \
+        and cls.prepare is OptimalStrategy.prepare and cls._state is OptimalStrategy._state
 
 
 class _Decider:
@@ -597,10 +565,12 @@ class _Decider:
     state (see above); the others are asked row by row, box first, then the keeps
     from the most rerolls left down (the engine's order). ``exact_keeps`` is False
     when the table may break exact ties differently from keep() (optimal: the
-    values are equal, so the expected score is the same).
+    values are equal, so the expected score is the same). ``optimal_keeps``: a
+    function ``(strategy, turn) -> {rolls left: (C, R)}`` giving the keeps of an
+    optimal (or risk-sensitive optimal) strategy from its tables, if the caller has one.
     """
 
-    def __init__(self, strategy, rules, is_subkeep, *, optimal_keeps: bool = False):
+    def __init__(self, strategy, rules, is_subkeep, *, optimal_keeps=None):
         from ..strategies.lookahead import LookaheadStrategy
         from ..strategies.simple import KeepLargestStrategy
 
@@ -617,10 +587,12 @@ class _Decider:
                 self.keep_fn = _keep_largest_keeps
             if cls.box is KeepLargestStrategy.box:
                 self.box_fn = _boxes_from_options
-        elif _is_plain_optimal(strategy):
+        elif optimal_keeps is not None:
+            self.keep_fn, self.exact_keeps = optimal_keeps, False
+            if _is_optimal(strategy):
+                self.box_fn = _optimal_boxes
+        elif _is_optimal(strategy):
             self.box_fn = _optimal_boxes
-            if optimal_keeps:
-                self.keep_fn, self.exact_keeps = _optimal_keeps, False
 
     @property
     def fast(self) -> bool:
