@@ -281,6 +281,11 @@ def engine_rules(request) -> RuleSet:
     return get_rules(name, options)
 
 
+USER_SOLVER_CACHE = _solver_cache.cache_dir()
+"""The user's solver cache, as it was before the private one below replaced it: only
+read (never written) by the test of a table too slow to compute in the suite."""
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _private_solver_cache(tmp_path_factory):
     """Every solve of the test run goes to one temporary cache, never the user's."""

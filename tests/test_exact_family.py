@@ -107,6 +107,16 @@ def test_reduced_seven_faces_equals_a_plain_dp():
     _every_state_matches(rules, PlainDP(rules))
 
 
+@pytest.mark.slow
+def test_reduced_maxi_yatzy_six_dice_equals_a_plain_dp():
+    """Six dice (462 rolls, 924 keeps) as in Maxi Yatzy without saved throws, whose
+    full solve takes minutes: its own boxes cut down to four, every state against the
+    plain DP."""
+    rules = _reduced("maxi-yatzy", ["no-saved-throws"], boxes=("sixes", "three_pairs", "villa", "maxi_yatzy"))
+    assert rules.n_dice == 6 and rules.dice.n_rolls == 462 and rules.dice.n_keeps == 924
+    _every_state_matches(rules, PlainDP(rules))
+
+
 def test_kniffel_with_the_100_bonus_is_yahtzee():
     a = solve("kniffel", options=["kniffel-bonus-100"])
     b = solve("yahtzee")
@@ -140,9 +150,29 @@ def test_optimal_strategy_mean_inside_the_ci_of_the_exact_value(name, options, n
     _ci_check(rules, solve(rules), n, seed=17)
 
 
+@pytest.mark.slow
+def test_maxi_yatzy_without_saved_throws_plays_at_its_exact_value():
+    """The one solvable game whose cold solve (about 20 minutes here) is too long for the
+    suite: checked when the user's cache holds its table (`yahtzee-sim solve --rules
+    maxi-yatzy --option no-saved-throws` puts it there), skipped otherwise."""
+    from conftest import USER_SOLVER_CACHE
+
+    from yahtzee_sim.exact import cache as solver_cache
+    from yahtzee_sim.exact.solver import _meta, cache_path
+
+    rules = get_rules("maxi-yatzy", ["no-saved-throws"])
+    path = cache_path(rules, cache_dir=USER_SOLVER_CACHE)
+    arrays = solver_cache.load(path, _meta(rules, "float32")) if path.exists() else None
+    if arrays is None:
+        pytest.skip(f"no valid cached table for {rules.key} in {USER_SOLVER_CACHE} (a 20-minute solve: "
+                    "yahtzee-sim solve --rules maxi-yatzy --option no-saved-throws)")
+    sol = solve(rules, cache_dir=USER_SOLVER_CACHE)
+    assert sol.cache == "hit"
+    _ci_check(rules, sol, 40_000, seed=17)
+
+
 @pytest.mark.parametrize("name,options,why", [
-    ("balut", (), "million states"), ("yamb", (), "columns"), ("maxi-yatzy", (), "banked throws"),
-    ("maxi-yatzy", ("no-saved-throws",), "reachable states")])
+    ("balut", (), "million states"), ("yamb", (), "columns"), ("maxi-yatzy", (), "banked throws")])
 def test_unsolvable_rule_sets_say_why_and_what_works_instead(name, options, why):
     from yahtzee_sim.exact.extremes import extreme_score
     from yahtzee_sim.exact.policy import policy_value
@@ -157,6 +187,23 @@ def test_unsolvable_rule_sets_say_why_and_what_works_instead(name, options, why)
             call()
         msg = str(err.value)
         assert "\n" not in msg and "simulate" in msg and why in msg, msg
+
+
+def test_a_state_space_over_the_limit_is_refused_before_any_work(monkeypatch):
+    """Maxi Yatzy without saved throws (29,360,126 states) is within MAX_STATES; a limit
+    below a game's count gives the one-line refusal, as soon as the states are counted."""
+    from yahtzee_sim.exact import _solver_space
+
+    rules = get_rules("maxi-yatzy", ["no-saved-throws"])
+    _solver_space.state_space.cache_clear()
+    monkeypatch.setattr(_solver_space, "MAX_STATES", 29_000_000)
+    try:
+        with pytest.raises(ValueError) as err:
+            solve(rules, cache=False)
+    finally:
+        _solver_space.state_space.cache_clear()
+    msg = str(err.value)
+    assert "\n" not in msg and "29,360,126 reachable states (at most 29,000,000 here)" in msg and "simulate" in msg
 
 
 def test_generala_extremes_by_hand():

@@ -434,6 +434,14 @@ def test_counts_that_cannot_finish_are_refused(capsys, games, needles):
     assert time.perf_counter() - start < 30  # refused up front, after at most a pilot block
 
 
+def test_a_batch_too_large_for_memory_is_refused(capsys):
+    code, out, err = run_cli(capsys, "simulate", "--rules", "yacht", "--games", "10", "--batch", str(10**9))
+    one_line_error(code, err, "batch must be at most 4,194,304", "results do not depend on it")
+    for run in (simulate, simulate_turns):
+        with pytest.raises(ValueError, match="batch must be at most"):
+            run("yahtzee", "random", 10, batch=(1 << 22) + 1)
+
+
 def test_count_limits_in_python():
     with pytest.raises(ValueError, match="cannot be counted exactly"):
         simulate("yahtzee", "random", 10**30)

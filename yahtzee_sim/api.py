@@ -28,7 +28,7 @@ from .runner.driver import check_checkpoint
 from .runner.rows import check_out
 from .strategies import Strategy, get_strategy
 
-__all__ = ["simulate", "simulate_turns", "check_count", "check_countable", "check_finishes", "MAX_RUN_SECONDS"]
+__all__ = ["simulate", "simulate_turns", "check_batch", "check_count", "check_countable", "check_finishes", "MAX_BATCH", "MAX_RUN_SECONDS"]
 
 MAX_RUN_SECONDS = 365 * 24 * 3600
 """A run estimated to take longer than this (a year) is refused before it starts."""
@@ -114,6 +114,29 @@ def check_count(n, what: str) -> int:
     return int(n)
 
 
+MAX_BATCH = 1 << 22
+"""Most games (or turns) played at once: about 2 GB of game state and dice tapes at
+~0.5 kB a game. Results do not depend on the batch, so a larger one buys nothing but
+the risk of running out of memory."""
+
+
+def check_batch(batch) -> int:
+    """A batch size between 1 and :data:`MAX_BATCH`, else a one-line ``ValueError``.
+
+    >>> check_batch(65536)
+    65536
+    >>> check_batch(10**9)
+    Traceback (most recent call last):
+    ...
+    ValueError: batch must be at most 4,194,304 (about 2 GB of game state; results do not depend on it), got 1,000,000,000
+    """
+    batch = check_count(batch, "batch")
+    if batch > MAX_BATCH:
+        raise ValueError(f"batch must be at most {MAX_BATCH:,} (about 2 GB of game state; results do not "
+                         f"depend on it), got {batch:,}")
+    return batch
+
+
 def simulate(
     rules: str | RuleSet,
     strategy: str | Strategy,
@@ -163,7 +186,7 @@ def simulate(
     check_backend(backend, jobs, scheduler)
     rules = get_rules(rules, options)
     n_games = check_count(n_games, "the number of games")
-    batch = check_count(batch, "batch")
+    batch = check_batch(batch)
     entropy = None if seed is None else seed_entropy(seed)
     if checkpoint is not None:
         checkpoint = check_checkpoint(checkpoint)
@@ -219,7 +242,7 @@ def simulate_turns(
     rules = get_rules(rules, options)
     n_turns = check_count(n_turns, "the number of turns")
     entropy = None if seed is None else seed_entropy(seed)
-    per_batch = max(1, check_count(batch, "batch") // SEED_BLOCK)
+    per_batch = max(1, check_batch(batch) // SEED_BLOCK)
     if checkpoint is not None:
         checkpoint = check_checkpoint(checkpoint)
     check_countable("turns", rules, n_turns)

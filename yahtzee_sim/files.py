@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 __all__ = ["WriteError", "atomic_write", "temp_file", "finish_temp", "clean_stale_temps", "file_mode",
-           "describe_os_error"]
+           "describe_os_error", "current_umask", "pid_alive", "STALE_AFTER"]
 
 STALE_AFTER = 24 * 3600.0
 """Seconds after which a temporary file is removed even if its writer's pid is alive (pid reuse)."""
@@ -58,7 +58,12 @@ def describe_os_error(exc: OSError) -> str:
     return text[:1].lower() + text[1:]
 
 
-def _umask() -> int:
+def current_umask() -> int:
+    """The process's umask, read without changing it.
+
+    >>> 0 <= current_umask() <= 0o777
+    True
+    """
     try:  # Linux: read it without changing it (os.umask would, for a moment, in every thread)
         with open("/proc/self/status") as fh:
             for line in fh:
@@ -80,14 +85,19 @@ def file_mode(target: str | os.PathLike) -> int:
     try:
         return stat.S_IMODE(os.stat(target).st_mode)
     except OSError:
-        return 0o666 & ~_umask()
+        return 0o666 & ~current_umask()
 
 
 def _prefix(target: Path) -> str:
     return f".{target.name}.tmp-"
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Is a process with this pid running (ours, or anyone's we may not signal)?
+
+    >>> pid_alive(os.getpid())
+    True
+    """
     if pid == os.getpid():
         return True
     try:
@@ -121,7 +131,7 @@ def clean_stale_temps(target: str | os.PathLike) -> list[Path]:
             pid_text = name[len(prefix):].split("-", 1)[0]
             if not pid_text.isdigit():
                 continue
-            stale = not _pid_alive(int(pid_text))
+            stale = not pid_alive(int(pid_text))
         elif _LEGACY.match(name):
             stale = False
         else:

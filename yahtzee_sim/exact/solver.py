@@ -226,12 +226,17 @@ def _shared(n: int) -> np.ndarray:
     return np.frombuffer(buf, dtype=np.float64, count=n)
 
 
-def _solve_part(model, values, variances, states, part, n_parts, out_v, out_var, chunk):
-    """Solve chunks part, part + n_parts, ... of one level's states (balanced work)."""
+def _solve_part(model, values, variances, states, part, n_parts, out_v, out_var, chunk, on_chunk=None):
+    """Solve chunks part, part + n_parts, ... of one level's states (balanced work).
+
+    ``on_chunk(states)``, if given, is told after each chunk how many of the level's
+    states all parts have solved by then (an estimate: the parts run at one pace)."""
     m, u, fl = states
     for a in range(part * chunk, len(m), n_parts * chunk):
         b = min(a + chunk, len(m))
         out_v[a:b], out_var[a:b] = turn_values(model, values, variances, m[a:b], u[a:b], fl[a:b])
+        if on_chunk is not None:
+            on_chunk(min(b * n_parts, len(m)))
 
 
 def _die_with_parent(parent_pid: int) -> None:
@@ -343,7 +348,11 @@ def _compute(rules: RuleSet, dtype: str, chunk: int, workers: int, progress=None
             for i, (p, conn) in enumerate(procs[: n_parts - 1]):
                 conn.send((level, i + 1, n_parts))
                 busy.append(conn)
-            _solve_part(model, values, variances, states, 0, n_parts, out_v, out_var, chunk)
+            # within a level, progress as this process's part goes (a big level of Maxi
+            # Yatzy takes minutes); the exact count follows when the level is done
+            done_before = sum(n_states[level + 1:])
+            _solve_part(model, values, variances, states, 0, n_parts, out_v, out_var, chunk,
+                        on_chunk=lambda k: report(f"solving {rules.key}", done_before + k, sum(n_states)))
             for conn in busy:
                 reply = conn.recv()
                 if reply != "ok":

@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from ..files import STALE_AFTER, WriteError, _pid_alive, _umask
+from ..files import STALE_AFTER, WriteError, pid_alive, current_umask
 from ..files import describe_os_error as _reason
 
 MARKER = ".yahtzee-sim-report"
@@ -187,7 +187,7 @@ def clean_stale(parent) -> list[Path]:
                 old = time.time() - entry.stat().st_mtime > STALE_AFTER
             except OSError:
                 break
-            if _pid_alive(int(pid_text)) and not old:
+            if pid_alive(int(pid_text)) and not old:
                 break
             target = parent / rest.rsplit(".", 1)[0] if prefix == OLD_PREFIX else None
             try:
@@ -263,7 +263,7 @@ def write_folder(folder, fill: Callable[[Path], None], identity: dict) -> Path:
     except OSError as exc:
         raise WriteError(f"cannot write report to {str(folder)!r}: {_reason(exc)}", exc.errno) from None
     try:
-        tmp.chmod(0o777 & ~_umask())  # mkdtemp makes 0700; a report folder is as readable as any other
+        tmp.chmod(0o777 & ~current_umask())  # mkdtemp makes 0700; a report folder is as readable as any other
         fill(tmp)
         files = sorted(p.name for p in tmp.iterdir())
         marker = {"made_by": MADE_BY, **identity, "files": files}
