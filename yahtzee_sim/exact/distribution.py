@@ -7,10 +7,11 @@ states whose rewards (the points of each turn) never feed back into the
 decisions. So the joint distribution of (state, points so far) can be pushed
 forward turn by turn, exactly:
 
-* per state, the strategy is asked once for its box for each final roll and its
-  keep for each roll and rolls left, through the same machinery as
-  :func:`~yahtzee_sim.exact.policy.policy_value` (same batches, same checks,
-  ``random`` averaged exactly, strategies that use their uniform ``u`` refused);
+* per state, the strategy gives its box for each final roll and its keep for
+  each roll and rolls left through the same machinery as
+  :func:`~yahtzee_sim.exact.policy.policy_value` (the built-in strategies' own
+  tables, or one question per (state, roll) row; ``random`` averaged exactly,
+  strategies that use their uniform ``u`` refused);
 * the first-roll distribution is pushed through the keeps (mass on a keep
   spreads over one more die of each face, down the keep lattice) to the
   distribution of the turn's final roll, which gives, per state, a short list of
@@ -31,9 +32,10 @@ five-of-a-kind bonuses.
 Cost: memory is the (state, points) support of two consecutive levels plus the
 moves of one level. Optimal ``yahtzee`` visits 284,271 states (of 536,448
 reachable ones: the others have probability 0 under optimal play), with at most
-15.2 million (state, points) entries in a level (122 MB of float64). The time
-goes about equally to asking the strategy for its decisions (every final roll's
-box, every keep) and to the propagation; see ``benchmarks/RESULTS.md``.
+15.2 million (state, points) entries in a level (122 MB of float64). About half
+the time now goes to the (state, points) propagation, the rest to the optimal
+strategy's keep tables, its boxes and the final-roll masses; see
+``benchmarks/RESULTS.md``.
 
 >>> dist = distribution("yacht", "keep-largest", options=["fill-in-order"])
 >>> from yahtzee_sim.exact.policy import policy_value

@@ -8,16 +8,23 @@ simulation (OpenSpiel's "chance is a node whose outcomes you can ask for").
 
 Every reachable state (filled boxes, upper total capped at the threshold, flag)
 is evaluated level by level from the full card backwards. For a chunk of states
-the strategy is asked, in single vectorized calls over every (state, roll) row,
-which box it fills with each of the 252 final rolls and which dice it keeps with
-each roll and rolls left, exactly as the simulator asks it (same
+the strategy gives the box it fills with each final roll and the dice it keeps
+with each roll and rolls left, as the simulator would ask it (same
 :class:`~yahtzee_sim.state.TurnOptions`, jokers and bonuses from
-:meth:`RuleSet.turn_options`). Then::
+:meth:`RuleSet.turn_options`): row by row in vectorized calls over every
+(state, roll) row, or, for the built-in strategies whose decisions are table
+look-ups (keep-largest, greedy, heuristic, optimal), read from those tables once
+per state or per distinct option row, the same answers (checked on every level
+against the row-by-row ones). Then::
 
     final(r) = gain(r, box) + V(next state)            (and its square's mean)
-    X_j(r)   = E[X_{j-1} | keep_j(r)]                  (keep lattice expectations)
-    V(state) = sum_r P(first roll r) X_{n_rolls - 1}(r)
+    rho(r)   = P(the turn ends with roll r | the keeps) (first roll pushed forwards)
+    V(state) = sum_r rho(r) final(r)
 
+The next state depends only on the *move* (the box, and for an upper box its
+points), so ``V(next state)`` and the upper bonus are looked up in a few dozen
+values per state. ``rho`` is computed once per distinct keep plan (once for all
+states when the keeps do not depend on the state, as for keep-largest and random).
 The second moment of the score is carried the same way (the squares of the
 points gained now combined with the next state's second moment), so the
 standard deviation is exact too.
