@@ -32,7 +32,7 @@ bench-startup: $(BIN)/yahtzee-sim
 
 # Regenerate every committed report.
 reports: $(BIN)/yahtzee-sim
-	$(BIN)/yahtzee-sim run experiments/*.toml
+	$(BIN)/yahtzee-sim run experiments/*.toml experiments/exact/*.toml
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

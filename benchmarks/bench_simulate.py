@@ -9,9 +9,12 @@ Usage::
 
 Each strategy runs in its own child process so that its peak memory (``ru_maxrss``)
 is its own; the figure reported is the best of ``--repeat`` runs (the machine is
-shared, the best run is the least disturbed one). Targets (issue #2, 2-core
-machine): keep-largest and random >= 300,000 games/s, greedy and heuristic
->= 100,000 games/s.
+shared, the best run is the least disturbed one). Both are also given per second of
+CPU time (``process_time``), with the floor measured the same way: on a loaded
+machine the CPU figures and their ratio to the floor are the steadier ones.
+Targets (issue 10, 2-core machine, default serial backend): keep-largest and random
+within 3x of the floor, greedy and heuristic >= 300,000 games/s (issue 2 asked for
+300,000 and 100,000 games/s).
 """
 
 from __future__ import annotations
@@ -28,23 +31,24 @@ import numpy as np
 DICE_PER_GAME = 13 * 3 * 5   # 13 turns, 3 rolls, 5 dice: the most a game of yahtzee can throw
 
 
-def dice_floor(games: int, repeat: int) -> float:
-    """Best seconds to draw ``DICE_PER_GAME`` uint8 dice for ``games`` games with numpy.
+def dice_floor(games: int, repeat: int, clock=time.perf_counter) -> float:
+    """Best seconds (of ``clock``) to draw ``DICE_PER_GAME`` uint8 dice for ``games``
+    games with numpy.
 
-    >>> dice_floor(1000, 1) > 0
-    True
+    >>> dice_floor(1000, 1) > 0, dice_floor(1000, 1, time.process_time) >= 0
+    (True, True)
     """
     rng = np.random.default_rng(0)
     chunk = 65536
     best = float("inf")
     for _ in range(repeat):
-        start = time.perf_counter()
+        start = clock()
         left = games
         while left > 0:
             n = min(chunk, left)
             rng.integers(1, 7, size=(n, DICE_PER_GAME), dtype=np.uint8)
             left -= n
-        best = min(best, time.perf_counter() - start)
+        best = min(best, clock() - start)
     return best
 
 
@@ -95,6 +99,7 @@ def main(argv=None) -> int:
     names = args.strategy or strategy_names()
     floor = dice_floor(args.games, max(args.repeat, 3))
     floor_us = floor / args.games * 1e6
+    floor_cpu_us = dice_floor(args.games, max(args.repeat, 3), time.process_time) / args.games * 1e6
     from yahtzee_sim.progress import as_progress
 
     report = as_progress(not args.json)  # a bar on a terminal's stderr, never with --json
@@ -109,21 +114,25 @@ def main(argv=None) -> int:
         rows.append(json.loads(out.strip().splitlines()[-1]))
     report.close()
     if args.json:
-        print(json.dumps({"floor_us_per_game": floor_us, "floor_games_per_s": args.games / floor}))
+        print(json.dumps({"floor_us_per_game": floor_us, "floor_games_per_s": args.games / floor,
+                          "floor_cpu_us_per_game": floor_cpu_us}))
         for r in rows:
             print(json.dumps(r))
         return 0
     print(f"rules {args.rules}, {args.games:,} games per strategy, best of {args.repeat}")
     print(f"floor: numpy draws {DICE_PER_GAME} dice/game in {floor_us:.2f} us/game "
-          f"= {args.games / floor:,.0f} games/s")
+          f"= {args.games / floor:,.0f} games/s ({floor_cpu_us:.2f} us of CPU time per game)")
     print(f"{'strategy':<14}{'games/s':>12}{'us/game':>10}{'x floor':>9}{'seconds':>9}"
-          f"{'games/cpu-s':>13}{'mean':>9}{'peak MB':>9}")
+          f"{'games/cpu-s':>13}{'x floor cpu':>13}{'mean':>9}{'peak MB':>9}")
     for r in rows:
         us = r["seconds"] / r["games"] * 1e6
+        cpu_us = r["cpu_seconds"] / r["games"] * 1e6
         print(f"{r['strategy']:<14}{r['games_per_s']:>12,.0f}{us:>10.2f}{us / floor_us:>9.1f}"
-              f"{r['seconds']:>9.2f}{r['games_per_cpu_s']:>13,.0f}{r['mean']:>9.2f}{r['maxrss_mb']:>9.0f}")
+              f"{r['seconds']:>9.2f}{r['games_per_cpu_s']:>13,.0f}{cpu_us / floor_cpu_us:>13.1f}"
+              f"{r['mean']:>9.2f}{r['maxrss_mb']:>9.0f}")
     print("games/cpu-s: games per second of CPU time used by the process (numpy runs on one "
-          "core here), a steadier figure than wall time on a shared machine")
+          "core here), a steadier figure than wall time on a shared machine; x floor cpu: "
+          "CPU time per game over the floor's CPU time per game")
     return 0
 
 

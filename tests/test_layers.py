@@ -29,6 +29,7 @@ LAYERS = {
     "progress": 0,  # the progress= callback protocol and its terminal display (stdlib; tqdm lazily)
     # 1: the engine: game state, the strategy interface, the simulator, its result objects
     "state": 1, "strategies.base": 1, "strategies.simple": 1, "engine": 1, "results": 1,
+    "tableplay": 1,  # the engine's lean loop for strategies that decide by table lookup
     # 2: runners and the exact engine (and the strategies built on it; the registry imports them all)
     "runner": 2, "exact": 2, "strategies": 2, "multiplayer": 2,
     # 3: the public API (simulate, simulate_turns; the package's __init__ re-exports it)

@@ -117,9 +117,31 @@ def test_cli_head_to_head_exact(capsys):
     assert [r["strategy"] for r in rows] == ["greedy", "keep-largest", "keep-largest"]
     assert sum(r["win_share"] for r in rows) == pytest.approx(1.0, abs=1e-12)
     assert rows[1]["p_win"] == pytest.approx(rows[2]["p_win"], abs=1e-15)
-    assert main(["head-to-head", "--players", "greedy", "greedy"]) == 2
-    assert "--exact" in capsys.readouterr().err
     assert main(["head-to-head", "--exact", "--players", "greedy"]) == 2
+    assert main(["head-to-head", "--exact", "--games", "10", "--players", "greedy", "greedy"]) == 2
+    assert "--games" in capsys.readouterr().err
+    assert main(["head-to-head", "--exact", "--players", "play-to-win", "optimal"]) == 2
+    assert "drop --exact" in capsys.readouterr().err
+
+
+def test_cli_head_to_head_simulated(capsys):
+    args = ["head-to-head", "--rules", "generala", "--option", "servida-wins", "--players", "greedy",
+            "keep-largest", "--games", "3000", "--seed", "4", "--json"]
+    assert main(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["method"] == "simulated" and out["games"] == 3000 and out["seed"] == 4
+    rows = out["players"]
+    assert [r["strategy"] for r in rows] == ["greedy", "keep-largest"]
+    assert all(0 <= r["p_servida_win"] <= r["p_win"] for r in rows)
+    from yahtzee_sim.multiplayer import simulate_table
+
+    res = simulate_table("generala", ["greedy", "keep-largest"], 3000, seed=4, options=["servida-wins"])
+    assert rows[0]["p_win"] == res.to_frame()["p_win"].iloc[0]
+    assert main(["head-to-head", "--rules", "yacht", "--players", "play-to-win", "optimal", "--games", "1024",
+                 "--seed", "1"]) == 0
+    text = capsys.readouterr().out
+    assert "1,024 simulated games (seed 1)" in text and "play-to-win" in text
+    assert main(["head-to-head", "--players", "greedy", "greedy", "--games", "0"]) == 2
 
 
 def test_cli_distribution(capsys, tmp_path):
@@ -137,3 +159,48 @@ def test_cli_distribution(capsys, tmp_path):
     assert main(["distribution", "--rules", "yacht", "--option", "fill-in-order", "--strategy", "greedy"]) == 0
     text = capsys.readouterr().out
     assert "expected score" in text and "P(upper bonus)" in text
+
+
+def test_head_to_head_report_exact_beside_simulated_and_play_to_win(tmp_path):
+    """The extended head-to-head report on Yacht filled in order (small): the exact win
+    matrix equals win_odds of the exact distributions, the simulated rates sit around it,
+    the levels are labelled, and the play-to-win rows are paired with optimal."""
+    from yahtzee_sim.report import run_experiment, write_report
+    from yahtzee_sim.report.experiment import parse_spec
+
+    spec = parse_spec({"kind": "head-to-head", "rules": "yacht", "options": ["fill-in-order"],
+                       "strategies": ["keep-largest", "greedy", "optimal"], "exact_strategies": ["keep-largest", "optimal"],
+                       "games": 4096, "table_games": 1024, "opponents": [1, 2]}, name="h2h")
+    rep = run_experiment(spec)
+    exact = rep.data["exact_wins"].set_index(["player", "opponent"])
+    dk = distribution("yacht", "keep-largest", options=["fill-in-order"])
+    do = distribution("yacht", "optimal", options=["fill-in-order"])
+    odds = win_odds([do, dk])
+    assert exact.loc[("optimal", "keep-largest"), "exact_win"] == pytest.approx(odds.p_win[0], abs=1e-12)
+    assert exact.loc[("optimal", "keep-largest"), "exact_draw"] == pytest.approx(odds.p_tie[0], abs=1e-12)
+    assert exact["exact_inside_ci"].dropna().mean() >= 0.5
+    levels = rep.data["levels"]
+    assert list(levels["level"]) == ["cpu:weak", "cpu:strong"]
+    assert levels.loc["keep-largest", "exact mean"] == pytest.approx(dk.mean)
+    ptw = rep.data["play_to_win"]
+    assert list(ptw.index) == [1, 2] and (ptw["games"] == 1024).all()
+    assert ptw.loc[1, "exact_optimal_win_share"] == pytest.approx(0.5)
+    assert ptw.loc[2, "exact_optimal_win_share"] == pytest.approx(1 / 3)
+    assert (ptw["gain_low"] <= ptw["gain"]).all() and (ptw["gain"] <= ptw["gain_high"]).all()
+    out = write_report(rep, tmp_path / "h2h")
+    text = (out / "README.md").read_text(encoding="utf-8")
+    assert "よわい" in text and "play-to-win" in text and (out / "exact_matrix.png").is_file()
+    assert (out / "play_to_win.svg").is_file()
+
+
+@pytest.mark.parametrize("extra, message", [
+    ({"opponents": [0]}, "opponents are numbers"),
+    ({"opponents": []}, "must not be empty"),
+    ({"exact_strategies": ["nope"]}, "unknown strategy"),
+    ({"table_games": 0}, "table_games must be a positive integer"),
+])
+def test_head_to_head_spec_checks_its_keys(extra, message):
+    from yahtzee_sim.report.experiment import parse_spec
+
+    with pytest.raises(ValueError, match=message):
+        parse_spec({"kind": "head-to-head", "strategies": ["greedy", "optimal"], **extra}, name="x")

@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import sys
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -197,6 +198,102 @@ class DiceTables:
             np.add(keys[..., j], die[..., j], out=keys[..., j + 1])
         return keys
 
+    # -- tape codes: the fast path of the simulator ------------------------------------
+    @functools.cached_property
+    def _code_tables(self):
+        """Tables of :meth:`tape_codes`, or None when they would be too large.
+
+        A *tape code* packs one roll slot of a game's dice tape into an integer, die j
+        (face 1..F) in bits ``[j * w, (j + 1) * w)`` with ``w = F.bit_length()``. The
+        first m dice of the slot are then ``code & (2**(m * w) - 1)``, and
+        ``table[offset[k] + (code & mask[k])]`` is the roll made by keep k plus the
+        first ``n_dice - size(k)`` dice of the slot: one lookup per reroll instead of
+        the prefix keys. Returns ``(bits, dtype, offset (K,), mask (K,), table)``.
+        """
+        bits = int(self.n_faces).bit_length()
+        missing = (self.n_dice - self.keep_size).astype(np.int64)
+        sizes = np.int64(1) << (bits * missing)
+        if int(sizes.sum()) > CODE_TABLE_LIMIT:
+            return None
+        dtype = np.uint16 if bits * self.n_dice <= 16 else np.uint32
+        offset = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        table = np.full(int(sizes.sum()), -1, dtype=self.key_to_roll.dtype)
+        for m in range(self.n_dice + 1):
+            keeps = np.flatnonzero(missing == m)
+            codes = np.arange(1 << (bits * m), dtype=np.int64)
+            faces = (codes[:, None] >> (bits * np.arange(m))) & ((1 << bits) - 1)   # (codes, m)
+            valid = ((faces >= 1) & (faces <= self.n_faces)).all(axis=1)
+            added = self.face_key[np.clip(faces, 1, self.n_faces) - 1].sum(axis=1)
+            rolls = self.key_to_roll[self.keep_key[keeps][:, None] + added[None, :]]
+            where = offset[keeps][:, None] + codes[None, :]
+            table[where[:, valid]] = rolls[:, valid]
+        mask = ((np.int64(1) << (bits * missing)) - 1).astype(dtype)
+        for a in (offset, mask, table):
+            a.setflags(write=False)
+        return bits, dtype, offset.astype(np.intp), mask, table
+
+    @property
+    def has_tape_codes(self) -> bool:
+        """Can this set of dice use :meth:`tape_codes` (tables of at most
+        :data:`CODE_TABLE_LIMIT` entries; not for five twelve-sided dice)?"""
+        return self._code_tables is not None
+
+    def tape_codes(self, tape: np.ndarray) -> np.ndarray:
+        """Tape codes ``(...)`` of tape rows ``(..., n_dice)``: one integer per roll slot
+        (see :meth:`reroll_code`); needs :attr:`has_tape_codes`.
+
+        >>> t = dice_tables()
+        >>> int(t.tape_codes(np.array([1, 2, 1, 6, 6], dtype=np.uint8)))   # 1 + 2*8 + 1*64 + 6*512 + 6*4096
+        27729
+        """
+        bits, dtype = self._code_tables[:2]
+        tape = np.asarray(tape)
+        n = self.n_dice
+        if bits == 3 and n >= 4 and tape.dtype == np.uint8 and tape.flags.c_contiguous and tape.size \
+                and sys.byteorder == "little":
+            # The first four dice of a slot read as one little-endian uint32 (faces < 8 in
+            # bytes 0..3) fold into 12 bits with two shifts: a third fewer passes.
+            flat = tape.reshape(-1)
+            fold = np.ndarray((flat.size // n,), dtype=np.uint32, buffer=flat, strides=(n,)).copy()
+            fold |= fold >> 5                        # d0 | d1 << 3 in bits 0..5, d2 | d3 << 3 in 16..21
+            low = fold & 0x3F
+            fold >>= 10
+            fold &= 0xFC0
+            fold |= low
+            code = fold.astype(dtype)
+            for j in range(4, n):
+                code |= flat[j::n].astype(dtype) << (3 * j)
+            return code.reshape(tape.shape[:-1])
+        code = tape[..., -1].astype(dtype)
+        for j in range(self.n_dice - 2, -1, -1):   # loop over dice, not games
+            code <<= bits
+            code |= tape[..., j]
+        return code
+
+    def roll_of_code(self, codes: np.ndarray) -> np.ndarray:
+        """Roll indices (intp) of all dice thrown from tape codes: the first roll of a turn.
+
+        >>> t = dice_tables()
+        >>> t.roll_dice[t.roll_of_code(t.tape_codes(np.array([[6, 1, 6, 2, 6]], dtype=np.uint8)))].tolist()
+        [[1, 2, 6, 6, 6]]
+        """
+        return np.take(self._code_tables[4], codes).astype(np.intp)
+
+    def reroll_code(self, keeps: np.ndarray, codes: np.ndarray) -> np.ndarray:
+        """Roll indices (intp) after adding the first dice of each tape slot to ``keeps``:
+        the same rolls as :meth:`reroll` on the slot's prefix keys.
+
+        >>> t = dice_tables()
+        >>> keep = t.keep_index_of_counts(np.array([[0, 0, 0, 0, 0, 3]]))
+        >>> t.roll_dice[t.reroll_code(keep, t.tape_codes(np.array([[6, 6, 1, 2, 3]], dtype=np.uint8)))].tolist()
+        [[6, 6, 6, 6, 6]]
+        """
+        _, _, offset, mask, table = self._code_tables
+        keeps = np.asarray(keeps)
+        idx = np.take(offset, keeps)
+        idx += np.take(mask, keeps) & codes
+        return np.take(table, idx).astype(np.intp)
+
     def roll_prob_after_keep(self, keep: int) -> np.ndarray:
         """Distribution ``(R,)`` of the next roll when ``keep`` is held.
 
@@ -206,6 +303,10 @@ class DiceTables:
         """
         return self.transition[keep]
 
+
+CODE_TABLE_LIMIT = 2**21
+"""Most entries of the tape-code reroll table (:meth:`DiceTables.tape_codes`); beyond it
+(five twelve-sided dice) the simulator adds prefix keys instead."""
 
 DENSE_KEY_LIMIT = 2**21
 """Largest key range encoded with powers of ``n_dice + 1``; above it, compact weights."""

@@ -19,7 +19,8 @@ from .rules import RuleSet
 class GameState:
     """Score cards of N games, all at the same turn.
 
-    filled : (N, B) bool, boxes used.
+    filled : (N, B) bool, boxes used (column-major in a fresh state: each box's column is
+        contiguous, which the simulator's per-box work needs; any layout is accepted).
     box_scores : (N, B) int16, points written in each box (0 while open).
     upper_total : (N,) int16, sum of the upper boxes so far.
     five_bonus_count : (N,) int16, Yahtzee/Yacht bonuses earned.
@@ -54,7 +55,7 @@ class GameState:
         """Fresh cards for ``n`` games."""
         b = rules.n_boxes
         return cls(
-            filled=np.zeros((n, b), dtype=bool),
+            filled=np.zeros((n, b), dtype=bool, order="F"),   # column-major: per-box work on columns
             box_scores=np.zeros((n, b), dtype=np.int16),
             upper_total=np.zeros(n, dtype=np.int16),
             five_bonus_count=np.zeros(n, dtype=np.int16),

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["cache_dir", "save", "load", "read", "CACHE_ENV"]
+__all__ = ["cache_dir", "save", "load", "read", "file_identity", "CACHE_ENV"]
 
 CACHE_ENV = "YAHTZEE_SIM_CACHE"
 
@@ -69,7 +69,7 @@ def _digest(meta_json: str, arrays: dict[str, np.ndarray]) -> str:
         h.update(name.encode())
         h.update(str(a.dtype).encode())
         h.update(repr(a.shape).encode())
-        h.update(a.tobytes())
+        h.update(a.reshape(-1).view(np.uint8))     # the bytes of tobytes(), without a copy
     return h.hexdigest()
 
 
@@ -110,12 +110,23 @@ def load(path: str | os.PathLike, meta: dict) -> dict[str, np.ndarray] | None:
     return read(path, meta)[0]
 
 
-def read(path: str | os.PathLike, meta: dict) -> tuple[dict[str, np.ndarray] | None, str]:
+def read(path: str | os.PathLike, meta: dict, *, mapped: bool = False,
+         trusted: tuple | None = None) -> tuple[dict[str, np.ndarray] | None, str]:
     """As :func:`load`, with the reason a file was refused (``""`` when it was read).
+
+    ``mapped``: the large arrays are read-only memory maps of the file (no copy; every
+    process mapping the file shares its pages), not arrays read into memory.
+    ``trusted``: a :func:`file_identity` this process or its parent took of the file
+    right after it passed its checksum; if the file still has it, the checksum is not
+    computed again (a file replaced since has another identity).
 
     >>> import tempfile
     >>> read(Path(tempfile.mkdtemp()) / "none.npz", {})
     (None, 'is missing')
+    >>> p = save(Path(tempfile.mkdtemp()) / "x.npz", {"k": 1}, {"a": np.arange(300_000)})
+    >>> arrays, why = read(p, {"k": 1}, mapped=True)
+    >>> type(arrays["a"]).__name__, int(arrays["a"][-1]), why
+    ('memmap', 299999, '')
     """
     path = Path(path)
     if not path.is_file():
@@ -124,7 +135,10 @@ def read(path: str | os.PathLike, meta: dict) -> tuple[dict[str, np.ndarray] | N
         with np.load(path, allow_pickle=False) as z:
             stored_meta = str(z["meta"][()])
             stored_sum = str(z["sha256"][()])
-            arrays = {k[2:]: z[k] for k in z.files if k.startswith("a_")}
+            if mapped:
+                arrays = _mapped_arrays(path, [k for k in z.files if k.startswith("a_")], z)
+            else:
+                arrays = {k[2:]: z[k] for k in z.files if k.startswith("a_")}
     except Exception as exc:  # any damage (bad zip, truncation, wrong members) means "recompute"
         return None, f"is unreadable ({type(exc).__name__})"
     try:
@@ -132,6 +146,55 @@ def read(path: str | os.PathLike, meta: dict) -> tuple[dict[str, np.ndarray] | N
             return None, "was made for other rules, float type or solver version"
     except ValueError:
         return None, "has unreadable metadata"
+    if trusted is not None and trusted == file_identity(path):
+        return arrays, ""
     if _digest(stored_meta, arrays) != stored_sum:
         return None, "fails its checksum"
     return arrays, ""
+
+
+def file_identity(path: str | os.PathLike) -> tuple:
+    """``(device, inode, size, mtime_ns)`` of a file: changes when it is replaced or written.
+
+    >>> import tempfile
+    >>> p = save(Path(tempfile.mkdtemp()) / "x.npz", {}, {"a": np.zeros(3)})
+    >>> file_identity(p) == file_identity(p)
+    True
+    """
+    st = os.stat(path)
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+MAP_AT_LEAST = 1 << 20
+"""Members of at least this many bytes are memory-mapped by ``read(mapped=True)``."""
+
+
+def _mapped_arrays(path: Path, members: list[str], z) -> dict[str, np.ndarray]:
+    """Members of an uncompressed ``.npz`` as memory maps (small ones read as usual)."""
+    import struct
+    import zipfile
+
+    out = {}
+    with zipfile.ZipFile(path) as zf, open(path, "rb") as fh:
+        for key in members:
+            info = zf.getinfo(key + ".npy")
+            if info.compress_type != zipfile.ZIP_STORED or info.file_size < MAP_AT_LEAST:
+                out[key[2:]] = z[key]
+                continue
+            fh.seek(info.header_offset)
+            local = fh.read(30)
+            if local[:4] != b"PK\x03\x04":
+                raise ValueError("bad local header")
+            name_len, extra_len = struct.unpack("<HH", local[26:30])
+            start = info.header_offset + 30 + name_len + extra_len
+            fh.seek(start)
+            version = np.lib.format.read_magic(fh)
+            read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                           else np.lib.format.read_array_header_2_0)
+            shape, fortran, dtype = read_header(fh)
+            offset = fh.tell()
+            if dtype.hasobject or offset - start + int(np.prod(shape)) * dtype.itemsize != info.file_size:
+                raise ValueError("unexpected member layout")
+            out[key[2:]] = np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=shape,
+                                     order="F" if fortran else "C")
+    return out

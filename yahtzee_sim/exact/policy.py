@@ -215,6 +215,11 @@ def evaluation_setup(rules: RuleSet, strat: Strategy, what: str):
     reachable-state table with its counts. ``strat`` is prepared for ``rules``."""
     sp = state_space(rules)                          # refuses what cannot be solved here
     require_state_based_scoring(rules, what)
+    if not getattr(strat, "state_based", True):      # e.g. target play: it looks at the points so far
+        raise ValueError(f"{what} needs a strategy whose decisions depend on the score card's state "
+                         f"alone; {strat.name} also looks at the points so far (its exact chance "
+                         f"of its target: yahtzee_sim.exact.target.target_solve(...).p_reach); "
+                         f"simulate it instead")
     strat.prepare(rules)
     uniform = _is_uniform_random(strat)
     avg_keep = uniform_keep_average(rules.dice) if uniform else None
@@ -904,7 +909,7 @@ def policy_value(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
     >>> policy_value("yacht", "no-such")
     Traceback (most recent call last):
     ...
-    ValueError: unknown strategy 'no-such'; valid strategies: random, keep-largest, greedy, heuristic, optimal, cpu:weak|normal|strong, optimal:theta=<x>
+    ValueError: unknown strategy 'no-such'; valid strategies: random, keep-largest, greedy, heuristic, optimal, cpu:weak|normal|strong, optimal:theta=<x>, target:T=<score>
     """
     rules = get_rules(rules, options)
     strat = get_strategy(strategy)

@@ -6,7 +6,10 @@
   optimal play against theta, exactly;
 * the exact two-player win matrix of the ladder and the exact odds at tables of
   2 to 20 players;
-* seed 001's three computer levels on its Yacht: exact means and win rates.
+* seed 001's three computer levels on its Yacht: exact means and win rates;
+* target play: P(score >= T) under the play that maximizes it, for each target T,
+  against the same chance under the mean-optimal strategy (exact), with one target
+  simulated.
 
 It registers its kind with the experiment specs and the runners when
 :mod:`yahtzee_sim.report` is imported. Its exact work does not shrink with the
@@ -32,12 +35,15 @@ TABLE_SIZES = (2, 3, 4, 6, 10, 20)
 """Players per table in the multiplayer table (all playing the same strategy but one)."""
 HIGH, LOW = 300, 200
 LEVEL_GAME = "yacht"
+TARGET_SPAN, TARGET_STEP = 150, 10
+"""Targets shown: from ``TARGET_SPAN`` below the highest one (the mean optimum's 90th
+percentile rounded down to ``TARGET_STEP``, at most the target solver's default) up to it."""
 """Seed 001's game, on which its computer levels are compared (with the spec's
 options when the spec is about that game too)."""
 
 _experiment.KIND_KEYS["distributions"] = {"rules", "options", "strategies"}
-_experiment.KIND_TABLES["distributions"] = ["summary", "theta", "wins", "tables", "levels"]
-_experiment.KIND_PLOTS["distributions"] = ["pmf", "theta"]
+_experiment.KIND_TABLES["distributions"] = ["summary", "theta", "wins", "tables", "levels", "target"]
+_experiment.KIND_PLOTS["distributions"] = ["pmf", "theta", "target"]
 
 
 def _row(d) -> dict:
@@ -50,7 +56,6 @@ def _row(d) -> dict:
     out["five_box_50_rate"] = d.p_five_box_full
     out["p_five_of_a_kind_rolled"] = d.p_five_of_a_kind_rolled
     out["expected_five_bonuses"] = d.expected_five_bonuses
-    out["seconds"] = d.seconds
     return out
 
 
@@ -79,7 +84,7 @@ def run_distributions(spec, *, run_options: dict | None = None) -> Report:
         rep.add_table("summary", summary, heading="The strategy ladder",
                       caption=f"Exact mean, sd, percentiles (pN: the smallest score x with "
                               f"P(score <= x) >= N%), P(score >= {HIGH}), P(score < {LOW}) and event "
-                              "probabilities; seconds: time to compute the distribution.")
+                              "probabilities.")
     best = max(names, key=lambda n: dists[n].mean)
     sim = simulate(rules, best, spec.games, seed=spec.seed, **(run_options or {}))
     if "pmf" in spec.plots:
@@ -106,7 +111,7 @@ def run_distributions(spec, *, run_options: dict | None = None) -> Report:
         ce = (np.log(d.pmf @ np.exp(theta * (x - d.mean))) / theta + d.mean) if theta else d.mean
         curve[theta] = {"mean": d.mean, "sd": d.sd, f"P(>={HIGH})": d.p_at_least(HIGH),
                         f"P(<{LOW})": d.p_below(LOW), "certainty_equivalent": ce,
-                        "median": d.percentile(50), "seconds": d.seconds}
+                        "median": d.percentile(50)}
         dists.setdefault(f"optimal:theta={theta:g}", d)
     theta = pd.DataFrame(curve).T
     theta.index.name = "theta"
@@ -146,8 +151,7 @@ def run_distributions(spec, *, run_options: dict | None = None) -> Report:
         tables.append({"players": n, "win_share, all equal": odds_same.win_share[0],
                        "p_win, all equal": odds_same.p_win[0],
                        f"p_win against {weakest}": mixed.p_win[0],
-                       f"expected_rank against {weakest}": mixed.expected_rank[0],
-                       "seconds": odds_same.seconds + mixed.seconds})
+                       f"expected_rank against {weakest}": mixed.expected_rank[0]})
     tables = pd.DataFrame(tables).set_index("players")
     if "tables" in spec.tables:
         rep.add_table("tables", tables, heading="Tables of 2 to 20 players, exact",
@@ -178,4 +182,69 @@ def run_distributions(spec, *, run_options: dict | None = None) -> Report:
         f"theta = {lo_t:g} ({theta.loc[lo_t, f'P(<{LOW})']:.2%}), each bought with a lower mean. "
         f"Against itself a strategy wins less than half its games (ties: "
         f"{tie.loc[best, best]:.2%} for `{best}`).")
+    if "target" in spec.tables or "target" in spec.plots:
+        _target_section(rep, spec, rules, dists["optimal"] if "optimal" in dists else
+                        distribution(rules, "optimal", cache=True), run_options)
     return rep
+
+
+def _target_section(rep: Report, spec, rules, mean_play, run_options) -> None:
+    """Target play against the mean optimum: P(score >= T) for a range of targets."""
+    from ..exact.target import DEFAULT_MAX_TARGET, target_solve
+    from ..intervals import binomial_interval
+
+    hi = min(DEFAULT_MAX_TARGET, mean_play.percentile(90) // TARGET_STEP * TARGET_STEP)
+    lo = max(0, hi - TARGET_SPAN)
+    sol = target_solve(rules, DEFAULT_MAX_TARGET)
+    every = np.arange(lo, hi + 1)
+    p_target = sol.to_frame()["p_reach"].to_numpy()[every]
+    p_mean = np.array([mean_play.p_at_least(t) for t in every])
+    shown = every % TARGET_STEP == 0
+    frame = pd.DataFrame({"P(>=T), optimal": p_mean[shown], "P(>=T), target play": p_target[shown],
+                          "gain, percentage points": 100 * (p_target - p_mean)[shown]},
+                         index=pd.Index(every[shown], name="T"))
+    # one target simulated, near the mean optimum's median: target:T=<mid> plays, its hits counted
+    mid = int(np.clip(round(mean_play.percentile(50) / TARGET_STEP) * TARGET_STEP, lo, hi))
+    sim = simulate(rules, f"target:T={mid}", spec.games, seed=spec.seed, **(run_options or {}))
+    hist = sim.aggregate.total_hist
+    hits = int(hist[mid:].sum())
+    ci = binomial_interval(hits, int(hist.sum()), 0.95)
+    cost = (f"{sol.summary()['states']:,} states x {sol.max_target + 1} targets, "
+            f"{sol.table.nbytes / 2**20:,.0f} MiB ({sol.dtype})")
+    if "target" in spec.tables:
+        rep.add_table("target", frame, heading="Playing for a target",
+                      caption=f"Exact P(final score >= T) ('T or better') under the mean-optimal "
+                              f"strategy (`optimal`) and under target play (`target:T=<T>`, the "
+                              f"strategy that maximizes exactly that chance, a different one for each "
+                              f"T); gain = target play minus optimal. One backward solve gives every "
+                              f"target at once: {cost}.")
+    if "target" in spec.plots:
+        def target_plot(fig):
+            top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(2, 1))
+            top.plot(every, p_mean, label="optimal (most points on average)")
+            top.plot(every, p_target, label="target play for T (a strategy per T)")
+            top.errorbar([mid], [hits / hist.sum()], yerr=[[hits / hist.sum() - ci[0]], [ci[1] - hits / hist.sum()]],
+                         fmt="o", color="C3", ms=3, capsize=3,
+                         label=f"target:T={mid}, simulated ({int(hist.sum()):,} games, 95% CI)")
+            top.set(ylabel="P(final score >= T)", title=f"{rules.title}: playing for a target")
+            top.legend(fontsize=8)
+            bottom.plot(every, 100 * (p_target - p_mean), color="C2")
+            bottom.axhline(0, color="0.7", lw=0.8)
+            bottom.set(xlabel="target T", ylabel="gain, percentage points")
+            fig.tight_layout()
+        rep.add_figure("target", target_plot, size=(7.0, 5.5),
+                       caption=f"Exact P(final score >= T) for T = {lo}..{hi} on {rules.title}: the "
+                               f"mean-optimal strategy against target play (for each T the strategy "
+                               f"maximizing that chance), and the gain; the red point is a simulation "
+                               f"of target:T={mid}.")
+    sim_row = {"T": mid, "simulated hit rate": hits / hist.sum(), "95% CI low": ci[0],
+               "95% CI high": ci[1], "exact, target play": sol.p_reach(mid),
+               "exact, optimal": mean_play.p_at_least(mid), "games": int(hist.sum())}
+    rep.data.update(target=frame, target_simulated=pd.DataFrame([sim_row]).set_index("T"))
+    best = frame["gain, percentage points"].idxmax()
+    rep.reading = (rep.reading or "") + (
+        f" Playing for a target pays: at T = {best} target play reaches it with probability "
+        f"{frame.loc[best, 'P(>=T), target play']:.2%} against {frame.loc[best, 'P(>=T), optimal']:.2%} "
+        f"for the mean-optimal strategy ({frame.loc[best, 'gain, percentage points']:+.2f} percentage points); simulated, "
+        f"target:T={mid} scored {mid} or more in {hits / hist.sum():.2%} of {int(hist.sum()):,} games "
+        f"(95% CI {ci[0]:.2%} to {ci[1]:.2%}; exact {sol.p_reach(mid):.2%}).")

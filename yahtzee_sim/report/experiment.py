@@ -23,7 +23,7 @@ COMMON_KEYS = {"name", "title", "question", "kind", "seed", "games", "tables", "
 
 KIND_KEYS: dict[str, set[str]] = {
     "strategies": {"rules", "options", "strategies", "baseline"},
-    "head-to-head": {"rules", "options", "strategies"},
+    "head-to-head": {"rules", "options", "strategies", "exact_strategies", "opponents", "table_games"},
     "variants": {"strategy", "yacht_options", "rule_sets"},
     "odds": {"rules", "options", "strategy", "checkpoints"},
     "claims": {"turns"},
@@ -32,7 +32,7 @@ KIND_KEYS: dict[str, set[str]] = {
 
 KIND_TABLES = {
     "strategies": ["summary", "boxes", "paired"],
-    "head-to-head": ["wins", "ranking"],
+    "head-to-head": ["wins", "ranking", "exact", "play-to-win"],
     "variants": ["variants"],
     "odds": ["first-roll", "per-turn", "convergence"],
     "claims": ["claims"],
@@ -40,7 +40,7 @@ KIND_TABLES = {
 }
 KIND_PLOTS = {
     "strategies": ["histogram", "ecdf", "box-heatmap", "paired"],
-    "head-to-head": ["win-matrix"],
+    "head-to-head": ["win-matrix", "play-to-win"],
     "variants": ["variants"],
     "odds": ["convergence"],
     "claims": [],
@@ -66,6 +66,9 @@ class ExperimentSpec:
     rule_sets: tuple[str, ...] = ()
     yacht_options: tuple[str, ...] = ()
     checkpoints: tuple[int, ...] = ()
+    exact_strategies: tuple[str, ...] = ()   # head-to-head: the exact win matrix's players
+    opponents: tuple[int, ...] = (1, 3, 9)   # head-to-head: play-to-win against 1, 3, 9 optimal players
+    table_games: int = 20_000                # head-to-head: games per play-to-win table
     turns: int = 1_000_000
     tables: tuple[str, ...] = ()
     plots: tuple[str, ...] = ()
@@ -79,6 +82,7 @@ class ExperimentSpec:
         values = {f.name: getattr(self, f.name) for f in fields(self)}
         values["games"] = games
         values["turns"] = min(self.turns, 10 * games)  # a tiny run stays tiny
+        values["table_games"] = min(self.table_games, games)
         return ExperimentSpec(**values)
 
 
@@ -87,7 +91,7 @@ CLASSIC_RULE_SETS = ("yahtzee", "yahtzee-free-joker", "yahtzee-original-joker", 
 KIND_DEFAULTS = {"odds": {"strategy": "keep-largest"},
                  "variants": {"strategy": "optimal", "rule_sets": CLASSIC_RULE_SETS}}
 # Lists where an empty value would silently mean "all of them": refused.
-NON_EMPTY_LISTS = {"strategies", "rule_sets", "yacht_options", "checkpoints"}
+NON_EMPTY_LISTS = {"strategies", "rule_sets", "yacht_options", "checkpoints", "exact_strategies", "opponents"}
 MAX_SPEC_BYTES = 1 << 20
 # Reports keep every game's scores in memory (about 56 bytes a game per strategy or variant) and the
 # optimal strategy plays a few thousand games a second: beyond these a run cannot finish usefully.
@@ -149,7 +153,7 @@ def parse_spec(data: dict, *, name: str, source: str = "") -> ExperimentSpec:
             if not data[key].strip():
                 raise ValueError(f"{name}: {key} must not be empty (leave the key out to use the default)")
             values[key] = data[key]
-    for key in ("seed", "games", "turns"):
+    for key in ("seed", "games", "turns", "table_games"):
         if key in data:
             v = data[key]
             if isinstance(v, bool) or not isinstance(v, int) or v < (0 if key == "seed" else 1):
@@ -158,9 +162,13 @@ def parse_spec(data: dict, *, name: str, source: str = "") -> ExperimentSpec:
             if key != "seed":
                 _check_size(kind, key, v, name)
             values[key] = v
-    for key in ("options", "strategies", "rule_sets", "yacht_options", "tables", "plots"):
+    for key in ("options", "strategies", "rule_sets", "yacht_options", "exact_strategies", "tables", "plots"):
         if key in data:
             values[key] = _as_tuple(data[key], key, name)
+    if "opponents" in data:
+        values["opponents"] = _as_tuple(data["opponents"], "opponents", name, int)
+        if not all(1 <= k < 20 for k in values["opponents"]):
+            raise ValueError(f"{name}: opponents are numbers of opponents from 1 to 19, got {data['opponents']!r}")
     if "checkpoints" in data:
         values["checkpoints"] = _as_tuple(data["checkpoints"], "checkpoints", name, int)
         if min(values["checkpoints"]) < 1:
@@ -201,7 +209,7 @@ def _check_names(values: dict, name: str) -> None:
     try:
         if "rules" in values or values["kind"] in ("strategies", "head-to-head", "odds"):
             get_rules(values.get("rules", "yahtzee"), values.get("options", ()))
-        for s in values.get("strategies", ()):
+        for s in values.get("strategies", ()) + values.get("exact_strategies", ()):
             get_strategy(s)
         if "strategy" in values:
             get_strategy(values["strategy"])

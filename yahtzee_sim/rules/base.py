@@ -394,7 +394,7 @@ class RuleSet:
 
     def turn_options(
         self, filled: np.ndarray, five_box_full: np.ndarray, rolls: np.ndarray, *, throws=None,
-        announced=None,
+        announced=None, column_major: bool = False,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Where each game may put its final roll, what each box pays, and the bonus.
 
@@ -406,6 +406,9 @@ class RuleSet:
         throws : (N,) throws (1..n_rolls) that made them; only used when a box is
             ``by_throw`` (default: every throw was made).
         announced : (N,) box announced this turn, -1 for none (see :meth:`legal_boxes`).
+        column_major : store ``scores`` box by box (a Fortran-ordered (N, B) array: each
+            box's column contiguous, what the simulator's per-box work wants); the
+            values are the same.
 
         Returns
         -------
@@ -421,13 +424,19 @@ class RuleSet:
         (['three_of_a_kind', 'four_of_a_kind', 'full_house'], 25, 100)
         """
         filled = np.asarray(filled, dtype=bool)
-        rolls = np.asarray(rolls)
+        rolls = np.asarray(rolls).astype(np.intp, copy=False)
         five_box_full = np.asarray(five_box_full, dtype=bool)
         legal = self.legal_boxes(filled, announced)
         if throws is not None and self.roll_dependent:
-            scores = self.score_tables[np.asarray(throws, dtype=np.intp) - 1, rolls]
+            rolls_made = (np.asarray(throws, dtype=np.intp) - 1) * self.dice.n_rolls + rolls
+            if column_major:
+                scores = np.take(self._score_tables_by_box, rolls_made, axis=1).T
+            else:
+                scores = np.take(self.score_tables.reshape(-1, self.n_boxes), rolls_made, axis=0)
+        elif column_major:   # one gather per box, from the rows of the box-major table
+            scores = np.take(self._score_table_by_box, rolls, axis=1).T
         else:
-            scores = self.score_table[rolls].copy()
+            scores = np.take(self.score_table, rolls, axis=0)
         if self._needs_five_box.size:   # Generala doble: pays only after a Generala
             cols = self._needs_five_box
             scores[:, cols] = np.where(five_box_full[:, None], scores[:, cols], 0)
@@ -495,18 +504,59 @@ class RuleSet:
         >>> k.upper_bonus_gain(np.array([60, 66]), s)[:, 5].tolist()   # to 72: 55; to 78: 75 - 35
         [55, 40]
         """
-        if not self.upper_bonus:
-            return np.zeros(scores.shape, dtype=np.int16)
-        upper_total = np.asarray(upper_total)[:, None]
-        if len(self.upper_bonus_tiers) == 1:   # the classic bonus: the original arithmetic
-            crosses = (
-                self.is_upper[None, :]
-                & (upper_total < self.upper_bonus_threshold)
-                & (upper_total + scores >= self.upper_bonus_threshold)
-            )
-            return np.where(crosses, self.upper_bonus, 0).astype(np.int16)
-        after = np.where(self.is_upper[None, :], upper_total + scores, upper_total)
-        return (self._tier_bonus(after) - self._tier_bonus(upper_total)).astype(np.int16)
+        scores = np.asarray(scores)
+        out = np.zeros_like(scores, dtype=np.int16)
+        if self.upper_bonus:
+            up = self._upper_columns
+            out[:, up] = self._upper_gain(np.asarray(upper_total), scores[:, up])
+        return out
+
+    def turn_gain(self, upper_total: np.ndarray, scores: np.ndarray, five_bonus: np.ndarray) -> np.ndarray:
+        """(N, B) int16 points gained now in each box (``TurnOptions.gain``): ``scores`` plus
+        :meth:`upper_bonus_gain` plus the five-of-a-kind bonus ``five_bonus`` (N,).
+
+        >>> from yahtzee_sim.rules import get_rules
+        >>> r = get_rules("yahtzee")
+        >>> s = np.zeros((1, 13), np.int16); s[0, 5] = 18
+        >>> r.turn_gain(np.array([50]), s, np.array([100], np.int16))[0, [0, 5]].tolist()
+        [100, 153]
+        """
+        scores = np.asarray(scores)
+        gain = scores.astype(np.int16, order="K", copy=True)
+        if self.upper_bonus:
+            up = self._upper_columns
+            gain[:, up] += self._upper_gain(np.asarray(upper_total), scores[:, up])
+        five_bonus = np.asarray(five_bonus)
+        if five_bonus.any():
+            gain += five_bonus.astype(np.int16)[:, None]
+        return gain
+
+    def _upper_gain(self, upper_total: np.ndarray, upper_scores: np.ndarray) -> np.ndarray:
+        """(N, U) int16 bonus gained by writing ``upper_scores`` (the upper columns) now."""
+        if len(self.upper_bonus_tiers) == 1:   # the classic bonus: crossing the threshold
+            thr = self.upper_bonus_threshold
+            need = np.where(upper_total < thr, thr - upper_total, np.iinfo(np.int16).max).astype(np.int16)
+            return np.multiply(upper_scores >= need[:, None], np.int16(self.upper_bonus), dtype=np.int16)
+        after = upper_total[:, None] + upper_scores
+        return (self._tier_bonus(after) - self._tier_bonus(upper_total)[:, None]).astype(np.int16)
+
+    @functools.cached_property
+    def _upper_columns(self):
+        """The upper boxes as a slice when they are adjacent on the card (a view, no copy)."""
+        cols = np.flatnonzero(self.is_upper)
+        if len(cols) and (np.diff(cols) == 1).all():
+            return slice(int(cols[0]), int(cols[-1]) + 1)
+        return cols
+
+    @functools.cached_property
+    def _score_table_by_box(self) -> np.ndarray:
+        """(B, R) ``score_table`` box-major."""
+        return np.ascontiguousarray(self.score_table.T)
+
+    @functools.cached_property
+    def _score_tables_by_box(self) -> np.ndarray:
+        """(B, n_rolls * R) ``score_tables`` box-major, throw-major within each box."""
+        return np.ascontiguousarray(self.score_tables.reshape(-1, self.n_boxes).T)
 
     def _tier_bonus(self, upper_total: np.ndarray) -> np.ndarray:
         """Bonus held at each upper total: the highest tier reached."""

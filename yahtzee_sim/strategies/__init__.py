@@ -10,6 +10,8 @@ from . import levels  # noqa: F401  (registers cpu:weak|normal|strong)
 # optimal:theta=<x> is built on the exact engine's risk tables, which use this registry:
 # its module is imported when such a strategy is first asked for
 register_family("optimal", "yahtzee_sim.strategies.risk:from_params", "optimal:theta=<x>")
+# target:T=<score> (maximize P(score >= T)) is built on the exact engine's target tables
+register_family("target", "yahtzee_sim.strategies.target:from_params", "target:T=<score>")
 
 __all__ = ["Strategy", "STRATEGIES", "register", "register_family", "get_strategy", "strategy_names",
            "best_legal", "uniform_choice"]

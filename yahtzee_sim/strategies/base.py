@@ -42,11 +42,17 @@ class Strategy:
     the turn's rolling). ``box`` returns the box index (N,) to fill. ``u`` is an
     (N,) array of uniforms in [0, 1) private to this decision, drawn from each
     game's own random tape, so randomized strategies stay reproducible and do not
-    depend on how games are batched.
+    depend on how games are batched; ``u`` is None for a strategy that declares
+    ``uses_uniforms = False``.
     """
 
     name: ClassVar[str] = "base"
     description: ClassVar[str] = ""
+    #: Does the strategy read the uniforms ``u``? A strategy that never does may say
+    #: ``uses_uniforms = False``: the simulator then skips drawing them (faster) and
+    #: passes ``u=None``; the dice, and so the games, are the same either way (each
+    #: block's uniforms are drawn after its dice). The default, True, is always safe.
+    uses_uniforms: ClassVar[bool] = True
 
     def prepare(self, rules: RuleSet) -> "Strategy":
         """Bind to a rule set (called by the engine once per run); precompute here."""
@@ -227,26 +233,71 @@ def _load_strategy(spec: str) -> Strategy:
 
 
 def best_legal(values: np.ndarray, legal: np.ndarray) -> np.ndarray:
-    """Index of the largest value among legal entries of each row (first on ties).
+    """Index of the largest value among legal entries of each row (first on ties; 0 for
+    a row with no legal entry).
 
     >>> best_legal(np.array([[5, 9, 7]]), np.array([[True, False, True]])).tolist()
     [2]
     """
     values = np.asarray(values)
+    legal = np.asarray(legal, dtype=bool)
+    if values.ndim != 2 or values.size == 0 or values.shape != legal.shape:
+        return _best_legal_plain(values, legal)
+    n_cols = values.shape[1]
+    if values.dtype.kind in "iub":
+        # One integer per entry, value first and then the earlier column: the row's
+        # maximum names the first best column; illegal entries are 0 (column 0 if none).
+        low, high = int(values.min()), int(values.max())
+        span = (high - low + 1) * n_cols + 1
+        if span < 2**31:
+            kind = np.int16 if span < 2**15 else np.int32
+            key = np.subtract(values, low, dtype=kind)
+            key *= kind(n_cols)
+            key += np.arange(n_cols, 0, -1, dtype=kind)
+            key *= legal
+            best = key.max(axis=1).astype(np.intp)
+            best -= 1
+            return n_cols - 1 - np.remainder(best, n_cols)
+        return _best_legal_plain(values, legal)
+    masked = np.where(legal, values, -np.inf)
+    best = masked.max(axis=1)
+    if np.isnan(best).any():
+        return _best_legal_plain(values, legal)
+    out = np.zeros(len(values), dtype=np.intp)
+    for col in range(n_cols - 1, -1, -1):   # the first column holding the maximum
+        out[masked[:, col] == best] = col
+    return out
+
+
+def _best_legal_plain(values: np.ndarray, legal: np.ndarray) -> np.ndarray:
+    """:func:`best_legal` as the plain masked argmax (any shape, any dtype)."""
     if values.dtype.kind in "iu":
-        masked = np.where(legal, values.astype(np.int32), np.int32(np.iinfo(np.int32).min))
+        wide = values.astype(np.int64)
+        masked = np.where(legal, wide, np.int64(np.iinfo(np.int64).min))
     else:
         masked = np.where(legal, values, -np.inf)
     return np.argmax(masked, axis=-1)
 
 
 def uniform_choice(mask: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """Uniformly chosen True position of each row of ``mask``, driven by uniforms ``u``.
+    """Uniformly chosen True position of each row of ``mask``, driven by uniforms ``u``
+    (0 for a row with none).
 
     >>> uniform_choice(np.array([[False, True, True]]), np.array([0.9])).tolist()
     [2]
     """
+    mask = np.asarray(mask, dtype=bool)
     count = mask.sum(axis=-1)
     pick = np.minimum((u * count).astype(np.int64), count - 1)
-    rank = np.cumsum(mask, axis=-1) - 1
-    return np.argmax(mask & (rank == pick[:, None]), axis=-1)
+    if mask.ndim != 2:
+        rank = np.cumsum(mask, axis=-1) - 1
+        return np.argmax(mask & (rank == pick[:, None]), axis=-1)
+    # The chosen column is the number of columns whose running count of True
+    # entries is at most ``pick`` (column by column: contiguous in a column-major
+    # mask); a row with none has pick -1 and gets 0.
+    small = np.int8 if mask.shape[1] < 127 else np.int64
+    running = np.empty(mask.shape[::-1], dtype=small)     # (columns, rows)
+    np.copyto(running[0], mask[:, 0])
+    for col in range(1, mask.shape[1]):
+        np.add(running[col - 1], mask[:, col], out=running[col])
+    return (running <= pick.astype(small)).sum(axis=0).astype(np.intp)

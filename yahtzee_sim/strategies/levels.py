@@ -17,7 +17,9 @@ way on every rule set:
 
 All three decide from the score card alone, so their exact score distributions,
 means and head-to-head win rates follow from :mod:`yahtzee_sim.exact.distribution`
-and :mod:`yahtzee_sim.exact.winodds` (see :func:`yahtzee_sim.multiplayer.level_table`).
+and :mod:`yahtzee_sim.exact.winodds` (:func:`~yahtzee_sim.exact.winodds.win_matrix`; the
+head-to-head report, ``experiments/exact/head-to-head.toml``, shows them on Yahtzee and
+the distributions report on seed 001's Yacht).
 
 They are reached by name through :func:`~yahtzee_sim.strategies.get_strategy`
 (``cpu:weak`` ...) but are not separate entries of the registry: they are the

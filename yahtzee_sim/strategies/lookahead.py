@@ -13,8 +13,10 @@ the best keep with one or two rerolls left. They differ only in ``value``:
 Speed: a batch of games at the same turn has far fewer distinct *positions*
 (open boxes, upper total as far as it matters, Yahtzee box state) than games,
 so each position's plan (best keep of every roll with 1 and 2 rerolls left,
-best box of every final roll) is computed once (``np.unique`` of an int64 key)
-and serves the turn's two keep calls and its box call as table lookups. A
+best box of every final roll) is computed once (found through a direct index of
+every position on cards with at most :data:`DENSE_POSITIONS`, else through
+``np.unique`` of an int64 key) and serves the turn's two keep calls and its box
+call as table lookups. A
 bounded store (:attr:`LookaheadStrategy.cache_size` positions, about 0.75 kB
 each) keeps the plans of positions met in earlier batches of the same run:
 a long run meets far fewer positions than games (many more under ``heuristic``,
@@ -36,6 +38,10 @@ from ..exact.widget import best_keeps
 from .base import Strategy, register
 
 __all__ = ["GreedyStrategy", "HeuristicStrategy", "LookaheadStrategy"]
+
+DENSE_POSITIONS = 2**23
+"""Largest number of positions (open boxes x upper-total key x five box) given a
+direct index (4 bytes each) instead of a sorted one."""
 
 
 def _unique(keys: np.ndarray):
@@ -76,6 +82,7 @@ class LookaheadStrategy(Strategy):
     """
 
     name = "lookahead"
+    uses_uniforms = False
     #: positions whose plans are kept between batches (0 disables the cache)
     cache_size: int = 250_000     # about 0.75 kB each
     #: positions planned at once (bounds the temporary arrays)
@@ -86,6 +93,10 @@ class LookaheadStrategy(Strategy):
         b = rules.n_boxes
         self._bits = (np.int64(1) << np.arange(b, dtype=np.int64))
         self._key_layout(rules)
+        self._upper_count = int(self.upper_key_count())
+        size = (1 << self._width) * self._upper_count * 2
+        self._dense_size = size if (self._columns is None and not rules.announces
+                                    and size <= DENSE_POSITIONS) else 0
         self._score_f = np.ascontiguousarray(rules.score_table.T, dtype=np.float32)   # (B, R)
         self._five_rolls = np.flatnonzero(rules.five_face > 0)   # rolls that may trigger a joker/bonus
         self._special = rules.five_box is not None and (rules.joker != "none" or rules.five_bonus > 0)
@@ -103,6 +114,11 @@ class LookaheadStrategy(Strategy):
     def upper_key(self, upper_total: np.ndarray, filled: np.ndarray) -> np.ndarray:
         """Part of the position key that stands for the upper total (int64, < 2**9)."""
         return np.zeros(len(upper_total), dtype=np.int64)
+
+    def upper_key_count(self) -> int:
+        """How many values :meth:`upper_key` can take (0 .. count - 1); it sizes the
+        direct position index (:meth:`_plans`)."""
+        return 1
 
     def context(self, filled: np.ndarray, upper_total: np.ndarray, five_box_full: np.ndarray) -> dict:
         """Per-position ``(n,)`` arrays that the value functions read."""
@@ -161,9 +177,15 @@ class LookaheadStrategy(Strategy):
     def _keys(self, state) -> np.ndarray:
         w = self._width
         if self._columns is None:
-            key = state.filled.view(np.uint8) @ self._bits if state.filled.flags.c_contiguous \
-                else state.filled.astype(np.int64) @ self._bits
-            key = key.astype(np.int64, copy=False)
+            filled = state.filled
+            if filled.flags.f_contiguous:   # one contiguous column per box
+                key = np.zeros(len(filled), dtype=np.int64)
+                for b in range(filled.shape[1]):
+                    key |= filled[:, b].astype(np.int64) << b
+            else:
+                key = filled.view(np.uint8) @ self._bits if filled.flags.c_contiguous \
+                    else filled.astype(np.int64) @ self._bits
+                key = key.astype(np.int64, copy=False)
         else:
             key = np.zeros(len(state.filled), dtype=np.int64)
             for cols, counted, shift, bits in self._columns:
@@ -216,14 +238,14 @@ class LookaheadStrategy(Strategy):
         n = len(filled)
         ctx = self.context(filled, upper_total, five_box_full)
         col = {k: v[:, None] for k, v in ctx.items()}
-        legal = rules.legal_boxes(filled, announced)
-        penalty = np.where(legal, np.float32(0), np.float32(-np.inf))
+        legal = np.ascontiguousarray(rules.legal_boxes(filled, announced))
         values = np.full((n, self.dice.n_rolls), -np.inf, dtype=np.float32)
         boxes = np.zeros((n, self.dice.n_rolls), dtype=np.uint8)
         for b in range(rules.n_boxes):
             if legal[:, b].any():
-                v = self.plain_box_value(b, col) + penalty[:, b, None]
+                v = self.plain_box_value(b, col)
                 better = v > values
+                better &= legal[:, b, None]          # an illegal box never improves
                 np.copyto(values, v, where=better)
                 np.copyto(boxes, np.uint8(b), where=better)
         if self._special and len(self._five_rolls):
@@ -253,6 +275,47 @@ class LookaheadStrategy(Strategy):
                 and (state.announced is None or np.array_equal(cached[6], state.announced)):
             return cached[5]                    # same position arrays as the turn's first call
         keys = self._keys(state)
+        if self._dense_size:
+            game_rows = self._dense_rows(state, levels, keys)
+        else:
+            game_rows = self._sorted_rows(state, levels, keys)
+        self._turn_cache = (state, state.turn, state.filled.copy(order="K"), state.upper_total.copy(),
+                            state.five_box_full.copy(), game_rows,
+                            None if state.announced is None else state.announced.copy())
+        return game_rows
+
+    def _dense_rows(self, state, levels: int, keys: np.ndarray) -> np.ndarray:
+        """:meth:`_plans` through a direct index of every position (small cards): one
+        lookup per game, and a sort only of the games whose position is new."""
+        w = self._width
+        index = (keys & ((1 << w) - 1)) + ((((keys >> w) & 511) + self._upper_count * ((keys >> (w + 9)) & 1)) << w)
+        if self._levels != levels:
+            self._reset_cache(levels)
+        rows = np.take(self._dense, index)
+        new = np.flatnonzero(rows < 0)
+        if len(new):
+            uniq, first = np.unique(index[new], return_index=True)
+            first = new[first]
+            if self._used + len(uniq) > max(self.cache_size, 1):
+                self._reset_cache(levels)
+                uniq, first = np.unique(index, return_index=True)
+            self._dense[uniq] = self._plan_rows(state, levels, keys[first], first)
+            rows = np.take(self._dense, index)
+        return rows.astype(np.intp)
+
+    def _plan_rows(self, state, levels: int, keys: np.ndarray, first: np.ndarray) -> np.ndarray:
+        """Plan the positions of games ``first`` (keys ``keys``); their rows in the store."""
+        new_rows = []
+        for lo in range(0, len(first), self.plan_chunk):     # bounded temporaries
+            part = slice(lo, lo + self.plan_chunk)
+            fl, up, full, ann = self._decode(keys[part], state, first[part])
+            values, boxes = self.final_values_and_boxes(fl, up, full, ann)
+            plan = best_keeps(self.dice, values, rolls_left=levels)
+            new_rows.append(self._append(plan.keeps, boxes))
+        return np.concatenate(new_rows)
+
+    def _sorted_rows(self, state, levels: int, keys: np.ndarray) -> np.ndarray:
+        """:meth:`_plans` through the sorted keys of each turn's positions (any card)."""
         uniq, first, inv = _unique(keys)
         if self._used + len(uniq) > max(self.cache_size, 1) or self._levels != levels:
             self._reset_cache(levels)
@@ -265,24 +328,13 @@ class LookaheadStrategy(Strategy):
             rows[hit] = seg_rows[pos[hit]]
         miss = np.flatnonzero(rows < 0)
         if len(miss):
-            new_rows = []
-            for lo in range(0, len(miss), self.plan_chunk):     # bounded temporaries
-                part = miss[lo:lo + self.plan_chunk]
-                fl, up, full, ann = self._decode(uniq[part], state, first[part])
-                values, boxes = self.final_values_and_boxes(fl, up, full, ann)
-                plan = best_keeps(self.dice, values, rolls_left=levels)
-                new_rows.append(self._append(plan.keeps, boxes))
-            new_rows = np.concatenate(new_rows)
+            new_rows = self._plan_rows(state, levels, uniq[miss], first[miss])
             rows[miss] = new_rows
             all_keys = uniq[miss] if seg is None else np.concatenate([seg[0], uniq[miss]])
             all_rows = new_rows if seg is None else np.concatenate([seg[1], new_rows])
             order = np.argsort(all_keys)
             self._index[state.turn] = (all_keys[order], all_rows[order])
-        game_rows = rows[inv]
-        self._turn_cache = (state, state.turn, state.filled.copy(), state.upper_total.copy(),
-                            state.five_box_full.copy(), game_rows,
-                            None if state.announced is None else state.announced.copy())
-        return game_rows
+        return rows[inv]
 
     def _reset_cache(self, levels: int = 0):
         self._levels = levels
@@ -291,6 +343,8 @@ class LookaheadStrategy(Strategy):
         self._used = 0
         self._index = {}
         self._turn_cache = None
+        # Cards with few positions: a direct index position -> store row (-1 = not planned).
+        self._dense = np.full(self._dense_size, -1, dtype=np.int32) if self._dense_size else None
 
     def _append(self, keeps: list, boxes: np.ndarray) -> np.ndarray:
         m = len(boxes)
@@ -303,9 +357,10 @@ class LookaheadStrategy(Strategy):
                 grown[:self._used] = self._store[j][:self._used]
                 self._store[j] = grown
         self._store[0][self._used:self._used + m] = boxes
-        roll = np.arange(self.dice.n_rolls)[None, :]
+        roll = np.arange(self.dice.n_rolls)[None, :] * self.dice.n_keeps
+        rank = self._rank.reshape(-1)
         for j in range(1, len(self._store)):   # stored as the rank among the roll's sub-keeps
-            self._store[j][self._used:self._used + m] = self._rank[roll, keeps[j]]
+            self._store[j][self._used:self._used + m] = np.take(rank, roll + keeps[j])
         rows = np.arange(self._used, self._used + m)
         self._used += m
         return rows
@@ -313,7 +368,7 @@ class LookaheadStrategy(Strategy):
     def __getstate__(self):
         """Pickle without the plan cache (workers rebuild their own)."""
         state = self.__dict__.copy()
-        for k in ("_store", "_index", "_turn_cache", "_used"):
+        for k in ("_store", "_index", "_turn_cache", "_used", "_dense"):
             state.pop(k, None)
         return state
 
@@ -325,13 +380,17 @@ class LookaheadStrategy(Strategy):
     # -- the two decisions ---------------------------------------------------------------
     def keep(self, state, rolls, rolls_left, u):
         rows = self._plans(state, self.rules.n_rolls - 1)
-        return self.dice.subkeeps[rolls, self._store[rolls_left][rows, rolls]]
+        rolls = np.asarray(rolls, dtype=np.intp)
+        rank = np.take(self._store[rolls_left].reshape(-1), rows * self.dice.n_rolls + rolls)
+        subkeeps = self.dice.subkeeps
+        return np.take(subkeeps.reshape(-1), rolls * subkeeps.shape[1] + rank)
 
     def box(self, state, rolls, options, u):
         # The best box of each (position, final roll) was found with the plan; same
         # values as :meth:`box_values` on ``options`` (tested), first box on ties.
         rows = self._plans(state, self.rules.n_rolls - 1)
-        return self._store[0][rows, rolls]
+        rolls = np.asarray(rolls, dtype=np.intp)
+        return np.take(self._store[0].reshape(-1), rows * self.dice.n_rolls + rolls).astype(np.intp)
 
 
 @register
@@ -352,6 +411,9 @@ class GreedyStrategy(LookaheadStrategy):
             return np.zeros(len(upper_total), dtype=np.int64)
         need = rules.upper_bonus_threshold - upper_total.astype(np.int64)
         return np.where((need >= 1) & (need <= rules.max_upper_box), need, 0)
+
+    def upper_key_count(self):
+        return self.rules.max_upper_box + 1 if self.rules.upper_bonus else 1
 
     def box_values(self, ctx, scores, gain):
         return gain.astype(np.float32)
@@ -578,6 +640,9 @@ class HeuristicStrategy(LookaheadStrategy):
         above = np.where(tiers[None, :] > upper[:, None], tiers[None, :], np.int64(thr + 1))
         next_tier = above.min(axis=1)
         return np.where((upper < thr) & (upper + reach < next_tier), thr + 1, upper)
+
+    def upper_key_count(self):
+        return self.rules.upper_bonus_threshold + 2 if self.rules.upper_bonus else 1
 
     def context(self, filled, upper_total, five_box_full):
         rules = self.rules

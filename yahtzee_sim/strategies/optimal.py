@@ -13,10 +13,14 @@ Every decision maximizes the expected final score:
   held its served dice holds them to the end of the turn (optimal, since served
   scores never pay less).
 
-Per turn the distinct states of the batch (``np.unique`` of a state key, with
-upper totals that no open box can tell apart merged) are evaluated once; the
-keep values with one reroll left are kept from the first keep call to the
-second of the same turn.
+The decisions are looked up in a decision table built once from the value
+tables and cached on disk (:mod:`yahtzee_sim.exact.decisions`), and the engine
+plays the games in its lean table loop (:mod:`yahtzee_sim.tableplay`). With
+``table=False`` the strategy evaluates the widget per batch instead: the distinct
+states of the batch (``np.unique`` of a state key, with upper totals that no open
+box can tell apart merged) once per turn, the keep values with one reroll left kept
+from the first keep call to the second of the same turn. Both make the same
+decisions (tested game by game).
 
 >>> from yahtzee_sim import simulate
 >>> from yahtzee_sim.exact.solver import solve
@@ -32,9 +36,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..exact._solver_space import turn_model, turn_values
+from ..tableplay import PlayTable
 from .base import Strategy, best_legal, register
 
-__all__ = ["OptimalStrategy"]
+__all__ = ["OptimalStrategy", "GAMES_BEFORE_BUILD"]
+
+GAMES_BEFORE_BUILD = 100_000
+"""A decision table not yet on disk is built once the strategy has played this many
+games from the widget in the process (about two seconds of play; the build of
+``yahtzee``'s takes about ten): short runs never pay for it, long ones soon do."""
 
 
 @register
@@ -43,14 +53,20 @@ class OptimalStrategy(Strategy):
 
     Pass a solved :class:`~yahtzee_sim.exact.solver.Solution` to reuse it; otherwise
     :meth:`prepare` calls :func:`~yahtzee_sim.exact.solver.solve` (disk-cached).
+    ``table=False`` decides from the widget per batch instead of the decision table;
+    ``progress`` is told how the table's first build goes (default: a bar on a
+    terminal's stderr; see :mod:`yahtzee_sim.progress`).
     """
 
     name = "optimal"
     description = "exact optimal play: maximizes the expected final score (solver tables)"
     chunk: int = 2048
 
-    def __init__(self, solution=None):
+    def __init__(self, solution=None, *, table: bool = True, progress=True):
         self._given = solution
+        self.rules = None
+        self.use_table = bool(table)
+        self.progress = progress
 
     def prepare(self, rules):
         from ..exact.solver import rules_fingerprint, solve
@@ -65,20 +81,88 @@ class OptimalStrategy(Strategy):
         self._space = sol.space
         self._model = turn_model(rules, np.float32)
         self._values = np.ascontiguousarray(sol.values).reshape(-1)
-        lat = self._model.lat
-        d = self.dice
+        from ..exact.decisions import sub_keep_order
+
         # sub-keeps of each roll, largest keep first (argmax then breaks ties towards
         # holding more dice, as the solver does); padding points at a -inf column
-        sub = d.subkeeps[:, ::-1].astype(np.int64)
-        order = np.argsort(sub < 0, axis=1, kind="stable")
-        sub = np.take_along_axis(sub, order, axis=1)
-        self._sub_pos = np.where(sub >= 0, lat.pos_of_keep[np.maximum(sub, 0)], lat.n_keeps)
-        self._sub_keep = sub
+        self._sub_keep, self._sub_pos = sub_keep_order(rules)
         self._bits = np.int64(1) << np.arange(rules.n_boxes, dtype=np.int64)
         self._kept = None
         self._kept_key = None
         self._served = None                 # games whose dice are still the first throw's
+        self.decisions = self._play_table = None      # built or loaded when first played
+        self._games_played = 0.0                      # by the widget, in this process
         return self
+
+    def decision_table(self):
+        """The strategy's :class:`~yahtzee_sim.exact.decisions.DecisionTable`, built (or read
+        from the disk cache) on first use; from then on ``keep`` and ``box`` look it up."""
+        if self.decisions is None:
+            self._use(self._decision_table())
+        return self.decisions
+
+    @property
+    def play_table(self):
+        """The table the engine plays by (:mod:`yahtzee_sim.tableplay`), or None: with
+        ``table=False``, for a table too large, and while a table that is not cached yet
+        would cost more to build than the games played so far (:data:`GAMES_BEFORE_BUILD`).
+
+        Only the simulator asks for it, so the exact evaluations that call ``keep`` on a
+        few states never pay for a build.
+        """
+        if not self.use_table:
+            return None
+        if self._play_table is None:
+            from ..exact.decisions import MAX_TABLE_BYTES, table_bytes
+
+            if table_bytes(self.rules) > MAX_TABLE_BYTES:    # too large: decide per batch
+                self.use_table = False
+                return None
+            if not self._table_on_disk() and self._games_played < GAMES_BEFORE_BUILD:
+                return None                  # a short run: the widget is quicker than a build
+            self.decision_table()
+        return self._play_table
+
+    def _table_on_disk(self) -> bool:
+        from ..exact.decisions import decisions_cache_path
+
+        return decisions_cache_path(self.rules, *self._table_kind()).is_file()
+
+    def _table_kind(self) -> tuple:
+        return ("mean", 0.0)
+
+    def _decision_table(self, trusted=None):
+        from ..exact.decisions import decision_table
+
+        return decision_table(self.solution, progress=self.progress, trusted=trusted)
+
+    def _use(self, table) -> None:
+        sp = self._space
+        self.decisions = table
+        plain = [None if a is None else np.asarray(a) for a in table.keeps]   # no memmap subclass
+        sboxes = None if table.served_boxes is None else np.asarray(table.served_boxes)
+        self._play_table = PlayTable(table.row_of, sp.n_u, sp.n_flag, tuple(plain), np.asarray(table.boxes),
+                                    sboxes, self._sub_keep)
+
+    # -- travelling to worker processes: a cached table is reloaded there, not pickled ---
+    def __getstate__(self):
+        import os
+
+        if self.use_table and getattr(self, "rules", None) is not None:
+            self.play_table                  # noqa: B018 - built here once, not in every worker
+        state = self.__dict__.copy()
+        state["progress"] = False            # a worker reloads quietly
+        table = state.get("decisions")
+        if table is not None and table.file_id is not None and os.path.exists(table.path):
+            state["decisions"] = state["_play_table"] = None
+            state["_reload_table"] = table.file_id      # verified here: mapped there, not rechecked
+        return state
+
+    def __setstate__(self, state):
+        reload = state.pop("_reload_table", None)
+        self.__dict__.update(state)
+        if reload is not None:
+            self._use(self._decision_table(reload))
 
     # -- state keys ------------------------------------------------------------------
     def _state(self, state):
@@ -121,7 +205,32 @@ class OptimalStrategy(Strategy):
                 plans[j][lo:hi, :k] = kv[j].T
         return plans, inv
 
+    def _rows(self, state) -> np.ndarray:
+        """(N,) decision-table row of each game."""
+        mask, u, flag = self._state(state)
+        row = self.decisions.row_of[self._space.flat(mask, u, flag)]
+        if (row < 0).any():
+            g = int(np.flatnonzero(row < 0)[0])
+            raise ValueError(f"optimal: game {g} is in a state no game can reach "
+                             f"(upper total {int(state.upper_total[g])})")
+        return row
+
+    def _served_keeps(self, keeps, rolls, rolls_left):
+        """Served rule sets: a game that held its first throw's dice holds them again."""
+        full = self.dice.roll_keep_index[rolls]
+        first = rolls_left == self.rules.n_rolls - 1
+        if first or self._served is None or len(self._served) != len(rolls):
+            self._served = np.ones(len(rolls), dtype=bool)     # the first throw's dice
+        elif self._served.any():
+            keeps = np.where(self._served, full, keeps)        # held served dice: hold again
+        self._served &= keeps == full
+        return keeps
+
     def keep(self, state, rolls, rolls_left, u):
+        if self.decisions is not None:
+            pos = self.decisions.keeps[rolls_left][self._rows(state), rolls]
+            keeps = self._sub_keep[rolls, pos]
+            return self._served_keeps(keeps, rolls, rolls_left) if self._model.served else keeps
         # the plan of the turn's first keep call serves the next ones if the positions
         # are the same (checked on the keys, not on the object's identity)
         key = self._keys(state)
@@ -137,19 +246,25 @@ class OptimalStrategy(Strategy):
         if rolls_left == 1:
             self._kept = None                               # the turn's plan is used up
         keeps = self._sub_keep[p_roll, pick][back]
-        if self._model.served:
-            full = self.dice.roll_keep_index[rolls]
-            first = rolls_left == self.rules.n_rolls - 1
-            if first or self._served is None or len(self._served) != len(rolls):
-                self._served = np.ones(len(rolls), dtype=bool)     # the first throw's dice
-            elif self._served.any():
-                keeps = np.where(self._served, full, keeps)        # held served dice: hold again
-            self._served &= keeps == full
-        return keeps
+        return self._served_keeps(keeps, rolls, rolls_left) if self._model.served else keeps
 
     def box(self, state, rolls, options, u):
+        if self.decisions is not None:
+            row = self._rows(state)
+            boxes = self.decisions.boxes[row, rolls]
+            if self._model.served:
+                served = self._served_now(len(rolls))
+                boxes = np.where(served, self.decisions.served_boxes[row, rolls], boxes)
+            return boxes.astype(np.intp)
+        self._games_played += len(rolls) / self.rules.n_boxes
         mask, up, flag = self._state(state)
         nxt = self._space.next_flat(mask, up, flag, options.scores)
         worth = options.gain + self._values[nxt]   # NaN only where illegal
         self._kept = None
         return best_legal(worth, options.legal)
+
+    def _served_now(self, n: int) -> np.ndarray:
+        """(N,) the final dice are still the first throw's (no keep asked: all are)."""
+        if self.rules.n_rolls == 1 or self._served is None or len(self._served) != n:
+            return np.ones(n, dtype=bool)
+        return self._served

@@ -20,10 +20,20 @@ class RandomStrategy(Strategy):
     name = "random"
     description = "uniform over legal keeps and legal boxes"
 
+    def prepare(self, rules):
+        super().prepare(rules)
+        d = self.dice
+        # floor(min(u * n, n - 1)) + first entry of the roll's row, all exact in float64
+        self._n_subkeeps = d.n_subkeeps.astype(np.float64)
+        self._row_start = np.arange(d.n_rolls, dtype=np.float64) * d.subkeeps.shape[1]
+        return self
+
     def keep(self, state, rolls, rolls_left, u):
-        n = self.dice.n_subkeeps[rolls].astype(np.int64)
-        pick = np.minimum((u * n).astype(np.int64), n - 1)
-        return self.dice.subkeeps[rolls, pick]
+        n = np.take(self._n_subkeeps, rolls)
+        pick = u * n
+        np.minimum(pick, n - 1, out=pick)
+        pick += np.take(self._row_start, rolls)
+        return np.take(self.dice.subkeeps.reshape(-1), pick.astype(np.intp))
 
     def box(self, state, rolls, options, u):
         return uniform_choice(options.legal, u)
@@ -37,6 +47,7 @@ class KeepLargestStrategy(Strategy):
 
     name = "keep-largest"
     description = "hold the largest group of equal dice, fill the box that scores most now"
+    uses_uniforms = False
 
     def prepare(self, rules):
         super().prepare(rules)
@@ -46,11 +57,11 @@ class KeepLargestStrategy(Strategy):
         best_face = np.argmax(counts * counts.shape[1] + faces, axis=1)
         held = np.zeros_like(counts)
         held[np.arange(len(counts)), best_face] = counts[np.arange(len(counts)), best_face]
-        self._keep_table = self.dice.keep_index_of_counts(held).astype(np.int16)
+        self._keep_table = self.dice.keep_index_of_counts(held).astype(np.intp)
         return self
 
     def keep(self, state, rolls, rolls_left, u):
-        return self._keep_table[rolls]
+        return np.take(self._keep_table, rolls)
 
     def box(self, state, rolls, options, u):
         return best_legal(options.gain, options.legal)

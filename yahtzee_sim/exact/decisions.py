@@ -1,0 +1,469 @@
+"""Decision tables: optimal play as a lookup, built once from the value tables.
+
+For every reachable turn-start state (the solver's states: filled boxes, upper
+total class, five-box flag) and every roll, the table holds
+
+* ``keeps[j]`` (S, R) uint8: the keep with ``j`` rerolls left, as a position in
+  :func:`sub_keep_order` (the roll's sub-keeps, largest first);
+* ``boxes`` (S, R) uint8: the box for each final roll;
+* ``served_boxes`` (S, R) uint8, only for rule sets with served combinations
+  (Generala): the box when the final dice are still the first throw's.
+
+The decisions are the ones the value-table strategies make one batch at a time
+(:class:`~yahtzee_sim.strategies.optimal.OptimalStrategy`): the keep is the
+argmax over the sub-keeps of the same one-turn widget
+(:func:`~yahtzee_sim.exact._solver_space.turn_values` with ``plan=True``, or
+:func:`~yahtzee_sim.exact.risk.risk_turn`), ties to the larger keep; the box is
+the legal box with the largest ``gain + value(next state)`` from
+:meth:`RuleSet.turn_options` (first box on ties). Upper totals of one class share
+a row (they are told apart by no decision): ``row_of`` maps every dense state to
+its row, ``-1`` where no game can be.
+
+Tables are cached on disk next to the solver's (:mod:`yahtzee_sim.exact.cache`),
+keyed by the rule set and a SHA-256 of the value table they come from; a loaded
+table must have the right shapes and valid entries, and a few random rows are
+recomputed and compared (a damaged or forged file is rebuilt with a one-line note).
+
+>>> from yahtzee_sim.exact.solver import solve
+>>> sol = solve("yacht-classic", cache=False)
+>>> t = decision_table(sol, cache=False)
+>>> t.n_states == sol.space.n_states, t.keeps[1].shape[1], t.keeps[2].dtype.name
+(True, 252, 'uint8')
+>>> row = int(t.row_of[sol.space.flat(0, 0, 0)])            # the fresh card
+>>> yacht = sol.rules.dice.roll_index_of([6, 6, 6, 6, 6])
+>>> int(t.keeps[2][row, yacht]), sol.rules.box_names[t.boxes[row, yacht]]   # hold all five
+(0, 'yacht')
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..rules import RuleSet
+from . import cache as _cache
+from ._solver_space import StateSpace, state_space, turn_model, turn_values
+
+__all__ = ["DecisionTable", "decision_table", "table_of_values", "sub_keep_order", "table_bytes",
+           "MAX_TABLE_BYTES",
+           "DECISIONS_VERSION", "decisions_cache_path"]
+
+DECISIONS_VERSION = 1
+"""Bump when the tables' meaning or layout change (invalidates caches)."""
+
+CHUNK = 512
+"""States decided at once (memory: about 70 kB per state)."""
+
+PLAUSIBILITY_ROWS = 16
+"""Random rows recomputed and compared when a cached table is loaded."""
+
+MAX_TABLE_BYTES = 1 << 30
+"""Largest decision table built (states x rolls x decisions bytes): yatzy's takes 635 MB;
+Maxi Yatzy without saved throws would take about 40 GB, and its strategies decide
+from the widget instead."""
+
+_MEMO: dict = {}
+
+
+def table_bytes(rules: RuleSet) -> int:
+    """Bytes the decision table of ``rules`` would take (without the state -> row map).
+
+    >>> from yahtzee_sim.rules import get_rules
+    >>> table_bytes(get_rules("yahtzee")) == 314_876 * 252 * 3     # states x rolls x 3 decisions
+    True
+    """
+    space = state_space(rules)
+    per_roll = rules.n_rolls - 1 + 1 + (1 if rules.roll_dependent else 0)
+    return space.n_states * rules.dice.n_rolls * per_roll
+
+
+def sub_keep_order(rules: RuleSet) -> tuple[np.ndarray, np.ndarray]:
+    """``(sub_keep, sub_pos)`` (R, S): each roll's sub-keeps, largest keep first, as
+    keep indices (-1 padding) and as widget positions (padding: ``n_keeps``, a column
+    the callers fill with -inf). Position 0 is the whole roll held.
+
+    The order is the tie rule: an argmax over it prefers the keep with more dice.
+
+    >>> from yahtzee_sim.rules import get_rules
+    >>> r = get_rules("yahtzee")
+    >>> sub, pos = sub_keep_order(r)
+    >>> bool((sub[:, 0] == r.dice.roll_keep_index).all()), sub.shape
+    (True, (252, 32))
+    """
+    from ._solver_lattice import lattice
+
+    d = rules.dice
+    lat = lattice(d)
+    sub = d.subkeeps[:, ::-1].astype(np.int64)
+    order = np.argsort(sub < 0, axis=1, kind="stable")
+    sub = np.take_along_axis(sub, order, axis=1)
+    pos = np.where(sub >= 0, lat.pos_of_keep[np.maximum(sub, 0)], lat.n_keeps)
+    return sub, pos
+
+
+@dataclass(frozen=True, eq=False)
+class DecisionTable:
+    """Optimal decisions of every reachable state and roll (see the module docstring).
+
+    ``kind`` is ``"mean"`` (the solver's optimum) or ``"risk"`` (``theta`` set);
+    ``seconds`` the build time (0 when loaded), ``cache`` as the solver's
+    (``"off"``, ``"miss"``, ``"hit"``, ``"memory"``, ``"damaged"``), ``cache_note``
+    one line on a refused file or a table that could not be stored.
+    """
+
+    rules: RuleSet
+    kind: str
+    theta: float
+    row_of: np.ndarray = field(repr=False)       # (space.size,) int32
+    keeps: tuple = field(repr=False)             # keeps[j], j = 1 .. n_rolls - 1; keeps[0] None
+    boxes: np.ndarray = field(repr=False)        # (S, R) uint8
+    served_boxes: np.ndarray | None = field(repr=False)
+    seconds: float = 0.0
+    cache: str = "off"
+    cache_note: str = ""
+    path: str | None = None
+    file_id: tuple | None = None                 # the cache file's identity once verified
+
+    @property
+    def n_states(self) -> int:
+        return len(self.boxes)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the table holds in memory (decisions and the state -> row map)."""
+        parts = [a for a in self.keeps if a is not None] + [self.boxes, self.row_of]
+        if self.served_boxes is not None:
+            parts.append(self.served_boxes)
+        return int(sum(a.nbytes for a in parts))
+
+
+# -- building ---------------------------------------------------------------------------
+def _states(space: StateSpace):
+    """Every solved turn-start state (mask, u, flag), level by level, and the map
+    from each dense state to its row."""
+    row_of = np.full(space.size, -1, dtype=np.int32)
+    dense = row_of.reshape(-1, space.n_u, space.n_flag)
+    parts = []
+    start = 0
+    for level in range(space.n_boxes):
+        (m, u, f), (g_start, g_mask, g_flag, g_sub) = space.level_states(space.level_masks[level])
+        cls = space.cls_idx[g_sub]                              # (G, n_u)
+        rows = np.where(cls >= 0, start + g_start[:, None] + np.maximum(cls, 0), -1)
+        dense[g_mask[:, None], np.arange(space.n_u)[None, :], g_flag[:, None]] = rows
+        parts.append((m, u, f))
+        start += len(m)
+    m, u, f = (np.concatenate([p[i] for p in parts]) for i in range(3))
+    row_of.setflags(write=False)
+    return (m, u, f), row_of
+
+
+def _keep_picks(keep_values: np.ndarray, lat, roll_sub_pos: np.ndarray) -> np.ndarray:
+    """(U, R) uint8: per roll, the position in :func:`sub_keep_order` of the first
+    maximum of (K, U) solver-order keep values over the roll's sub-keeps.
+
+    The sub-keeps are listed by falling keep index, so the first maximum is the
+    largest (value, keep index) pair; that maximum is taken up the keep lattice (the
+    sweep of the widget's own ``best_subkeep_mean``, carrying the keep index), which
+    gives the same pick as an argmax over each roll's list, in a third of the work.
+    """
+    if np.isnan(keep_values).any():     # pragma: no cover - the widget evaluates every keep
+        raise RuntimeError("decisions: a keep value is NaN")
+    x = keep_values.copy()
+    best = np.broadcast_to(lat.keep_at.astype(np.int16)[:, None], x.shape).copy()
+    for s in range(1, lat.n_dice + 1):
+        lo = lat.level_slices[s].start
+        for n_j, par in lat.parent_slots[s]:
+            cur, cur_k = x[lo:lo + n_j], best[lo:lo + n_j]
+            cand, cand_k = x[par], best[par]
+            better = (cand > cur) | ((cand == cur) & (cand_k > cur_k))
+            np.copyto(cur, cand, where=better)
+            np.copyto(cur_k, cand_k, where=better)
+    rb = lat.level_slices[lat.n_dice]
+    keep = best[rb.start + lat.pos_of_roll]                         # (R, U) keep index
+    return roll_sub_pos[np.arange(len(keep))[:, None], keep].T.astype(np.uint8)
+
+
+def _box_picks_generic(rules: RuleSet, space: StateSpace, values: np.ndarray, m, u, f, rolls,
+                       throws=None):
+    """(U, len(rolls)) uint8: the legal box with the largest ``gain + value(next)`` of each
+    final roll (first box on ties), every option from :meth:`RuleSet.turn_options`: the
+    arithmetic of the strategies' ``box``, on (U * rolls, B) arrays."""
+    from ..strategies.base import best_legal
+
+    n, r = len(m), len(rolls)
+    bits = np.int64(1) << np.arange(space.n_boxes, dtype=np.int64)
+    filled = np.repeat((m[:, None] & bits) != 0, r, axis=0)
+    thr = None if throws is None else np.full(n * r, throws, dtype=np.int8)
+    legal, sc, bonus = rules.turn_options(filled, np.repeat(f, r).astype(bool), np.tile(rolls, n),
+                                          throws=thr)
+    urep = np.repeat(u, r).astype(np.int16)
+    gain = sc + rules.upper_bonus_gain(urep, sc) + bonus[:, None]
+    nxt = space.next_flat(np.repeat(m, r), urep, np.repeat(f, r), sc)
+    return best_legal(gain + values[nxt], legal).reshape(n, r).astype(np.uint8)
+
+
+def _box_picks(rules: RuleSet, space: StateSpace, values: np.ndarray, m, u, f, throws=None):
+    """(U, R) uint8 as :func:`_box_picks_generic` for every roll, with the same numbers
+    assembled per state: outside the rolls ``turn_options`` treats specially (five of a
+    kind: jokers, bonuses, boxes paying after a Generala) a box's points are its score
+    table's, so ``gain + value(next)`` depends on the state and the box's points only,
+    and is computed once per distinct points of each box, then looked up per roll."""
+    table = rules.score_tables[0 if throws == 1 else -1] if rules.roll_dependent else rules.score_table
+    table = table.astype(np.int64)
+    n, r, b = len(m), rules.dice.n_rolls, space.n_boxes
+    pts = [np.unique(table[:, j]) for j in range(b)]
+    width = max(len(p) for p in pts)
+    col = np.stack([np.searchsorted(pts[j], table[:, j]) for j in range(b)], axis=1)   # (R, B)
+    u16 = u.astype(np.int16)
+    worth = np.empty((n, width, b))
+    for i in range(width):                     # the i-th distinct points of every box
+        sc = np.array([p[min(i, len(p) - 1)] for p in pts], dtype=np.int16)
+        sc = np.broadcast_to(sc, (n, b))
+        gain = sc + rules.upper_bonus_gain(u16, sc)
+        worth[:, i] = gain + values[space.next_flat(m, u16, f, sc)]
+    bits = np.int64(1) << np.arange(b, dtype=np.int64)
+    legal = rules.legal_boxes((m[:, None] & bits) != 0)
+    worth = np.where(legal[:, None, :], worth, -np.inf).reshape(n, width * b).T.copy()
+    pick = np.zeros((r, n), dtype=np.uint8)             # the first maximum, box by box
+    best = worth[col[:, 0] * b]                         # (R, U) rows: roll by roll
+    for j in range(1, b):
+        cand = worth[col[:, j] * b + j]
+        better = cand > best
+        np.copyto(best, cand, where=better)
+        np.copyto(pick, np.uint8(j), where=better)
+    out = pick.T.copy()
+    special = _special_rolls(rules)
+    if len(special):
+        out[:, special] = _box_picks_generic(rules, space, values, m, u, f, special, throws)
+    return out
+
+
+def _special_rolls(rules: RuleSet) -> np.ndarray:
+    """Rolls whose options :meth:`RuleSet.turn_options` may change beyond the score table
+    and the fill order: the five-of-a-kind rolls of a rule set with a five-of-a-kind box."""
+    if rules.five_box is None:
+        return np.zeros(0, dtype=np.intp)
+    return np.flatnonzero(rules.five_face > 0)
+
+
+def _roll_sub_pos(rules: RuleSet) -> np.ndarray:
+    """(R, K) position of each keep in each roll's :func:`sub_keep_order` (-1: not a sub-keep)."""
+    sub, _ = sub_keep_order(rules)
+    out = np.full((rules.dice.n_rolls, rules.dice.n_keeps), -1, dtype=np.int16)
+    r, j = np.nonzero(sub >= 0)
+    out[r, sub[r, j]] = j
+    return out
+
+
+def _decide(rules, space, values, plan_values, m, u, f, served):
+    """Decisions of one chunk of states: keeps per rerolls left, boxes, served boxes."""
+    from ._solver_lattice import lattice
+
+    lat, roll_sub_pos = lattice(rules.dice), _roll_sub_pos(rules)
+    kv = plan_values(m, u, f)
+    keeps = [None] + [_keep_picks(kv[j], lat, roll_sub_pos) for j in range(1, rules.n_rolls)]
+    boxes = _box_picks(rules, space, values, m, u, f, throws=2 if served else None)
+    sboxes = _box_picks(rules, space, values, m, u, f, throws=1) if served else None
+    return keeps, boxes, sboxes
+
+
+def _build(rules: RuleSet, values: np.ndarray, plan_values, served: bool, chunk: int, progress,
+           phase: str):
+    from ..progress import as_progress
+
+    report = as_progress(progress)
+    space = state_space(rules)
+    (m, u, f), row_of = _states(space)
+    n = len(m)
+    r = rules.dice.n_rolls
+    keeps = [None] + [np.empty((n, r), dtype=np.uint8) for _ in range(1, rules.n_rolls)]
+    boxes = np.empty((n, r), dtype=np.uint8)
+    sboxes = np.empty((n, r), dtype=np.uint8) if served else None
+    report(phase, 0, n)
+    for lo in range(0, n, chunk):
+        hi = min(lo + chunk, n)
+        k, b, sb = _decide(rules, space, values, plan_values, m[lo:hi], u[lo:hi], f[lo:hi],
+                           served)
+        for j in range(1, rules.n_rolls):
+            keeps[j][lo:hi] = k[j]
+        boxes[lo:hi] = b
+        if served:
+            sboxes[lo:hi] = sb
+        report(phase, hi, n)
+    return row_of, tuple(keeps), boxes, sboxes
+
+
+def _mean_planner(rules: RuleSet, values: np.ndarray):
+    model = turn_model(rules, np.float32)     # the strategy's widget: float32, as it plays
+
+    def plan_values(m, u, f):
+        _, (kv, _) = turn_values(model, values, None, m, u, f, plan=True)
+        return kv
+    return plan_values, model.served
+
+
+# -- caching ----------------------------------------------------------------------------
+def _values_digest(values: np.ndarray) -> str:
+    return hashlib.sha256(np.ascontiguousarray(values).tobytes()).hexdigest()[:32]
+
+
+def _meta(rules: RuleSet, kind: str, theta: float, values: np.ndarray) -> dict:
+    from .solver import SOLVER_VERSION, rules_fingerprint
+
+    return {"rules": rules.key, "fingerprint": rules_fingerprint(rules), "kind": kind, "theta": theta,
+            "values_sha256": _values_digest(values), "solver_version": SOLVER_VERSION,
+            "decisions_version": DECISIONS_VERSION}
+
+
+def decisions_cache_path(rules: RuleSet, kind: str = "mean", theta: float = 0.0, cache_dir=None):
+    """Where the decision table of ``rules`` (``kind`` "mean", or "risk" at ``theta``) is cached.
+
+    >>> from yahtzee_sim.rules import get_rules
+    >>> decisions_cache_path(get_rules("yatzy"), cache_dir="/tmp/c").name.startswith("yatzy-")
+    True
+    """
+    from .solver import rules_fingerprint
+
+    what = "decisions" if kind == "mean" else f"risk-theta{theta!r}-decisions"
+    stem = f"{rules.key}-{rules_fingerprint(rules)}-{what}-v{DECISIONS_VERSION}"
+    return _cache.cache_dir(cache_dir) / _cache.file_name(stem)
+
+
+def _check(rules: RuleSet, stored: dict, values, plan_values, served: bool, quick: bool = False):
+    """The table of a cache file's arrays, or None and why they are not plausible
+    (``quick``: a file this process or its parent verified, only its layout is checked)."""
+    space = state_space(rules)
+    (m, u, f), row_of = _states(space)
+    n, r = len(m), rules.dice.n_rolls
+    names = [f"keep_{j}" for j in range(1, rules.n_rolls)] + ["boxes"] + (["served_boxes"] if served else [])
+    missing = [k for k in names if k not in stored]
+    if missing:
+        return None, f"lacks the arrays {', '.join(missing)}"
+    for k in names:
+        a = stored[k]
+        if a.shape != (n, r) or a.dtype != np.uint8:
+            return None, f"holds {k} of shape {a.shape} {a.dtype}, not {(n, r)} uint8"
+    keeps = tuple([None] + [stored[f"keep_{j}"] for j in range(1, rules.n_rolls)])
+    if quick:
+        return (row_of, keeps, stored["boxes"], stored["served_boxes"] if served else None), ""
+    n_sub = rules.dice.n_subkeeps.astype(np.int64)
+    for j in range(1, rules.n_rolls):
+        if (stored[f"keep_{j}"] >= n_sub[None, :]).any():
+            return None, f"holds keep_{j} positions past a roll's sub-keeps"
+    for k in names[rules.n_rolls - 1:]:
+        if (stored[k] >= rules.n_boxes).any():
+            return None, f"holds {k} past the last box"
+    rng = np.random.default_rng(n)
+    pick = np.unique(np.concatenate([[0], rng.integers(0, n, PLAUSIBILITY_ROWS)]))
+    k, b, sb = _decide(rules, space, values, plan_values, m[pick], u[pick], f[pick], served)
+    same = all(np.array_equal(stored[f"keep_{j}"][pick], k[j]) for j in range(1, rules.n_rolls))
+    same = same and np.array_equal(stored["boxes"][pick], b)
+    if served:
+        same = same and np.array_equal(stored["served_boxes"][pick], sb)
+    if not same:
+        return None, "holds decisions that its own value table does not give (forged or stale)"
+    return (row_of, keeps, stored["boxes"], stored["served_boxes"] if served else None), ""
+
+
+def table_of_values(rules: RuleSet, kind: str, theta: float, values: np.ndarray, plan_values, *,
+                    served: bool = False, cache: bool = True, cache_dir=None, chunk: int = CHUNK,
+                    progress=None, trusted: tuple | None = None) -> DecisionTable:
+    """The decision table of any value table (disk-cached; see :func:`decision_table`).
+
+    ``plan_values(mask, u, flag)`` gives, per rerolls left ``j``, the (K, U) solver-order
+    value of every keep of U states (larger is better), as the widget's ``plan=True``;
+    the boxes maximize ``gain + values[next state]``. ``kind`` and ``theta`` name the
+    table in the cache (the risk strategies' tables: ``"risk"`` and their theta).
+    A cached table is memory-mapped (processes share its pages); ``trusted`` is the
+    ``file_id`` of a table a parent process verified: if the file still has it, it is
+    not checksummed and recomputed again (a worker starts at once).
+
+    >>> from yahtzee_sim.exact.solver import solve
+    >>> sol = solve("yacht-classic", cache=False)
+    >>> values = sol.values.reshape(-1)
+    >>> plan, served = _mean_planner(sol.rules, values)
+    >>> t = table_of_values(sol.rules, "mean", 0.0, values, plan, cache=False)
+    >>> bool((t.boxes == decision_table(sol, cache=False).boxes).all())
+    True
+    """
+    if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
+        raise ValueError(f"chunk must be a positive integer, got {chunk!r}")
+    if rules.n_boxes > 255 or rules.dice.subkeeps.shape[1] > 255:      # pragma: no cover
+        raise ValueError(f"the decisions of {rules.key} do not fit one byte each")
+    size = table_bytes(rules)
+    if size > MAX_TABLE_BYTES:
+        raise ValueError(f"the decision table of {rules.key} would take {size / 1e9:,.1f} GB (at most "
+                         f"{MAX_TABLE_BYTES / 1e9:.1f} GB here); its strategies decide from the "
+                         f"value tables per batch instead")
+    values = np.ascontiguousarray(values, dtype=np.float64).reshape(-1)
+    meta = _meta(rules, kind, theta, values)
+    status, note, path, file_id = "off", "", None, None
+    if cache:
+        memo_key = (meta["fingerprint"], kind, theta, meta["values_sha256"])
+        if memo_key in _MEMO:
+            hit = _MEMO[memo_key]
+            return dataclasses.replace(hit, cache="memory", seconds=0.0)
+        path = decisions_cache_path(rules, kind, theta, cache_dir)
+        ident = _cache.file_identity(path) if path.is_file() else None
+        quick = trusted is not None and tuple(trusted) == ident
+        stored, why = _cache.read(path, meta, mapped=True, trusted=ident if quick else None)
+        if stored is not None:
+            parts, why = _check(rules, stored, values, plan_values, served, quick)
+            if parts is not None:
+                table = DecisionTable(rules, kind, theta, *parts, 0.0, "hit", "", str(path), ident)
+                _MEMO[memo_key] = table
+                return table
+        status = "damaged" if path.exists() else "miss"
+        if status == "damaged":
+            note = f"cache file {path} {why}: rebuilt"
+    what = f"decision table of {rules.key}" + (f", theta {theta:g}" if kind == "risk" else "")
+    t0 = time.perf_counter()
+    row_of, keeps, boxes, sboxes = _build(rules, values, plan_values, served, int(chunk), progress, what)
+    seconds = time.perf_counter() - t0
+    for a in keeps[1:] + (boxes,) + ((sboxes,) if sboxes is not None else ()):
+        a.setflags(write=False)
+    if cache:
+        arrays = {f"keep_{j}": keeps[j] for j in range(1, rules.n_rolls)}
+        arrays["boxes"] = boxes
+        if sboxes is not None:
+            arrays["served_boxes"] = sboxes
+        try:
+            _cache.save(path, meta, arrays)
+            file_id = _cache.file_identity(path)
+            note += " and replaced" if note else ""
+        except OSError as exc:  # read-only or full disk: the table is still right
+            reason = exc.strerror or type(exc).__name__
+            where = exc.filename or path.parent
+            note = "; ".join(x for x in (note, f"the decision table could not be stored in {where}: "
+                                                f"{reason} (it is not cached)") if x)
+    table = DecisionTable(rules, kind, theta, row_of, keeps, boxes, sboxes, seconds, status, note,
+                          str(path) if path is not None else None, file_id)
+    if cache:
+        _MEMO[memo_key] = table
+    return table
+
+
+def decision_table(solution, *, cache: bool = True, cache_dir: str | os.PathLike | None = None,
+                   chunk: int = CHUNK, progress=None, trusted: tuple | None = None) -> DecisionTable:
+    """The optimal decisions of a :class:`~yahtzee_sim.exact.solver.Solution` (disk-cached).
+
+    ``progress``: a :mod:`yahtzee_sim.progress` callback told the states decided so far;
+    ``trusted``: see :func:`table_of_values`.
+
+    >>> from yahtzee_sim.exact.solver import solve
+    >>> seen = []
+    >>> t = decision_table(solve("yacht-classic", cache=False), cache=False,
+    ...                    progress=lambda *a: seen.append(a))
+    >>> seen[-1][1] == seen[-1][2] == t.n_states
+    True
+    """
+    rules = solution.rules
+    values = np.ascontiguousarray(solution.values).reshape(-1)
+    plan_values, served = _mean_planner(rules, values)
+    return table_of_values(rules, "mean", 0.0, values, plan_values, served=served, cache=cache,
+                           cache_dir=cache_dir, chunk=chunk, progress=progress, trusted=trusted)
