@@ -24,6 +24,8 @@ CASES = [
     ("distribution", "yacht", "optimal"),
     ("distribution", "yahtzee", "keep-largest"),
     ("distribution", "yahtzee", "greedy"),
+    ("distribution", "yahtzee", "heuristic"),
+    ("distribution", "yahtzee", "random"),
     ("distribution", "yahtzee", "optimal"),
     ("risk", "yacht", "0.02"),
     ("risk", "yahtzee", "0.02"),
@@ -43,6 +45,7 @@ def _rules(key):
 def run_one(kind: str, key: str, arg: str) -> dict:
     rules = _rules(key)
     t0 = time.perf_counter()
+    cpu0 = time.process_time()
     out = {}
     if kind == "distribution":
         from yahtzee_sim.exact.distribution import distribution
@@ -78,6 +81,7 @@ def run_one(kind: str, key: str, arg: str) -> dict:
         res = simulate_table(rules, players, n, seed=1)
         out.update(games_per_s=n / (time.perf_counter() - t0))
     out["seconds"] = time.perf_counter() - t0
+    out["cpu_seconds"] = time.process_time() - cpu0
     out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return out
 
@@ -94,15 +98,16 @@ def main(argv=None) -> int:
     for key in sorted({c[1] for c in cases}):             # warm the mean solver's cache
         subprocess.run([sys.executable, "-c", f"from yahtzee_sim.exact.solver import solve; solve({key!r})"],
                        check=True)
-    print("| what | rules | strategy / parameter | seconds | peak MB | result |")
-    print("|---|---|---|---|---|---|")
+    print("| what | rules | strategy / parameter | seconds | cpu s | peak MB | result |")
+    print("|---|---|---|---|---|---|---|")
     for kind, key, arg in cases:
         proc = subprocess.run([sys.executable, __file__, "--one", kind, key, arg], check=True,
                               capture_output=True, text=True)
         r = json.loads(proc.stdout.strip().splitlines()[-1])
         extra = ", ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v:,}"
-                          for k, v in r.items() if k not in ("seconds", "peak_mb"))
-        print(f"| {kind} | {key} | {arg} | {r['seconds']:.2f} | {r['peak_mb']:.0f} | {extra} |", flush=True)
+                          for k, v in r.items() if k not in ("seconds", "cpu_seconds", "peak_mb"))
+        print(f"| {kind} | {key} | {arg} | {r['seconds']:.2f} | {r['cpu_seconds']:.2f} | "
+              f"{r['peak_mb']:.0f} | {extra} |", flush=True)
     return 0
 
 

@@ -293,3 +293,66 @@ def _private_solver_cache(tmp_path_factory):
     mp.setenv(_solver_cache.CACHE_ENV, str(tmp_path_factory.mktemp("solver-cache")))
     yield
     mp.undo()
+
+
+# -- tiny games for the exact evaluations (tests/test_policy.py, tests/test_distribution.py)
+
+def tiny_rules(*, joker="forced", five_bonus=20, upper_bonus=7, fill_order="any") -> RuleSet:
+    """Two three-sided dice, three rolls, five boxes: Ones, Twos, Threes, Pair (both dice
+    equal: the five-of-a-kind box), Chance. Small enough to enumerate every game."""
+    from yahtzee_sim.rules import Box
+    from yahtzee_sim.rules import scoring as sc
+
+    boxes = (
+        Box("ones", "Ones", sc.upper(1), upper_face=1),
+        Box("twos", "Twos", sc.upper(2), upper_face=2),
+        Box("threes", "Threes", sc.upper(3), upper_face=3),
+        Box("pair", "Pair", sc.five_of_a_kind(10)),
+        Box("chance", "Chance", sc.chance, joker_points=9),
+    )
+    return RuleSet(name="tiny", title="Tiny", boxes=boxes, n_dice=2, n_faces=3, n_rolls=3,
+                   upper_bonus_threshold=6, upper_bonus=upper_bonus, five_box="pair",
+                   five_bonus=five_bonus, joker=joker, fill_order=fill_order)
+
+
+TINY_CASES = {
+    "forced-joker": dict(),
+    "free-joker": dict(joker="free"),
+    "no-joker-no-bonus": dict(joker="none", five_bonus=0),
+    "in-order": dict(fill_order="in-order"),
+}
+
+
+class LowestBox(Strategy):
+    """Deterministic test strategy: keep the dice of the roll's lowest face, fill the
+    first legal box (exercises states other strategies avoid)."""
+
+    name = "lowest-box"
+
+    def keep(self, state, rolls, rolls_left, u):
+        counts = self.dice.roll_counts[rolls].copy()
+        low = np.argmax(counts > 0, axis=1)
+        held = np.zeros_like(counts)
+        held[np.arange(len(rolls)), low] = counts[np.arange(len(rolls)), low]
+        return self.dice.keep_index_of_counts(held)
+
+    def box(self, state, rolls, options, u):
+        return np.argmax(options.legal, axis=1)
+
+
+def row_by_row(name: str) -> Strategy:
+    """The built-in strategy ``name`` behind overridden keep() and box() that only call
+    it: the exact evaluations then ask it one (state, roll) row at a time, the
+    straightforward way, instead of reading its decision tables."""
+    base = type(get_strategy(name))
+
+    class RowByRow(base):
+        def keep(self, state, rolls, rolls_left, u):
+            return super().keep(state, rolls, rolls_left, u)
+
+        def box(self, state, rolls, options, u):
+            return super().box(state, rolls, options, u)
+
+    strategy = RowByRow()
+    strategy.name = f"{name} (row by row)"
+    return strategy

@@ -20,20 +20,7 @@ from yahtzee_sim.state import TurnOptions
 from yahtzee_sim.stats import chisquare_gof
 from yahtzee_sim.strategies import Strategy
 
-
-def tiny_rules(*, joker="forced", five_bonus=20, upper_bonus=7, fill_order="any") -> RuleSet:
-    """Two three-sided dice, three rolls, five boxes: Ones, Twos, Threes, Pair (both dice
-    equal: the five-of-a-kind box), Chance. Small enough to enumerate every game."""
-    boxes = (
-        Box("ones", "Ones", sc.upper(1), upper_face=1),
-        Box("twos", "Twos", sc.upper(2), upper_face=2),
-        Box("threes", "Threes", sc.upper(3), upper_face=3),
-        Box("pair", "Pair", sc.five_of_a_kind(10)),
-        Box("chance", "Chance", sc.chance, joker_points=9),
-    )
-    return RuleSet(name="tiny", title="Tiny", boxes=boxes, n_dice=2, n_faces=3, n_rolls=3,
-                   upper_bonus_threshold=6, upper_bonus=upper_bonus, five_box="pair",
-                   five_bonus=five_bonus, joker=joker, fill_order=fill_order)
+from conftest import TINY_CASES, LowestBox, row_by_row, tiny_rules
 
 
 def brute_force(rules: RuleSet, strategy: Strategy) -> dict:
@@ -104,30 +91,6 @@ def brute_force(rules: RuleSet, strategy: Strategy) -> dict:
     return game(tuple([False] * b), 0, False)
 
 
-class LowestBox(Strategy):
-    """Keep the dice of the roll's lowest face, fill the first legal box."""
-
-    name = "lowest-box"
-
-    def keep(self, state, rolls, rolls_left, u):
-        counts = self.dice.roll_counts[rolls].copy()
-        low = np.argmax(counts > 0, axis=1)
-        held = np.zeros_like(counts)
-        held[np.arange(len(rolls)), low] = counts[np.arange(len(rolls)), low]
-        return self.dice.keep_index_of_counts(held)
-
-    def box(self, state, rolls, options, u):
-        return np.argmax(options.legal, axis=1)
-
-
-TINY_CASES = {
-    "forced-joker": dict(),
-    "free-joker": dict(joker="free"),
-    "no-joker-no-bonus": dict(joker="none", five_bonus=0),
-    "in-order": dict(fill_order="in-order"),
-}
-
-
 @pytest.mark.parametrize("case", list(TINY_CASES))
 @pytest.mark.parametrize("strategy", ["keep-largest", "greedy", "lowest-box"])
 def test_tiny_games_match_brute_force(case, strategy):
@@ -151,6 +114,25 @@ def test_tiny_games_match_brute_force(case, strategy):
         bonus[k[2]] += p
     want = np.array([bonus[i] for i in range(max(bonus) + 1)])
     np.testing.assert_allclose(dist.five_bonus_pmf, want, atol=1e-14)
+
+
+@pytest.mark.parametrize("case", list(TINY_CASES))
+@pytest.mark.parametrize("strategy", ["keep-largest", "greedy", "heuristic", "optimal"])
+def test_decision_tables_equal_asking_row_by_row(case, strategy):
+    """The same distribution when the strategy is asked one (state, roll) row at a time
+    instead of read from its tables (optimal: the same mean; its keep tables may break
+    exact ties between keeps of equal value differently, which can move the sd)."""
+    rules = tiny_rules(**TINY_CASES[case])
+    fast = distribution(rules, strategy)
+    slow = distribution(rules, row_by_row(strategy))
+    if strategy == "optimal":
+        assert fast.mean == pytest.approx(slow.mean, rel=1e-12)
+        return
+    assert len(fast.pmf) == len(slow.pmf)
+    np.testing.assert_allclose(fast.pmf, slow.pmf, rtol=1e-12, atol=1e-15)
+    for name in ("p_upper_bonus", "p_five_box_full", "p_five_of_a_kind_rolled", "five_per_game"):
+        assert getattr(fast, name) == pytest.approx(getattr(slow, name), rel=1e-12, abs=1e-15)
+    np.testing.assert_allclose(fast.five_bonus_pmf, slow.five_bonus_pmf, rtol=1e-12, atol=1e-15)
 
 
 def test_tiny_random_is_averaged_exactly():

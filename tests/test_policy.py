@@ -22,24 +22,11 @@ from yahtzee_sim.rules import scoring as sc
 from yahtzee_sim.strategies import Strategy, best_legal, get_strategy
 from yahtzee_sim.strategies.optimal import OptimalStrategy
 
+from conftest import TINY_CASES, LowestBox, row_by_row, tiny_rules
+
 
 
 # -- tiny games, evaluated by brute force ------------------------------------------------
-
-def tiny_rules(*, joker="forced", five_bonus=20, upper_bonus=7, fill_order="any") -> RuleSet:
-    """Two three-sided dice, three rolls, five boxes: Ones, Twos, Threes, Pair (both dice
-    equal, the five-of-a-kind box), Chance. Small enough to enumerate every game."""
-    boxes = (
-        Box("ones", "Ones", sc.upper(1), upper_face=1),
-        Box("twos", "Twos", sc.upper(2), upper_face=2),
-        Box("threes", "Threes", sc.upper(3), upper_face=3),
-        Box("pair", "Pair", sc.five_of_a_kind(10)),
-        Box("chance", "Chance", sc.chance, joker_points=9),
-    )
-    return RuleSet(name="tiny", title="Tiny", boxes=boxes, n_dice=2, n_faces=3, n_rolls=3,
-                   upper_bonus_threshold=6, upper_bonus=upper_bonus, five_box="pair",
-                   five_bonus=five_bonus, joker=joker, fill_order=fill_order)
-
 
 def two_box_rules() -> RuleSet:
     """A game to check by hand: one six-sided die, two rolls, two boxes (Sixes, Chance)."""
@@ -111,31 +98,6 @@ def brute_force(rules: RuleSet, strategy: Strategy) -> tuple[float, float]:
     return mean, math.sqrt(max(m2 - mean * mean, 0.0))
 
 
-class LowestBox(Strategy):
-    """Deterministic test strategy: keep the dice of the roll's lowest face, fill the
-    first legal box (exercises states other strategies avoid)."""
-
-    name = "lowest-box"
-
-    def keep(self, state, rolls, rolls_left, u):
-        counts = self.dice.roll_counts[rolls].copy()
-        low = np.argmax(counts > 0, axis=1)
-        held = np.zeros_like(counts)
-        held[np.arange(len(rolls)), low] = counts[np.arange(len(rolls)), low]
-        return self.dice.keep_index_of_counts(held)
-
-    def box(self, state, rolls, options, u):
-        return np.argmax(options.legal, axis=1)
-
-
-TINY_CASES = {
-    "forced-joker": dict(),
-    "free-joker": dict(joker="free"),
-    "no-joker-no-bonus": dict(joker="none", five_bonus=0),
-    "in-order": dict(fill_order="in-order"),
-}
-
-
 @pytest.mark.parametrize("case", list(TINY_CASES))
 @pytest.mark.parametrize("strategy", ["keep-largest", "greedy", "lowest-box"])
 def test_tiny_games_match_brute_force(case, strategy):
@@ -145,6 +107,22 @@ def test_tiny_games_match_brute_force(case, strategy):
     pv = policy_value(rules, make())
     assert pv.expected_score == pytest.approx(mean, rel=1e-12, abs=1e-12)
     assert pv.sd == pytest.approx(sd, rel=1e-9, abs=1e-9)
+
+
+@pytest.mark.parametrize("case", list(TINY_CASES))
+@pytest.mark.parametrize("strategy", ["keep-largest", "greedy", "heuristic", "optimal"])
+def test_decision_tables_equal_asking_row_by_row(case, strategy):
+    """policy_value reads the built-in strategies' decisions from their tables; asked one
+    (state, roll) row at a time instead (the straightforward way), every state's
+    expected score and second moment come out the same."""
+    rules = tiny_rules(**TINY_CASES[case])
+    fast = policy_value(rules, strategy)
+    slow = policy_value(rules, row_by_row(strategy))
+    assert slow.strategy.endswith("(row by row)")
+    seen = ~np.isnan(slow.values)
+    assert np.array_equal(~np.isnan(fast.values), seen) and seen.sum() == slow.states
+    np.testing.assert_allclose(fast.values[seen], slow.values[seen], rtol=1e-12, atol=1e-10)
+    np.testing.assert_allclose(fast.second_moments[seen], slow.second_moments[seen], rtol=1e-12)
 
 
 def test_two_box_game_by_hand():

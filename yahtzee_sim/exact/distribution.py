@@ -7,10 +7,11 @@ states whose rewards (the points of each turn) never feed back into the
 decisions. So the joint distribution of (state, points so far) can be pushed
 forward turn by turn, exactly:
 
-* per state, the strategy is asked once for its box for each final roll and its
-  keep for each roll and rolls left, through the same machinery as
-  :func:`~yahtzee_sim.exact.policy.policy_value` (same batches, same checks,
-  ``random`` averaged exactly, strategies that use their uniform ``u`` refused);
+* per state, the strategy gives its box for each final roll and its keep for
+  each roll and rolls left through the same machinery as
+  :func:`~yahtzee_sim.exact.policy.policy_value` (the built-in strategies' own
+  tables, or one question per (state, roll) row; ``random`` averaged exactly,
+  strategies that use their uniform ``u`` refused);
 * the first-roll distribution is pushed through the keeps (mass on a keep
   spreads over one more die of each face, down the keep lattice) to the
   distribution of the turn's final roll, which gives, per state, a short list of
@@ -31,9 +32,10 @@ five-of-a-kind bonuses.
 Cost: memory is the (state, points) support of two consecutive levels plus the
 moves of one level. Optimal ``yahtzee`` visits 284,271 states (of 536,448
 reachable ones: the others have probability 0 under optimal play), with at most
-15.2 million (state, points) entries in a level (122 MB of float64). The time
-goes about equally to asking the strategy for its decisions (every final roll's
-box, every keep) and to the propagation; see ``benchmarks/RESULTS.md``.
+15.2 million (state, points) entries in a level (122 MB of float64). About half
+the time now goes to the (state, points) propagation, the rest to the optimal
+strategy's keep tables, its boxes and the final-roll masses; see
+``benchmarks/RESULTS.md``.
 
 >>> dist = distribution("yacht", "keep-largest", options=["fill-in-order"])
 >>> from yahtzee_sim.exact.policy import policy_value
@@ -46,7 +48,6 @@ True
 
 from __future__ import annotations
 
-import functools
 import math
 import time
 from dataclasses import dataclass, field
@@ -56,7 +57,8 @@ import numpy as np
 from ..rules import RuleSet, get_rules
 from ..strategies import Strategy, get_strategy
 from . import cache as _cache
-from .policy import DEFAULT_CHUNK_ROWS, PROBE_STATES, _ask_box, _ask_keep, _probe, _Turn, evaluation_setup
+from .policy import (DEFAULT_CHUNK_ROWS, PROBE_STATES, _Decider, _hold, _probe, _throw, _Turn,
+                     evaluation_setup)
 
 __all__ = ["distribution", "ScoreDistribution", "pmf_mean_sd"]
 
@@ -250,37 +252,6 @@ class ScoreDistribution:
         return ax
 
 
-# -- the keep lattice, pushed forwards ----------------------------------------------
-@functools.lru_cache(maxsize=None)
-def _push_matrices(dice):
-    """Per keep size s < n_dice: (keeps of size s, keeps of size s + 1, sparse (n_{s+1}, n_s)
-    matrix spreading a keep's mass evenly over one more die of each face)."""
-    from scipy import sparse
-
-    f = dice.n_faces
-    out = []
-    for s in range(dice.n_dice):
-        ks = np.flatnonzero(dice.keep_size == s)
-        kn = np.flatnonzero(dice.keep_size == s + 1)
-        pos = np.full(dice.n_keeps, -1, dtype=np.int64)
-        pos[kn] = np.arange(len(kn))
-        ch = pos[dice.keep_children[ks]]                     # (n_s, F)
-        cols = np.repeat(np.arange(len(ks)), f)
-        m = sparse.csr_matrix((np.full(ch.size, 1.0 / f), (ch.ravel(), cols)),
-                              shape=(len(kn), len(ks)))
-        m.sum_duplicates()
-        out.append((ks, kn, m))
-    return tuple(out)
-
-
-def _throw(dice, keep_mass: np.ndarray) -> np.ndarray:
-    """(K, C) mass on the keeps -> (R, C) mass on the rolls after rerolling the rest."""
-    y = keep_mass
-    for ks, kn, m in _push_matrices(dice):
-        y[kn] += m @ y[ks]
-    return y[dice.roll_keep_index]
-
-
 # -- one level's moves ------------------------------------------------------------
 @dataclass
 class _Moves:
@@ -340,37 +311,31 @@ def _optimal_keeps(strategy, turn) -> dict:
     return {j: np.concatenate(v) for j, v in out.items()}
 
 
-def _final_roll_mass(rules, strategy, turn, is_subkeep, uniform, avg_keep, is_five):
-    """(C, R) P(final roll) and the same without any five-of-a-kind throw, and the boxes."""
-    d = rules.dice
-    n, r = turn.n, turn.r
-    u0 = np.zeros(len(turn.rolls), dtype=np.float32)
-    boxes, keeps = None, {}
-    if _is_plain_optimal(strategy):
-        boxes = _ask_box(strategy, turn, u0, rules)
-        keeps = _optimal_keeps(strategy, turn)
-    elif not uniform:     # asked in the order policy_value asks (box, then keeps)
-        boxes = _ask_box(strategy, turn, u0, rules)
-        keeps = {j: _ask_keep(strategy, turn, j, u0, is_subkeep).reshape(n, r)
-                 for j in range(rules.n_rolls - 1, 0, -1)}
-    x = np.empty((r, 2 * n))                         # rolls first; columns: all, no five yet
+def _final_roll_mass(d, keeps, avg_keep, is_five, n_rolls, n):
+    """(C, R) P(final roll) and the same without any five-of-a-kind throw, per state:
+    the first roll's distribution pushed through the keeps (``keeps`` a
+    :class:`~yahtzee_sim.exact.policy._Keeps`, once per distinct plan; None for
+    uniform keeps, the same in every state)."""
+    p = 1 if keeps is None else len(next(iter(keeps.plans.values()))) if n_rolls > 1 else 1
+    x = np.empty((d.n_rolls, 2 * p))                 # rolls first; columns: all, no five yet
     x[:] = d.first_roll_prob[:, None]
-    x[is_five, n:] = 0.0
-    cols = np.arange(2 * n)
-    for j in range(rules.n_rolls - 1, 0, -1):
-        if uniform:
-            y = avg_keep.T @ x                           # (K, 2C)
+    x[is_five, p:] = 0.0
+    for j in range(n_rolls - 1, 0, -1):
+        if keeps is None:
+            y = avg_keep.T @ x                           # (K, 2)
         else:
-            k = np.concatenate([keeps[j], keeps[j]], axis=0)     # (2C, R)
-            y = np.bincount((k * (2 * n) + cols[:, None]).ravel(), weights=x.T.ravel(),
-                            minlength=d.n_keeps * 2 * n).reshape(d.n_keeps, 2 * n)
+            plan = keeps.plans[j]
+            y = _hold(d, x, np.concatenate([plan, plan], axis=0))
         x = _throw(d, y)
-        x[is_five, n:] = 0.0
-    return x[:, :n].T, x[:, n:].T, boxes
+        x[is_five, p:] = 0.0
+    p_all, p_no5 = x[:, :p].T, x[:, p:].T
+    rows = np.zeros(n, np.intp) if keeps is None else keeps.rows
+    if rows is not None:
+        p_all, p_no5 = p_all[rows], p_no5[rows]
+    return p_all, p_no5
 
 
-def _level_moves(rules, sp, strategy, mask, u, flag, is_subkeep, uniform, avg_keep,
-                 per_chunk, shown):
+def _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk, shown):
     d = rules.dice
     is_five = (rules.five_face > 0) if rules.five_box is not None else \
         (d.roll_counts.max(axis=1) == rules.n_dice)
@@ -386,37 +351,42 @@ def _level_moves(rules, sp, strategy, mask, u, flag, is_subkeep, uniform, avg_ke
         hi = min(lo + per_chunk, len(mask))
         turn = _Turn(rules, sp, mask[lo:hi], u[lo:hi], flag[lo:hi])
         shown[0], shown[1] = shown[1], turn
-        p_all, p_no5, boxes = _final_roll_mass(rules, strategy, turn, is_subkeep, uniform,
-                                               avg_keep, is_five)
-        opts = turn.options
-        n_rows = len(turn.rolls)
+        n, r = turn.n, turn.r
+        keeps = None
+        if not uniform:
+            boxes, keeps = decide(turn)
+        p_all, p_no5 = _final_roll_mass(d, keeps, avg_keep, is_five, rules.n_rolls, n)
+        five_final[lo:hi] += p_all[:, is_five].sum(axis=1)
         if uniform:
+            opts = turn.options
             at = np.flatnonzero(opts.legal)
             rows, bx = np.divmod(at, n_boxes)
-            w = 1.0 / np.bincount(rows, minlength=n_rows)[rows]
+            w = 1.0 / np.bincount(rows, minlength=n * r)[rows]
+            st, roll = np.divmod(rows, r)
+            pts = opts.scores[rows, bx].astype(np.int64)
+            p, q = p_all[st, roll] * w, p_no5[st, roll] * w
         else:
-            rows, bx = np.arange(n_rows), boxes
-            w = None
-        st = turn.rep[rows]
-        roll = turn.rolls[rows]
-        pts = opts.scores[rows, bx].astype(np.int64)
-        nb = (is_five[roll] & (turn.flag[rows] == 1)).astype(np.int64) if rules.five_bonus else 0
-        p = p_all[st, roll]
-        q = p_no5[st, roll]
-        if not uniform:
-            five_final[lo:hi] += p_all[:, is_five].sum(axis=1)
-        if w is not None:
-            p, q = p * w, q * w
-            five_final[lo:hi] += p_all[:, is_five].sum(axis=1)
-        # aggregate the rolls: one bin per (state, box, points, bonus) of the chunk
-        key = ((st * n_boxes + bx) * n_pts + pts) * 2 + nb
-        n_bins = (hi - lo) * n_boxes * n_pts * 2
+            pts, _, legal = turn.chosen(boxes)
+            if not legal.all():                      # pragma: no cover - internal error
+                raise RuntimeError("distribution: a decision table chose an illegal box")
+            st = np.repeat(np.arange(n), r)
+            roll = np.tile(np.arange(r), n)
+            bx, pts = boxes.reshape(-1).astype(np.int64), pts.reshape(-1)
+            p, q = p_all.reshape(-1), p_no5.reshape(-1)
+        nb = (is_five[roll] & (turn.chunk[2][st] == 1)).astype(np.int64) if rules.five_bonus else 0
+        # aggregate the rolls: one bin per (state, box and points met, bonus) of the chunk
+        met = np.zeros(n_boxes * n_pts, dtype=bool)
+        met[(np.arange(n_boxes) * n_pts)[None, :] + turn.g_scores] = True
+        bp_of = np.cumsum(met) - 1
+        n_bp = int(met.sum())
+        key = (st * n_bp + bp_of[bx * n_pts + pts]) * 2 + nb
+        n_bins = n * n_bp * 2
         pb = np.bincount(key, weights=p, minlength=n_bins)
         qb = np.bincount(key, weights=q, minlength=n_bins)
         at = np.flatnonzero(pb > 0)
         rest, nb_m = np.divmod(at, 2)
-        rest, pts_m = np.divmod(rest, n_pts)
-        st_m, bx_m = np.divmod(rest, n_boxes)
+        st_m, bp_m = np.divmod(rest, n_bp)
+        bx_m, pts_m = np.divmod(np.flatnonzero(met)[bp_m], n_pts)
         m0, u0, f0 = mask[lo:hi][st_m], u[lo:hi][st_m], flag[lo:hi][st_m]
         nxt = sp.next_flat(m0, u0, f0, pts_m, boxes=bx_m)
         u_next = np.minimum(u0 + np.where(rules.is_upper[bx_m], pts_m, 0), sp.cap)
@@ -630,6 +600,8 @@ def distribution(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
 def _distribution(rules, strat, chunk_rows, progress) -> ScoreDistribution:
     t0 = time.perf_counter()
     sp, uniform, avg_keep, is_subkeep, table, counts = evaluation_setup(rules, strat, "distribution")
+    decide = _Decider(strat, rules, is_subkeep,
+                      optimal_keeps=_optimal_keeps if _is_plain_optimal(strat) else None)
     d = rules.dice
     per_chunk = max(1, int(chunk_rows) // d.n_rolls)
     row_of = np.full(sp.size, -1, dtype=np.int64)
@@ -652,12 +624,11 @@ def _distribution(rules, strat, chunk_rows, progress) -> ScoreDistribution:
         flag = fl % sp.n_flag
         u = (fl // sp.n_flag) % sp.n_u
         mask = fl // (sp.n_flag * sp.n_u)
-        if not uniform and not _is_plain_optimal(strat):   # optimal is deterministic by construction
+        if not uniform:
             probe = _Turn(rules, sp, mask[:PROBE_STATES], u[:PROBE_STATES], flag[:PROBE_STATES])
             shown[0], shown[1] = shown[1], probe
-            _probe(strat, rules, probe, is_subkeep)
-        moves = _level_moves(rules, sp, strat, mask, u, flag, is_subkeep, uniform, avg_keep,
-                             per_chunk, shown)
+            decide.check(probe, *_probe(strat, rules, probe, is_subkeep))
+        moves = _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk, shown)
         mass = level.mass()
         p_five_full += float(mass @ moves.five_full)
         five_per_game += float(mass @ moves.five_final)

@@ -8,16 +8,23 @@ simulation (OpenSpiel's "chance is a node whose outcomes you can ask for").
 
 Every reachable state (filled boxes, upper total capped at the threshold, flag)
 is evaluated level by level from the full card backwards. For a chunk of states
-the strategy is asked, in single vectorized calls over every (state, roll) row,
-which box it fills with each of the 252 final rolls and which dice it keeps with
-each roll and rolls left, exactly as the simulator asks it (same
+the strategy gives the box it fills with each final roll and the dice it keeps
+with each roll and rolls left, as the simulator would ask it (same
 :class:`~yahtzee_sim.state.TurnOptions`, jokers and bonuses from
-:meth:`RuleSet.turn_options`). Then::
+:meth:`RuleSet.turn_options`): row by row in vectorized calls over every
+(state, roll) row, or, for the built-in strategies whose decisions are table
+look-ups (keep-largest, greedy, heuristic, optimal), read from those tables once
+per state or per distinct option row, the same answers (checked on every level
+against the row-by-row ones). Then::
 
     final(r) = gain(r, box) + V(next state)            (and its square's mean)
-    X_j(r)   = E[X_{j-1} | keep_j(r)]                  (keep lattice expectations)
-    V(state) = sum_r P(first roll r) X_{n_rolls - 1}(r)
+    rho(r)   = P(the turn ends with roll r | the keeps) (first roll pushed forwards)
+    V(state) = sum_r rho(r) final(r)
 
+The next state depends only on the *move* (the box, and for an upper box its
+points), so ``V(next state)`` and the upper bonus are looked up in a few dozen
+values per state. ``rho`` is computed once per distinct keep plan (once for all
+states when the keeps do not depend on the state, as for keep-largest and random).
 The second moment of the score is carried the same way (the squares of the
 points gained now combined with the next state's second moment), so the
 standard deviation is exact too.
@@ -36,6 +43,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import dataclass, field
@@ -48,7 +56,6 @@ from ..state import GameState, TurnOptions
 from ..strategies import Strategy, get_strategy
 from ..strategies.simple import RandomStrategy
 from ._solver_space import StateSpace, state_space
-from .widget import keep_expectations
 
 __all__ = ["policy_value", "PolicyValue", "achievable_upper_totals", "reachable_states"]
 
@@ -263,45 +270,117 @@ def _bits_of(mask: np.ndarray, n_boxes: int) -> np.ndarray:
     return ((mask[:, None] >> np.arange(n_boxes, dtype=np.int64)) & 1).astype(bool)
 
 
+@functools.lru_cache(maxsize=32)
+def _upper_gain_table(rules: RuleSet) -> np.ndarray:
+    """(n_u * R, B) int16 upper bonus earned by writing roll r in each box at capped
+    upper total u (row ``u * R + r``): an upper box always scores its face count,
+    so the bonus depends on the total and the roll only."""
+    sp = state_space(rules)
+    r = rules.dice.n_rolls
+    plain = np.tile(rules.score_table, (sp.n_u, 1))
+    out = rules.upper_bonus_gain(np.repeat(np.arange(sp.n_u), r), plain)
+    out.setflags(write=False)
+    return out
+
+
+@functools.lru_cache(maxsize=32)
+def _gain_classes(rules: RuleSet):
+    """Classes of (upper total, roll) with the same upper-bonus row: ``q_of`` (n_u, R)
+    class of each, and per class its roll and a representative upper total. Most
+    totals earn no bonus with any box, so a roll has few classes."""
+    sp = state_space(rules)
+    r = rules.dice.n_rolls
+    table = _upper_gain_table(rules).reshape(sp.n_u, r, -1)
+    keyed = np.concatenate([np.broadcast_to(np.arange(r)[:, None, None], (r, sp.n_u, 1)),
+                            table.transpose(1, 0, 2)], axis=2).reshape(r * sp.n_u, -1)
+    _, first, inv = np.unique(keyed, axis=0, return_index=True, return_inverse=True)
+    q_of = inv.reshape(r, sp.n_u).T.copy()
+    q_roll, q_u = np.divmod(first, sp.n_u)
+    return q_of, q_roll, q_u
+
+
+class _Batch:
+    """Rows shown to a strategy: ``state``, ``rolls`` and ``options`` (N rows)."""
+
+    def __init__(self, state, rolls, options):
+        self.state, self.rolls, self.options = state, rolls, options
+
+
 class _Turn:
     """One chunk of states of a level, every roll: the batch the strategy sees.
 
     The options are what :meth:`RuleSet.turn_options` and
     :meth:`RuleSet.upper_bonus_gain` give for each (state, roll) row, computed
-    once per distinct (filled boxes, five-box flag) and once per distinct upper
-    total (an upper box always scores its face count, jokers never change it, so
-    the upper bonus earned depends only on the total and the roll; checked).
+    once per distinct (filled boxes, five-box flag) and once per upper total (an
+    upper box always scores its face count, jokers never change it, so the upper
+    bonus earned depends only on the total and the roll; checked). The (state,
+    roll) rows themselves (``state``, ``rolls``, ``options``) are built only when
+    a strategy has to be asked row by row.
     """
 
     def __init__(self, rules: RuleSet, sp: StateSpace, mask, u, flag):
-        d = rules.dice
-        r = d.n_rolls
+        r = rules.dice.n_rolls
+        self.rules, self.sp = rules, sp
         self.n, self.r = len(mask), r
-        self.rep = np.repeat(np.arange(self.n), r)
-        roll = np.arange(r, dtype=np.intp)
-        self.rolls = np.tile(roll, self.n)
         self.chunk = (mask, u, flag)
-        self.mask, self.u, self.flag = mask[self.rep], u[self.rep], flag[self.rep]
-        filled = _bits_of(mask, sp.n_boxes)
-        self.state = GameState.from_arrays(rules, np.repeat(filled, r, axis=0), self.u,
-                                           self.flag.astype(bool))
+        self.filled = _bits_of(mask, sp.n_boxes)                     # (C, B)
         _, first, g_inv = np.unique(mask * 2 + flag, return_index=True, return_inverse=True)
+        self.g_first, self.g_inv = first, g_inv.reshape(-1)
+        roll = np.arange(r, dtype=np.intp)
         g_rolls = np.tile(roll, len(first))
-        legal, scores, bonus = rules.turn_options(np.repeat(filled[first], r, axis=0),
+        legal, scores, bonus = rules.turn_options(np.repeat(self.filled[first], r, axis=0),
                                                   np.repeat(flag[first].astype(bool), r), g_rolls)
         upper = rules.is_upper
         if not np.array_equal(scores[:, upper], rules.score_table[g_rolls][:, upper]):
             raise RuntimeError("policy_value: an upper box scored other than its face count")
-        u_vals, u_inv = np.unique(u, return_inverse=True)
-        plain = np.tile(rules.score_table, (len(u_vals), 1))
-        up_gain = rules.upper_bonus_gain(np.repeat(u_vals, r), plain)           # (U*R, B)
-        row = (g_inv[:, None] * r + roll).ravel()
-        scores = scores[row]
-        gain = scores + up_gain[(u_inv[:, None] * r + roll).ravel()] + bonus[row][:, None]
-        self.options = TurnOptions(legal[row], scores, gain)
+        self.g_legal, self.g_scores, self.g_bonus = legal, scores, bonus   # rows g * R + roll
+        self.up_gain = _upper_gain_table(rules)                           # rows u * R + roll
+
+    @functools.cached_property
+    def rep(self):
+        return np.repeat(np.arange(self.n), self.r)
+
+    @functools.cached_property
+    def rolls(self):
+        return np.tile(np.arange(self.r, dtype=np.intp), self.n)
+
+    @functools.cached_property
+    def mask(self):
+        return self.chunk[0][self.rep]
+
+    @functools.cached_property
+    def u(self):
+        return self.chunk[1][self.rep]
+
+    @functools.cached_property
+    def flag(self):
+        return self.chunk[2][self.rep]
+
+    @functools.cached_property
+    def state(self):
+        return GameState.from_arrays(self.rules, np.repeat(self.filled, self.r, axis=0), self.u,
+                                     self.flag.astype(bool))
+
+    @functools.cached_property
+    def options(self):
+        roll = np.arange(self.r)
+        row = (self.g_inv[:, None] * self.r + roll).ravel()
+        scores = self.g_scores[row]
+        gain = scores + self.up_gain[(self.chunk[1][:, None] * self.r + roll).ravel()] \
+            + self.g_bonus[row][:, None]
+        return TurnOptions(self.g_legal[row], scores, gain)
+
+    def chosen(self, boxes: np.ndarray):
+        """(C, R) points written and points gained (bonuses included) with ``boxes``
+        (C, R), and whether each box is legal."""
+        roll = np.arange(self.r)
+        row = self.g_inv[:, None] * self.r + roll
+        pts = self.g_scores[row, boxes].astype(np.int64)
+        gain = pts + self.up_gain[self.chunk[1][:, None] * self.r + roll, boxes] + self.g_bonus[row]
+        return pts, gain, self.g_legal[row, boxes]
 
 
-def _ask_box(strategy, turn: _Turn, u: np.ndarray, rules: RuleSet) -> np.ndarray:
+def _ask_box(strategy, turn, u: np.ndarray, rules: RuleSet) -> np.ndarray:
     boxes = np.asarray(strategy.box(turn.state, turn.rolls, turn.options, u))
     if boxes.shape != turn.rolls.shape or boxes.dtype.kind not in "iu":
         raise StrategyError(f"strategy {strategy.name!r}: box() must return {turn.rolls.shape} box indices")
@@ -314,7 +393,7 @@ def _ask_box(strategy, turn: _Turn, u: np.ndarray, rules: RuleSet) -> np.ndarray
     return boxes.astype(np.intp)
 
 
-def _ask_keep(strategy, turn: _Turn, rolls_left: int, u: np.ndarray, is_subkeep) -> np.ndarray:
+def _ask_keep(strategy, turn, rolls_left: int, u: np.ndarray, is_subkeep) -> np.ndarray:
     keeps = np.asarray(strategy.keep(turn.state, turn.rolls, rolls_left, u))
     if keeps.shape != turn.rolls.shape or keeps.dtype.kind not in "iu":
         raise StrategyError(f"strategy {strategy.name!r}: keep() must return {turn.rolls.shape} keep indices")
@@ -327,68 +406,486 @@ def _ask_keep(strategy, turn: _Turn, rolls_left: int, u: np.ndarray, is_subkeep)
     return keeps.astype(np.intp)
 
 
-def _probe(strategy, rules, turn: _Turn, is_subkeep) -> None:
-    """Refuse strategies whose decisions change with their uniform ``u``."""
+def _probe(strategy, rules, turn: _Turn, is_subkeep):
+    """Refuse strategies whose decisions change with their uniform ``u``; returns the
+    decisions at ``u = 0``: boxes (C, R) and keeps ``{rolls left: (C, R)}``."""
     n = len(turn.rolls)
+    shape = (turn.n, turn.r)
     answers = [_ask_box(strategy, turn, np.full(n, x, np.float32), rules) for x in _U_PROBES]
     what = "box"
     same = all(np.array_equal(answers[0], a) for a in answers[1:])
+    boxes, keeps = answers[0].reshape(shape), {}
     for j in range(rules.n_rolls - 1, 0, -1):
         if not same:
             break
         answers = [_ask_keep(strategy, turn, j, np.full(n, x, np.float32), is_subkeep) for x in _U_PROBES]
         same = all(np.array_equal(answers[0], a) for a in answers[1:])
+        keeps[j] = answers[0].reshape(shape)
         what = f"keep with {j} roll{'s' if j > 1 else ''} left"
     if not same:
         raise ValueError(f"strategy {strategy.name!r} is randomized (its {what} depends on its "
                          f"uniform u): policy_value needs decisions that depend on the state "
                          f"alone (random itself is averaged exactly)")
+    return boxes, keeps
 
 
-def _chunk_values(strategy, rules, sp, turn: _Turn, values, second, is_subkeep, uniform,
-                  avg_keep):
-    """Expected future score and its second moment (C,) of a chunk of states."""
+# -- the strategy's decisions for every (state, roll) of a chunk ----------------------
+# A strategy is asked row by row (one (state, roll) row each, as the simulator asks
+# it) unless its decisions are known to come from a table that can be read per state:
+# then the table is read directly (the same answers, checked on the probe states of
+# every level against the row-by-row answers).
+
+class _Keeps:
+    """Keeps of a chunk's states: ``plans[j]`` (P, R) keep of each roll with j rerolls
+    left in P distinct plans, and ``rows`` (C,) the plan of each state (None: one plan
+    per state). ``keeps[j]`` is the (C, R) table."""
+
+    def __init__(self, plans: dict, rows=None):
+        self.plans, self.rows = plans, rows
+
+    def __getitem__(self, j):
+        p = self.plans[j]
+        return p if self.rows is None else p[self.rows]
+
+    def __iter__(self):
+        return iter(self.plans)
+
+
+def _keep_largest_keeps(strategy, turn):
+    table = np.asarray(strategy._keep_table, dtype=np.intp)[None, :]    # the roll alone
+    return _Keeps({j: table for j in range(1, turn.rules.n_rolls)}, np.zeros(turn.n, np.intp))
+
+
+def _boxes_from_options(strategy, turn):
+    """Boxes of a strategy whose box() reads only the options and the rolls: asked once
+    per distinct (filled boxes, flag, roll, upper-bonus row) instead of per state."""
+    rules, r = turn.rules, turn.r
+    mask, u, flag = turn.chunk
+    q_of, q_roll, q_u = _gain_classes(rules)
+    qs = np.unique(q_of[np.unique(u)])                   # the classes this chunk meets
+    g, nq = len(turn.g_first), len(qs)
+    g_rows = np.repeat(np.arange(g), nq)
+    qq = np.tile(qs, g)
+    rolls = q_roll[qq]
+    row = g_rows * r + rolls
+    scores = turn.g_scores[row]
+    gain = scores + turn.up_gain[q_u[qq] * r + rolls] + turn.g_bonus[row][:, None]
+    first = turn.g_first[g_rows]
+    state = GameState.from_arrays(rules, turn.filled[first], q_u[qq], flag[first].astype(bool))
+    batch = _Batch(state, rolls.astype(np.intp), TurnOptions(turn.g_legal[row], scores, gain))
+    bb = _ask_box(strategy, batch, np.zeros(len(rolls), np.float32), rules).astype(np.int8)
+    pos = np.full(len(q_roll), -1, dtype=np.intp)
+    pos[qs] = np.arange(nq)
+    at = pos[q_of][u]                                    # (C, R) class of each row
+    at += (turn.g_inv * nq)[:, None]
+    return np.take(bb, at)
+
+
+def _lookahead_tables(strategy, turn):
+    """Greedy and heuristic: each position's plan (its box for every final roll, its
+    keep for every roll and rerolls left) is what keep() and box() look up."""
+    rules = turn.rules
+    mask, u, flag = turn.chunk
+    state = GameState.from_arrays(rules, turn.filled, u, flag.astype(bool))
+    rows = strategy._plans(state, rules.n_rolls - 1)
+    store = strategy._store
+    roll = np.arange(turn.r)[None, :]
+    boxes = store[0][rows]
+    plans, inv = np.unique(rows, return_inverse=True)     # states of one position share it
+    keeps = {j: strategy.dice.subkeeps[roll, store[j][plans]].astype(np.intp)
+             for j in range(1, rules.n_rolls)}
+    return boxes, _Keeps(keeps, inv.reshape(-1))
+
+
+def _optimal_boxes(strategy, turn):
+    """The optimal strategy's box for every (state, final roll) of a chunk: what box()
+    computes (the legal box of largest ``gain + value of the next state``, in float32,
+    the first on ties), box by box over (C, R) arrays. A box's next state depends only
+    on the move (see :func:`_move_table`); rolls whose options differ from the plain
+    score table in some state of the chunk (jokers, bonuses) are done as box() does."""
+    rules, sp = turn.rules, turn.sp
+    mask, u, flag = turn.chunk
+    n, r, n_boxes = turn.n, turn.r, rules.n_boxes
+    move_of, m_box, m_pts = _move_table(rules)
+    table = strategy._values
+    upper = rules.is_upper[m_box]
+    nxt = sp.next_flat(mask[:, None], u[:, None], flag[:, None], np.where(upper, m_pts, m_pts > 0),
+                       boxes=m_box[None, :])
+    filled = turn.filled
+    nxt = np.where(filled[:, m_box], 0, nxt)
+    v32 = table[nxt]                                                      # (C, M) float32
+    scores1 = np.zeros((len(m_box), n_boxes), dtype=np.int16)
+    scores1[np.arange(len(m_box)), m_box] = np.where(upper, m_pts, 0)
+    u_vals, u_inv = np.unique(u, return_inverse=True)
+    ug = rules.upper_bonus_gain(np.repeat(u_vals, len(m_box)), np.tile(scores1, (len(u_vals), 1)))
+    ug = ug[np.arange(len(ug)), np.tile(m_box, len(u_vals))].reshape(len(u_vals), -1)
+    ug = ug[u_inv.reshape(-1)]                                            # (C, M) int16
+    st = rules.score_table
+    m_of_roll = move_of[np.arange(n_boxes)[:, None], st.T]               # (B, R) plain moves
+    # rolls that are plain (the score table, no bonus, the open boxes) in every state
+    g_plain = (turn.g_scores == np.tile(st, (len(turn.g_first), 1))).all(axis=1) \
+        & (turn.g_bonus == 0) & (turn.g_legal == np.repeat(
+            rules.legal_boxes(filled[turn.g_first]), r, axis=0)).all(axis=1)
+    plain = g_plain.reshape(-1, r).all(axis=0)
+    special = np.flatnonzero(~plain)
+    legal = rules.legal_boxes(filled)                                      # (C, B)
+    best = np.full((n, r), -np.inf, dtype=np.float32)
+    arg = np.zeros((n, r), dtype=np.int8)
+    for b in range(n_boxes):
+        if not legal[:, b].any():
+            continue
+        mcols = m_of_roll[b]
+        if rules.is_upper[b]:
+            moves = np.flatnonzero(m_box == b)
+            w = (m_pts[moves][None, :] + ug[:, moves]).astype(np.float32) + v32[:, moves]
+            worth = np.take(w, mcols - moves[0], axis=1)
+        else:
+            worth = st[:, b].astype(np.float32)[None, :] + np.take(v32, mcols, axis=1)
+        worth[~legal[:, b]] = -np.inf
+        better = worth > best
+        np.copyto(best, worth, where=better)
+        arg[better] = b
+    if len(special):                                 # as box() does, on those rolls only
+        roll = np.tile(special, n)
+        row = (turn.g_inv[:, None] * r + special).reshape(-1)
+        sc = turn.g_scores[row]
+        gain = sc + turn.up_gain[(u[:, None] * r + special).reshape(-1)] + turn.g_bonus[row][:, None]
+        rep = np.repeat(np.arange(n), len(special))
+        idx = sp.next_flat(mask[rep], u[rep], flag[rep], sc)
+        worth = gain + table[idx]
+        from ..strategies import best_legal
+
+        arg[:, special] = best_legal(worth, turn.g_legal[row]).reshape(n, len(special))
+        del roll
+    return arg
+
+
+def _is_optimal(strategy) -> bool:
+    """The optimal strategy itself (its decisions are its solver tables')."""
+    from ..strategies.optimal import OptimalStrategy
+
+    cls = type(strategy)
+    return isinstance(strategy, OptimalStrategy) and cls.keep is OptimalStrategy.keep \
+        and cls.box is OptimalStrategy.box and cls._plan is OptimalStrategy._plan \
+        and cls.prepare is OptimalStrategy.prepare and cls._state is OptimalStrategy._state
+
+
+class _Decider:
+    """Boxes (C, R) and keeps ``{rolls left: (C, R)}`` of a strategy for a chunk.
+
+    ``fast_box`` / ``fast_keeps`` say which decisions come from a table read per
+    state (see above); the others are asked row by row, box first, then the keeps
+    from the most rerolls left down (the engine's order). ``exact_keeps`` is False
+    when the table may break exact ties differently from keep() (optimal: the
+    values are equal, so the expected score is the same). ``optimal_keeps``: a
+    function ``(strategy, turn) -> {rolls left: (C, R)}`` giving the keeps of an
+    optimal (or risk-sensitive optimal) strategy from its tables, if the caller has one.
+    """
+
+    def __init__(self, strategy, rules, is_subkeep, *, optimal_keeps=None):
+        from ..strategies.lookahead import LookaheadStrategy
+        from ..strategies.simple import KeepLargestStrategy
+
+        self.strategy, self.rules, self.is_subkeep = strategy, rules, is_subkeep
+        cls = type(strategy)
+        self.tables = self.box_fn = self.keep_fn = None
+        self.exact_keeps = True
+        if isinstance(strategy, LookaheadStrategy) and cls.keep is LookaheadStrategy.keep \
+                and cls.box is LookaheadStrategy.box and cls._plans is LookaheadStrategy._plans \
+                and not rules.announces:
+            self.tables = _lookahead_tables
+        elif isinstance(strategy, KeepLargestStrategy):
+            if cls.keep is KeepLargestStrategy.keep:
+                self.keep_fn = _keep_largest_keeps
+            if cls.box is KeepLargestStrategy.box:
+                self.box_fn = _boxes_from_options
+        elif optimal_keeps is not None:
+            self.keep_fn, self.exact_keeps = optimal_keeps, False
+            if _is_optimal(strategy):
+                self.box_fn = _optimal_boxes
+        elif _is_optimal(strategy):
+            self.box_fn = _optimal_boxes
+
+    @property
+    def fast(self) -> bool:
+        return self.tables is not None or self.box_fn is not None or self.keep_fn is not None
+
+    @property
+    def fast_box(self) -> bool:
+        return self.tables is not None or self.box_fn is not None
+
+    @property
+    def fast_keeps(self) -> bool:
+        return self.tables is not None or self.keep_fn is not None
+
+    def __call__(self, turn: _Turn):
+        strategy, rules = self.strategy, self.rules
+        shape = (turn.n, turn.r)
+        if self.tables is not None:
+            boxes, keeps = self.tables(strategy, turn)
+        else:
+            u0 = np.zeros(turn.n * turn.r, dtype=np.float32)
+            boxes = self.box_fn(strategy, turn) if self.box_fn is not None else \
+                _ask_box(strategy, turn, u0, rules).reshape(shape)
+            keeps = self.keep_fn(strategy, turn) if self.keep_fn is not None else \
+                {j: _ask_keep(strategy, turn, j, u0, self.is_subkeep).reshape(shape)
+                 for j in range(rules.n_rolls - 1, 0, -1)}
+        if not isinstance(keeps, _Keeps):
+            keeps = _Keeps(keeps)
+        return boxes, keeps
+
+    def check(self, turn: _Turn, boxes, keeps) -> None:
+        """The tables' decisions on the probe states equal the row-by-row ones."""
+        if not self.fast:
+            return
+        f_boxes, f_keeps = self(turn)
+        bad = self.fast_box and not np.array_equal(f_boxes, boxes)
+        bad |= self.fast_keeps and self.exact_keeps and any(
+            not np.array_equal(f_keeps[j], keeps[j]) for j in keeps)
+        if bad:                                    # pragma: no cover - internal error
+            raise RuntimeError(f"policy_value: the decision tables of {self.strategy.name!r} "
+                               "disagree with its keep()/box() answers")
+
+
+@functools.lru_cache(maxsize=32)
+def _move_table(rules: RuleSet):
+    """Moves of a turn as far as the next state and the upper bonus can tell: an upper
+    box with k dice of its face, the five-of-a-kind box with or without points, any
+    other box. Returns ``move_of`` (B, max points + 1) move of each (box, points), and
+    per move its box and points (upper boxes; 0 else, 1 for the five box's "points")."""
+    n_pts = int(max(rules.score_table.max(), rules.joker_points.max())) + 1
+    move_of = np.full((rules.n_boxes, n_pts), -1, dtype=np.int64)
+    m_box, m_pts = [], []
+    for b in range(rules.n_boxes):
+        if rules.is_upper[b]:
+            face = int(rules.upper_face[b])
+            for k in range(rules.n_dice + 1):
+                if k * face < n_pts:
+                    move_of[b, k * face] = len(m_box)
+                    m_box.append(b)
+                    m_pts.append(k * face)
+        elif b == rules.five_box_index:
+            move_of[b, 0] = len(m_box)
+            move_of[b, 1:] = len(m_box) + 1
+            m_box += [b, b]
+            m_pts += [0, 1]
+        else:
+            move_of[b] = len(m_box)
+            m_box.append(b)
+            m_pts.append(0)
+    out = (move_of, np.array(m_box, dtype=np.int64), np.array(m_pts, dtype=np.int64))
+    for a in out:
+        a.setflags(write=False)
+    return out
+
+
+def _move_values(rules, sp, turn: _Turn, values, second):
+    """(C, M) per state and move: upper bonus earned plus the next state's value, and
+    the matching part of the second moment (see :func:`_chunk_values`)."""
+    mask, u, flag = turn.chunk
+    move_of, m_box, m_pts = _move_table(rules)
+    upper = rules.is_upper[m_box]
+    pts = np.broadcast_to(np.where(upper, m_pts, 0), (turn.n, len(m_box)))
+    nxt = sp.next_flat(mask[:, None], u[:, None], flag[:, None], np.where(upper, m_pts, m_pts > 0),
+                       boxes=m_box[None, :])
+    open_ = (mask[:, None] >> m_box[None, :]) & 1 == 0
+    nxt = np.where(open_, nxt, 0)
+    scores = np.zeros((len(m_box), rules.n_boxes), dtype=np.int16)
+    scores[np.arange(len(m_box)), m_box] = pts[0]
+    # upper bonus of each (upper total, move): rules.upper_bonus_gain on one-box rows
+    u_vals, u_inv = np.unique(u, return_inverse=True)
+    ug = rules.upper_bonus_gain(np.repeat(u_vals, len(m_box)), np.tile(scores, (len(u_vals), 1)))
+    ug = ug[np.arange(len(ug)), np.tile(m_box, len(u_vals))].reshape(len(u_vals), -1)
+    ug = ug[u_inv.reshape(-1)].astype(np.float64)
+    v, m2 = values[nxt], second[nxt]
+    return ug + v, ug * ug + 2 * ug * v + m2, move_of
+
+
+# -- the keep lattice, pushed forwards ----------------------------------------------
+@functools.lru_cache(maxsize=None)
+def _push_matrices(dice):
+    """Per keep size s < n_dice: (keeps of size s, keeps of size s + 1, sparse (n_{s+1}, n_s)
+    matrix spreading a keep's mass evenly over one more die of each face)."""
+    from scipy import sparse
+
+    f = dice.n_faces
+    out = []
+    for s in range(dice.n_dice):
+        ks = np.flatnonzero(dice.keep_size == s)
+        kn = np.flatnonzero(dice.keep_size == s + 1)
+        pos = np.full(dice.n_keeps, -1, dtype=np.int64)
+        pos[kn] = np.arange(len(kn))
+        ch = pos[dice.keep_children[ks]]                     # (n_s, F)
+        cols = np.repeat(np.arange(len(ks)), f)
+        m = sparse.csr_matrix((np.full(ch.size, 1.0 / f), (ch.ravel(), cols)),
+                              shape=(len(kn), len(ks)))
+        m.sum_duplicates()
+        out.append((ks, kn, m))
+    return tuple(out)
+
+
+def _throw(dice, keep_mass: np.ndarray) -> np.ndarray:
+    """(K, C) mass on the keeps -> (R, C) mass on the rolls after rerolling the rest."""
+    y = keep_mass
+    for ks, kn, m in _push_matrices(dice):
+        y[kn] += m @ y[ks]
+    return y[dice.roll_keep_index]
+
+
+def _hold(dice, mass: np.ndarray, keeps: np.ndarray) -> np.ndarray:
+    """(R, C) mass on the rolls -> (K, C) mass on the keeps held, ``keeps`` (C, R)."""
+    r, n = mass.shape
+    kt = np.ascontiguousarray(keeps.T).astype(np.intp)
+    kt *= n
+    kt += np.arange(n)
+    return np.bincount(kt.reshape(-1), weights=mass.reshape(-1),
+                       minlength=dice.n_keeps * n).reshape(dice.n_keeps, n)
+
+
+def _final_roll_distribution(dice, keeps: _Keeps, n_rolls: int) -> np.ndarray:
+    """(R, P) probability of each final roll of a turn under each of the P keep plans."""
+    p = len(next(iter(keeps.plans.values()))) if n_rolls > 1 else 1
+    x = np.repeat(dice.first_roll_prob[:, None], p, axis=1)
+    for j in range(n_rolls - 1, 0, -1):
+        x = _throw(dice, _hold(dice, x, keeps.plans[j]))
+    return x
+
+
+@functools.lru_cache(maxsize=32)
+def _move_table(rules: RuleSet):
+    """Moves of a turn as far as the next state and the upper bonus can tell: an upper
+    box with k dice of its face, the five-of-a-kind box with or without points, any
+    other box. Returns ``move_of`` (B, max points + 1) move of each (box, points), and
+    per move its box and points (upper boxes; 0 else, 1 for the five box's "points")."""
+    n_pts = int(max(rules.score_table.max(), rules.joker_points.max())) + 1
+    move_of = np.full((rules.n_boxes, n_pts), -1, dtype=np.int64)
+    m_box, m_pts = [], []
+    for b in range(rules.n_boxes):
+        if rules.is_upper[b]:
+            face = int(rules.upper_face[b])
+            for k in range(rules.n_dice + 1):
+                if k * face < n_pts:
+                    move_of[b, k * face] = len(m_box)
+                    m_box.append(b)
+                    m_pts.append(k * face)
+        elif b == rules.five_box_index:
+            move_of[b, 0] = len(m_box)
+            move_of[b, 1:] = len(m_box) + 1
+            m_box += [b, b]
+            m_pts += [0, 1]
+        else:
+            move_of[b] = len(m_box)
+            m_box.append(b)
+            m_pts.append(0)
+    out = (move_of, np.array(m_box, dtype=np.int64), np.array(m_pts, dtype=np.int64))
+    for a in out:
+        a.setflags(write=False)
+    return out
+
+
+def _move_values(rules, sp, turn: _Turn, values, second):
+    """(C, M) per state and move: upper bonus earned plus the next state's value, and
+    the matching part of the second moment (see :func:`_final_values`)."""
+    mask, u, flag = turn.chunk
+    move_of, m_box, m_pts = _move_table(rules)
+    upper = rules.is_upper[m_box]
+    nxt = sp.next_flat(mask[:, None], u[:, None], flag[:, None], np.where(upper, m_pts, m_pts > 0),
+                       boxes=m_box[None, :])
+    open_ = (mask[:, None] >> m_box[None, :]) & 1 == 0
+    nxt = np.where(open_, nxt, 0)
+    scores = np.zeros((len(m_box), rules.n_boxes), dtype=np.int16)
+    scores[np.arange(len(m_box)), m_box] = np.where(upper, m_pts, 0)
+    # upper bonus of each (upper total, move): rules.upper_bonus_gain on one-box rows
+    u_vals, u_inv = np.unique(u, return_inverse=True)
+    ug = rules.upper_bonus_gain(np.repeat(u_vals, len(m_box)), np.tile(scores, (len(u_vals), 1)))
+    ug = ug[np.arange(len(ug)), np.tile(m_box, len(u_vals))].reshape(len(u_vals), -1)
+    ug = ug[u_inv.reshape(-1)].astype(np.float64)
+    v, m2 = values[nxt], second[nxt]
+    return ug + v, ug * ug + 2 * ug * v + m2
+
+
+def _final_values(rules, sp, turn: _Turn, boxes, values, second, *, checked=False):
+    """(R, C) worth of ending the turn with each roll, writing it in ``boxes`` (C, R):
+    the points gained plus the next state's expected score, and the second moment.
+
+    A final roll written in box b gains ``s = points + five-of-a-kind bonus`` (from the
+    (filled boxes, flag) group's options) and moves to a state fixed by the *move*
+    (the box, and for an upper box its points): with ``A`` = upper bonus + the next
+    state's value and ``Q`` = the matching second moment (per state and move, a few
+    dozen), ``mean = s + A`` and ``second moment = s * (s + 2 A) + Q``.
+    """
+    n, r, n_boxes = turn.n, turn.r, rules.n_boxes
+    a_tab, q_tab = _move_values(rules, sp, turn, values, second)
+    move_of = _move_table(rules)[0]
+    n_moves = a_tab.shape[1]
+    g_gain = (turn.g_scores + turn.g_bonus[:, None]).astype(np.float64)       # (G * R, B)
+    g_move = np.take(move_of, turn.g_scores + (np.arange(n_boxes) * move_of.shape[1])[None, :])
+    cell = (turn.g_inv * (r * n_boxes))[None, :] + (np.arange(r) * n_boxes)[:, None]
+    cell += boxes.T
+    if not checked and not np.take(turn.g_legal, cell).all():  # pragma: no cover - internal error
+        raise RuntimeError("policy_value: a decision table chose an illegal box")
+    s = np.take(g_gain, cell)
+    move = np.take(g_move, cell)
+    move += (np.arange(n) * n_moves)[None, :]
+    a = np.take(a_tab.reshape(-1), move)
+    w = s + a
+    a *= 2
+    a += s
+    a *= s
+    a += np.take(q_tab.reshape(-1), move)
+    if np.isnan(w).any() or np.isnan(a).any():   # pragma: no cover - internal error
+        raise RuntimeError("policy_value: a next state was not evaluated")
+    return w, a
+
+
+def _chunk_values(rules, sp, turn: _Turn, boxes, keeps, values, second, *, checked=False):
+    """Expected future score and its second moment (C,) of a chunk of states, for
+    boxes (C, R) of every final roll and keeps (C, R) per rerolls left: the worth of
+    each final roll weighted by its probability under the keeps (pushed forwards from
+    the first roll, once for all states when the keeps do not depend on the state)."""
+    w, w2 = _final_values(rules, sp, turn, boxes, values, second, checked=checked)
+    rho = _final_roll_distribution(rules.dice, keeps, rules.n_rolls)
+    # einsum, not BLAS: a threaded BLAS gemv is a hundred times slower on a busy machine
+    if rho.shape[1] == 1:
+        return np.einsum("r,rc->c", rho[:, 0], w), np.einsum("r,rc->c", rho[:, 0], w2)
+    if keeps.rows is not None:
+        rho = rho[:, keeps.rows]
+    return np.einsum("rc,rc->c", rho, w), np.einsum("rc,rc->c", rho, w2)
+
+
+def _chunk_values_uniform(rules, sp, turn: _Turn, avg_keep, values, second):
+    """Expected future score and its second moment (C,) of a chunk of states under
+    ``random``: the mean over every legal box of each final roll, weighted by the
+    final roll's probability under uniform keeps (the same in every state)."""
     d = rules.dice
     mask, u, flag = turn.chunk
     n_states, n_rolls = turn.n, turn.r
     opts = turn.options
-    u0 = np.zeros(len(turn.rolls), dtype=np.float32)
-    if uniform:                                      # the mean over every legal box
-        at = np.flatnonzero(opts.legal)
-        rows, boxes = np.divmod(at, rules.n_boxes)
-        g = opts.gain.reshape(-1)[at].astype(np.float64)
-        st = turn.rep[rows]                         # the chunk's state of each entry
-        nxt = sp.next_flat(mask[st], u[st], flag[st], opts.scores.reshape(-1)[at], boxes=boxes)
-        vn, mn = values[nxt], second[nxt]
-        k = np.bincount(rows, minlength=len(turn.rolls))
-        w = np.bincount(rows, weights=g + vn, minlength=len(k)) / k
-        w2 = np.bincount(rows, weights=g * g + 2 * g * vn + mn, minlength=len(k)) / k
-        keeps = None
-    else:
-        boxes = _ask_box(strategy, turn, u0, rules)
-        rows = np.arange(len(boxes))
-        pts = opts.scores[rows, boxes]
-        g = opts.gain[rows, boxes].astype(np.float64)
-        nxt = sp.next_flat(turn.mask, turn.u, turn.flag, pts, boxes=boxes)
-        vn, mn = values[nxt], second[nxt]
-        w = g + vn
-        w2 = g * g + 2 * g * vn + mn
-        keeps = {j: _ask_keep(strategy, turn, j, u0, is_subkeep).reshape(n_states, n_rolls)
-                 for j in range(rules.n_rolls - 1, 0, -1)}     # asked in the engine's order
+    at = np.flatnonzero(opts.legal)
+    rows, boxes = np.divmod(at, rules.n_boxes)
+    g = opts.gain.reshape(-1)[at].astype(np.float64)
+    st = turn.rep[rows]                         # the chunk's state of each entry
+    nxt = sp.next_flat(mask[st], u[st], flag[st], opts.scores.reshape(-1)[at], boxes=boxes)
+    vn, mn = values[nxt], second[nxt]
+    k = np.bincount(rows, minlength=len(turn.rolls))
+    w = np.bincount(rows, weights=g + vn, minlength=len(k)) / k
+    w2 = np.bincount(rows, weights=g * g + 2 * g * vn + mn, minlength=len(k)) / k
     if np.isnan(w).any() or np.isnan(w2).any():      # pragma: no cover - internal error
         raise RuntimeError("policy_value: a next state was not evaluated")
-    x = np.stack([w.reshape(n_states, n_rolls), w2.reshape(n_states, n_rolls)], axis=2)
-    cols = np.arange(2 * n_states).reshape(n_states, 2)
-    for j in range(1, rules.n_rolls):
-        # rolls first, one column per (state, moment): (K, 2C) expectations of every keep
-        e = keep_expectations(d, np.ascontiguousarray(x.transpose(1, 0, 2)).reshape(n_rolls, -1))
-        if uniform:
-            x = (avg_keep @ e).reshape(n_rolls, n_states, 2).transpose(1, 0, 2)
-        else:
-            k = keeps[j]
-            x = np.stack([e[k, cols[:, 0][:, None]], e[k, cols[:, 1][:, None]]], axis=2)
-    p = d.first_roll_prob
-    return np.einsum("crm,r->cm", x, p).T
+    rho = _uniform_final_roll_distribution(d, rules.n_rolls)
+    return (np.einsum("cr,r->c", w.reshape(n_states, n_rolls), rho),
+            np.einsum("cr,r->c", w2.reshape(n_states, n_rolls), rho))
+
+
+@functools.lru_cache(maxsize=None)
+def _uniform_final_roll_distribution(dice, n_rolls):
+    """(R,) probability of each final roll when every keep is uniform over the roll's
+    distinct keeps."""
+    avg_keep = uniform_keep_average(dice)
+    x = dice.first_roll_prob[:, None].copy()
+    for _ in range(1, n_rolls):
+        x = _throw(dice, avg_keep.T @ x)
+    return x[:, 0]
 
 
 def policy_value(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
@@ -420,6 +917,7 @@ def policy_value(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
         raise ValueError(f"chunk_rows must be a positive integer, got {chunk_rows!r}")
     t0 = time.perf_counter()
     sp, uniform, avg_keep, is_subkeep, table, counts = evaluation_setup(rules, strat, "policy_value")
+    decide = _Decider(strat, rules, is_subkeep)
     d = rules.dice
     values = np.full(sp.size, np.nan)
     second = np.full(sp.size, np.nan)
@@ -443,12 +941,14 @@ def policy_value(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
             if not uniform:
                 shown = [shown[1], _Turn(rules, sp, mask[:PROBE_STATES], u[:PROBE_STATES],
                                          flag[:PROBE_STATES])]
-                _probe(strat, rules, shown[1], is_subkeep)
+                decide.check(shown[1], *_probe(strat, rules, shown[1], is_subkeep))
             for lo in range(0, len(mask), per_chunk):      # chunks of states
                 hi = min(lo + per_chunk, len(mask))
                 shown = [shown[1], _Turn(rules, sp, mask[lo:hi], u[lo:hi], flag[lo:hi])]
-                v, m2 = _chunk_values(strat, rules, sp, shown[1], values, second, is_subkeep,
-                                      uniform, avg_keep)
+                if uniform:
+                    v, m2 = _chunk_values_uniform(rules, sp, shown[1], avg_keep, values, second)
+                else:
+                    v, m2 = _chunk_values(rules, sp, shown[1], *decide(shown[1]), values, second)
                 values[idx[lo:hi]] = v
                 second[idx[lo:hi]] = m2
         n_states += len(mask)
