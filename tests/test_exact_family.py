@@ -206,6 +206,25 @@ def test_a_state_space_over_the_limit_is_refused_before_any_work(monkeypatch):
     assert "\n" not in msg and "29,360,126 reachable states (at most 29,000,000 here)" in msg and "simulate" in msg
 
 
+@pytest.mark.parametrize("evaluate", ["policy_value", "distribution"])
+def test_maxi_yatzy_is_solvable_but_too_large_to_evaluate_a_strategy(evaluate):
+    """Refused at once, before the strategy is prepared (optimal would first start the
+    20-minute solve)."""
+    import time
+
+    from yahtzee_sim.exact.distribution import distribution
+    from yahtzee_sim.exact.policy import policy_value
+
+    call = {"policy_value": policy_value, "distribution": distribution}[evaluate]
+    start = time.perf_counter()
+    with pytest.raises(ValueError) as err:
+        call("maxi-yatzy", "optimal", options=["no-saved-throws"])
+    msg = str(err.value)
+    assert "\n" not in msg and "29,360,126 reachable states" in msg
+    assert "yahtzee-sim simulate --rules maxi-yatzy+no-saved-throws" in msg
+    assert time.perf_counter() - start < 60
+
+
 def test_generala_extremes_by_hand():
     """Best card: five of each face up top (105), then everything served: Escalera 25,
     Full 35, Póker 45, Generala 60, and the doble 100 (the Generala box holds 60)."""

@@ -57,7 +57,7 @@ from ..strategies import Strategy, get_strategy
 from ..strategies.simple import RandomStrategy
 from ._solver_space import StateSpace, state_space
 
-__all__ = ["policy_value", "PolicyValue", "achievable_upper_totals", "reachable_states"]
+__all__ = ["policy_value", "PolicyValue", "achievable_upper_totals", "reachable_states", "MAX_EVAL_STATES"]
 
 DEFAULT_CHUNK_ROWS = 1 << 19
 """(state, roll) rows handed to the strategy at once (bounds memory: ~0.3 kB per row)."""
@@ -207,6 +207,12 @@ class PolicyValue:
         return frame.set_index("filled").sort_index()
 
 
+MAX_EVAL_STATES = 2_000_000
+"""Most reachable states an exact evaluation of a fixed strategy (policy value, score
+distribution) takes on: the largest games it handles in about a minute (``kismet``,
+972,796 states; ``yahtzee+faces-7``) fit, Maxi Yatzy's 29 million do not."""
+
+
 def evaluation_setup(rules: RuleSet, strat: Strategy, what: str):
     """What an exact evaluation of ``strat`` over the reachable states needs, shared by
     :func:`policy_value` and :func:`yahtzee_sim.exact.distribution.distribution`:
@@ -215,6 +221,11 @@ def evaluation_setup(rules: RuleSet, strat: Strategy, what: str):
     reachable-state table with its counts. ``strat`` is prepared for ``rules``."""
     sp = state_space(rules)                          # refuses what cannot be solved here
     require_state_based_scoring(rules, what)
+    if sp.n_states > MAX_EVAL_STATES:                # before prepare: optimal would solve it first
+        raise ValueError(f"{what} cannot evaluate a strategy on {rules.key} here: its "
+                         f"{sp.n_states:,} reachable states are more than the {MAX_EVAL_STATES:,} an "
+                         f"exact evaluation takes on (far too long and too large here); simulate the "
+                         f"strategy instead (yahtzee-sim simulate --rules {rules.key})")
     if not getattr(strat, "state_based", True):      # e.g. target play: it looks at the points so far
         raise ValueError(f"{what} needs a strategy whose decisions depend on the score card's state "
                          f"alone; {strat.name} also looks at the points so far (its exact chance "
