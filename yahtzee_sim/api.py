@@ -137,6 +137,15 @@ def check_batch(batch) -> int:
     return batch
 
 
+def _named_with_progress(strategy, progress) -> Strategy:
+    """The strategy object; one made here from a name shows its own first solve or table
+    build (minutes for a large game) as the run shows its progress: never with False."""
+    strat = get_strategy(strategy)
+    if isinstance(strategy, str) and hasattr(strat, "progress"):
+        strat.progress = progress
+    return strat
+
+
 def simulate(
     rules: str | RuleSet,
     strategy: str | Strategy,
@@ -193,7 +202,7 @@ def simulate(
     if out is not None:
         out = check_out(out, resumable=checkpoint is not None)
     check_countable("games", rules, n_games)
-    strat = get_strategy(strategy).prepare(rules)
+    strat = _named_with_progress(strategy, progress).prepare(rules)
     check_finishes("games", rules, strat, n_games, backend, jobs, scheduler)
     if keep_games is None:
         keep_games = n_games <= 1_000_000 and checkpoint is None and out is None
@@ -246,7 +255,7 @@ def simulate_turns(
     if checkpoint is not None:
         checkpoint = check_checkpoint(checkpoint)
     check_countable("turns", rules, n_turns)
-    strat = get_strategy(strategy)
+    strat = _named_with_progress(strategy, progress)
     if target is not None:
         from .exact.turns import ChasePattern
 

@@ -75,7 +75,7 @@ class OptimalStrategy(Strategy):
         super().prepare(rules)
         sol = self._given
         if sol is None:
-            sol = solve(rules)
+            sol = solve(rules, progress=self.progress)     # a cold solve can take minutes
         elif sol.rules is not rules and rules_fingerprint(sol.rules) != rules_fingerprint(rules):
             raise ValueError(f"optimal: the solution is for {sol.rules.key}, not for {rules.key}")
         self.solution = sol
