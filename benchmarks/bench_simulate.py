@@ -52,7 +52,8 @@ def dice_floor(games: int, repeat: int, clock=time.perf_counter) -> float:
     return best
 
 
-def run_one(strategy: str, rules: str, games: int, repeat: int, batch: int | None, seed: int) -> dict:
+def run_one(strategy: str, rules: str, games: int, repeat: int, batch: int | None, seed: int,
+            jobs: int | None = None) -> dict:
     """Time ``simulate`` in this process (best of ``repeat``); a warm-up run first.
 
     >>> run_one("random", "yahtzee", 2048, 1, None, 1)["games"]
@@ -61,6 +62,8 @@ def run_one(strategy: str, rules: str, games: int, repeat: int, batch: int | Non
     from yahtzee_sim import simulate
 
     kwargs = {} if batch is None else {"batch": batch}
+    if jobs is not None:                 # worker processes (their CPU time is not in cpu_seconds)
+        kwargs.update(backend="processes", jobs=jobs)
     simulate(rules, strategy, 4096, seed=seed + 1, **kwargs)           # imports, tables, caches
     best, best_cpu, mean = float("inf"), float("inf"), float("nan")
     for _ in range(repeat):
@@ -83,6 +86,8 @@ def main(argv=None) -> int:
     p.add_argument("--repeat", type=int, default=2, help="runs per strategy; the best is reported")
     p.add_argument("--batch", type=int, default=None, help="simulate(batch=...); default: its own")
     p.add_argument("--seed", type=int, default=2026)
+    p.add_argument("--jobs", type=int, default=None,
+                   help="play in this many worker processes (default: simulate's own backend)")
     p.add_argument("--json", action="store_true", help="one JSON object per line")
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -91,7 +96,7 @@ def main(argv=None) -> int:
 
     if args.child:
         print(json.dumps(run_one(args.strategy[0], args.rules, args.games, args.repeat,
-                                 args.batch, args.seed)))
+                                 args.batch, args.seed, args.jobs)))
         return 0
 
     from yahtzee_sim import strategy_names
@@ -110,6 +115,8 @@ def main(argv=None) -> int:
                "--games", str(args.games), "--repeat", str(args.repeat), "--seed", str(args.seed)]
         if args.batch is not None:
             cmd += ["--batch", str(args.batch)]
+        if args.jobs is not None:
+            cmd += ["--jobs", str(args.jobs)]
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
         rows.append(json.loads(out.strip().splitlines()[-1]))
     report.close()
@@ -119,7 +126,8 @@ def main(argv=None) -> int:
         for r in rows:
             print(json.dumps(r))
         return 0
-    print(f"rules {args.rules}, {args.games:,} games per strategy, best of {args.repeat}")
+    where = f", {args.jobs} worker processes" if args.jobs else ""
+    print(f"rules {args.rules}, {args.games:,} games per strategy, best of {args.repeat}{where}")
     print(f"floor: numpy draws {DICE_PER_GAME} dice/game in {floor_us:.2f} us/game "
           f"= {args.games / floor:,.0f} games/s ({floor_cpu_us:.2f} us of CPU time per game)")
     print(f"{'strategy':<14}{'games/s':>12}{'us/game':>10}{'x floor':>9}{'seconds':>9}"
@@ -127,9 +135,10 @@ def main(argv=None) -> int:
     for r in rows:
         us = r["seconds"] / r["games"] * 1e6
         cpu_us = r["cpu_seconds"] / r["games"] * 1e6
+        cpu = (f"{'-':>13}{'-':>13}" if args.jobs else   # the workers' CPU time is not counted
+               f"{r['games_per_cpu_s']:>13,.0f}{cpu_us / floor_cpu_us:>13.1f}")
         print(f"{r['strategy']:<14}{r['games_per_s']:>12,.0f}{us:>10.2f}{us / floor_us:>9.1f}"
-              f"{r['seconds']:>9.2f}{r['games_per_cpu_s']:>13,.0f}{cpu_us / floor_cpu_us:>13.1f}"
-              f"{r['mean']:>9.2f}{r['maxrss_mb']:>9.0f}")
+              f"{r['seconds']:>9.2f}{cpu}{r['mean']:>9.2f}{r['maxrss_mb']:>9.0f}")
     print("games/cpu-s: games per second of CPU time used by the process (numpy runs on one "
           "core here), a steadier figure than wall time on a shared machine; x floor cpu: "
           "CPU time per game over the floor's CPU time per game")
