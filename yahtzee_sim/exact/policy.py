@@ -658,60 +658,6 @@ class _Decider:
                                "disagree with its keep()/box() answers")
 
 
-@functools.lru_cache(maxsize=32)
-def _move_table(rules: RuleSet):
-    """Moves of a turn as far as the next state and the upper bonus can tell: an upper
-    box with k dice of its face, the five-of-a-kind box with or without points, any
-    other box. Returns ``move_of`` (B, max points + 1) move of each (box, points), and
-    per move its box and points (upper boxes; 0 else, 1 for the five box's "points")."""
-    n_pts = int(max(rules.score_table.max(), rules.joker_points.max())) + 1
-    move_of = np.full((rules.n_boxes, n_pts), -1, dtype=np.int64)
-    m_box, m_pts = [], []
-    for b in range(rules.n_boxes):
-        if rules.is_upper[b]:
-            face = int(rules.upper_face[b])
-            for k in range(rules.n_dice + 1):
-                if k * face < n_pts:
-                    move_of[b, k * face] = len(m_box)
-                    m_box.append(b)
-                    m_pts.append(k * face)
-        elif b == rules.five_box_index:
-            move_of[b, 0] = len(m_box)
-            move_of[b, 1:] = len(m_box) + 1
-            m_box += [b, b]
-            m_pts += [0, 1]
-        else:
-            move_of[b] = len(m_box)
-            m_box.append(b)
-            m_pts.append(0)
-    out = (move_of, np.array(m_box, dtype=np.int64), np.array(m_pts, dtype=np.int64))
-    for a in out:
-        a.setflags(write=False)
-    return out
-
-
-def _move_values(rules, sp, turn: _Turn, values, second):
-    """(C, M) per state and move: upper bonus earned plus the next state's value, and
-    the matching part of the second moment (see :func:`_chunk_values`)."""
-    mask, u, flag = turn.chunk
-    move_of, m_box, m_pts = _move_table(rules)
-    upper = rules.is_upper[m_box]
-    pts = np.broadcast_to(np.where(upper, m_pts, 0), (turn.n, len(m_box)))
-    nxt = sp.next_flat(mask[:, None], u[:, None], flag[:, None], np.where(upper, m_pts, m_pts > 0),
-                       boxes=m_box[None, :])
-    open_ = (mask[:, None] >> m_box[None, :]) & 1 == 0
-    nxt = np.where(open_, nxt, 0)
-    scores = np.zeros((len(m_box), rules.n_boxes), dtype=np.int16)
-    scores[np.arange(len(m_box)), m_box] = pts[0]
-    # upper bonus of each (upper total, move): rules.upper_bonus_gain on one-box rows
-    u_vals, u_inv = np.unique(u, return_inverse=True)
-    ug = rules.upper_bonus_gain(np.repeat(u_vals, len(m_box)), np.tile(scores, (len(u_vals), 1)))
-    ug = ug[np.arange(len(ug)), np.tile(m_box, len(u_vals))].reshape(len(u_vals), -1)
-    ug = ug[u_inv.reshape(-1)].astype(np.float64)
-    v, m2 = values[nxt], second[nxt]
-    return ug + v, ug * ug + 2 * ug * v + m2, move_of
-
-
 # -- the keep lattice, pushed forwards ----------------------------------------------
 @functools.lru_cache(maxsize=None)
 def _push_matrices(dice):
