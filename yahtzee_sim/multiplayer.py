@@ -333,7 +333,6 @@ class PlayToWin(Strategy):
         sub = np.take_along_axis(sub, order, axis=1)
         self._sub_pos = np.where(sub >= 0, self._lat.pos_of_keep[np.maximum(sub, 0)], d.n_keeps)
         self._sub_keep = sub
-        self._bits = np.int64(1) << np.arange(rules.n_boxes, dtype=np.int64)
         self._target = None
         self._plans = None
         return self
@@ -347,12 +346,8 @@ class PlayToWin(Strategy):
                 sol.variance(*args).astype(np.float64))
 
     def _keys(self, state):
-        sp = self._space
-        mask = state.filled.astype(np.int64) @ self._bits
-        u = np.minimum(state.upper_total.astype(np.int64), sp.cap)
-        flag = (state.five_box_full.astype(np.int64) if sp.n_flag == 2
-                else np.zeros(len(mask), dtype=np.int64))
-        return mask, u, flag
+        """(mask, capped upper total, flag) of each game's card."""
+        return self._space.index(state.filled, state.upper_total, state.five_box_full)
 
     def see_table(self, states, seat, turn):
         others = [self._rest(st) for s, st in enumerate(states) if s != seat]

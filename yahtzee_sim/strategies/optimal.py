@@ -87,7 +87,6 @@ class OptimalStrategy(Strategy):
         # sub-keeps of each roll, largest keep first (argmax then breaks ties towards
         # holding more dice, as the solver does); padding points at a -inf column
         self._sub_keep, self._sub_pos = sub_keep_order(rules)
-        self._bits = np.int64(1) << np.arange(rules.n_boxes, dtype=np.int64)
         self._kept = None
         self._kept_key = None
         self._served = None                 # games whose dice are still the first throw's
@@ -167,12 +166,8 @@ class OptimalStrategy(Strategy):
 
     # -- state keys ------------------------------------------------------------------
     def _state(self, state):
-        sp = self._space
-        mask = state.filled.astype(np.int64) @ self._bits
-        u = np.minimum(state.upper_total.astype(np.int64), sp.cap)
-        flag = (state.five_box_full.astype(np.int64) if sp.n_flag == 2
-                else np.zeros(len(mask), dtype=np.int64))
-        return mask, u, flag
+        """(mask, capped upper total, flag) of each game's card."""
+        return self._space.index(state.filled, state.upper_total, state.five_box_full)
 
     def _keys(self, state) -> np.ndarray:
         """(N,) state key of each game (upper totals no open box can tell apart merged)."""
