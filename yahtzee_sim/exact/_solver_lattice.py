@@ -157,6 +157,35 @@ def best_subkeep_mean(lat: Lattice, x: np.ndarray) -> None:
             np.maximum(cur, x[par], out=cur)
 
 
+def sweep_keeps(lat: Lattice, z: np.ndarray, n_rolls: int, *, plan: bool = False) -> list:
+    """In place: final-roll values ``z`` (K, U), roll block filled, become each first
+    roll's value under the best keeps of the ``n_rolls - 1`` rerolls (means only).
+
+    Returns ``keep_values``: with ``plan``, ``keep_values[j]`` is the (K, U) expected
+    value of each keep with ``j`` rerolls left after it (None otherwise).
+
+    >>> from yahtzee_sim.dice import dice_tables
+    >>> d = dice_tables(); lat = lattice(d)
+    >>> z = np.zeros((d.n_keeps, 1)); z[lat.level_slices[5], 0] = d.roll_counts[lat.roll_at, 5] == 5
+    >>> _ = sweep_keeps(lat, z, 3)
+    >>> round(float(first_roll_mean(lat, z[lat.level_slices[5]])[0]), 6)   # five sixes in three throws
+    0.013272
+    """
+    keep_values = [None] * n_rolls
+    for j in range(1, n_rolls):
+        expect(lat, z)
+        if plan:
+            keep_values[j] = z.copy()
+        best_subkeep_mean(lat, z)
+    return keep_values
+
+
+def first_roll_mean(lat: Lattice, rolls: np.ndarray) -> np.ndarray:
+    """Mean over the first roll of per-roll values ``(R, U)`` (solver order), in float64
+    (no BLAS call: safe in forked workers)."""
+    return np.add.reduce(rolls * lat.roll_mult[:, None], axis=0) / lat.n_outcomes
+
+
 TIE_TOL = 1e-4
 """Choices whose means differ by at most this are near-ties: the second moment
 propagated is that of the first one met (the keep with more dice, the box met

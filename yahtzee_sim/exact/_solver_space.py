@@ -27,7 +27,7 @@ import numpy as np
 
 from ..rules import RuleSet
 from ._solver_lattice import (TIE_TOL, Lattice, best_subkeep_mean, best_subkeep_pair, expect,
-                              lattice, select_tied)
+                              first_roll_mean, lattice, select_tied)
 
 
 @dataclass(frozen=True, eq=False)
@@ -397,11 +397,6 @@ def _gather(table: np.ndarray, idx: np.ndarray, ok: np.ndarray) -> np.ndarray:
     return np.where(ok, table[np.where(ok, idx, 0)], 0.0)
 
 
-def _first_roll_mean(lat: Lattice, rolls: np.ndarray) -> np.ndarray:
-    """Mean over the first roll, in float64 (no BLAS call: safe in forked workers)."""
-    return np.add.reduce(rolls * lat.roll_mult[:, None], axis=0) / lat.n_outcomes
-
-
 def _first_near_max(v: np.ndarray, vmax: np.ndarray) -> np.ndarray:
     """Index of the first entry of each row within TIE_TOL of the row's max."""
     return np.argmax(v >= (vmax - TIE_TOL)[:, None], axis=1)
@@ -633,7 +628,7 @@ def turn_values(model: TurnModel, values: np.ndarray, variances: np.ndarray | No
                 z[rb] = served_rows[0]      # holding all dice now keeps them served
             keep_values[j] = z.copy()
             best_subkeep_mean(lat, z)
-        ez = _first_roll_mean(lat, z[rb])
+        ez = first_roll_mean(lat, z[rb])
         return c + ez, (keep_values, c)
 
     for j in range(1, rules.n_rolls):
@@ -648,10 +643,10 @@ def turn_values(model: TurnModel, values: np.ndarray, variances: np.ndarray | No
             best_subkeep_pair(lat, z, q)
         else:
             best_subkeep_mean(lat, z)
-    ez = _first_roll_mean(lat, z[rb])
+    ez = first_roll_mean(lat, z[rb])
     if not second:
         return c + ez, None
-    eq = _first_roll_mean(lat, q[rb])
+    eq = first_roll_mean(lat, q[rb])
     return c + ez, np.maximum(eq - ez * ez, 0.0)
 
 

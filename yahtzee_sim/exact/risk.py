@@ -34,7 +34,7 @@ import numpy as np
 
 from ..rules import RuleSet, get_rules
 from . import cache as _cache
-from ._solver_lattice import best_subkeep_mean, expect, lattice
+from ._solver_lattice import first_roll_mean, lattice, sweep_keeps
 from ._solver_space import state_space
 from .policy import _level_states, _reach_table, _Turn
 from .solver import rules_fingerprint
@@ -126,13 +126,8 @@ def risk_turn(rules: RuleSet, values: np.ndarray, mask, u, flag, theta: float, *
     z = np.empty((lat.n_keeps, n))
     rb = lat.level_slices[lat.n_dice]
     z[rb] = (sign * np.exp(theta * (best - c[:, None]))).T[lat.roll_at]
-    keep_values = [None] * rules.n_rolls
-    for j in range(1, rules.n_rolls):
-        expect(lat, z)
-        if plan:
-            keep_values[j] = z.copy()
-        best_subkeep_mean(lat, z)
-    w = sign * (z[rb] * lat.roll_mult[:, None]).sum(axis=0) / lat.n_outcomes
+    keep_values = sweep_keeps(lat, z, rules.n_rolls, plan=plan)
+    w = sign * first_roll_mean(lat, z[rb])
     ce = c + np.log(w) / theta
     return (ce, keep_values) if plan else ce
 

@@ -53,7 +53,7 @@ import numpy as np
 
 from ..rules import RuleSet, get_rules
 from . import cache as _cache
-from ._solver_lattice import best_subkeep_mean, expect
+from ._solver_lattice import first_roll_mean, sweep_keeps
 from ._solver_space import StateSpace, TurnModel, state_space, turn_model
 
 __all__ = ["target_solve", "TargetSolution", "target_turn", "parse_target", "DEFAULT_MAX_TARGET",
@@ -353,13 +353,8 @@ def target_turn(model: TurnModel, table: np.ndarray, row_of: np.ndarray, mask, u
         best = val.max(axis=1).reshape(n, k5, width).transpose(1, 0, 2)
         z[model.special_pos] = best.reshape(k5, -1)
 
-    keep_values = [None] * rules.n_rolls
-    for j in range(1, rules.n_rolls):
-        expect(lat, z)
-        if plan:
-            keep_values[j] = z.copy()
-        best_subkeep_mean(lat, z)
-    w = (z[rb].astype(np.float64) * lat.roll_mult[:, None]).sum(axis=0) / lat.n_outcomes
+    keep_values = sweep_keeps(lat, z, rules.n_rolls, plan=plan)
+    w = first_roll_mean(lat, z[rb])
     w = np.minimum(w, 1.0).reshape(n, width)      # rounding must not leave [0, 1]
     return (w, keep_values) if plan else w
 
