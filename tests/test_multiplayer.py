@@ -9,9 +9,9 @@ from yahtzee_sim import simulate
 from yahtzee_sim.exact.distribution import distribution
 from yahtzee_sim.exact.winodds import win_odds
 from yahtzee_sim.engine import SEED_BLOCK, block_tapes
-from yahtzee_sim.multiplayer import PlayToWin, seat_entropy, simulate_table
+from yahtzee_sim.multiplayer import PlayToWin, seat_entropy, seat_gain, simulate_table
 from yahtzee_sim.rules import get_rules
-from yahtzee_sim.state import GameState, TurnOptions
+from yahtzee_sim.state import GameState
 from yahtzee_sim.stats import proportion_ci
 from yahtzee_sim.strategies.base import Strategy, best_legal
 
@@ -45,58 +45,81 @@ def test_simulated_rates_match_exact_odds():
 def test_play_to_win_alone_is_optimal():
     """Without a table to look at it plays the expected-score optimum, game for game."""
     a = simulate("yacht", PlayToWin(), 2048, options=OPTS, seed=3, keep_games=True)
-    with pytest.raises(ValueError, match="play-to-win"):
-        simulate_table("generala", [PlayToWin(), "optimal"], 10)
     b = simulate("yacht", "optimal", 2048, options=OPTS, seed=3, keep_games=True)
     assert (a.games["total"] == b.games["total"]).all()
 
 
-def test_play_to_win_at_a_table_is_paired_and_adapts():
-    """Against optimal, the opponent's games are those of optimal against optimal (its own
-    dice, and it does not look), and play-to-win plays other games than optimal would."""
-    a = simulate_table("yacht", [PlayToWin(), "optimal"], 3000, seed=2)
-    b = simulate_table("yacht", ["optimal", "optimal"], 3000, seed=2)
-    assert (a.totals[:, 1] == b.totals[:, 1]).all()
-    assert (a.totals[:, 0] != b.totals[:, 0]).mean() > 0.2
+@pytest.mark.parametrize("key", ["generala", "yamb", "maxi-yatzy"])
+def test_play_to_win_refuses_what_the_risk_solver_cannot_model(key):
+    with pytest.raises(ValueError, match="play-to-win"):
+        simulate_table(key, [PlayToWin(), "optimal"], 10)
 
 
-@pytest.mark.parametrize("options", [OPTS, []])
-def test_play_to_win_with_nothing_at_stake_plays_optimal(options):
-    """With a margin far wider than any score (noise 1e6), Phi is linear in the points:
-    the P(win) widget must then make optimal's decisions (the same keep lattice, the
-    same box values), game for game, on the same dice."""
-
-    class Indifferent(PlayToWin):
-        def see_table(self, states, seat, turn):
-            n = len(states[seat].filled)
-            self._target, self._plans = (np.zeros(n), np.full(n, 1e6)), None
-
-    a = simulate_table("yacht", [Indifferent(), "optimal"], 2048, seed=1, options=options)
-    b = simulate_table("yacht", ["optimal", "optimal"], 2048, seed=1, options=options)
-    assert (a.totals[:, 0] != b.totals[:, 0]).mean() < 0.01
+def test_play_to_win_bad_parameters():
+    with pytest.raises(ValueError, match="must include 0"):
+        PlayToWin([0.01, 0.02])
+    with pytest.raises(ValueError, match="theta must be a number"):
+        PlayToWin([0, 2.0])
+    with pytest.raises(ValueError, match="scale"):
+        PlayToWin(scale=-1)
 
 
-def test_play_to_win_takes_the_gamble_it_needs():
-    """Yacht in order, last box (Yacht, 50 or 0) open: keeping a pair is the best chance
-    of five of a kind; behind by 30 with the opponent done, P(win) is exactly that chance,
-    and the decision of play-to-win is the same keep as optimal's (both maximize it)."""
+def _slow_path(monkeypatch):
+    """Play every seat through the engine's turn loop (keep and box, move checks)."""
+    import yahtzee_sim.multiplayer as mp
+
+    lean = mp._play_blocks
+    monkeypatch.setattr(mp, "_play_blocks", lambda *a, **k: lean(*a, **k, lean=False))
+
+
+@pytest.mark.parametrize("key, options, seats", [
+    ("yacht", OPTS, 2), pytest.param("yacht-classic", [], 3, marks=pytest.mark.slow)])
+def test_play_to_win_plays_legal_games_by_its_tables(monkeypatch, key, options, seats):
+    """The lean table loop (each theta's games by its decision table) plays the same games
+    as the engine's turn loop, whose move checks refuse an illegal keep or box; the
+    opponents play the games of optimal against optimal (their own dice, they do not look)."""
+    players = [PlayToWin()] + ["optimal"] * (seats - 1)
+    a = simulate_table(key, players, 3000, seed=2, options=options)
+    b = simulate_table(key, ["optimal"] * seats, 3000, seed=2, options=options)
+    assert (a.totals[:, 1:] == b.totals[:, 1:]).all()
+    assert (a.totals[:, 0] != b.totals[:, 0]).mean() > 0.02        # it did switch tables
+    _slow_path(monkeypatch)
+    c = simulate_table(key, players, 3000, seed=2, options=options)
+    assert (a.totals == c.totals).all()
+
+
+def test_play_to_win_risk_attitude():
+    """theta* = -d / s2 against one opponent, from the solver's mean and variance tables:
+    behind it seeks risk, ahead it avoids it, and the same lead weighs more late."""
+    from yahtzee_sim.exact.solver import solve
+
     rules = get_rules("yacht", OPTS)
+    sol = solve(rules)
     p = PlayToWin().prepare(rules)
-    me = GameState.new(rules, 1)
-    me.filled[:, :-1] = True
-    me.box_scores[0, 0] = 10
-    me.turn = rules.n_boxes - 1
-    opp = GameState.new(rules, 1)
-    opp.filled[:] = True
-    opp.box_scores[0, 0] = 40
-    opp.turn = rules.n_boxes
-    p.see_table([me, opp], 0, me.turn)
-    roll = np.array([rules.dice.roll_index_of([2, 2, 3, 5, 6])])
-    keep = p.keep(me, roll, 2, np.zeros(1))
-    assert rules.dice.keep_counts[int(keep[0])].tolist() == [0, 2, 0, 0, 0, 0]
-    box = p.box(me, roll, TurnOptions(~me.filled, np.zeros((1, rules.n_boxes), np.int16),
-                                      np.zeros((1, rules.n_boxes), np.int16)), np.zeros(1))
-    assert box.tolist() == [rules.n_boxes - 1]
+    me, you = GameState.new(rules, 2), GameState.new(rules, 2)
+    you.box_scores[:, 0] = [5, 0]
+    me.box_scores[:, 0] = [0, 5]
+    th = p.risk_attitude([me, you], 0)
+    s2 = 2 * sol.sd ** 2
+    assert np.allclose(th, [5 / s2, -5 / s2])
+    late = [GameState.new(rules, 1), GameState.new(rules, 1)]
+    for st in late:
+        st.filled[:, :-2] = True
+    late[1].box_scores[0, 0] = 5
+    assert p.risk_attitude(late, 0)[0] > 2 * th[0]
+    late[1].box_scores[0, 0] = 200
+    assert p.thetas[p.pick(late, 0)[0]] == p.thetas.max()        # clipped to the grid
+
+
+@pytest.mark.slow
+def test_play_to_win_beats_optimal_paired():
+    """Yacht (classic card, no bonus): paired on the same dice against one optimal player,
+    play-to-win gains win share over optimal in the same seat (CI above 0), and scores
+    fewer points doing it; two worker processes give the same numbers."""
+    g = seat_gain("yacht-classic", PlayToWin(), "optimal", 1, 40_000, seed=5, chunk=10_000)
+    assert g["gain_low"] > 0 and g["mean_score"] < g["baseline_mean_score"]
+    h = seat_gain("yacht-classic", PlayToWin(), "optimal", 1, 40_000, seed=5, chunk=10_000, jobs=2)
+    assert h == {**g, "seconds": h["seconds"]}
 
 
 def test_bad_input():
@@ -189,7 +212,7 @@ def test_servida_same_round_goes_to_the_first_seat(monkeypatch):
     five = np.full(5, 6, dtype=np.uint8)
     calls = []
 
-    def tapes(rules_, entropy, blocks, n_turns):
+    def tapes(rules_, entropy, blocks, n_turns, uniforms=True):
         seat = len(calls)
         calls.append(seat)
         tape = np.broadcast_to(plain, (len(blocks) * SEED_BLOCK, n_turns, rules_.n_rolls, 5)).copy()

@@ -34,6 +34,7 @@ True
 from __future__ import annotations
 
 import copy
+import dataclasses
 import time
 from dataclasses import dataclass, field
 
@@ -46,7 +47,7 @@ from .strategies import Strategy, get_strategy
 from .strategies.base import best_legal
 
 __all__ = ["simulate_table", "TableResult", "PlayToWin", "seat_gain", "win_share", "fold_max", "seat_entropy",
-           "MAX_SEATS"]
+           "MAX_SEATS", "THETAS", "take_games", "put_games"]
 
 MAX_SEATS = 20
 """Largest table (seed 000 names a platform for up to 20 players)."""
@@ -121,30 +122,55 @@ def seat_entropy(entropy: int, seat: int) -> int:
     return int(np.random.SeedSequence(entropy, spawn_key=(1_000_000 + seat,)).generate_state(1)[0])
 
 
-def _play_blocks(rules, players, entropy, blocks, n_games):
-    """Play seed ``blocks`` at one table: (n, seats) totals and the servida winners."""
+def _play_blocks(rules, players, entropy, blocks, n_games, lean=True):
+    """Play seed ``blocks`` at one table: (n, seats) totals and the servida winners.
+
+    A seat whose strategy plays from a decision table (``play_table``, or
+    ``turn_tables`` for one that picks a table per game each turn) plays each turn in
+    the engine's lean table loop, on the same dice and with the same decisions as
+    through ``keep`` and ``box`` (``lean=False`` forces those, for the tests)."""
+    from .tableplay import play_games
+
     checks = MoveChecks.of(rules)
     n_turns = rules.n_boxes
     seats = len(players)
+    uniforms = any(getattr(p, "uses_uniforms", True) is not False for p in players)
     tapes = []
     for s in range(seats):
-        tape, unif = block_tapes(rules, seat_entropy(entropy, s), blocks, n_turns)
+        tape, unif = block_tapes(rules, seat_entropy(entropy, s), blocks, n_turns, uniforms=uniforms)
         stop = min(len(tape), n_games - blocks.start * SEED_BLOCK)
         extra = {k: v[:stop] for k, v in family_tapes(rules, seat_entropy(entropy, s), blocks, n_turns).items()}
-        tapes.append((tape[:stop], unif[:stop], extra))
+        tapes.append((tape[:stop], None if unif is None else unif[:stop], extra))
     n = len(tapes[0][0])
     states = [GameState.new(rules, n) for _ in range(seats)]
     servida = "servida-wins" in rules.options and states[0].served_five_count is not None
     winner = np.full(n, -1, dtype=np.int8) if servida else None
     frozen = np.zeros((n, seats), dtype=np.int32)     # the scores when a servida ended a game
+    lean = lean and not servida and not tapes[0][2]
+    by_turn = [lean and hasattr(p, "turn_tables") for p in players]
+    tables = [getattr(p, "play_table", None) if lean and not by_turn[s] else None for s, p in enumerate(players)]
+    for s in range(seats):
+        if tables[s] is not None or by_turn[s]:
+            states[s].filled = np.ascontiguousarray(states[s].filled)   # play_games writes through flat views
     d = rules.dice
     for t in range(n_turns):
         for s, strategy in enumerate(players):
             if hasattr(strategy, "see_table"):
                 strategy.see_table(states, s, t)
             tape, unif, extra = tapes[s]
+            groups = strategy.turn_tables(n) if by_turn[s] else None if tables[s] is None else [(None, tables[s])]
+            if groups is not None:
+                for idx, table in groups:
+                    if idx is None:
+                        play_games(rules, table, states[s], tape[:, t:t + 1])
+                    else:
+                        part = take_games(states[s], idx)
+                        play_games(rules, table, part, tape[idx, t:t + 1])
+                        put_games(states[s], idx, part)
+                continue
             before = states[s].served_five_count.copy() if servida else None
-            play_turn(rules, strategy, states[s], d.tape_prefix_keys(tape[:, t]), unif[:, t], checks, extra)
+            play_turn(rules, strategy, states[s], d.tape_prefix_keys(tape[:, t]),
+                      None if unif is None else unif[:, t], checks, extra)
             if servida:
                 # the game ends at once: a later seat's servida (even this round) comes too late
                 ended = (states[s].served_five_count > before) & (winner < 0)
@@ -208,18 +234,41 @@ def win_share(totals: np.ndarray) -> np.ndarray:
     return top / top.sum(axis=1, keepdims=True)
 
 
+_FORKED: tuple = ()
+"""The line-up of the :func:`seat_gain` run whose forked workers play its chunks (inherited,
+not pickled: a table player's tables are hundreds of MB)."""
+
+
+def _forked_chunk(m, part):
+    return _gain_chunk(*_FORKED, m, part)
+
+
+def _gain_chunk(rules, player, baseline, opponent, opponents, m, part):
+    """One chunk of :func:`seat_gain`: seat 1's outcomes with ``player`` and with ``baseline``."""
+    t0 = time.perf_counter()
+    res = simulate_table(rules, [player] + [opponent] * opponents, m, seed=part)
+    secs = time.perf_counter() - t0
+    base = simulate_table(rules, [baseline] + [opponent] * opponents, m, seed=part)
+    if not (res.totals[:, 1:] == base.totals[:, 1:]).all():
+        raise ValueError("seat_gain: the opponents' games differ between the two runs (an opponent "
+                         "that looks at the table cannot be paired)")
+    return (int(res.outcomes()[0][:, 0].sum()), win_share(res.totals)[:, 0], win_share(base.totals)[:, 0],
+            res.totals[:, 0], base.totals[:, 0], secs)
+
+
 def seat_gain(rules, player, baseline, opponents: int, n_games: int, *, seed=None, options=(),
-              opponent="optimal", chunk: int = 16 * SEED_BLOCK, progress=None) -> dict:
+              opponent="optimal", chunk: int = 16 * SEED_BLOCK, jobs: int = 1, progress=None) -> dict:
     """``player`` in seat 1 against ``opponents`` ``opponent`` players, paired with
     ``baseline`` in the same seat on the same dice.
 
     The opponents have their own dice tapes and, if they do not look at the table,
     play the same games in both runs (checked), so the difference of seat 1's win
-    share is a paired comparison. Games run in chunks (seeds spawned from ``seed``);
+    share is a paired comparison. Games run in chunks (seeds spawned from ``seed``,
+    so the result does not depend on ``jobs``, the worker processes that play them);
     ``progress(done, total)`` is called after each. Returns seat 1's P(win) with its
     95% Wilson interval, its win share (ties split) and the paired gain in win share
     over ``baseline``, each with a 95% normal interval, the mean scores, and the
-    seconds the player's games took.
+    seconds the player's games took (summed over the workers).
 
     >>> g = seat_gain("yacht", "greedy", "keep-largest", 1, 1024, seed=1, options=["fill-in-order"])
     >>> bool(g["gain"] > 0), g["games"]
@@ -228,36 +277,49 @@ def seat_gain(rules, player, baseline, opponents: int, n_games: int, *, seed=Non
     from .stats import proportion_ci
 
     rules = get_rules(rules, options)
+    if isinstance(jobs, bool) or not isinstance(jobs, (int, np.integer)) or jobs < 1:
+        raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
     entropy = seed_entropy(seed)
-    wins, shares, gains, own, base_mean = 0, [], [], [], []
-    secs = 0.0
-    for i, lo in enumerate(range(0, n_games, chunk)):
-        m = min(chunk, n_games - lo)
-        part = int(np.random.SeedSequence(entropy, spawn_key=(opponents, i)).generate_state(1)[0])
-        t0 = time.perf_counter()
-        res = simulate_table(rules, [player] + [opponent] * opponents, m, seed=part)
-        secs += time.perf_counter() - t0
-        base = simulate_table(rules, [baseline] + [opponent] * opponents, m, seed=part)
-        if not (res.totals[:, 1:] == base.totals[:, 1:]).all():
-            raise ValueError("seat_gain: the opponents' games differ between the two runs (an opponent "
-                             "that looks at the table cannot be paired)")
-        wins += int(res.outcomes()[0][:, 0].sum())
-        s, b = win_share(res.totals)[:, 0], win_share(base.totals)[:, 0]
-        shares.append(s)
-        gains.append(s - b)
-        own.append(res.totals[:, 0])
-        base_mean.append(base.totals[:, 0])
+    sizes = [(lo, min(chunk, n_games - lo)) for lo in range(0, n_games, chunk)]
+    parts = [int(np.random.SeedSequence(entropy, spawn_key=(opponents, i)).generate_state(1)[0])
+             for i in range(len(sizes))]
+    lineup = (rules, player, baseline, opponent, opponents)
+    done = []
+
+    def tell(out):
+        done.append(out)
         if progress is not None:
-            progress(lo + m, n_games)
-    share, gain = np.concatenate(shares), np.concatenate(gains)
+            progress(sum(len(o[1]) for o in done), n_games)
+
+    if jobs == 1 or len(sizes) == 1:
+        for (_, m), part in zip(sizes, parts):
+            tell(_gain_chunk(*lineup, m, part))
+    else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        global _FORKED
+        _FORKED = lineup
+        try:
+            with ProcessPoolExecutor(max_workers=min(int(jobs), len(sizes)),
+                                     mp_context=multiprocessing.get_context("fork")) as pool:
+                for out in pool.map(_forked_chunk, [m for _, m in sizes], parts):
+                    tell(out)
+        finally:
+            _FORKED = ()
+    wins = sum(o[0] for o in done)
+    share = np.concatenate([o[1] for o in done])
+    gain = share - np.concatenate([o[2] for o in done])
+    own, base = np.concatenate([o[3] for o in done]), np.concatenate([o[4] for o in done])
+    secs = sum(o[5] for o in done)
     half = lambda x: float(1.96 * x.std(ddof=1) / np.sqrt(len(x))) if len(x) > 1 else float("nan")
     ci = proportion_ci(wins, n_games)
     return {"opponents": opponents, "games": n_games, "p_win": wins / n_games, "p_win_low": float(ci.low),
             "p_win_high": float(ci.high), "win_share": float(share.mean()),
             "win_share_low": float(share.mean()) - half(share), "win_share_high": float(share.mean()) + half(share),
             "gain": float(gain.mean()), "gain_low": float(gain.mean()) - half(gain),
-            "gain_high": float(gain.mean()) + half(gain), "mean_score": float(np.concatenate(own).mean()),
-            "baseline_mean_score": float(np.concatenate(base_mean).mean()), "seconds": secs}
+            "gain_high": float(gain.mean()) + half(gain), "mean_score": float(own.mean()),
+            "baseline_mean_score": float(base.mean()), "seconds": secs}
 
 
 def fold_max(means, variances):
@@ -286,152 +348,188 @@ def fold_max(means, variances):
     return m, v
 
 
+
+THETAS = (-0.08, -0.04, -0.02, -0.01, -0.005, 0.0, 0.005, 0.01, 0.02, 0.04, 0.08)
+"""The risk attitudes :class:`PlayToWin` switches between (``optimal:theta=...``)."""
+
+
 class PlayToWin(Strategy):
-    """Opponent-aware: every decision maximizes a normal approximation of P(win).
+    """Opponent-aware: plays each turn with the risk attitude its lead calls for.
 
-    Before each of its turns it reads the table: the best opponent's final score is
-    approximated by a normal (each opponent's points so far plus the optimal
-    expected rest of its game, with that rest's variance, from the solver's tables;
-    several opponents folded by :func:`fold_max`). Every final roll of the turn is
-    then worth, over the legal boxes,
+    Before each of its turns it reads the table. Its final score and the best
+    opponent's are taken as normals: points so far plus the optimal expected rest
+    of the game, with that rest's variance (the solver's tables; several opponents
+    folded into one maximum by :func:`fold_max`). With ``d`` the expected lead and
+    ``s2`` the variance of the difference, P(win) is about Phi(d / sqrt(s2)), whose
+    change for a change of the own mean and variance is proportional to
+    ``dmu - d / (2 s2) * dvar``; the exponential utility ``E[exp(theta * score)]``
+    trades them as ``dmu + theta / 2 * dvar``. So the turn is played by the
+    risk-sensitive optimum (:class:`~yahtzee_sim.strategies.risk.RiskStrategy`)
+    whose theta, in ``thetas``, is nearest to
 
-        max  Phi((points + gain + E[rest after the box] - m_opp) / sqrt(Var[rest after the box] + v_opp + 1))
+        theta* = -scale * d / s2
 
-    (the rest as optimal play would score it; the 1 smooths a margin known to the
-    point), and keeps maximize the expectation of that over the rerolls, exactly
-    as the solver's one-turn widget does for points. Behind, it prefers the boxes
-    and keeps that leave more variance; ahead, less. Alone (no table seen) it plays
-    ``optimal``, decision for decision. Needs the exact solver's tables, so rule sets
-    the solver cannot handle, and Generala's served throws, are refused.
+    risk seeking when behind, cautious when ahead, and more so as the turns left
+    shrink ``s2``. Alone (no table seen) it plays ``optimal``, decision for decision.
+
+    The risk strategies play from their decision tables, so at a table
+    (:func:`simulate_table`) the games of each theta are played by the lean table
+    loop, about as fast as ``optimal``. The first use for a rule set solves one risk
+    table and builds one decision table per theta (cached on disk: for ``yahtzee``
+    about a minute each). Rule sets the risk solver cannot handle (Generala's served
+    throws, announced or saved throws) are refused.
+
+    >>> res = simulate_table("yacht", [PlayToWin(), "optimal"], 4096, seed=1, options=["fill-in-order"])
+    >>> res.names
+    ('play-to-win', 'optimal')
+    >>> from yahtzee_sim.state import GameState
+    >>> rules = get_rules("yacht", ["fill-in-order"])
+    >>> p = PlayToWin().prepare(rules)
+    >>> me, you = GameState.new(rules, 1), GameState.new(rules, 1)
+    >>> you.box_scores[0, 0] = 5                     # 5 points behind at the start: seek a little risk
+    >>> th = p.risk_attitude([me, you], 0)
+    >>> bool(0 < th[0] < 0.01), float(p.thetas[p.pick([me, you], 0)[0]])
+    (True, 0.005)
     """
 
     name = "play-to-win"
-    description = "opponent-aware: maximizes a normal approximation of P(win) against the table"
-    chunk: int = 1024
+    description = "opponent-aware: switches between risk-sensitive optimal tables by its lead and the turns left"
+    uses_uniforms = False
 
-    def __init__(self, solution=None):
-        self._given = solution
-        self._target = None
+    def __init__(self, thetas=THETAS, *, scale: float = 1.0, progress=True):
+        from .exact.risk import parse_theta
+
+        grid = sorted({parse_theta(t) for t in thetas})
+        if 0.0 not in grid:
+            raise ValueError(f"play-to-win: thetas must include 0 (optimal play), got {list(thetas)!r}")
+        scale = float(scale)
+        if not np.isfinite(scale) or scale < 0:
+            raise ValueError(f"play-to-win: scale must be a non-negative number, got {scale!r}")
+        self.thetas = np.array(grid)
+        self.scale = scale
+        self.progress = progress
+        self._edges = (self.thetas[1:] + self.thetas[:-1]) / 2       # nearest theta: between midpoints
+        self._zero = grid.index(0.0)
+        self._pick = None
 
     def prepare(self, rules):
-        from .exact._solver_lattice import lattice
-        from .strategies.optimal import OptimalStrategy
+        from .strategies.risk import RiskStrategy
 
         if rules.roll_dependent or rules.announces or rules.banked_throws:
-            raise ValueError(f"play-to-win plays from the solver's one-turn widget, which does not model "
-                             f"{rules.key}'s served, announced or saved throws; use optimal or heuristic")
+            raise ValueError(f"play-to-win plays the risk-sensitive optimal strategies, whose solver does not "
+                             f"model {rules.key}'s served, announced or saved throws; use optimal or heuristic")
         super().prepare(rules)
-        self.optimal = OptimalStrategy(self._given).prepare(rules)
-        sol = self.optimal.solution
+        self.players = [RiskStrategy(t, progress=self.progress).prepare(rules) for t in self.thetas]
+        sol = self.players[self._zero].solution
         self._space = sol.space
         self._values = np.ascontiguousarray(sol.values, dtype=np.float64).reshape(-1)
         self._variances = np.ascontiguousarray(sol.variances, dtype=np.float64).reshape(-1)
-        self._lat = lattice(rules.dice)
-        d = rules.dice
-        sub = d.subkeeps[:, ::-1].astype(np.int64)            # largest keep first, as optimal
-        order = np.argsort(sub < 0, axis=1, kind="stable")
-        sub = np.take_along_axis(sub, order, axis=1)
-        self._sub_pos = np.where(sub >= 0, self._lat.pos_of_keep[np.maximum(sub, 0)], d.n_keeps)
-        self._sub_keep = sub
-        self._target = None
-        self._plans = None
+        self._tables = None
+        self._pick = None
         return self
 
     # -- the table -----------------------------------------------------------------
-    def _rest(self, state):
-        """Points so far, optimal expected rest and its variance, per game."""
-        sol = self.optimal.solution
-        args = (state.filled, state.upper_total, state.five_box_full)
-        return (state.total(self.rules).astype(np.float64), sol.value(*args).astype(np.float64),
-                sol.variance(*args).astype(np.float64))
+    def _outlook(self, state):
+        """(N,) points so far + optimal expected rest, and the rest's variance."""
+        flat = self._space.flat(*self._space.index(state.filled, state.upper_total, state.five_box_full))
+        return state.total(self.rules) + self._values[flat], self._variances[flat]
 
-    def _keys(self, state):
-        """(mask, capped upper total, flag) of each game's card."""
-        return self._space.index(state.filled, state.upper_total, state.five_box_full)
+    def risk_attitude(self, states, seat) -> np.ndarray:
+        """(N,) theta* = -scale * d / s2 of seat ``seat`` at this table (before the grid)."""
+        own, own_var = self._outlook(states[seat])
+        others = [self._outlook(st) for s, st in enumerate(states) if s != seat]
+        best, best_var = fold_max(np.array([m for m, _ in others]), np.array([v for _, v in others]))
+        spread = np.maximum(own_var + best_var, 1.0)     # at least a point's worth: no division by 0
+        return -self.scale * (own - best) / spread
+
+    def pick(self, states, seat) -> np.ndarray:
+        """(N,) index in ``thetas`` of the theta each game's next turn is played with."""
+        return np.searchsorted(self._edges, self.risk_attitude(states, seat))
 
     def see_table(self, states, seat, turn):
-        others = [self._rest(st) for s, st in enumerate(states) if s != seat]
-        m, v = fold_max(np.array([pts + rest for pts, rest, _ in others]), np.array([var for *_, var in others]))
-        own = states[seat].total(self.rules).astype(np.float64)
-        self._target = (own - m, v + 1.0)     # the margin to beat, and the variance beside our own
-        self._plans = None
+        self._pick = self.pick(states, seat)
 
-    def _worth(self, margin, noise, ahead, spread):
-        """P(win) approximation of a box: ``ahead`` = points now + E[rest after it]
-        (float32; ``spread`` the rest's variance), against the margin to beat."""
-        from scipy.special import ndtr
+    def _groups(self, n):
+        """[(theta index, games or None for all)] of a batch of ``n`` games."""
+        pick = self._pick
+        if pick is None or len(pick) != n:
+            return [(self._zero, None)]
+        ks = np.unique(pick)
+        if len(ks) == 1:
+            return [(int(ks[0]), None)]
+        return [(int(k), np.flatnonzero(pick == k)) for k in ks]
 
-        ahead = ahead + margin
-        z = ahead / np.sqrt(spread + noise)
-        return ndtr(z) + np.float32(1e-7) * ahead       # ties (a sure result) go to points
+    @property
+    def play_table(self):
+        """Alone it plays ``optimal``: the engine may play its games by optimal's table."""
+        return self.players[self._zero].play_table
 
-    def _plan(self, state):
-        """Per game, the value of every keep for 1, 2, .. rerolls left (K, N) each."""
-        from .exact._solver_lattice import best_subkeep_mean, expect
+    def turn_tables(self, n):
+        """[(games or None for all, PlayTable)] for this turn's ``n`` games, by theta; None
+        if a table is too large to build (the turn is then played by ``keep`` and ``box``)."""
+        if self._tables is None:
+            from .exact.decisions import MAX_TABLE_BYTES, table_bytes
 
-        rules, sp, lat = self.rules, self._space, self._lat
-        d = rules.dice
-        margin, noise = (a.astype(np.float32) for a in self._target)
-        mask, u, flag = self._keys(state)
-        n, r = len(mask), d.n_rolls
-        plans = [None] + [np.empty((d.n_keeps + 1, n), dtype=np.float32) for _ in range(1, rules.n_rolls)]
-        for p in plans[1:]:
-            p[d.n_keeps] = -np.inf                       # the padding row of _sub_pos
-        rolls = np.arange(r)
-        rb = lat.level_slices[lat.n_dice]
-        n_open = rules.n_boxes - int(state.filled[0].sum()) if n else 0
-        for lo in range(0, n, self.chunk):
-            hi = min(lo + self.chunk, n)
-            key = sp.flat(mask[lo:hi], u[lo:hi], flag[lo:hi])
-            _, first, inv = np.unique(key, return_index=True, return_inverse=True)
-            g = lo + first
-            k = len(g)
-            open_ = np.argsort(state.filled[g], axis=1, kind="stable")[:, :n_open]      # (S, O)
-            legal, scores, bonus = rules.turn_options(np.repeat(state.filled[g], r, axis=0),
-                                                      np.repeat(state.five_box_full[g], r), np.tile(rolls, k))
-            gain = scores + rules.upper_bonus_gain(np.repeat(state.upper_total[g], r), scores) + bonus[:, None]
-            rows = np.arange(k * r)[:, None]
-            cols = np.repeat(open_, r, axis=0)                                            # (S*R, O)
-            scores, gain, legal = scores[rows, cols], gain[rows, cols], legal[rows, cols]
-            rep = lambda a: np.broadcast_to(np.repeat(a, r)[:, None], cols.shape).ravel()
-            nxt = sp.next_flat(rep(mask[g]), rep(u[g]), rep(flag[g]), scores.ravel(), boxes=cols.ravel())
-            ok = legal.ravel()
-            nxt = np.where(ok, nxt, 0)                   # an illegal box may lead nowhere (NaN)
-            ahead = np.where(ok, gain.ravel() + self._values[nxt], -np.inf).astype(np.float32)
-            spread = self._variances[nxt].astype(np.float32)
-            shape = (k, r, n_open)
-            worth = self._worth(margin[lo:hi, None, None], noise[lo:hi, None, None],
-                                ahead.reshape(shape)[inv], spread.reshape(shape)[inv])
-            best = worth.max(axis=2)                                                      # (games, rolls)
-            x = np.empty((d.n_keeps, hi - lo), dtype=np.float32)
-            x[rb] = best.T[lat.roll_at]
-            for j in range(1, rules.n_rolls):
-                expect(lat, x)
-                plans[j][:d.n_keeps, lo:hi] = x
-                best_subkeep_mean(lat, x)
-        return plans
+            if table_bytes(self.rules) > MAX_TABLE_BYTES:
+                self._tables = False
+            else:
+                for p in self.players:
+                    p.decision_table()           # built or read from the cache once, then kept
+                self._tables = [p.play_table for p in self.players]
+        if self._tables is False:
+            return None
+        return [(idx, self._tables[k]) for k, idx in self._groups(n)]
 
-    # -- decisions -------------------------------------------------------------------
-    def _at_table(self, rolls) -> bool:
-        return self._target is not None and len(self._target[0]) == len(rolls)
-
+    # -- decisions (the engine's turn loop) ---------------------------------------------
     def keep(self, state, rolls, rolls_left, u):
-        if not self._at_table(rolls):
-            return self.optimal.keep(state, rolls, rolls_left, u)
-        if self._plans is None:
-            self._plans = self._plan(state)
-        ev = self._plans[rolls_left][self._sub_pos[rolls], np.arange(len(rolls))[:, None]]   # (N, S)
-        return self._sub_keep[rolls, np.argmax(ev, axis=1)]
+        groups = self._groups(len(rolls))
+        if groups[0][1] is None:
+            return self.players[groups[0][0]].keep(state, rolls, rolls_left, u)
+        out = np.empty(len(rolls), dtype=np.int64)
+        for k, idx in groups:
+            out[idx] = self.players[k].keep(take_games(state, idx), rolls[idx], rolls_left,
+                                            None if u is None else u[idx])
+        return out
 
     def box(self, state, rolls, options, u):
-        if not self._at_table(rolls):
-            return self.optimal.box(state, rolls, options, u)
-        margin, noise = self._target
-        mask, up, flag = self._keys(state)
-        nxt = self._space.next_flat(mask, up, flag, options.scores)
-        nxt = np.where(options.legal, nxt, 0)
-        worth = self._worth(margin[:, None].astype(np.float32), noise[:, None].astype(np.float32),
-                            (options.gain + self._values[nxt]).astype(np.float32),
-                            self._variances[nxt].astype(np.float32))
-        self._target = self._plans = None
-        return best_legal(worth, options.legal)
+        groups = self._groups(len(rolls))
+        if groups[0][1] is None:
+            out = self.players[groups[0][0]].box(state, rolls, options, u)
+        else:
+            out = np.empty(len(rolls), dtype=np.intp)
+            for k, idx in groups:
+                sub = type(options)(options.legal[idx], options.scores[idx], options.gain[idx])
+                out[idx] = self.players[k].box(take_games(state, idx), rolls[idx], sub,
+                                               None if u is None else u[idx])
+        self._pick = None                # the turn is over: the next one reads the table again
+        return out
+
+
+def take_games(state: GameState, idx) -> GameState:
+    """The cards of games ``idx`` of ``state`` (copies, C-ordered).
+
+    >>> st = GameState.new(get_rules("yacht"), 4)
+    >>> st.upper_total[:] = [1, 2, 3, 4]
+    >>> take_games(st, np.array([3, 1])).upper_total.tolist()
+    [4, 2]
+    """
+    parts = {f.name: np.ascontiguousarray(getattr(state, f.name)[idx]) for f in dataclasses.fields(state)
+             if isinstance(getattr(state, f.name), np.ndarray)}
+    return dataclasses.replace(state, **parts)
+
+
+def put_games(state: GameState, idx, part: GameState) -> None:
+    """Write the cards of ``part`` back as games ``idx`` of ``state`` (same turn after).
+
+    >>> st = GameState.new(get_rules("yacht"), 4)
+    >>> sub = take_games(st, np.array([0, 2]))
+    >>> sub.upper_total += 7
+    >>> put_games(st, np.array([0, 2]), sub)
+    >>> st.upper_total.tolist()
+    [7, 0, 7, 0]
+    """
+    for f in dataclasses.fields(state):
+        a = getattr(state, f.name)
+        if isinstance(a, np.ndarray):
+            a[idx] = getattr(part, f.name)
+    state.turn = part.turn
