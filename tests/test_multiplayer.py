@@ -101,7 +101,7 @@ def test_play_to_win_risk_attitude():
     me.box_scores[:, 0] = [0, 5]
     th = p.risk_attitude([me, you], 0)
     s2 = 2 * sol.sd ** 2
-    assert np.allclose(th, [5 / s2, -5 / s2])
+    assert np.allclose(th, [p.scale * 5 / s2, -p.scale * 5 / s2])
     late = [GameState.new(rules, 1), GameState.new(rules, 1)]
     for st in late:
         st.filled[:, :-2] = True
