@@ -60,8 +60,6 @@ def test_play_to_win_bad_parameters():
         PlayToWin([0.01, 0.02])
     with pytest.raises(ValueError, match="theta must be a number"):
         PlayToWin([0, 2.0])
-    with pytest.raises(ValueError, match="scale"):
-        PlayToWin(scale=-1)
 
 
 def _slow_path(monkeypatch):
@@ -88,27 +86,27 @@ def test_play_to_win_plays_legal_games_by_its_tables(monkeypatch, key, options, 
     assert (a.totals == c.totals).all()
 
 
-def test_play_to_win_risk_attitude():
-    """theta* = -d / s2 against one opponent, from the solver's mean and variance tables:
-    behind it seeks risk, ahead it avoids it, and the same lead weighs more late."""
+def test_play_to_win_chooses_by_its_normal_chance_to_win():
+    """Fresh cards, one opponent: the chance of theta = 0 is Phi(lead / sqrt(2 var + 1)) from
+    the solver's own sd; 30 points behind it seeks risk, ahead it avoids it, level it
+    plays optimal (every chance is 1/2: the largest mean wins the tie)."""
+    from scipy.special import ndtr
+
     from yahtzee_sim.exact.solver import solve
 
     rules = get_rules("yacht", OPTS)
-    sol = solve(rules)
+    sd = solve(rules).sd
     p = PlayToWin().prepare(rules)
-    me, you = GameState.new(rules, 2), GameState.new(rules, 2)
-    you.box_scores[:, 0] = [5, 0]
-    me.box_scores[:, 0] = [0, 5]
-    th = p.risk_attitude([me, you], 0)
-    s2 = 2 * sol.sd ** 2
-    assert np.allclose(th, [p.scale * 5 / s2, -p.scale * 5 / s2])
-    late = [GameState.new(rules, 1), GameState.new(rules, 1)]
-    for st in late:
-        st.filled[:, :-2] = True
-    late[1].box_scores[0, 0] = 5
-    assert p.risk_attitude(late, 0)[0] > 2 * th[0]
-    late[1].box_scores[0, 0] = 200
-    assert p.thetas[p.pick(late, 0)[0]] == p.thetas.max()        # clipped to the grid
+    me, you = GameState.new(rules, 3), GameState.new(rules, 3)
+    you.box_scores[:, 0] = [30, 0, 0]
+    me.box_scores[:, 0] = [0, 30, 0]
+    chance = p.win_chances([me, you], 0)
+    zero = list(p.thetas).index(0.0)
+    assert np.allclose(chance[:, zero], ndtr(np.array([-30, 30, 0]) / np.sqrt(2 * sd ** 2 + 1)), atol=1e-5)
+    picked = p.thetas[p.pick([me, you], 0)]
+    assert picked[0] > 0 and picked[1] < 0 and picked[2] == 0
+    # the chosen theta's chance is the best one, and better than optimal's behind and ahead
+    assert (chance[:2].max(axis=1) > chance[:2, zero]).all()
 
 
 @pytest.mark.slow

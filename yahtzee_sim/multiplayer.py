@@ -352,39 +352,100 @@ def fold_max(means, variances):
 
 
 
-THETAS = (-0.16, -0.08, -0.04, -0.02, -0.01, -0.005, 0.0, 0.005, 0.01, 0.02, 0.04, 0.08, 0.16)
-"""The risk attitudes :class:`PlayToWin` switches between (``optimal:theta=...``)."""
+THETAS = (-0.04, -0.02, -0.01, 0.0, 0.01, 0.02, 0.04, 0.08, 0.16)
+"""The risk attitudes :class:`PlayToWin` chooses between (``optimal:theta=...``)."""
+
+MOMENTS_VERSION = 1
+"""Bump when the cached moment tables of the risk strategies change meaning or layout."""
+
+_MOMENTS: dict = {}
+
+
+def _moments_file(rules: RuleSet, theta: float):
+    """Where :func:`risk_moments` caches the tables of (rules, theta), and their meta."""
+    from .exact import cache as _cache
+    from .exact.solver import rules_fingerprint
+
+    fp = rules_fingerprint(rules)
+    meta = {"rules": rules.key, "fingerprint": fp, "theta": theta, "moments_version": MOMENTS_VERSION}
+    return _cache.cache_dir() / _cache.file_name(f"{rules.key}-{fp}-risk-theta{theta!r}-moments-"
+                                                 f"v{MOMENTS_VERSION}"), meta
+
+
+def risk_moments(rules: RuleSet, theta: float, *, cache: bool = True, progress=None):
+    """(mean, variance) flat float32 tables (solver layout) of the future score of
+    ``optimal:theta=<theta>`` from every reachable state: its exact policy value
+    (:func:`~yahtzee_sim.exact.policy.policy_value`), disk-cached next to the solver's
+    tables. ``theta = 0`` is the solver's own mean and variance.
+
+    >>> r = get_rules("yacht", ["fill-in-order"])
+    >>> mean, var = risk_moments(r, 0.05, cache=False)
+    >>> from yahtzee_sim.exact.distribution import distribution
+    >>> d = distribution(r, "optimal:theta=0.05")
+    >>> bool(abs(mean[0] - d.mean) < 1e-3), bool(abs(var[0] - d.sd ** 2) < 1e-2)
+    (True, True)
+    """
+    from .exact import cache as _cache
+    from .exact.solver import rules_fingerprint, solve
+
+    fp = rules_fingerprint(rules)
+    key = (fp, float(theta))
+    if cache and key in _MOMENTS:
+        return _MOMENTS[key]
+    if theta == 0:
+        sol = solve(rules, progress=progress)
+        out = tuple(np.ascontiguousarray(a, dtype=np.float32).reshape(-1) for a in (sol.values, sol.variances))
+        if cache:
+            _MOMENTS[key] = out
+        return out
+    path, meta = _moments_file(rules, float(theta))
+    stored = _cache.load(path, meta) if cache else None
+    if stored is not None:
+        out = (stored["mean"], stored["variance"])
+    else:
+        from .exact.policy import policy_value
+        from .strategies.risk import RiskStrategy
+
+        pv = policy_value(rules, RiskStrategy(theta, progress=False), progress=progress)
+        mean = pv.values
+        out = (mean.astype(np.float32), np.maximum(pv.second_moments - mean * mean, 0.0).astype(np.float32))
+        if cache:
+            try:
+                _cache.save(path, meta, {"mean": out[0], "variance": out[1]})
+            except OSError:          # read-only or full disk: the tables are still right
+                pass
+    if cache:
+        _MOMENTS[key] = out
+    return out
 
 
 class PlayToWin(Strategy):
-    """Opponent-aware: plays each turn with the risk attitude its lead calls for.
+    """Opponent-aware: plays each turn with the risk attitude that gives it the best
+    chance to win.
 
-    Before each of its turns it reads the table. Its final score and the best
-    opponent's are taken as normals: points so far plus the optimal expected rest
-    of the game, with that rest's variance (the solver's tables; several opponents
-    folded into one maximum by :func:`fold_max`). With ``d`` the expected lead and
-    ``s2`` the variance of the difference, P(win) is about Phi(d / sqrt(s2)), whose
-    change for a change of the own mean and variance is proportional to
-    ``dmu - d / (2 s2) * dvar``; the exponential utility ``E[exp(theta * score)]``
-    trades them as ``dmu + theta / 2 * dvar``. So the turn is played by the
-    risk-sensitive optimum (:class:`~yahtzee_sim.strategies.risk.RiskStrategy`)
-    whose theta, in ``thetas``, is nearest to
+    Before each of its turns it reads the table. The best opponent's final score is
+    taken as a normal: each opponent's points so far plus the optimal expected rest
+    of its game, with that rest's variance (the solver's tables; several opponents
+    folded into one maximum by :func:`fold_max`). For every risk-sensitive optimal
+    strategy ``optimal:theta=t`` of ``thetas``
+    (:class:`~yahtzee_sim.strategies.risk.RiskStrategy`; ``t = 0`` is ``optimal``) it
+    knows the exact mean ``mu_t`` and variance ``var_t`` of the rest of its own game
+    if that strategy played it out (:func:`risk_moments`), and it plays the turn with
+    the one whose normal chance to finish above the opponent is largest:
 
-        theta* = -scale * d / s2
+        max over t of  Phi((points + mu_t - m_opp) / sqrt(var_t + v_opp + 1))
 
-    risk seeking when behind, cautious when ahead, and more so as the turns left
-    shrink ``s2``. The matching gradient says ``scale = 1``; measured on ``yahtzee``
-    against one optimal player, 0.5 wins more (the risk strategies chase the tails,
-    not only the variance, and the attitude is re-chosen every turn; see
-    ``benchmarks/RESULTS.md``). Alone (no table seen) it plays ``optimal``, decision
-    for decision.
+    (the 1 smooths a margin known to the point; ties go to the larger mean). Behind,
+    a risk seeker's wider spread is worth its lower mean; ahead, a cautious one's
+    narrower spread; and the choice is made again every turn. Alone (no table seen)
+    it plays ``optimal``, decision for decision.
 
     The risk strategies play from their decision tables, so at a table
     (:func:`simulate_table`) the games of each theta are played by the lean table
     loop, about as fast as ``optimal``. The first use for a rule set solves one risk
-    table and builds one decision table per theta (cached on disk: for ``yahtzee``
-    about a minute each). Rule sets the risk solver cannot handle (Generala's served
-    throws, announced or saved throws) are refused.
+    table, builds one decision table and evaluates one policy per theta (all cached
+    on disk; for ``yahtzee`` a few CPU minutes each). Rule sets the risk solver cannot
+    handle (Generala's served throws, announced or saved throws) are refused.
 
     >>> res = simulate_table("yacht", [PlayToWin(), "optimal"], 4096, seed=1, options=["fill-in-order"])
     >>> res.names
@@ -393,29 +454,26 @@ class PlayToWin(Strategy):
     >>> rules = get_rules("yacht", ["fill-in-order"])
     >>> p = PlayToWin().prepare(rules)
     >>> me, you = GameState.new(rules, 1), GameState.new(rules, 1)
-    >>> you.box_scores[0, 0] = 15                    # 15 points behind at the start: seek a little risk
-    >>> th = p.risk_attitude([me, you], 0)
-    >>> bool(0 < th[0] < 0.01), float(p.thetas[p.pick([me, you], 0)[0]])
-    (True, 0.005)
+    >>> you.box_scores[0, 0] = 30                    # 30 points behind at the start: seek risk
+    >>> bool(p.thetas[p.pick([me, you], 0)[0]] > 0)
+    True
+    >>> you.box_scores[0, 0], me.box_scores[0, 0] = 0, 30       # ahead: caution
+    >>> bool(p.thetas[p.pick([me, you], 0)[0]] < 0)
+    True
     """
 
     name = "play-to-win"
-    description = "opponent-aware: switches between risk-sensitive optimal tables by its lead and the turns left"
+    description = "opponent-aware: plays each turn with the risk-sensitive optimal table most likely to win"
     uses_uniforms = False
 
-    def __init__(self, thetas=THETAS, *, scale: float = 0.5, progress=True):
+    def __init__(self, thetas=THETAS, *, progress=True):
         from .exact.risk import parse_theta
 
         grid = sorted({parse_theta(t) for t in thetas})
         if 0.0 not in grid:
             raise ValueError(f"play-to-win: thetas must include 0 (optimal play), got {list(thetas)!r}")
-        scale = float(scale)
-        if not np.isfinite(scale) or scale < 0:
-            raise ValueError(f"play-to-win: scale must be a non-negative number, got {scale!r}")
         self.thetas = np.array(grid)
-        self.scale = scale
         self.progress = progress
-        self._edges = (self.thetas[1:] + self.thetas[:-1]) / 2       # nearest theta: between midpoints
         self._zero = grid.index(0.0)
         self._pick = None
 
@@ -431,27 +489,42 @@ class PlayToWin(Strategy):
         self._space = sol.space
         self._values = np.ascontiguousarray(sol.values, dtype=np.float64).reshape(-1)
         self._variances = np.ascontiguousarray(sol.variances, dtype=np.float64).reshape(-1)
+        self._moments = [risk_moments(rules, float(t), progress=self.progress) for t in self.thetas]
         self._tables = None
         self._pick = None
         return self
 
     # -- the table -----------------------------------------------------------------
+    def _flat(self, state):
+        return self._space.flat(*self._space.index(state.filled, state.upper_total, state.five_box_full))
+
     def _outlook(self, state):
         """(N,) points so far + optimal expected rest, and the rest's variance."""
-        flat = self._space.flat(*self._space.index(state.filled, state.upper_total, state.five_box_full))
+        flat = self._flat(state)
         return state.total(self.rules) + self._values[flat], self._variances[flat]
 
-    def risk_attitude(self, states, seat) -> np.ndarray:
-        """(N,) theta* = -scale * d / s2 of seat ``seat`` at this table (before the grid)."""
-        own, own_var = self._outlook(states[seat])
+    def win_chances(self, states, seat) -> np.ndarray:
+        """(N, len(thetas)) the normal approximation of P(win) of seat ``seat`` if it played
+        the rest of its game with each theta."""
+        from scipy.special import ndtr
+
         others = [self._outlook(st) for s, st in enumerate(states) if s != seat]
         best, best_var = fold_max(np.array([m for m, _ in others]), np.array([v for _, v in others]))
-        spread = np.maximum(own_var + best_var, 1.0)     # at least a point's worth: no division by 0
-        return -self.scale * (own - best) / spread
+        own = states[seat]
+        flat, points = self._flat(own), own.total(self.rules)
+        out = np.empty((len(flat), len(self.thetas)))
+        for k, (mean, var) in enumerate(self._moments):
+            lead = points + mean[flat] - best
+            out[:, k] = ndtr(lead / np.sqrt(var[flat] + best_var + 1.0))
+        return out
 
     def pick(self, states, seat) -> np.ndarray:
         """(N,) index in ``thetas`` of the theta each game's next turn is played with."""
-        return np.searchsorted(self._edges, self.risk_attitude(states, seat))
+        chance = self.win_chances(states, seat)
+        top = chance.max(axis=1, keepdims=True)
+        # among the best chances (a sure win or loss makes them all equal), the largest mean
+        means = np.stack([m[self._flat(states[seat])] for m, _ in self._moments], axis=1)
+        return np.argmax(np.where(chance >= top - 1e-12, means, -np.inf), axis=1)
 
     def see_table(self, states, seat, turn):
         self._pick = self.pick(states, seat)
