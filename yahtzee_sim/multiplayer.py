@@ -352,7 +352,7 @@ def fold_max(means, variances):
 
 
 
-THETAS = (-0.04, -0.02, -0.01, 0.0, 0.01, 0.02, 0.04, 0.08, 0.16)
+THETAS = (-0.02, -0.01, 0.0, 0.02, 0.04, 0.08)
 """The risk attitudes :class:`PlayToWin` chooses between (``optimal:theta=...``)."""
 
 MOMENTS_VERSION = 1

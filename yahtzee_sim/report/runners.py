@@ -537,8 +537,8 @@ def _head_to_head_play_to_win(rep, spec, rules, progress) -> list[str]:
         rep.add_table("play_to_win", frame, display=display, heading="Playing to win: the opponent-aware player",
                       caption=f"`play-to-win` (`yahtzee_sim.multiplayer.PlayToWin`: before each of its turns it "
                               f"reads the table and plays the turn with the risk-sensitive optimal strategy "
-                              f"`optimal:theta=θ` whose θ is nearest to −d/s², d its expected lead over the best "
-                              f"opponent and s² the variance left in both games) in "
+                              f"`optimal:theta=θ` whose exact rest-of-game mean and variance give it the best normal "
+                              f"chance to finish above the best opponent) in "
                               f"seat 1 against n `optimal` players, {spec.table_games:,} games of "
                               f"{_rules_text(rules)} per table (seed {spec.seed}); the same games with `optimal` in "
                               "seat 1 give the paired gain (the opponents play the same games in both). Win share "
