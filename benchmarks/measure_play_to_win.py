@@ -34,17 +34,16 @@ def main(argv=None) -> int:
     ap.add_argument("--chunk", type=int, default=1 << 17)
     ap.add_argument("--opponents", default="1,3,9")
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--scale", type=float, default=1.0, help="PlayToWin's scale (theta* = -scale * d / s2)")
+    ap.add_argument("--thetas", default=None, help="PlayToWin's thetas, comma-separated (default: its own)")
     ap.add_argument("--seed", type=int, default=2026)
     args = ap.parse_args(argv)
     from yahtzee_sim.exact.distribution import distribution
     from yahtzee_sim.exact.winodds import win_odds
     from yahtzee_sim.multiplayer import PlayToWin, seat_gain
 
-    player = PlayToWin(scale=args.scale)
+    player = PlayToWin() if args.thetas is None else PlayToWin([float(t) for t in args.thetas.split(",")])
     opt = distribution(args.rules, "optimal", cache=True)
-    print(f"{args.rules}: play-to-win (thetas {', '.join(f'{t:g}' for t in player.thetas)}; scale "
-          f"{args.scale:g}) against n optimal players (seed {args.seed}, chunks of {args.chunk:,}, "
+    print(f"{args.rules}: play-to-win (thetas {', '.join(f'{t:g}' for t in player.thetas)}) against n optimal players (seed {args.seed}, chunks of {args.chunk:,}, "
           f"{args.jobs} worker(s))")
     print("| opponents | games | P(win) play-to-win (95% CI) | win share play-to-win (95% CI) | "
           "gain in win share over optimal, paired (95% CI) | exact P(win), optimal in that seat | "
