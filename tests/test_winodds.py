@@ -137,8 +137,10 @@ def test_cli_head_to_head_simulated(capsys):
 
     res = simulate_table("generala", ["greedy", "keep-largest"], 3000, seed=4, options=["servida-wins"])
     assert rows[0]["p_win"] == res.to_frame()["p_win"].iloc[0]
-    assert main(["head-to-head", "--rules", "yacht", "--players", "play-to-win", "optimal", "--games", "1024",
-                 "--seed", "1"]) == 0
+    # Yacht filled in order: play-to-win's first use solves, tables and evaluates a risk strategy
+    # per theta (minutes on the full Yacht card, a second here)
+    assert main(["head-to-head", "--rules", "yacht", "--option", "fill-in-order", "--players", "play-to-win",
+                 "optimal", "--games", "1024", "--seed", "1"]) == 0
     text = capsys.readouterr().out
     assert "1,024 simulated games (seed 1)" in text and "play-to-win" in text
     assert main(["head-to-head", "--players", "greedy", "greedy", "--games", "0"]) == 2
