@@ -50,7 +50,7 @@ from .strategies import Strategy, get_strategy
 from .strategies.base import best_legal
 
 __all__ = ["simulate_table", "TableResult", "PlayToWin", "seat_gain", "win_share", "fold_max", "seat_entropy",
-           "MAX_SEATS", "THETAS", "take_games", "put_games"]
+           "MAX_SEATS", "THETAS", "take_games", "put_games", "risk_moments"]
 
 MAX_SEATS = 20
 """Largest table (seed 000 names a platform for up to 20 players)."""
