@@ -21,8 +21,8 @@ forward turn by turn, exactly:
   without shifting it, so a state's distribution spans only its lower-section
   points, the upper bonus, the upper points beyond the threshold and any
   five-of-a-kind bonuses. Each state's vector has its own width (ragged storage),
-  and the moves of one points shift are one sparse matrix product per block of
-  similar widths.
+  and each move adds its probability times its source row into its destination
+  row, shifted by its points (one compiled loop over the moves).
 
 The same pass carries the probability of events users ask about: the upper
 bonus, the full value (50) in the five-of-a-kind box, at least one five of a
@@ -61,12 +61,6 @@ from .policy import (DEFAULT_CHUNK_ROWS, PROBE_STATES, _Decider, _hold, _probe, 
                      evaluation_setup)
 
 __all__ = ["distribution", "ScoreDistribution", "pmf_mean_sd"]
-
-_WIDTH_CLASSES = np.array([8, 16, 24, 32, 48, 64, 96, 128, 160, 192, 256, 320, 384, 512, 640,
-                           768, 1024, 1280, 1536, 2048, 2560, 3072, 4096, 6144, 8192])
-"""Row widths are grouped into these classes for the sparse products (a row of
-width w is multiplied as part of a block of the smallest class >= w)."""
-
 
 def pmf_mean_sd(pmf) -> tuple[float, float]:
     """Mean and sd of a PMF over 0, 1, 2, ...
@@ -408,7 +402,7 @@ class _Level:
 
     ``flat`` (S,) state indices, ``width`` (S,) support length of each row (points
     stored relative to the state's capped upper total), ``start`` (S,) offset of each
-    row in ``data``. Rows are sorted by width.
+    row in ``data``.
     """
 
     flat: np.ndarray
@@ -418,66 +412,28 @@ class _Level:
 
     @classmethod
     def empty(cls, flat, width):
-        order = np.argsort(width, kind="stable")
-        flat, width = flat[order], width[order]
+        width = np.asarray(width, dtype=np.int64)
         start = np.concatenate([[0], np.cumsum(width)[:-1]]).astype(np.int64)
         return cls(flat, width, start, np.zeros(int(width.sum())))
 
     def mass(self) -> np.ndarray:
         return np.add.reduceat(self.data, self.start) if len(self.data) else np.zeros(0)
 
-    def blocks(self):
-        """Contiguous row ranges of similar width: (lo, hi, the block's largest width)."""
-        cls = np.searchsorted(_WIDTH_CLASSES, self.width)
-        edges = np.flatnonzero(np.diff(cls)) + 1
-        bounds = np.concatenate([[0], edges, [len(self.width)]])
-        for a, b in zip(bounds[:-1], bounds[1:]):
-            yield int(a), int(b), int(self.width[b - 1])
-
-    def dense(self, lo, hi, w) -> np.ndarray:
-        """Rows lo..hi as a dense (hi - lo, w) array (zero padded)."""
-        width = self.width[lo:hi]
-        out = np.zeros((hi - lo, w))
-        r = np.repeat(np.arange(hi - lo), width)
-        c = np.arange(len(r)) - np.repeat(np.cumsum(width) - width, width)
-        out[r, c] = self.data[self.start[lo] + np.arange(len(r))]
-        return out
-
 
 def _propagate(level: _Level, moves: _Moves, row_of: np.ndarray) -> _Level:
-    """Push (state, points) through one level's moves."""
-    from scipy import sparse
+    """Push (state, points) through one level's moves: each move adds its probability
+    times the source row into the destination row, shifted by the move's points (a
+    compiled loop over the moves, :func:`~yahtzee_sim.exact._eval_kernels.scatter_moves`)."""
+    from ._eval_kernels import scatter_moves
 
     width_src = level.width[moves.src]
     dst_u, dst_inv = np.unique(moves.dst, return_inverse=True)
-    by_dst = np.argsort(dst_inv, kind="stable")
-    first = np.concatenate([[0], np.flatnonzero(np.diff(dst_inv[by_dst])) + 1])
-    need = np.maximum.reduceat((width_src + moves.shift)[by_dst], first)
+    need = np.zeros(len(dst_u), dtype=np.int64)
+    np.maximum.at(need, dst_inv, width_src + moves.shift)
     nxt = _Level.empty(dst_u, need)
     row_of[nxt.flat] = np.arange(len(nxt.flat))
-    dst_row = row_of[moves.dst]
-    order = np.lexsort((moves.shift, moves.src))
-    src, shift, drow, p = moves.src[order], moves.shift[order], dst_row[order], moves.p[order]
-    for lo, hi, w in level.blocks():
-        a, b = np.searchsorted(src, [lo, hi])
-        if a == b:
-            continue
-        block = level.dense(lo, hi, w)
-        s_src, s_shift, s_row, s_p = src[a:b], shift[a:b], drow[a:b], p[a:b]
-        by_shift = np.argsort(s_shift, kind="stable")
-        s_src, s_shift, s_row, s_p = s_src[by_shift], s_shift[by_shift], s_row[by_shift], s_p[by_shift]
-        cuts = np.flatnonzero(np.diff(s_shift)) + 1
-        for c0, c1 in zip(np.concatenate([[0], cuts]), np.concatenate([cuts, [len(s_shift)]])):
-            g = int(s_shift[c0])
-            rows_u, rinv = np.unique(s_row[c0:c1], return_inverse=True)
-            m = sparse.csr_matrix((s_p[c0:c1], (rinv, s_src[c0:c1] - lo)),
-                                  shape=(len(rows_u), hi - lo))
-            res = m @ block                                   # (rows, w)
-            room = nxt.width[rows_u] - g                      # columns each row can take
-            cols = np.minimum(w, room)
-            take = np.arange(w)[None, :] < cols[:, None]
-            idx = (nxt.start[rows_u] + g)[:, None] + np.arange(w)[None, :]
-            nxt.data[idx[take]] += res[take]
+    dst_start = nxt.start[row_of[moves.dst]] + moves.shift
+    scatter_moves(level.data, level.start[moves.src], width_src, dst_start, moves.p, nxt.data)
     return nxt
 
 
