@@ -19,8 +19,122 @@ def scatter_moves(data, src_start, src_width, dst_start, p, out):
     each move of a level adds its probability times the source row's stored
     distribution into the destination row (shifted by the move's points)."""
     for i in range(len(p)):
-        a = src_start[i]
-        b = dst_start[i]
+        w = src_width[i]
+        src = data[src_start[i]:src_start[i] + w]     # views: the loop below vectorizes
+        dst = out[dst_start[i]:dst_start[i] + w]
         q = p[i]
-        for k in range(src_width[i]):
-            out[b + k] += q * data[a + k]
+        for k in range(w):
+            dst[k] += q * src[k]
+
+
+@njit(cache=True)
+def row_widths(dst_row, ends, need):
+    """``need[dst_row[i]] = max(need[dst_row[i]], ends[i])``: each destination row's width."""
+    for i in range(len(dst_row)):
+        if ends[i] > need[dst_row[i]]:
+            need[dst_row[i]] = ends[i]
+
+
+@njit(cache=True)
+def final_roll_masses(first, plans, growing, children, roll_keep, is_five, out, out_no5):
+    """Probability of each final roll of a turn under each of P keep plans.
+
+    ``first`` (R,) the first roll's distribution; ``plans`` (J, P, R) the keep of each
+    roll, ``plans[0]`` with the most rerolls left; ``growing`` the keeps below a full
+    roll, smallest first, and ``children`` (K, F) each keep with one more die of each
+    face; ``roll_keep`` (R,) the keep holding a whole roll. Fills ``out`` (P, R) and,
+    when ``out_no5`` has P rows, the part with no five of a kind (``is_five``) thrown
+    at any throw of the turn.
+    """
+    n_keeps, n_faces = children.shape
+    n_rolls = len(first)
+    both = out_no5.shape[0] == out.shape[0]
+    inv = 1.0 / n_faces
+    x = np.empty(n_rolls)
+    x5 = np.empty(n_rolls)
+    y = np.empty(n_keeps)
+    y5 = np.empty(n_keeps)
+    for p in range(out.shape[0]):
+        for r in range(n_rolls):
+            x[r] = first[r]
+            x5[r] = 0.0 if is_five[r] else first[r]
+        for j in range(plans.shape[0]):
+            y[:] = 0.0
+            y5[:] = 0.0
+            for r in range(n_rolls):
+                k = plans[j, p, r]
+                y[k] += x[r]
+                y5[k] += x5[r]
+            for i in range(len(growing)):
+                k = growing[i]
+                a = y[k] * inv
+                b = y5[k] * inv
+                if a != 0.0 or b != 0.0:
+                    for f in range(n_faces):
+                        c = children[k, f]
+                        y[c] += a
+                        y5[c] += b
+            for r in range(n_rolls):
+                x[r] = y[roll_keep[r]]
+                x5[r] = 0.0 if is_five[r] else y5[roll_keep[r]]
+        for r in range(n_rolls):
+            out[p, r] = x[r]
+            if both:
+                out_no5[p, r] = x5[r]
+
+
+@njit(cache=True)
+def aggregate_moves(boxes, g_inv, g_scores, g_legal, bin_of, n_pts, plan_of, p_all, p_no5,
+                    five_bin, pb, qb):
+    """Per state, the probability of each (box, points, bonus) bin the turn ends in.
+
+    ``boxes`` (C, R) the box of each final roll, ``g_inv`` (C,) each state's row group
+    in ``g_scores`` / ``g_legal`` (G * R, B), ``bin_of`` (B * n_pts,) the bin of each
+    (box, points); ``five_bin`` (C, R) 1 where the roll earns a five-of-a-kind bonus
+    (bins ``2 * bin + bonus``). Adds row ``plan_of[c]`` of ``p_all`` / ``p_no5`` (P, R)
+    into ``pb`` / ``qb`` (C, 2 * bins). Returns False if a box is illegal.
+    """
+    n_states, n_rolls = boxes.shape
+    for c in range(n_states):
+        g = g_inv[c] * n_rolls
+        p = plan_of[c]
+        for r in range(n_rolls):
+            b = boxes[c, r]
+            if not g_legal[g + r, b]:
+                return False
+            k = 2 * bin_of[b * n_pts + g_scores[g + r, b]] + five_bin[c, r]
+            pb[c, k] += p_all[p, r]
+            qb[c, k] += p_no5[p, r]
+    return True
+
+
+@njit(cache=True)
+def chunk_values(boxes, g_inv, g_gain, g_move, g_legal, a_tab, q_tab, plan_of, rho, v, v2):
+    """Expected future score and its second moment of C states.
+
+    Per state c and final roll r (probability ``rho[plan_of[c], r]``), the box
+    ``boxes[c, r]`` gains ``s = g_gain[g, b]`` points and makes move ``m = g_move[g, b]``
+    (row ``g = g_inv[c] * R + r``), worth ``A = a_tab[c, m]`` (upper bonus plus the next
+    state's value) and ``Q = q_tab[c, m]`` (the matching second moment): ``v[c]`` is
+    the sum of ``rho * (s + A)``, ``v2[c]`` of ``rho * (s * (s + 2 A) + Q)``. Returns
+    False if a box is illegal.
+    """
+    n_states, n_rolls = boxes.shape
+    for c in range(n_states):
+        g = g_inv[c] * n_rolls
+        p = plan_of[c]
+        acc = 0.0
+        acc2 = 0.0
+        for r in range(n_rolls):
+            b = boxes[c, r]
+            if not g_legal[g + r, b]:
+                return False
+            s = g_gain[g + r, b]
+            m = g_move[g + r, b]
+            a = a_tab[c, m]
+            w = rho[p, r]
+            acc += w * (s + a)
+            acc2 += w * (s * (s + 2.0 * a) + q_tab[c, m])
+        v[c] = acc
+        v2[c] = acc2
+    return True

@@ -57,8 +57,8 @@ import numpy as np
 from ..rules import RuleSet, get_rules
 from ..strategies import Strategy, get_strategy
 from . import cache as _cache
-from .policy import (DEFAULT_CHUNK_ROWS, PROBE_STATES, _Decider, _hold, _probe, _throw, _Turn,
-                     evaluation_setup)
+from .policy import (DEFAULT_CHUNK_ROWS, PROBE_STATES, _Decider, _probe, _throw, _Turn,
+                     evaluation_setup, final_roll_masses)
 
 __all__ = ["distribution", "ScoreDistribution", "pmf_mean_sd"]
 
@@ -305,31 +305,21 @@ def _optimal_keeps(strategy, turn) -> dict:
     return {j: np.concatenate(v) for j, v in out.items()}
 
 
-def _final_roll_mass(d, keeps, avg_keep, is_five, n_rolls, n):
-    """(C, R) P(final roll) and the same without any five-of-a-kind throw, per state:
-    the first roll's distribution pushed through the keeps (``keeps`` a
-    :class:`~yahtzee_sim.exact.policy._Keeps`, once per distinct plan; None for
-    uniform keeps, the same in every state)."""
-    p = 1 if keeps is None else len(next(iter(keeps.plans.values()))) if n_rolls > 1 else 1
-    x = np.empty((d.n_rolls, 2 * p))                 # rolls first; columns: all, no five yet
+def _uniform_final_roll_mass(d, avg_keep, is_five, n_rolls):
+    """(1, R) P(final roll) and the same without any five-of-a-kind throw when every keep
+    is uniform over the roll's distinct keeps (the same in every state)."""
+    x = np.empty((d.n_rolls, 2))                 # rolls first; columns: all, no five yet
     x[:] = d.first_roll_prob[:, None]
-    x[is_five, p:] = 0.0
-    for j in range(n_rolls - 1, 0, -1):
-        if keeps is None:
-            y = avg_keep.T @ x                           # (K, 2)
-        else:
-            plan = keeps.plans[j]
-            y = _hold(d, x, np.concatenate([plan, plan], axis=0))
-        x = _throw(d, y)
-        x[is_five, p:] = 0.0
-    p_all, p_no5 = x[:, :p].T, x[:, p:].T
-    rows = np.zeros(n, np.intp) if keeps is None else keeps.rows
-    if rows is not None:
-        p_all, p_no5 = p_all[rows], p_no5[rows]
-    return p_all, p_no5
+    x[is_five, 1] = 0.0
+    for _ in range(n_rolls - 1, 0, -1):
+        x = _throw(d, avg_keep.T @ x)
+        x[is_five, 1] = 0.0
+    return x[:, :1].T, x[:, 1:].T
 
 
 def _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk, shown):
+    from ._eval_kernels import aggregate_moves
+
     d = rules.dice
     is_five = (rules.five_face > 0) if rules.five_box is not None else \
         (d.roll_counts.max(axis=1) == rules.n_dice)
@@ -346,37 +336,41 @@ def _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk,
         turn = _Turn(rules, sp, mask[lo:hi], u[lo:hi], flag[lo:hi])
         shown[0], shown[1] = shown[1], turn
         n, r = turn.n, turn.r
-        keeps = None
-        if not uniform:
-            boxes, keeps = decide(turn)
-        p_all, p_no5 = _final_roll_mass(d, keeps, avg_keep, is_five, rules.n_rolls, n)
-        five_final[lo:hi] += p_all[:, is_five].sum(axis=1)
+        # one bin per (box and points met in the chunk, bonus) of each state
+        met = np.zeros(n_boxes * n_pts, dtype=bool)
+        met[(np.arange(n_boxes) * n_pts)[None, :] + turn.g_scores] = True
+        bp_of = np.cumsum(met) - 1
+        n_bp = int(met.sum())
         if uniform:
+            p_all, p_no5 = _uniform_final_roll_mass(d, avg_keep, is_five, rules.n_rolls)
+            five_final[lo:hi] += p_all[0, is_five].sum()
             opts = turn.options
             at = np.flatnonzero(opts.legal)
             rows, bx = np.divmod(at, n_boxes)
             w = 1.0 / np.bincount(rows, minlength=n * r)[rows]
             st, roll = np.divmod(rows, r)
             pts = opts.scores[rows, bx].astype(np.int64)
-            p, q = p_all[st, roll] * w, p_no5[st, roll] * w
+            p, q = p_all[0, roll] * w, p_no5[0, roll] * w
+            nb = (is_five[roll] & (turn.chunk[2][st] == 1)).astype(np.int64) if rules.five_bonus else 0
+            key = (st * n_bp + bp_of[bx * n_pts + pts]) * 2 + nb
+            pb = np.bincount(key, weights=p, minlength=n * n_bp * 2)
+            qb = np.bincount(key, weights=q, minlength=n * n_bp * 2)
         else:
-            pts, _, legal = turn.chosen(boxes)
-            if not legal.all():                      # pragma: no cover - internal error
-                raise RuntimeError("distribution: a decision table chose an illegal box")
-            st = np.repeat(np.arange(n), r)
-            roll = np.tile(np.arange(r), n)
-            bx, pts = boxes.reshape(-1).astype(np.int64), pts.reshape(-1)
-            p, q = p_all.reshape(-1), p_no5.reshape(-1)
-        nb = (is_five[roll] & (turn.chunk[2][st] == 1)).astype(np.int64) if rules.five_bonus else 0
-        # aggregate the rolls: one bin per (state, box and points met, bonus) of the chunk
-        met = np.zeros(n_boxes * n_pts, dtype=bool)
-        met[(np.arange(n_boxes) * n_pts)[None, :] + turn.g_scores] = True
-        bp_of = np.cumsum(met) - 1
-        n_bp = int(met.sum())
-        key = (st * n_bp + bp_of[bx * n_pts + pts]) * 2 + nb
-        n_bins = n * n_bp * 2
-        pb = np.bincount(key, weights=p, minlength=n_bins)
-        qb = np.bincount(key, weights=q, minlength=n_bins)
+            boxes, keeps = decide(turn)
+            p_all, p_no5 = final_roll_masses(d, keeps, rules.n_rolls, is_five)      # (P, R)
+            plan_of = np.arange(n, dtype=np.intp) if keeps.rows is None else \
+                np.asarray(keeps.rows, dtype=np.intp)
+            five_final[lo:hi] += p_all[:, is_five].sum(axis=1)[plan_of]
+            five_bin = np.zeros((n, r), dtype=np.intp)
+            if rules.five_bonus:
+                five_bin[turn.chunk[2] == 1] = is_five
+            pb = np.zeros((n, 2 * n_bp))
+            qb = np.zeros((n, 2 * n_bp))
+            if not aggregate_moves(np.asarray(boxes, dtype=np.intp), turn.g_inv.astype(np.intp),
+                                   turn.g_scores, turn.g_legal, bp_of, n_pts, plan_of, p_all,
+                                   p_no5, five_bin, pb, qb):
+                raise RuntimeError("distribution: a decision table chose an illegal box")  # pragma: no cover
+            pb, qb = pb.reshape(-1), qb.reshape(-1)
         at = np.flatnonzero(pb > 0)
         rest, nb_m = np.divmod(at, 2)
         st_m, bp_m = np.divmod(rest, n_bp)
@@ -424,15 +418,18 @@ def _propagate(level: _Level, moves: _Moves, row_of: np.ndarray) -> _Level:
     """Push (state, points) through one level's moves: each move adds its probability
     times the source row into the destination row, shifted by the move's points (a
     compiled loop over the moves, :func:`~yahtzee_sim.exact._eval_kernels.scatter_moves`)."""
-    from ._eval_kernels import scatter_moves
+    from ._eval_kernels import row_widths, scatter_moves
 
     width_src = level.width[moves.src]
-    dst_u, dst_inv = np.unique(moves.dst, return_inverse=True)
+    seen = np.zeros(len(row_of), dtype=bool)        # the next states, without sorting the moves
+    seen[moves.dst] = True
+    dst_u = np.flatnonzero(seen)
+    row_of[dst_u] = np.arange(len(dst_u))
+    dst_row = row_of[moves.dst]
     need = np.zeros(len(dst_u), dtype=np.int64)
-    np.maximum.at(need, dst_inv, width_src + moves.shift)
+    row_widths(dst_row, width_src + moves.shift, need)
     nxt = _Level.empty(dst_u, need)
-    row_of[nxt.flat] = np.arange(len(nxt.flat))
-    dst_start = nxt.start[row_of[moves.dst]] + moves.shift
+    dst_start = nxt.start[dst_row] + moves.shift
     scatter_moves(level.data, level.start[moves.src], width_src, dst_start, moves.p, nxt.data)
     return nxt
 
@@ -458,7 +455,7 @@ def _push_bonus_counts(counts, moves: _Moves, row_of_next, n_next):
     return out
 
 
-DIST_VERSION = 1
+DIST_VERSION = 2
 """Bump when the distribution's results or cache layout change (invalidates caches)."""
 
 _FIELDS = ("p_upper_bonus", "p_five_box_full", "p_five_of_a_kind_rolled", "five_per_game",

@@ -571,6 +571,39 @@ def _optimal_boxes(strategy, turn):
     return arg
 
 
+def _reads_decision_table(strategy, rules) -> bool:
+    """An optimal (or risk-sensitive optimal) strategy that plays by its decision table
+    (:mod:`yahtzee_sim.exact.decisions`): its keep() and box() are the table's look-ups
+    once the table is loaded, so an evaluation reads the table per state instead."""
+    from ..strategies.optimal import OptimalStrategy
+    from ..strategies.risk import RiskStrategy
+    from .decisions import MAX_TABLE_BYTES, table_bytes
+
+    cls = type(strategy)
+    plain = isinstance(strategy, OptimalStrategy) and all(
+        getattr(cls, name) is getattr(OptimalStrategy, name)
+        for name in ("keep", "box", "decision_table", "_use", "_rows", "_state"))
+    return plain and cls._decision_table in (OptimalStrategy._decision_table,
+                                             RiskStrategy._decision_table) \
+        and strategy.use_table and not rules.roll_dependent and table_bytes(rules) <= MAX_TABLE_BYTES
+
+
+def _table_decisions(strategy, turn):
+    """Boxes and keeps of a chunk read from the strategy's decision table: one keep plan
+    per table row (upper totals no decision tells apart share a row)."""
+    table = strategy.decisions
+    mask, u, flag = turn.chunk
+    rows = table.row_of[turn.sp.flat(mask, u, flag)]
+    if (rows < 0).any():                              # pragma: no cover - internal error
+        raise RuntimeError("policy_value: a reachable state has no decision-table row")
+    plans, inv = np.unique(rows, return_inverse=True)
+    boxes = np.asarray(table.boxes)[rows]
+    roll = np.arange(turn.r)[None, :]
+    keeps = {j: strategy._sub_keep[roll, np.asarray(table.keeps[j])[plans]]
+             for j in range(1, turn.rules.n_rolls)}
+    return boxes, _Keeps(keeps, inv.reshape(-1))
+
+
 def _is_optimal(strategy) -> bool:
     """The optimal strategy itself (its decisions are its solver tables')."""
     from ..strategies.optimal import OptimalStrategy
@@ -590,7 +623,10 @@ class _Decider:
     when the table may break exact ties differently from keep() (optimal: the
     values are equal, so the expected score is the same). ``optimal_keeps``: a
     function ``(strategy, turn) -> {rolls left: (C, R)}`` giving the keeps of an
-    optimal (or risk-sensitive optimal) strategy from its tables, if the caller has one.
+    optimal (or risk-sensitive optimal) strategy from its tables, if the caller has one;
+    it serves only where the strategy cannot play by a decision table (too large, or
+    ``table=False``): otherwise the table is loaded (or built and cached once) and
+    read, the same decisions as the strategy's keep() and box() then make.
     """
 
     def __init__(self, strategy, rules, is_subkeep, *, optimal_keeps=None):
@@ -601,7 +637,10 @@ class _Decider:
         cls = type(strategy)
         self.tables = self.box_fn = self.keep_fn = None
         self.exact_keeps = True
-        if isinstance(strategy, LookaheadStrategy) and cls.keep is LookaheadStrategy.keep \
+        if _reads_decision_table(strategy, rules):
+            strategy.decision_table()                 # built once, or read from the disk cache
+            self.tables = _table_decisions
+        elif isinstance(strategy, LookaheadStrategy) and cls.keep is LookaheadStrategy.keep \
                 and cls.box is LookaheadStrategy.box and cls._plans is LookaheadStrategy._plans \
                 and not rules.announces:
             self.tables = _lookahead_tables
@@ -699,13 +738,31 @@ def _hold(dice, mass: np.ndarray, keeps: np.ndarray) -> np.ndarray:
                        minlength=dice.n_keeps * n).reshape(dice.n_keeps, n)
 
 
-def _final_roll_distribution(dice, keeps: _Keeps, n_rolls: int) -> np.ndarray:
-    """(R, P) probability of each final roll of a turn under each of the P keep plans."""
-    p = len(next(iter(keeps.plans.values()))) if n_rolls > 1 else 1
-    x = np.repeat(dice.first_roll_prob[:, None], p, axis=1)
-    for j in range(n_rolls - 1, 0, -1):
-        x = _throw(dice, _hold(dice, x, keeps.plans[j]))
-    return x
+@functools.lru_cache(maxsize=None)
+def _growth(dice):
+    """The keep lattice for :func:`~yahtzee_sim.exact._eval_kernels.final_roll_masses`:
+    the keeps below a full roll (smallest first), each keep's children, each roll's keep."""
+    order = np.argsort(dice.keep_size, kind="stable")
+    growing = order[dice.keep_size[order] < dice.n_dice].astype(np.intp)
+    return growing, dice.keep_children.astype(np.intp), dice.roll_keep_index.astype(np.intp)
+
+
+def final_roll_masses(dice, keeps: _Keeps, n_rolls: int, is_five=None):
+    """(P, R) probability of each final roll of a turn under each of the P keep plans,
+    and with ``is_five`` (R,) also the part with no five of a kind thrown (else None)."""
+    from ._eval_kernels import final_roll_masses as kernel
+
+    j_all = range(n_rolls - 1, 0, -1)
+    if n_rolls > 1:
+        plans = np.stack([np.asarray(keeps.plans[j], dtype=np.intp) for j in j_all])
+    else:
+        plans = np.zeros((0, 1, dice.n_rolls), dtype=np.intp)
+    n_plans = plans.shape[1]
+    out = np.empty((n_plans, dice.n_rolls))
+    out_no5 = np.empty((n_plans if is_five is not None else 0, dice.n_rolls))
+    five = np.zeros(dice.n_rolls, dtype=bool) if is_five is None else np.asarray(is_five, dtype=bool)
+    kernel(dice.first_roll_prob, plans, *_growth(dice), five, out, out_no5)
+    return out, (out_no5 if is_five is not None else None)
 
 
 @functools.lru_cache(maxsize=32)
@@ -761,53 +818,36 @@ def _move_values(rules, sp, turn: _Turn, values, second):
     return ug + v, ug * ug + 2 * ug * v + m2
 
 
-def _final_values(rules, sp, turn: _Turn, boxes, values, second, *, checked=False):
-    """(R, C) worth of ending the turn with each roll, writing it in ``boxes`` (C, R):
-    the points gained plus the next state's expected score, and the second moment.
+def _chunk_values(rules, sp, turn: _Turn, boxes, keeps, values, second):
+    """Expected future score and its second moment (C,) of a chunk of states, for
+    boxes (C, R) of every final roll and keeps (C, R) per rerolls left.
 
     A final roll written in box b gains ``s = points + five-of-a-kind bonus`` (from the
     (filled boxes, flag) group's options) and moves to a state fixed by the *move*
     (the box, and for an upper box its points): with ``A`` = upper bonus + the next
     state's value and ``Q`` = the matching second moment (per state and move, a few
-    dozen), ``mean = s + A`` and ``second moment = s * (s + 2 A) + Q``.
+    dozen), ``mean = s + A`` and ``second moment = s * (s + 2 A) + Q``, weighted by the
+    final roll's probability under the keeps (pushed forwards from the first roll, once
+    per distinct keep plan): one compiled loop over the (state, roll) rows
+    (:func:`~yahtzee_sim.exact._eval_kernels.chunk_values`).
     """
-    n, r, n_boxes = turn.n, turn.r, rules.n_boxes
+    from ._eval_kernels import chunk_values
+
+    n_boxes = rules.n_boxes
     a_tab, q_tab = _move_values(rules, sp, turn, values, second)
     move_of = _move_table(rules)[0]
-    n_moves = a_tab.shape[1]
     g_gain = (turn.g_scores + turn.g_bonus[:, None]).astype(np.float64)       # (G * R, B)
     g_move = np.take(move_of, turn.g_scores + (np.arange(n_boxes) * move_of.shape[1])[None, :])
-    cell = (turn.g_inv * (r * n_boxes))[None, :] + (np.arange(r) * n_boxes)[:, None]
-    cell += boxes.T
-    if not checked and not np.take(turn.g_legal, cell).all():  # pragma: no cover - internal error
-        raise RuntimeError("policy_value: a decision table chose an illegal box")
-    s = np.take(g_gain, cell)
-    move = np.take(g_move, cell)
-    move += (np.arange(n) * n_moves)[None, :]
-    a = np.take(a_tab.reshape(-1), move)
-    w = s + a
-    a *= 2
-    a += s
-    a *= s
-    a += np.take(q_tab.reshape(-1), move)
-    if np.isnan(w).any() or np.isnan(a).any():   # pragma: no cover - internal error
+    rho, _ = final_roll_masses(rules.dice, keeps, rules.n_rolls)              # (P, R)
+    plan_of = np.arange(turn.n, dtype=np.intp) if keeps.rows is None else \
+        np.asarray(keeps.rows, dtype=np.intp)                               # one plan per state
+    v, v2 = np.empty(turn.n), np.empty(turn.n)
+    if not chunk_values(np.asarray(boxes, dtype=np.intp), turn.g_inv.astype(np.intp), g_gain, g_move,
+                        turn.g_legal, a_tab, q_tab, plan_of, rho, v, v2):
+        raise RuntimeError("policy_value: a decision table chose an illegal box")  # pragma: no cover
+    if np.isnan(v).any() or np.isnan(v2).any():      # pragma: no cover - internal error
         raise RuntimeError("policy_value: a next state was not evaluated")
-    return w, a
-
-
-def _chunk_values(rules, sp, turn: _Turn, boxes, keeps, values, second, *, checked=False):
-    """Expected future score and its second moment (C,) of a chunk of states, for
-    boxes (C, R) of every final roll and keeps (C, R) per rerolls left: the worth of
-    each final roll weighted by its probability under the keeps (pushed forwards from
-    the first roll, once for all states when the keeps do not depend on the state)."""
-    w, w2 = _final_values(rules, sp, turn, boxes, values, second, checked=checked)
-    rho = _final_roll_distribution(rules.dice, keeps, rules.n_rolls)
-    # einsum, not BLAS: a threaded BLAS gemv is a hundred times slower on a busy machine
-    if rho.shape[1] == 1:
-        return np.einsum("r,rc->c", rho[:, 0], w), np.einsum("r,rc->c", rho[:, 0], w2)
-    if keeps.rows is not None:
-        rho = rho[:, keeps.rows]
-    return np.einsum("rc,rc->c", rho, w), np.einsum("rc,rc->c", rho, w2)
+    return v, v2
 
 
 def _chunk_values_uniform(rules, sp, turn: _Turn, avg_keep, values, second):
