@@ -853,25 +853,41 @@ def _chunk_values(rules, sp, turn: _Turn, boxes, keeps, values, second):
 def _chunk_values_uniform(rules, sp, turn: _Turn, avg_keep, values, second):
     """Expected future score and its second moment (C,) of a chunk of states under
     ``random``: the mean over every legal box of each final roll, weighted by the
-    final roll's probability under uniform keeps (the same in every state)."""
-    d = rules.dice
-    mask, u, flag = turn.chunk
-    n_states, n_rolls = turn.n, turn.r
-    opts = turn.options
-    at = np.flatnonzero(opts.legal)
-    rows, boxes = np.divmod(at, rules.n_boxes)
-    g = opts.gain.reshape(-1)[at].astype(np.float64)
-    st = turn.rep[rows]                         # the chunk's state of each entry
-    nxt = sp.next_flat(mask[st], u[st], flag[st], opts.scores.reshape(-1)[at], boxes=boxes)
-    vn, mn = values[nxt], second[nxt]
-    k = np.bincount(rows, minlength=len(turn.rolls))
-    w = np.bincount(rows, weights=g + vn, minlength=len(k)) / k
-    w2 = np.bincount(rows, weights=g * g + 2 * g * vn + mn, minlength=len(k)) / k
-    if np.isnan(w).any() or np.isnan(w2).any():      # pragma: no cover - internal error
+    final roll's probability under uniform keeps (the same in every state).
+
+    The points ``s`` of a (roll, box) and which boxes are legal depend on the (filled
+    boxes, flag) group alone, the worth of the move made (``A``: upper bonus plus the
+    next state's value, ``Q`` its second moment) on the state, so per group the
+    weights of the moves are summed once over its rolls and boxes (``W``, and ``SW``
+    weighted by ``s``): ``mean = S1 + W . A`` and ``second moment = S2 + 2 SW . A + W . Q``
+    per state, with ``S1``, ``S2`` the group's weighted sums of ``s`` and ``s**2``.
+    """
+    n_boxes, r = rules.n_boxes, turn.r
+    a_tab, q_tab = _move_values(rules, sp, turn, values, second)              # (C, M)
+    move_of = _move_table(rules)[0]
+    n_moves = a_tab.shape[1]
+    n_groups = len(turn.g_first)
+    legal = turn.g_legal                                                      # (G * R, B)
+    rho = _uniform_final_roll_distribution(rules.dice, rules.n_rolls)
+    weight = np.tile(rho, n_groups)[:, None] / legal.sum(axis=1, keepdims=True) * legal
+    s = (turn.g_scores + turn.g_bonus[:, None]).astype(np.float64)
+    move = np.take(move_of, turn.g_scores + (np.arange(n_boxes) * move_of.shape[1])[None, :])
+    group = np.repeat(np.arange(n_groups), r)[:, None]
+    key = (group * n_moves + move)[legal]
+    w_at, ws_at = weight[legal], (weight * s)[legal]
+    w_move = np.bincount(key, weights=w_at, minlength=n_groups * n_moves).reshape(n_groups, n_moves)
+    ws_move = np.bincount(key, weights=ws_at, minlength=n_groups * n_moves).reshape(n_groups, n_moves)
+    s1 = np.bincount(group[:, 0], weights=(weight * s).sum(axis=1), minlength=n_groups)
+    s2 = np.bincount(group[:, 0], weights=(weight * s * s).sum(axis=1), minlength=n_groups)
+    g = turn.g_inv
+    wc, wsc = w_move[g], ws_move[g]                                            # (C, M)
+    used = wc > 0
+    if np.isnan(a_tab[used]).any() or np.isnan(q_tab[used]).any():  # pragma: no cover
         raise RuntimeError("policy_value: a next state was not evaluated")
-    rho = _uniform_final_roll_distribution(d, rules.n_rolls)
-    return (np.einsum("cr,r->c", w.reshape(n_states, n_rolls), rho),
-            np.einsum("cr,r->c", w2.reshape(n_states, n_rolls), rho))
+    a_tab, q_tab = np.where(used, a_tab, 0.0), np.where(used, q_tab, 0.0)
+    mean = s1[g] + np.einsum("cm,cm->c", wc, a_tab)
+    m2 = s2[g] + 2 * np.einsum("cm,cm->c", wsc, a_tab) + np.einsum("cm,cm->c", wc, q_tab)
+    return mean, m2
 
 
 @functools.lru_cache(maxsize=None)
