@@ -36,11 +36,12 @@ def row_widths(dst_row, ends, need):
 
 
 @njit(cache=True)
-def final_roll_masses(first, plans, growing, children, roll_keep, is_five, out, out_no5):
+def final_roll_masses(first, plans, lookup, growing, children, roll_keep, is_five, out, out_no5):
     """Probability of each final roll of a turn under each of P keep plans.
 
     ``first`` (R,) the first roll's distribution; ``plans`` (J, P, R) the keep of each
-    roll, ``plans[0]`` with the most rerolls left; ``growing`` the keeps below a full
+    roll, ``plans[0]`` with the most rerolls left, as a position in the roll's row of
+    ``lookup`` (R, S) of keep indices; ``growing`` the keeps below a full
     roll, smallest first, and ``children`` (K, F) each keep with one more die of each
     face; ``roll_keep`` (R,) the keep holding a whole roll. Fills ``out`` (P, R) and,
     when ``out_no5`` has P rows, the part with no five of a kind (``is_five``) thrown
@@ -62,7 +63,7 @@ def final_roll_masses(first, plans, growing, children, roll_keep, is_five, out, 
             y[:] = 0.0
             y5[:] = 0.0
             for r in range(n_rolls):
-                k = plans[j, p, r]
+                k = lookup[r, plans[j, p, r]]
                 y[k] += x[r]
                 y5[k] += x5[r]
             for i in range(len(growing)):
@@ -138,3 +139,48 @@ def chunk_values(boxes, g_inv, g_gain, g_move, g_legal, a_tab, q_tab, plan_of, r
         v[c] = acc
         v2[c] = acc2
     return True
+
+
+@njit(cache=True)
+def lattice_expectations(out, sizes_desc, children, inv):
+    """The widget's keep expectations in place: rows of ``out`` (K, U) for the keeps
+    ``sizes_desc`` (largest keeps first, full rolls already filled) become the mean
+    over the faces of their children's rows, summed face by face then times ``inv``
+    (the numpy loop's order of operations, so the same floats)."""
+    n_cols = out.shape[1]
+    n_faces = children.shape[1]
+    for i in range(len(sizes_desc)):
+        k = sizes_desc[i]
+        acc = out[k]
+        first = out[children[k, 0]]
+        for u in range(n_cols):
+            acc[u] = first[u]
+        for f in range(1, n_faces):
+            row = out[children[k, f]]
+            for u in range(n_cols):
+                acc[u] += row[u]
+        for u in range(n_cols):
+            acc[u] *= inv
+
+
+@njit(cache=True)
+def lattice_best_subkeep(best, arg, sizes_asc, parents):
+    """The widget's max over sub-keeps in place: for the keeps ``sizes_asc`` (smallest
+    first, one die or more), face by face, a parent (one die of that face less) that is
+    strictly better replaces the value and the arg (the numpy loop's tie rule)."""
+    n_cols = best.shape[1]
+    n_faces = parents.shape[1]
+    for i in range(len(sizes_asc)):
+        k = sizes_asc[i]
+        bk = best[k]
+        ak = arg[k]
+        for f in range(n_faces):
+            p = parents[k, f]
+            if p < 0:
+                continue
+            bp = best[p]
+            ap = arg[p]
+            for u in range(n_cols):
+                if bp[u] > bk[u]:
+                    bk[u] = bp[u]
+                    ak[u] = ap[u]

@@ -449,13 +449,16 @@ def _probe(strategy, rules, turn: _Turn, is_subkeep):
 class _Keeps:
     """Keeps of a chunk's states: ``plans[j]`` (P, R) keep of each roll with j rerolls
     left in P distinct plans, and ``rows`` (C,) the plan of each state (None: one plan
-    per state). ``keeps[j]`` is the (C, R) table."""
+    per state). With ``lookup`` (R, S), a plan holds positions in each roll's row of it
+    instead of keep indices. ``keeps[j]`` is the (C, R) table of keep indices."""
 
-    def __init__(self, plans: dict, rows=None):
-        self.plans, self.rows = plans, rows
+    def __init__(self, plans: dict, rows=None, lookup=None):
+        self.plans, self.rows, self.lookup = plans, rows, lookup
 
     def __getitem__(self, j):
         p = self.plans[j]
+        if self.lookup is not None:
+            p = self.lookup[np.arange(p.shape[1])[None, :], p]
         return p if self.rows is None else p[self.rows]
 
     def __iter__(self):
@@ -503,9 +506,13 @@ def _lookahead_tables(strategy, turn):
     roll = np.arange(turn.r)[None, :]
     boxes = store[0][rows]
     plans, inv = np.unique(rows, return_inverse=True)     # states of one position share it
-    keeps = {j: strategy.dice.subkeeps[roll, store[j][plans]].astype(np.intp)
-             for j in range(1, rules.n_rolls)}
-    return boxes, _Keeps(keeps, inv.reshape(-1))
+    keeps = {j: store[j][plans] for j in range(1, rules.n_rolls)}      # ranks among the sub-keeps
+    return boxes, _Keeps(keeps, inv.reshape(-1), _subkeep_lookup(strategy.dice))
+
+
+@functools.lru_cache(maxsize=None)
+def _subkeep_lookup(dice):
+    return dice.subkeeps.astype(np.intp)
 
 
 def _optimal_boxes(strategy, turn):
@@ -598,10 +605,8 @@ def _table_decisions(strategy, turn):
         raise RuntimeError("policy_value: a reachable state has no decision-table row")
     plans, inv = np.unique(rows, return_inverse=True)
     boxes = np.asarray(table.boxes)[rows]
-    roll = np.arange(turn.r)[None, :]
-    keeps = {j: strategy._sub_keep[roll, np.asarray(table.keeps[j])[plans]]
-             for j in range(1, turn.rules.n_rolls)}
-    return boxes, _Keeps(keeps, inv.reshape(-1))
+    keeps = {j: np.asarray(table.keeps[j])[plans] for j in range(1, turn.rules.n_rolls)}
+    return boxes, _Keeps(keeps, inv.reshape(-1), np.asarray(strategy._sub_keep, dtype=np.intp))
 
 
 def _is_optimal(strategy) -> bool:
@@ -747,6 +752,13 @@ def _growth(dice):
     return growing, dice.keep_children.astype(np.intp), dice.roll_keep_index.astype(np.intp)
 
 
+@functools.lru_cache(maxsize=None)
+def _identity_lookup(dice):
+    """(R, K): keep k of every roll is keep k (plans that hold keep indices)."""
+    return np.ascontiguousarray(np.broadcast_to(np.arange(dice.n_keeps, dtype=np.intp),
+                                                (dice.n_rolls, dice.n_keeps)))
+
+
 def final_roll_masses(dice, keeps: _Keeps, n_rolls: int, is_five=None):
     """(P, R) probability of each final roll of a turn under each of the P keep plans,
     and with ``is_five`` (R,) also the part with no five of a kind thrown (else None)."""
@@ -754,14 +766,17 @@ def final_roll_masses(dice, keeps: _Keeps, n_rolls: int, is_five=None):
 
     j_all = range(n_rolls - 1, 0, -1)
     if n_rolls > 1:
-        plans = np.stack([np.asarray(keeps.plans[j], dtype=np.intp) for j in j_all])
+        plans = np.stack([keeps.plans[j] for j in j_all])
+        if plans.dtype != np.uint8:
+            plans = plans.astype(np.intp, copy=False)
     else:
         plans = np.zeros((0, 1, dice.n_rolls), dtype=np.intp)
+    lookup = keeps.lookup if keeps.lookup is not None else _identity_lookup(dice)
     n_plans = plans.shape[1]
     out = np.empty((n_plans, dice.n_rolls))
     out_no5 = np.empty((n_plans if is_five is not None else 0, dice.n_rolls))
     five = np.zeros(dice.n_rolls, dtype=bool) if is_five is None else np.asarray(is_five, dtype=bool)
-    kernel(dice.first_roll_prob, plans, *_growth(dice), five, out, out_no5)
+    kernel(dice.first_roll_prob, plans, lookup, *_growth(dice), five, out, out_no5)
     return out, (out_no5 if is_five is not None else None)
 
 
