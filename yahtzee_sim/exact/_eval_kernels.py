@@ -54,27 +54,31 @@ def final_roll_masses(first, plans, lookup, growing, children, roll_keep, is_fiv
     x = np.empty(n_rolls)
     x5 = np.empty(n_rolls)
     y = np.empty(n_keeps)
-    y5 = np.empty(n_keeps)
+    y5 = np.zeros(n_keeps)
     for p in range(out.shape[0]):
         for r in range(n_rolls):
             x[r] = first[r]
             x5[r] = 0.0 if is_five[r] else first[r]
         for j in range(plans.shape[0]):
             y[:] = 0.0
-            y5[:] = 0.0
             for r in range(n_rolls):
-                k = lookup[r, plans[j, p, r]]
-                y[k] += x[r]
-                y5[k] += x5[r]
+                y[lookup[r, plans[j, p, r]]] += x[r]
             for i in range(len(growing)):
                 k = growing[i]
                 a = y[k] * inv
-                b = y5[k] * inv
-                if a != 0.0 or b != 0.0:
+                if a != 0.0:
                     for f in range(n_faces):
-                        c = children[k, f]
-                        y[c] += a
-                        y5[c] += b
+                        y[children[k, f]] += a
+            if both:                                  # the same pushes, no five thrown yet
+                y5[:] = 0.0
+                for r in range(n_rolls):
+                    y5[lookup[r, plans[j, p, r]]] += x5[r]
+                for i in range(len(growing)):
+                    k = growing[i]
+                    b = y5[k] * inv
+                    if b != 0.0:
+                        for f in range(n_faces):
+                            y5[children[k, f]] += b
             for r in range(n_rolls):
                 x[r] = y[roll_keep[r]]
                 x5[r] = 0.0 if is_five[r] else y5[roll_keep[r]]
