@@ -188,3 +188,26 @@ def lattice_best_subkeep(best, arg, sizes_asc, parents):
                 if bp[u] > bk[u]:
                     bk[u] = bp[u]
                     ak[u] = ap[u]
+
+
+@njit(cache=True)
+def best_gain_boxes(g_inv, u, g_scores, g_bonus, g_legal, up_gain, out):
+    """``out[c, r]``: the legal box gaining most with final roll r in state c (points,
+    upper bonus at the state's upper total ``u[c]`` from ``up_gain`` rows ``u * R + r``,
+    five-of-a-kind bonus), the first box on ties: keep-largest's box."""
+    n_states, n_rolls = out.shape
+    n_boxes = g_scores.shape[1]
+    for c in range(n_states):
+        g = g_inv[c] * n_rolls
+        ur = u[c] * n_rolls
+        for r in range(n_rolls):
+            best = -1 << 30
+            arg = 0
+            bonus = g_bonus[g + r]
+            for b in range(n_boxes):
+                if g_legal[g + r, b]:
+                    v = g_scores[g + r, b] + up_gain[ur + r, b] + bonus
+                    if v > best:
+                        best = v
+                        arg = b
+            out[c, r] = arg

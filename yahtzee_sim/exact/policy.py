@@ -294,29 +294,6 @@ def _upper_gain_table(rules: RuleSet) -> np.ndarray:
     return out
 
 
-@functools.lru_cache(maxsize=32)
-def _gain_classes(rules: RuleSet):
-    """Classes of (upper total, roll) with the same upper-bonus row: ``q_of`` (n_u, R)
-    class of each, and per class its roll and a representative upper total. Most
-    totals earn no bonus with any box, so a roll has few classes."""
-    sp = state_space(rules)
-    r = rules.dice.n_rolls
-    table = _upper_gain_table(rules).reshape(sp.n_u, r, -1)
-    keyed = np.concatenate([np.broadcast_to(np.arange(r)[:, None, None], (r, sp.n_u, 1)),
-                            table.transpose(1, 0, 2)], axis=2).reshape(r * sp.n_u, -1)
-    _, first, inv = np.unique(keyed, axis=0, return_index=True, return_inverse=True)
-    q_of = inv.reshape(r, sp.n_u).T.copy()
-    q_roll, q_u = np.divmod(first, sp.n_u)
-    return q_of, q_roll, q_u
-
-
-class _Batch:
-    """Rows shown to a strategy: ``state``, ``rolls`` and ``options`` (N rows)."""
-
-    def __init__(self, state, rolls, options):
-        self.state, self.rolls, self.options = state, rolls, options
-
-
 class _Turn:
     """One chunk of states of a level, every roll: the batch the strategy sees.
 
@@ -470,29 +447,16 @@ def _keep_largest_keeps(strategy, turn):
     return _Keeps({j: table for j in range(1, turn.rules.n_rolls)}, np.zeros(turn.n, np.intp))
 
 
-def _boxes_from_options(strategy, turn):
-    """Boxes of a strategy whose box() reads only the options and the rolls: asked once
-    per distinct (filled boxes, flag, roll, upper-bonus row) instead of per state."""
-    rules, r = turn.rules, turn.r
-    mask, u, flag = turn.chunk
-    q_of, q_roll, q_u = _gain_classes(rules)
-    qs = np.unique(q_of[np.unique(u)])                   # the classes this chunk meets
-    g, nq = len(turn.g_first), len(qs)
-    g_rows = np.repeat(np.arange(g), nq)
-    qq = np.tile(qs, g)
-    rolls = q_roll[qq]
-    row = g_rows * r + rolls
-    scores = turn.g_scores[row]
-    gain = scores + turn.up_gain[q_u[qq] * r + rolls] + turn.g_bonus[row][:, None]
-    first = turn.g_first[g_rows]
-    state = GameState.from_arrays(rules, turn.filled[first], q_u[qq], flag[first].astype(bool))
-    batch = _Batch(state, rolls.astype(np.intp), TurnOptions(turn.g_legal[row], scores, gain))
-    bb = _ask_box(strategy, batch, np.zeros(len(rolls), np.float32), rules).astype(np.int8)
-    pos = np.full(len(q_roll), -1, dtype=np.intp)
-    pos[qs] = np.arange(nq)
-    at = pos[q_of][u]                                    # (C, R) class of each row
-    at += (turn.g_inv * nq)[:, None]
-    return np.take(bb, at)
+def _best_gain_boxes(strategy, turn):
+    """keep-largest's box for every (state, final roll) of a chunk: what its box() does
+    (``best_legal(options.gain, options.legal)``: the legal box gaining most, bonuses
+    included, the first on ties), in one compiled loop over the chunk's options."""
+    from ._eval_kernels import best_gain_boxes
+
+    out = np.empty((turn.n, turn.r), dtype=np.int8)
+    best_gain_boxes(turn.g_inv.astype(np.intp), np.asarray(turn.chunk[1], dtype=np.intp),
+                    turn.g_scores, turn.g_bonus, turn.g_legal, turn.up_gain, out)
+    return out
 
 
 def _lookahead_tables(strategy, turn):
@@ -653,7 +617,7 @@ class _Decider:
             if cls.keep is KeepLargestStrategy.keep:
                 self.keep_fn = _keep_largest_keeps
             if cls.box is KeepLargestStrategy.box:
-                self.box_fn = _boxes_from_options
+                self.box_fn = _best_gain_boxes
         elif optimal_keeps is not None:
             self.keep_fn, self.exact_keeps = optimal_keeps, False
             if _is_optimal(strategy):
