@@ -32,9 +32,11 @@ five-of-a-kind bonuses.
 Cost: memory is the (state, points) support of two consecutive levels plus the
 moves of one level. Optimal ``yahtzee`` visits 284,271 states (of 536,448
 reachable ones: the others have probability 0 under optimal play), with at most
-15.2 million (state, points) entries in a level (122 MB of float64). About half
-the time now goes to the (state, points) propagation, the rest to the optimal
-strategy's keep tables, its boxes and the final-roll masses; see
+15.2 million (state, points) entries in a level (122 MB of float64). Its keeps
+and boxes are read from the optimal strategy's decision table (built once and
+cached on disk, then loaded in well under a second); the time goes to the
+final-roll masses, the (state, points) propagation (2 billion multiply-adds) and
+the aggregation of each chunk's moves, all compiled loops; see
 ``benchmarks/RESULTS.md``.
 
 >>> dist = distribution("yacht", "keep-largest", options=["fill-in-order"])

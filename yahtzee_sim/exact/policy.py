@@ -13,9 +13,11 @@ with each roll and rolls left, as the simulator would ask it (same
 :class:`~yahtzee_sim.state.TurnOptions`, jokers and bonuses from
 :meth:`RuleSet.turn_options`): row by row in vectorized calls over every
 (state, roll) row, or, for the built-in strategies whose decisions are table
-look-ups (keep-largest, greedy, heuristic, optimal), read from those tables once
-per state or per distinct option row, the same answers (checked on every level
-against the row-by-row ones). Then::
+look-ups, read from those tables per state: keep-largest's keep table and its box
+rule, greedy's and heuristic's per-position plans, optimal play's decision table
+(:mod:`yahtzee_sim.exact.decisions`, loaded from the disk cache or built and cached
+once, as the simulator plays it). The same answers, checked on every level against
+the row-by-row ones. Then::
 
     final(r) = gain(r, box) + V(next state)            (and its square's mean)
     rho(r)   = P(the turn ends with roll r | the keeps) (first roll pushed forwards)
@@ -25,6 +27,9 @@ The next state depends only on the *move* (the box, and for an upper box its
 points), so ``V(next state)`` and the upper bonus are looked up in a few dozen
 values per state. ``rho`` is computed once per distinct keep plan (once for all
 states when the keeps do not depend on the state, as for keep-largest and random).
+The loops over plans and (state, roll) rows are compiled
+(:mod:`yahtzee_sim.exact._eval_kernels`); ``random`` needs none: per (filled
+boxes, flag) group the weights of its moves are summed once.
 The second moment of the score is carried the same way (the squares of the
 points gained now combined with the next state's second moment), so the
 standard deviation is exact too.
