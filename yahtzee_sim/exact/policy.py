@@ -552,16 +552,16 @@ def _reads_decision_table(strategy, rules) -> bool:
     (:mod:`yahtzee_sim.exact.decisions`): its keep() and box() are the table's look-ups
     once the table is loaded, so an evaluation reads the table per state instead."""
     from ..strategies.optimal import OptimalStrategy
-    from ..strategies.risk import RiskStrategy
     from .decisions import MAX_TABLE_BYTES, table_bytes
 
     cls = type(strategy)
+    # whichever table _decision_table gives (the risk strategies' own), keep() and box()
+    # read the same one
     plain = isinstance(strategy, OptimalStrategy) and all(
         getattr(cls, name) is getattr(OptimalStrategy, name)
         for name in ("keep", "box", "decision_table", "_use", "_rows", "_state"))
-    return plain and cls._decision_table in (OptimalStrategy._decision_table,
-                                             RiskStrategy._decision_table) \
-        and strategy.use_table and not rules.roll_dependent and table_bytes(rules) <= MAX_TABLE_BYTES
+    return plain and strategy.use_table and not rules.roll_dependent \
+        and table_bytes(rules) <= MAX_TABLE_BYTES
 
 
 def _table_decisions(strategy, turn):
