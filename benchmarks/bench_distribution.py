@@ -10,7 +10,8 @@ table for benchmarks/RESULTS.md.
 
 ``--one`` prints one case as JSON: seconds (wall), cpu_seconds, peak_mb, and for optimal
 play whether its decision table came from the disk cache or was built inside the clock
-(``--cold-table``: a fresh cache with only the solver's file, so it is built).
+(``--cold-table``: a fresh cache with every cached file but the decision tables, so
+it is built).
 """
 
 from __future__ import annotations
@@ -49,14 +50,16 @@ TARGET_SECONDS = 10.0
 
 
 def _cold_cache(key: str) -> str:
-    """A temporary cache holding only the solver's file of ``key`` (set as the cache)."""
+    """A temporary cache (set as the cache) holding links to every cached file of the
+    user's cache but the decision tables: solves and risk tables warm, decisions cold."""
     from yahtzee_sim.exact import cache as _cache
-    from yahtzee_sim.exact.solver import cache_path, solve
+    from yahtzee_sim.exact.solver import solve
 
-    rules = _rules(key)
-    solve(rules)                                     # on disk in the user's cache first
+    solve(_rules(key))                               # on disk in the user's cache first
     tmp = tempfile.mkdtemp(prefix="bench-distribution-")
-    shutil.copy(cache_path(rules), os.path.join(tmp, cache_path(rules).name))
+    for path in _cache.cache_dir().iterdir():
+        if path.is_file() and "-decisions-" not in path.name:
+            os.symlink(path, os.path.join(tmp, path.name))
     os.environ[_cache.CACHE_ENV] = tmp
     return tmp
 
@@ -123,8 +126,8 @@ def main(argv=None) -> int:
                     help="one case in this process, as JSON (e.g. --one distribution yahtzee optimal: "
                          "issue 9's target is at most 10 s)")
     ap.add_argument("--cold-table", action="store_true",
-                    help="with --one: a fresh cache holding only the solver's tables, so optimal "
-                         "play builds its decision table inside the clock")
+                    help="with --one: a fresh cache without the decision tables (the solves "
+                         "still cached), so optimal play builds its table inside the clock")
     args = ap.parse_args(argv)
     if args.one:
         tmp = _cold_cache(args.one[1]) if args.cold_table else None

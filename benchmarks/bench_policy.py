@@ -10,8 +10,8 @@ issue 10's target (at most 10 s wall on ``yahtzee``). The optimal strategy's sol
 tables come from the disk cache when present (the solve time is not included); its
 decision table (``yahtzee_sim.exact.decisions``) is read from the disk cache when
 present and built (and cached) otherwise, inside the timed call: the line says which.
-``--cold-table`` runs in a fresh temporary cache holding only the solver's file, so
-the figure includes the decision table's build.
+``--cold-table`` runs in a fresh temporary cache holding every cached file but the
+decision tables, so the figure includes the decision table's build.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def main() -> None:
                    help="a fresh cache with only the solver's tables: optimal builds its decision table")
     args = p.parse_args()
     from yahtzee_sim.exact import cache as _cache
-    from yahtzee_sim.exact.solver import cache_path, solve
+    from yahtzee_sim.exact.solver import solve
     from yahtzee_sim.rules import get_rules
 
     rules = get_rules(args.rules, args.option)
@@ -48,9 +48,11 @@ def main() -> None:
               f"(cache {sol.cache})")
         if args.cold_table:
             tmp = tempfile.mkdtemp(prefix="bench-policy-")
-            shutil.copy(cache_path(rules), os.path.join(tmp, cache_path(rules).name))
+            for path in _cache.cache_dir().iterdir():      # every cached file but the decisions
+                if path.is_file() and "-decisions-" not in path.name:
+                    os.symlink(path, os.path.join(tmp, path.name))
             os.environ[_cache.CACHE_ENV] = tmp
-            print(f"cold decision table: cache {tmp} holds only the solver's file")
+            print(f"cold decision table: cache {tmp} holds every cached file but the decision tables")
     from yahtzee_sim.exact.policy import policy_value
     from yahtzee_sim.progress import as_progress
     from yahtzee_sim.strategies import get_strategy
