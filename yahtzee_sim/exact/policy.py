@@ -559,7 +559,7 @@ def _reads_decision_table(strategy, rules) -> bool:
     # read the same one
     plain = isinstance(strategy, OptimalStrategy) and all(
         getattr(cls, name) is getattr(OptimalStrategy, name)
-        for name in ("keep", "box", "decision_table", "_use", "_rows", "_state"))
+        for name in ("keep", "_best_keeps", "box", "decision_table", "_use", "_rows", "_state"))
     return plain and strategy.use_table and not rules.roll_dependent \
         and table_bytes(rules) <= MAX_TABLE_BYTES
 
