@@ -497,16 +497,24 @@ def test_widget_compiled_loops_equal_numpy(n_dice, n_faces, monkeypatch):
     rng = np.random.default_rng(n_dice * 10 + n_faces)
     for dtype in (np.float32, np.float64):
         v = rng.integers(0, 4, (d.n_rolls, 2 * widget.COMPILED_COLUMNS)).astype(dtype)
+        final = np.ascontiguousarray(v[:, :widget.COMPILED_COLUMNS + 37].T)   # a partial last tile
         fast_e = widget.keep_expectations(d, v)
         fast_b, fast_a = widget.best_subkeep(d, fast_e)
+        fast_plan = widget.best_keeps(d, final, rolls_left=3)
         monkeypatch.setattr(widget, "COMPILED_COLUMNS", 10**9)
         slow_e = widget.keep_expectations(d, v)
         slow_b, slow_a = widget.best_subkeep(d, slow_e)
+        slow_plan = widget.best_keeps(d, final, rolls_left=3)
         monkeypatch.undo()
         assert fast_e.dtype == slow_e.dtype and fast_a.dtype == slow_a.dtype
         np.testing.assert_array_equal(fast_e, slow_e)
         np.testing.assert_array_equal(fast_b, slow_b)
         np.testing.assert_array_equal(fast_a, slow_a)
+        for j in range(1, 4):
+            assert fast_plan.values[j].dtype == slow_plan.values[j].dtype
+            assert fast_plan.keeps[j].dtype == slow_plan.keeps[j].dtype
+            np.testing.assert_array_equal(fast_plan.values[j], slow_plan.values[j])
+            np.testing.assert_array_equal(fast_plan.keeps[j], slow_plan.keeps[j])
 
 
 def _random_brute_force(rules):

@@ -211,3 +211,67 @@ def best_gain_boxes(g_inv, u, g_scores, g_bonus, g_legal, up_gain, out):
                         best = v
                         arg = b
             out[c, r] = arg
+
+
+@njit(cache=True)
+def lattice_best_keeps(final_values, roll_keep, down, children, up, parents, inv, values, keeps):
+    """The widget's whole plan of U positions, tile by tile of positions (so the keep
+    lattice of a tile stays in cache and nothing is transposed in memory): per rerolls
+    left j, ``values[j - 1]`` (U, R) the value of holding each roll and ``keeps[j - 1]``
+    (U, R) its best keep, from ``final_values`` (U, R). The same operations in the same
+    order as :func:`lattice_expectations` then :func:`lattice_best_subkeep` on the
+    transposed batch, so the same floats and ties."""
+    n_pos, n_rolls = final_values.shape
+    n_keeps, n_faces = children.shape
+    tile = 128
+    e = np.empty((n_keeps, tile), dtype=final_values.dtype)
+    best = np.empty((n_keeps, tile), dtype=final_values.dtype)
+    arg = np.empty((n_keeps, tile), dtype=np.int16)
+    for lo in range(0, n_pos, tile):
+        n = min(tile, n_pos - lo)
+        if n < tile:                  # a last partial tile: padding columns hold zeros
+            e[:] = 0
+        for r in range(n_rolls):
+            k = roll_keep[r]
+            for t in range(n):
+                e[k, t] = final_values[lo + t, r]
+        for j in range(values.shape[0]):
+            for i in range(len(down)):                       # expectations, largest keeps first
+                k = down[i]
+                acc = e[k]
+                first = e[children[k, 0]]
+                for t in range(tile):
+                    acc[t] = first[t]
+                for f in range(1, n_faces):
+                    row = e[children[k, f]]
+                    for t in range(tile):
+                        acc[t] += row[t]
+                for t in range(tile):
+                    acc[t] *= inv
+            for k in range(n_keeps):
+                for t in range(tile):
+                    best[k, t] = e[k, t]
+                    arg[k, t] = k
+            for i in range(len(up)):                         # max over sub-keeps, smallest first
+                k = up[i]
+                bk = best[k]
+                ak = arg[k]
+                for f in range(n_faces):
+                    p = parents[k, f]
+                    if p < 0:
+                        continue
+                    bp = best[p]
+                    ap = arg[p]
+                    for t in range(tile):
+                        if bp[t] > bk[t]:
+                            bk[t] = bp[t]
+                            ak[t] = ap[t]
+            for t in range(n):
+                for r in range(n_rolls):
+                    k = roll_keep[r]
+                    values[j, lo + t, r] = best[k, t]
+                    keeps[j, lo + t, r] = arg[k, t]
+            for r in range(n_rolls):                         # the next stage's final values
+                k = roll_keep[r]
+                for t in range(tile):
+                    e[k, t] = best[k, t]

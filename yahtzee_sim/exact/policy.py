@@ -363,15 +363,6 @@ class _Turn:
             + self.g_bonus[row][:, None]
         return TurnOptions(self.g_legal[row], scores, gain)
 
-    def chosen(self, boxes: np.ndarray):
-        """(C, R) points written and points gained (bonuses included) with ``boxes``
-        (C, R), and whether each box is legal."""
-        roll = np.arange(self.r)
-        row = self.g_inv[:, None] * self.r + roll
-        pts = self.g_scores[row, boxes].astype(np.int64)
-        gain = pts + self.up_gain[self.chunk[1][:, None] * self.r + roll, boxes] + self.g_bonus[row]
-        return pts, gain, self.g_legal[row, boxes]
-
 
 def _ask_box(strategy, turn, u: np.ndarray, rules: RuleSet) -> np.ndarray:
     boxes = np.asarray(strategy.box(turn.state, turn.rolls, turn.options, u))
@@ -700,16 +691,6 @@ def _throw(dice, keep_mass: np.ndarray) -> np.ndarray:
     for ks, kn, m in _push_matrices(dice):
         y[kn] += m @ y[ks]
     return y[dice.roll_keep_index]
-
-
-def _hold(dice, mass: np.ndarray, keeps: np.ndarray) -> np.ndarray:
-    """(R, C) mass on the rolls -> (K, C) mass on the keeps held, ``keeps`` (C, R)."""
-    r, n = mass.shape
-    kt = np.ascontiguousarray(keeps.T).astype(np.intp)
-    kt *= n
-    kt += np.arange(n)
-    return np.bincount(kt.reshape(-1), weights=mass.reshape(-1),
-                       minlength=dice.n_keeps * n).reshape(dice.n_keeps, n)
 
 
 @functools.lru_cache(maxsize=None)

@@ -130,6 +130,17 @@ def best_keeps(dice: DiceTables, final_values: np.ndarray, rolls_left: int = 2,
     """
     final_values = np.asarray(final_values)
     u = len(final_values)
+    if final_values.ndim == 2 and u >= COMPILED_COLUMNS and rolls_left > 0 \
+            and final_values.dtype in (np.float32, np.float64):
+        from ._eval_kernels import lattice_best_keeps
+
+        down, up, children, parents = _sweeps(dice)
+        vals = np.empty((rolls_left,) + final_values.shape, dtype=final_values.dtype)
+        kps = np.empty((rolls_left,) + final_values.shape, dtype=np.int16)
+        lattice_best_keeps(np.ascontiguousarray(final_values), dice.roll_keep_index.astype(np.intp),
+                           down, children, up, parents, final_values.dtype.type(1.0 / dice.n_faces),
+                           vals, kps)
+        return KeepPlan(values=[final_values] + list(vals), keeps=[None] + list(kps))
     values = [final_values] + [np.empty_like(final_values) for _ in range(rolls_left)]
     keeps = [None] + [np.empty(final_values.shape, dtype=np.int16) for _ in range(rolls_left)]
     for lo in range(0, u, chunk):
