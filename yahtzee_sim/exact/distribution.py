@@ -59,8 +59,8 @@ import numpy as np
 from ..rules import RuleSet, get_rules
 from ..strategies import Strategy, get_strategy
 from . import cache as _cache
-from .policy import (DEFAULT_CHUNK_ROWS, PROBE_STATES, _Decider, _probe, _throw, _Turn,
-                     evaluation_setup, final_roll_masses)
+from .policy import (DEFAULT_CHUNK_ROWS, PROBE_STATES, _box_array, _Decider, _probe, _throw,
+                     _Turn, evaluation_setup, final_roll_masses)
 
 __all__ = ["distribution", "ScoreDistribution", "pmf_mean_sd"]
 
@@ -368,7 +368,7 @@ def _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk,
                 five_bin[turn.chunk[2] == 1] = is_five
             pb = np.zeros((n, 2 * n_bp))
             qb = np.zeros((n, 2 * n_bp))
-            if not aggregate_moves(np.asarray(boxes, dtype=np.intp), turn.g_inv.astype(np.intp),
+            if not aggregate_moves(_box_array(boxes), turn.g_inv.astype(np.intp),
                                    turn.g_scores, turn.g_legal, bp_of, n_pts, plan_of, p_all,
                                    p_no5, five_bin, pb, qb):
                 raise RuntimeError("distribution: a decision table chose an illegal box")  # pragma: no cover

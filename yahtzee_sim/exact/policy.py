@@ -449,7 +449,7 @@ def _best_gain_boxes(strategy, turn):
     included, the first on ties), in one compiled loop over the chunk's options."""
     from ._eval_kernels import best_gain_boxes
 
-    out = np.empty((turn.n, turn.r), dtype=np.int8)
+    out = np.empty((turn.n, turn.r), dtype=np.uint8)
     best_gain_boxes(turn.g_inv.astype(np.intp), np.asarray(turn.chunk[1], dtype=np.intp),
                     turn.g_scores, turn.g_bonus, turn.g_legal, turn.up_gain, out)
     return out
@@ -783,6 +783,15 @@ def _move_values(rules, sp, turn: _Turn, values, second):
     return ug + v, ug * ug + 2 * ug * v + m2
 
 
+def _box_array(boxes) -> np.ndarray:
+    """(C, R) boxes as a contiguous uint8 or intp array for the compiled loops (a table's
+    uint8 boxes are not widened: one compiled variant per dtype)."""
+    boxes = np.asarray(boxes)
+    if boxes.dtype not in (np.uint8, np.intp):
+        boxes = boxes.astype(np.intp)
+    return np.ascontiguousarray(boxes)
+
+
 def _chunk_values(rules, sp, turn: _Turn, boxes, keeps, values, second):
     """Expected future score and its second moment (C,) of a chunk of states, for
     boxes (C, R) of every final roll and keeps (C, R) per rerolls left.
@@ -807,7 +816,7 @@ def _chunk_values(rules, sp, turn: _Turn, boxes, keeps, values, second):
     plan_of = np.arange(turn.n, dtype=np.intp) if keeps.rows is None else \
         np.asarray(keeps.rows, dtype=np.intp)                               # one plan per state
     v, v2 = np.empty(turn.n), np.empty(turn.n)
-    if not chunk_values(np.asarray(boxes, dtype=np.intp), turn.g_inv.astype(np.intp), g_gain, g_move,
+    if not chunk_values(_box_array(boxes), turn.g_inv.astype(np.intp), g_gain, g_move,
                         turn.g_legal, a_tab, q_tab, plan_of, rho, v, v2):
         raise RuntimeError("policy_value: a decision table chose an illegal box")  # pragma: no cover
     if np.isnan(v).any() or np.isnan(v2).any():      # pragma: no cover - internal error
