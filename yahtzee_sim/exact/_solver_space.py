@@ -438,14 +438,16 @@ def _five_rows_generic(model, *, mask, filled, flag, u, nxt, c, values, variance
     return z5.reshape(n, k5).T, q5
 
 
-def _five_rows(model, *, mask, filled, flag, u, nxt, c, values, variances, v0, var0, w5, wv5):
+def _five_rows(model, *, mask, filled, flag, u, nxt, c, values, variances, v0, var0, w5, wv5,
+               kernels=None):
     """As :func:`_five_rows_generic`, assembled from tables the turn already has.
 
     ``turn_options`` runs once per distinct (mask, flag) of the chunk (it does not
     depend on the upper total). A box's candidate is then: its scratch value when it
     scores 0; for the upper box of the rolled face, the count-5 value ``w5``; for a
     lower box, its (joker) score plus its scratch value; for the five-of-a-kind box
-    scoring its full value, the next state with the flag set.
+    scoring its full value, the next state with the flag set. With ``kernels`` (the
+    module :mod:`._solver_kernels`), the loop over the rolls is compiled.
     """
     rules, space = model.rules, model.space
     n_u, nf, n_boxes = space.n_u, space.n_flag, space.n_boxes
@@ -468,6 +470,12 @@ def _five_rows(model, *, mask, filled, flag, u, nxt, c, values, variances, v0, v
         full_open = ~filled[:, five]
         v1 = np.where(full_open, values[np.where(full_open, idx1, 0)], -np.inf) - c
         var1 = _gather(variances, idx1, full_open) if variances is not None else None
+    if kernels is not None:
+        second = variances is not None
+        none = np.zeros((1, 1))
+        return kernels.five_rows(legal5, sc5, bonus5, ginv, v0c, w5, wv5, var0 if second else none,
+                                 v1 if nf == 2 else none[0], var1 if nf == 2 and second else none[0],
+                                 lower, five if nf == 2 else -1, second, TIE_TOL)
     z5 = np.empty((k5, n))
     q5 = np.empty((k5, n)) if variances is not None else None
     ar = np.arange(n)
@@ -489,6 +497,90 @@ def _five_rows(model, *, mask, filled, flag, u, nxt, c, values, variances, v0, v
                 var[:, five] = np.where(full, var1, var[:, five])
             q5[j] = zf * zf + var[ar, pick]
     return z5, q5
+
+
+KERNELS = "numba"
+"""How :func:`turn_values` solves (means and second moments, no plan): ``"numba"``
+(compiled kernels, :mod:`._solver_kernels`) or ``"numpy"``. Both do the same
+floating-point operations in the same order (the tests check that the tables are
+bit-identical); the NumPy path also serves ``plan=True`` and means-only calls."""
+
+
+@dataclass(frozen=True, eq=False)
+class KernelPlan:
+    """Constant index arrays of the compiled kernels for one turn model.
+
+    Lattice: ``level_start`` (n_dice + 2,) first row of each keep size; per keep, its
+    children (one die more, ascending position: the order the sparse product sums
+    them) ``child_pos[child_ptr[k]:child_ptr[k + 1]]`` and its parents in slot order
+    ``par_pos[par_ptr[k]:par_ptr[k + 1]]``. Final roll: per roll-block row, the
+    boxes it scores in (box order) as ``ent_row`` (row of the per-chunk candidate
+    table: upper box ``j`` with ``k`` dice of its face is ``k * n_upper + j``, lower
+    box ``i`` is ``(n_dice + 1) * n_upper + i``) and ``ent_add`` (the lower box's
+    score, 0 for upper boxes).
+    """
+
+    level_start: np.ndarray
+    child_ptr: np.ndarray
+    child_pos: np.ndarray
+    par_ptr: np.ndarray
+    par_pos: np.ndarray
+    row_ptr: np.ndarray
+    ent_row: np.ndarray
+    ent_add: np.ndarray
+    lower_boxes: np.ndarray
+    special_rows: np.ndarray
+
+
+@functools.lru_cache(maxsize=32)
+def kernel_plan(model: TurnModel) -> KernelPlan:
+    """The :class:`KernelPlan` of ``model`` (cached)."""
+    lat, rules = model.lat, model.rules
+    rb = lat.level_slices[lat.n_dice]
+    level_start = np.array([sl.start for sl in lat.level_slices] + [lat.n_keeps], dtype=np.int64)
+    child_lists = [[] for _ in range(lat.n_keeps)]
+    for s in range(lat.n_dice):
+        lo = lat.level_slices[s].start
+        for i, row in enumerate(lat.children[s]):
+            child_lists[lo + i] = sorted(set(int(c) for c in row))
+    n_child = np.array([len(c) for c in child_lists], dtype=np.int64)
+    child_ptr = np.concatenate([[0], np.cumsum(n_child)]).astype(np.int64)
+    child_pos = np.array([c for cl in child_lists for c in cl], dtype=np.int64)
+    par_lists = [[] for _ in range(lat.n_keeps)]
+    for s in range(1, lat.n_dice + 1):
+        lo = lat.level_slices[s].start
+        for n_j, par in lat.parent_slots[s]:
+            for i in range(n_j):
+                par_lists[lo + i].append(int(par[i]))
+    par_ptr = np.concatenate([[0], np.cumsum([len(p) for p in par_lists])]).astype(np.int64)
+    par_pos = np.array([p for pl in par_lists for p in pl], dtype=np.int64)
+
+    n_up = len(model.upper_boxes)
+    lower_boxes = np.flatnonzero(model.upper_col < 0)
+    lower_col = np.full(rules.n_boxes, -1, dtype=np.int64)
+    lower_col[lower_boxes] = np.arange(len(lower_boxes))
+    n_rows = rb.stop - rb.start
+    entries = [[] for _ in range(n_rows)]           # per row: (table row, add), box order
+    for b in range(rules.n_boxes):
+        rows, vals = model.box_rows[b], np.asarray(model.box_vals[b])
+        if len(vals) == 0:
+            continue
+        rel = np.arange(n_rows) if rows is None else rows - rb.start
+        j = model.upper_col[b]
+        for r, v in zip(rel.tolist(), vals.tolist()):
+            if j >= 0:
+                if v > 0:                           # count 0: the scratch value, never better
+                    entries[r].append((int(v) * n_up + j, 0.0))
+            elif v > 0:                             # scores 0: its scratch value, never better
+                entries[r].append(((rules.n_dice + 1) * n_up + lower_col[b], v))
+    special = model.special_pos - rb.start
+    for r in special.tolist():
+        entries[r] = []                             # five of a kind: set afterwards
+    row_ptr = np.concatenate([[0], np.cumsum([len(e) for e in entries])]).astype(np.int64)
+    ent_row = np.array([t for e in entries for t, _ in e], dtype=np.int64)
+    ent_add = np.array([a for e in entries for _, a in e], dtype=model.dtype)
+    return KernelPlan(level_start, child_ptr, child_pos, par_ptr, par_pos, row_ptr, ent_row,
+                      ent_add, lower_boxes, special.astype(np.int64))
 
 
 def turn_values(model: TurnModel, values: np.ndarray, variances: np.ndarray | None,
@@ -522,30 +614,48 @@ def turn_values(model: TurnModel, values: np.ndarray, variances: np.ndarray | No
     c = v0.max(axis=1)
     best0 = _first_near_max(v0, c)
     rb = lat.level_slices[lat.n_dice]
-    z = np.empty((lat.n_keeps, n), dtype=dt)
-    z[rb] = 0.0                                   # the best scratch, relative to itself
+    kern = KERNELS == "numba" and not plan
     if second:
-        # q: second moment of the box followed (ties: the first met)
         var0 = _gather(variances, idx0, legal)
-        q = np.empty((lat.n_keeps, n), dtype=dt)
-        q[rb] = var0[ar, best0].astype(dt)[None, :]
-
-    # Upper boxes: one value per count of the face (gain + next value), all boxes at once.
-    # Upper boxes: one value per count of the face (gain + next value), all boxes at once;
-    # count 0 is the box's scratch value.
     ub = model.upper_boxes
     up_ok = legal[:, ub]
+    n_cnt = rules.n_dice + 1
+    if kern:
+        # the kernels' candidate tables: upper boxes by face count, then lower boxes
+        kp = kernel_plan(model)
+        lb = kp.lower_boxes
+        tz = np.empty((n_cnt * len(ub) + len(lb), n), dtype=dt)
+        tv = np.empty(tz.shape, dtype=dt) if second else tz
+        tz[n_cnt * len(ub):] = np.where(legal[:, lb], v0[:, lb] - c[:, None], -np.inf).T
+        if second:
+            tv[n_cnt * len(ub):] = var0[:, lb].T
+        x = np.empty((2 if second else 1, lat.n_keeps, n), dtype=dt)
+        z = x[0]
+        q = x[1] if second else None
+    else:
+        z = np.empty((lat.n_keeps, n), dtype=dt)
+        q = np.empty((lat.n_keeps, n), dtype=dt) if second else None
+    # q: second moment of the box followed (ties: the first met)
+    q0 = var0[ar, best0].astype(dt) if second else None
+
+    # Upper boxes: one value per count of the face (gain + next value), all boxes at once;
+    # count 0 is the box's scratch value.
     w5 = np.full((n, n_boxes), -np.inf)
     wv5 = np.zeros((n, n_boxes))
-    if up_ok.any():
+    wz = wv = None
+    if up_ok.any() or (kern and len(ub)):
         faces = rules.upper_face[ub].astype(np.int64)
-        wz = np.empty((rules.n_dice + 1, len(ub), n), dtype=dt)
-        wv = np.empty((rules.n_dice + 1, len(ub), n), dtype=dt) if second else None
+        if kern:
+            wz = tz[:n_cnt * len(ub)].reshape(n_cnt, len(ub), n)
+            wv = tv[:n_cnt * len(ub)].reshape(n_cnt, len(ub), n) if second else None
+        else:
+            wz = np.empty((n_cnt, len(ub), n), dtype=dt)
+            wv = np.empty((n_cnt, len(ub), n), dtype=dt) if second else None
         wz[0] = np.where(up_ok, v0[:, ub] - c[:, None], -np.inf).T
         if second:
             wv[0] = var0[:, ub].T
         pts_all = np.zeros(n_boxes, dtype=np.int64)
-        for k in range(1, rules.n_dice + 1):
+        for k in range(1, n_cnt):
             pts = k * faces
             pts_all[ub] = pts
             gain = pts + rules.upper_bonus_gain(u, np.broadcast_to(pts_all, (n, n_boxes)))[:, ub]
@@ -560,11 +670,113 @@ def turn_values(model: TurnModel, values: np.ndarray, variances: np.ndarray | No
                 if second:
                     wv5[:, ub] = vk
 
-    if second and up_ok.any():
+    if kern:
+        from . import _solver_kernels as kx
+
+    # Five of a kind: jokers and bonuses, exactly through RuleSet.turn_options.
+    z5 = q5 = None
+    if len(model.special_rolls):
+        ctx = dict(mask=mask, filled=filled, flag=flag, u=u, nxt=nxt, c=c, values=values,
+                   variances=variances if second else None)
+        if FIVE_ROWS == "generic":
+            z5, q5 = _five_rows_generic(model, **ctx)
+        else:
+            z5, q5 = _five_rows(model, v0=v0, var0=var0 if second else None,
+                                w5=w5, wv5=wv5, kernels=kx if kern else None, **ctx)
+
+    if kern:
+        empty = np.empty((0, n), dtype=dt)
+        z5k = empty if z5 is None else z5.astype(dt)
+        q5k = q5.astype(dt) if second and q5 is not None else empty
+        kx.fill_rolls(z[rb], q[rb] if second else z[rb], second, q0 if second else np.empty(0, dtype=dt),
+                      tz, tv, kp.row_ptr, kp.ent_row, kp.ent_add, kp.special_rows, z5k, q5k,
+                      dt.type(TIE_TOL))
+    else:
+        _fill_rolls_numpy(model, z, q, q0, legal, v0, c, var0 if second else None, wz, wv)
+        if z5 is not None:
+            z[model.special_pos] = z5.astype(dt)
+            if second:
+                q[model.special_pos] = q5.astype(dt)
+
+    served_rows = None
+    if model.served:                # the dice of the first throw: served scores
+        ctx = dict(mask=mask, filled=filled, flag=flag, u=u, nxt=nxt, c=c, values=values,
+                   variances=variances if second else None)
+        served_rows = _served_rows(model, z[rb], q[rb] if second else None,
+                                   legal, v0, var0 if second else None, ctx)
+        if rules.n_rolls == 1:
+            z[rb], q_rb = served_rows[0], served_rows[1]
+            if second:
+                q[rb] = q_rb
+
+    if plan:
+        keep_values = [None] * rules.n_rolls
+        for j in range(1, rules.n_rolls):
+            expect(lat, z)
+            if served_rows is not None and j == rules.n_rolls - 1:
+                z[rb] = served_rows[0]      # holding all dice now keeps them served
+            keep_values[j] = z.copy()
+            best_subkeep_mean(lat, z)
+        ez = first_roll_mean(lat, z[rb])
+        return c + ez, (keep_values, c)
+
+    if kern:
+        consts = (kp.level_start, kp.child_ptr, kp.child_pos, dt.type(lat.n_faces),
+                  kp.par_ptr, kp.par_pos, dt.type(TIE_TOL), kx.TILE)
+        for j in range(1, rules.n_rolls):
+            if served_rows is not None and j == rules.n_rolls - 1:
+                kx.reroll(x, True, False, *consts)
+                z[rb] = served_rows[0]      # holding all dice now keeps them served
+                if second:
+                    q[rb] = served_rows[1]
+                kx.reroll(x, False, True, *consts)
+            else:
+                kx.reroll(x, True, True, *consts)
+        if n > 1:
+            ez = kx.roll_mean(z[rb], lat.roll_mult, lat.n_outcomes)
+            eq = kx.roll_mean(q[rb], lat.roll_mult, lat.n_outcomes) if second else None
+        else:       # one column: NumPy sums it pairwise, not row after row
+            ez = first_roll_mean(lat, z[rb])
+            eq = first_roll_mean(lat, q[rb]) if second else None
+        if not second:
+            return c + ez, None
+        return c + ez, np.maximum(eq - ez * ez, 0.0)
+
+    for j in range(1, rules.n_rolls):
+        expect(lat, z)
+        if second:
+            expect(lat, q)
+        if served_rows is not None and j == rules.n_rolls - 1:
+            z[rb] = served_rows[0]          # holding all dice now keeps them served
+            if second:
+                q[rb] = served_rows[1]
+        if second:
+            best_subkeep_pair(lat, z, q)
+        else:
+            best_subkeep_mean(lat, z)
+    ez = first_roll_mean(lat, z[rb])
+    if not second:
+        return c + ez, None
+    eq = first_roll_mean(lat, q[rb])
+    return c + ez, np.maximum(eq - ez * ez, 0.0)
+
+
+def _fill_rolls_numpy(model, z, q, q0, legal, v0, c, var0, wz, wv):
+    """NumPy path of the final-roll block (five-of-a-kind rows excepted): from the best
+    scratch (0, second moment ``q0``), box by box, each the max with the tie rule of
+    :func:`select_tied` (``q``, ``q0``, ``var0``, ``wv`` are None for means only;
+    ``wz``, ``wv`` None when no upper box is open)."""
+    lat, dt = model.lat, model.dtype
+    rb = lat.level_slices[lat.n_dice]
+    second = q is not None
+    z[rb] = 0.0                                   # the best scratch, relative to itself
+    if second:
+        q[rb] = q0[None, :]
+    if second and wz is not None:
         wq = wz * wz                    # second moments of the upper boxes' count values
         wq += wv
     rb_view = slice(rb.start, rb.stop)
-    for b in range(n_boxes):
+    for b in range(model.rules.n_boxes):
         ok = legal[:, b]
         rows = model.box_rows[b]
         if len(model.box_vals[b]) == 0 or not ok.any():
@@ -595,59 +807,6 @@ def turn_values(model: TurnModel, values: np.ndarray, variances: np.ndarray | No
         else:
             np.maximum(cur, zc, out=cur)
         z[rows] = cur
-
-    # Five of a kind: jokers and bonuses, exactly through RuleSet.turn_options.
-    if len(model.special_rolls):
-        ctx = dict(mask=mask, filled=filled, flag=flag, u=u, nxt=nxt, c=c, values=values,
-                   variances=variances if second else None)
-        if FIVE_ROWS == "generic":
-            z5, q5 = _five_rows_generic(model, **ctx)
-        else:
-            z5, q5 = _five_rows(model, v0=v0, var0=var0 if second else None,
-                                w5=w5, wv5=wv5, **ctx)
-        z[model.special_pos] = z5.astype(dt)
-        if second:
-            q[model.special_pos] = q5.astype(dt)
-
-    served_rows = None
-    if model.served:                # the dice of the first throw: served scores
-        ctx = dict(mask=mask, filled=filled, flag=flag, u=u, nxt=nxt, c=c, values=values,
-                   variances=variances if second else None)
-        served_rows = _served_rows(model, z[rb], q[rb] if second else None,
-                                   legal, v0, var0 if second else None, ctx)
-        if rules.n_rolls == 1:
-            z[rb], q_rb = served_rows[0], served_rows[1]
-            if second:
-                q[rb] = q_rb
-
-    if plan:
-        keep_values = [None] * rules.n_rolls
-        for j in range(1, rules.n_rolls):
-            expect(lat, z)
-            if served_rows is not None and j == rules.n_rolls - 1:
-                z[rb] = served_rows[0]      # holding all dice now keeps them served
-            keep_values[j] = z.copy()
-            best_subkeep_mean(lat, z)
-        ez = first_roll_mean(lat, z[rb])
-        return c + ez, (keep_values, c)
-
-    for j in range(1, rules.n_rolls):
-        expect(lat, z)
-        if second:
-            expect(lat, q)
-        if served_rows is not None and j == rules.n_rolls - 1:
-            z[rb] = served_rows[0]          # holding all dice now keeps them served
-            if second:
-                q[rb] = served_rows[1]
-        if second:
-            best_subkeep_pair(lat, z, q)
-        else:
-            best_subkeep_mean(lat, z)
-    ez = first_roll_mean(lat, z[rb])
-    if not second:
-        return c + ez, None
-    eq = first_roll_mean(lat, q[rb])
-    return c + ez, np.maximum(eq - ez * ez, 0.0)
 
 
 def _served_rows(model, z_rb, q_rb, legal, v0, var0, ctx):

@@ -328,6 +328,10 @@ def _compute(rules: RuleSet, dtype: str, chunk: int, workers: int, progress=None
     procs = []
     try:
         if workers > 1:
+            # one turn of two states first: the compiled kernels are loaded (numba imported,
+            # the machine code read from its cache) once, here, and the workers inherit them
+            m, u, fl = all_states[b - 1][0]
+            turn_values(model, values, variances, m[:2], u[:2], fl[:2])
             ctx = multiprocessing.get_context("fork")
             for _ in range(workers - 1):
                 parent_end, child_end = ctx.Pipe()
