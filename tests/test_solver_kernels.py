@@ -60,7 +60,8 @@ def test_kernels_on_yahtzee_states_means_only_and_with_moments(monkeypatch):
                 got = []
                 for kernels in ("numpy", "numba"):
                     monkeypatch.setattr(space_mod, "KERNELS", kernels)
-                    got.append(space_mod.turn_values(model, values, var, m[pick], u[pick], f[pick]))
+                    got.append(space_mod.turn_values(model, values, var, m[pick], u[pick], f[pick],
+                                                      compiled=True))
                 assert np.array_equal(got[0][0], got[1][0]), (dtype, level)
                 if var is not None:
                     assert np.array_equal(got[0][1], got[1][1]), (dtype, level)

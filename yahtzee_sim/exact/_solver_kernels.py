@@ -19,8 +19,38 @@ would let LLVM reassociate sums and fuse multiply-adds, changing the last bits.
 
 from __future__ import annotations
 
+import sys
+
 import numba as nb
 import numpy as np
+
+
+def _load_numpy_support() -> None:
+    """Load numba's NumPy support now, without importing scipy.linalg.
+
+    numba loads it on the first compile or cache load, and with it imports
+    ``scipy.linalg.cython_blas`` (0.15 s, a third of the kernels' fixed cost) only to
+    choose how jitted code computes ``np.dot`` of two 1-D float arrays (BLAS or a
+    plain loop), which these kernels never do. Unless scipy.linalg is already loaded,
+    that import is made to fail while the support loads: in this process numba's 1-D
+    ``np.dot`` then uses the plain loop; every other BLAS or LAPACK use imports
+    scipy as usual.
+    """
+    from numba.core.registry import cpu_target
+
+    name = "scipy.linalg.cython_blas"
+    if name in sys.modules:
+        cpu_target.target_context.refresh()
+        return
+    sys.modules[name] = None                # "import name" raises ImportError
+    try:
+        cpu_target.target_context.refresh()
+    finally:
+        if sys.modules.get(name, 0) is None:
+            del sys.modules[name]
+
+
+_load_numpy_support()
 
 TILE = 1024
 """States (columns) per tile of :func:`reroll` (measured: smaller tiles, whose lattice
@@ -29,6 +59,73 @@ stays in L2, lose more to loop overheads than they gain)."""
 _U = np.uint64
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy")
+
+
+@nb.njit(**_JIT)
+def turn_tables(values, variances, second, nxt, u, flag, legal, n_u, n_flag, cap, upper_boxes,
+                upper_points, upper_gain, lower_boxes, tz, tv, tol):
+    """Per state, the values the final roll can lead to, from the dense tables.
+
+    ``v0`` (U, B) the scratch (0 points) value of each legal box (-inf otherwise),
+    ``c`` the best of them, ``var0`` their variances (0 when not legal), ``q0`` the
+    variance of the first box within ``tol`` of ``c``; ``w5``, ``wv5`` (U, B) an upper
+    box's value (relative to ``c``) and variance with five dice of its face (-inf and 0
+    elsewhere). Fills the candidate tables ``tz``, ``tv`` of :func:`fill_rolls`
+    (``tz``: relative to ``c``; cast to their dtype): upper box ``j`` with ``k`` dice
+    of its face at row ``k * n_upper + j``, then each lower box's scratch value.
+    """
+    n, n_boxes = legal.shape
+    n_up = len(upper_boxes)
+    n_cnt = upper_points.shape[0]
+    v0 = np.empty((n, n_boxes))
+    var0 = np.zeros((n, n_boxes))
+    c = np.empty(n)
+    q0 = np.zeros(n)
+    w5 = np.full((n, n_boxes), -np.inf)
+    wv5 = np.zeros((n, n_boxes))
+    for i in range(n):
+        best = -np.inf
+        for b in range(n_boxes):
+            if legal[i, b]:
+                idx = (nxt[i, b] * n_u + u[i]) * n_flag + flag[i]
+                v0[i, b] = values[idx]
+                if second:
+                    var0[i, b] = variances[idx]
+            else:
+                v0[i, b] = -np.inf
+            best = max(best, v0[i, b])
+        c[i] = best
+        if second:
+            for b in range(n_boxes):
+                if v0[i, b] >= best - tol:
+                    q0[i] = var0[i, b]
+                    break
+        for j in range(n_up):
+            b = upper_boxes[j]
+            ok = legal[i, b]
+            tz[j, i] = v0[i, b] - best if ok else -np.inf
+            if second:
+                tv[j, i] = var0[i, b]
+            for k in range(1, n_cnt):
+                wk = -np.inf
+                vk = 0.0
+                if ok:
+                    idx = (nxt[i, b] * n_u + min(u[i] + upper_points[k, j], cap)) * n_flag + flag[i]
+                    wk = (upper_gain[k, u[i], j] + values[idx]) - best
+                    if second:
+                        vk = variances[idx]
+                tz[k * n_up + j, i] = wk
+                if second:
+                    tv[k * n_up + j, i] = vk
+                if k == n_cnt - 1:
+                    w5[i, b] = wk
+                    wv5[i, b] = vk
+        for j in range(len(lower_boxes)):
+            b = lower_boxes[j]
+            tz[n_cnt * n_up + j, i] = v0[i, b] - best if legal[i, b] else -np.inf
+            if second:
+                tv[n_cnt * n_up + j, i] = var0[i, b]
+    return v0, c, var0, w5, wv5, q0
 
 
 @nb.njit(**_JIT)

@@ -500,10 +500,10 @@ def _five_rows(model, *, mask, filled, flag, u, nxt, c, values, variances, v0, v
 
 
 KERNELS = "numba"
-"""How :func:`turn_values` solves (means and second moments, no plan): ``"numba"``
-(compiled kernels, :mod:`._solver_kernels`) or ``"numpy"``. Both do the same
-floating-point operations in the same order (the tests check that the tables are
-bit-identical); the NumPy path also serves ``plan=True`` and means-only calls."""
+"""How :func:`turn_values` solves when asked for ``compiled`` work (the solver):
+``"numba"`` (compiled kernels, :mod:`._solver_kernels`) or ``"numpy"``. Both do the
+same floating-point operations in the same order (the tests check that the tables
+are bit-identical); the NumPy path also serves ``plan=True`` and small calls."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -517,7 +517,9 @@ class KernelPlan:
     boxes it scores in (box order) as ``ent_row`` (row of the per-chunk candidate
     table: upper box ``j`` with ``k`` dice of its face is ``k * n_upper + j``, lower
     box ``i`` is ``(n_dice + 1) * n_upper + i``) and ``ent_add`` (the lower box's
-    score, 0 for upper boxes).
+    score, 0 for upper boxes). Upper boxes: ``upper_points`` (n_dice + 1, n_upper) points
+    of ``k`` dice of the face, ``upper_gain`` (n_dice + 1, n_u, n_upper) those points
+    plus the upper bonus they earn from each capped upper total.
     """
 
     level_start: np.ndarray
@@ -530,6 +532,8 @@ class KernelPlan:
     ent_add: np.ndarray
     lower_boxes: np.ndarray
     special_rows: np.ndarray
+    upper_points: np.ndarray
+    upper_gain: np.ndarray
 
 
 @functools.lru_cache(maxsize=32)
@@ -579,12 +583,36 @@ def kernel_plan(model: TurnModel) -> KernelPlan:
     row_ptr = np.concatenate([[0], np.cumsum([len(e) for e in entries])]).astype(np.int64)
     ent_row = np.array([t for e in entries for t, _ in e], dtype=np.int64)
     ent_add = np.array([a for e in entries for _, a in e], dtype=model.dtype)
+    ub = model.upper_boxes
+    n_u = model.space.n_u
+    faces = rules.upper_face[ub].astype(np.int64)
+    points = np.arange(rules.n_dice + 1, dtype=np.int64)[:, None] * faces[None, :]
+    gain = np.zeros((rules.n_dice + 1, n_u, len(ub)), dtype=np.int64)
+    pts_all = np.zeros((n_u, rules.n_boxes), dtype=np.int64)
+    for k in range(1, rules.n_dice + 1):          # as turn_values: pts + upper_bonus_gain
+        pts_all[:, ub] = points[k]
+        gain[k] = points[k] + rules.upper_bonus_gain(np.arange(n_u, dtype=np.int64), pts_all)[:, ub]
     return KernelPlan(level_start, child_ptr, child_pos, par_ptr, par_pos, row_ptr, ent_row,
-                      ent_add, lower_boxes, special.astype(np.int64))
+                      ent_add, lower_boxes, special.astype(np.int64), points, gain)
+
+
+def _kernels():
+    """The module of compiled kernels, or None when :data:`KERNELS` is ``"numpy"`` or
+    numba cannot be imported (the NumPy path gives the same tables, about 3x slower)."""
+    global KERNELS
+    if KERNELS != "numba":
+        return None
+    try:
+        from . import _solver_kernels
+    except ImportError:  # pragma: no cover - numba is a dependency
+        KERNELS = "numpy"
+        return None
+    return _solver_kernels
 
 
 def turn_values(model: TurnModel, values: np.ndarray, variances: np.ndarray | None,
-                mask: np.ndarray, u: np.ndarray, flag: np.ndarray, *, plan: bool = False):
+                mask: np.ndarray, u: np.ndarray, flag: np.ndarray, *, plan: bool = False,
+                compiled: bool = False):
     """Optimal value (and variance) of the rest of the game from U states.
 
     ``values``/``variances`` are the flat dense tables, filled for every state
@@ -592,8 +620,13 @@ def turn_values(model: TurnModel, values: np.ndarray, variances: np.ndarray | No
     ``plan=True`` (means only) returns ``(value, keep_values)`` where
     ``keep_values[j]`` is the (K, U) expected value of each keep (solver order)
     with ``j`` rerolls left after it, and ``keep_values`` also holds the scratch
-    offset ``c`` that the values are relative to.
+    offset ``c`` that the values are relative to. ``compiled`` (without ``plan``):
+    use the compiled kernels (see :data:`KERNELS`; loading them the first time in a
+    process takes about 0.3 s, so only the solver asks for them).
     """
+    kx = _kernels() if compiled and not plan else None
+    if kx is not None:
+        return _turn_values_compiled(kx, model, values, variances, mask, u, flag)
     rules, space, lat = model.rules, model.space, model.lat
     dt = model.dtype
     second = variances is not None and not plan
@@ -614,48 +647,30 @@ def turn_values(model: TurnModel, values: np.ndarray, variances: np.ndarray | No
     c = v0.max(axis=1)
     best0 = _first_near_max(v0, c)
     rb = lat.level_slices[lat.n_dice]
-    kern = KERNELS == "numba" and not plan
+    z = np.empty((lat.n_keeps, n), dtype=dt)
+    z[rb] = 0.0                                   # the best scratch, relative to itself
     if second:
+        # q: second moment of the box followed (ties: the first met)
         var0 = _gather(variances, idx0, legal)
-    ub = model.upper_boxes
-    up_ok = legal[:, ub]
-    n_cnt = rules.n_dice + 1
-    if kern:
-        # the kernels' candidate tables: upper boxes by face count, then lower boxes
-        kp = kernel_plan(model)
-        lb = kp.lower_boxes
-        tz = np.empty((n_cnt * len(ub) + len(lb), n), dtype=dt)
-        tv = np.empty(tz.shape, dtype=dt) if second else tz
-        tz[n_cnt * len(ub):] = np.where(legal[:, lb], v0[:, lb] - c[:, None], -np.inf).T
-        if second:
-            tv[n_cnt * len(ub):] = var0[:, lb].T
-        x = np.empty((2 if second else 1, lat.n_keeps, n), dtype=dt)
-        z = x[0]
-        q = x[1] if second else None
-    else:
-        z = np.empty((lat.n_keeps, n), dtype=dt)
-        q = np.empty((lat.n_keeps, n), dtype=dt) if second else None
-    # q: second moment of the box followed (ties: the first met)
-    q0 = var0[ar, best0].astype(dt) if second else None
+        q = np.empty((lat.n_keeps, n), dtype=dt)
+        q[rb] = var0[ar, best0].astype(dt)[None, :]
 
+    # Upper boxes: one value per count of the face (gain + next value), all boxes at once.
     # Upper boxes: one value per count of the face (gain + next value), all boxes at once;
     # count 0 is the box's scratch value.
+    ub = model.upper_boxes
+    up_ok = legal[:, ub]
     w5 = np.full((n, n_boxes), -np.inf)
     wv5 = np.zeros((n, n_boxes))
-    wz = wv = None
-    if up_ok.any() or (kern and len(ub)):
+    if up_ok.any():
         faces = rules.upper_face[ub].astype(np.int64)
-        if kern:
-            wz = tz[:n_cnt * len(ub)].reshape(n_cnt, len(ub), n)
-            wv = tv[:n_cnt * len(ub)].reshape(n_cnt, len(ub), n) if second else None
-        else:
-            wz = np.empty((n_cnt, len(ub), n), dtype=dt)
-            wv = np.empty((n_cnt, len(ub), n), dtype=dt) if second else None
+        wz = np.empty((rules.n_dice + 1, len(ub), n), dtype=dt)
+        wv = np.empty((rules.n_dice + 1, len(ub), n), dtype=dt) if second else None
         wz[0] = np.where(up_ok, v0[:, ub] - c[:, None], -np.inf).T
         if second:
             wv[0] = var0[:, ub].T
         pts_all = np.zeros(n_boxes, dtype=np.int64)
-        for k in range(1, n_cnt):
+        for k in range(1, rules.n_dice + 1):
             pts = k * faces
             pts_all[ub] = pts
             gain = pts + rules.upper_bonus_gain(u, np.broadcast_to(pts_all, (n, n_boxes)))[:, ub]
@@ -670,113 +685,11 @@ def turn_values(model: TurnModel, values: np.ndarray, variances: np.ndarray | No
                 if second:
                     wv5[:, ub] = vk
 
-    if kern:
-        from . import _solver_kernels as kx
-
-    # Five of a kind: jokers and bonuses, exactly through RuleSet.turn_options.
-    z5 = q5 = None
-    if len(model.special_rolls):
-        ctx = dict(mask=mask, filled=filled, flag=flag, u=u, nxt=nxt, c=c, values=values,
-                   variances=variances if second else None)
-        if FIVE_ROWS == "generic":
-            z5, q5 = _five_rows_generic(model, **ctx)
-        else:
-            z5, q5 = _five_rows(model, v0=v0, var0=var0 if second else None,
-                                w5=w5, wv5=wv5, kernels=kx if kern else None, **ctx)
-
-    if kern:
-        empty = np.empty((0, n), dtype=dt)
-        z5k = empty if z5 is None else z5.astype(dt)
-        q5k = q5.astype(dt) if second and q5 is not None else empty
-        kx.fill_rolls(z[rb], q[rb] if second else z[rb], second, q0 if second else np.empty(0, dtype=dt),
-                      tz, tv, kp.row_ptr, kp.ent_row, kp.ent_add, kp.special_rows, z5k, q5k,
-                      dt.type(TIE_TOL))
-    else:
-        _fill_rolls_numpy(model, z, q, q0, legal, v0, c, var0 if second else None, wz, wv)
-        if z5 is not None:
-            z[model.special_pos] = z5.astype(dt)
-            if second:
-                q[model.special_pos] = q5.astype(dt)
-
-    served_rows = None
-    if model.served:                # the dice of the first throw: served scores
-        ctx = dict(mask=mask, filled=filled, flag=flag, u=u, nxt=nxt, c=c, values=values,
-                   variances=variances if second else None)
-        served_rows = _served_rows(model, z[rb], q[rb] if second else None,
-                                   legal, v0, var0 if second else None, ctx)
-        if rules.n_rolls == 1:
-            z[rb], q_rb = served_rows[0], served_rows[1]
-            if second:
-                q[rb] = q_rb
-
-    if plan:
-        keep_values = [None] * rules.n_rolls
-        for j in range(1, rules.n_rolls):
-            expect(lat, z)
-            if served_rows is not None and j == rules.n_rolls - 1:
-                z[rb] = served_rows[0]      # holding all dice now keeps them served
-            keep_values[j] = z.copy()
-            best_subkeep_mean(lat, z)
-        ez = first_roll_mean(lat, z[rb])
-        return c + ez, (keep_values, c)
-
-    if kern:
-        consts = (kp.level_start, kp.child_ptr, kp.child_pos, dt.type(lat.n_faces),
-                  kp.par_ptr, kp.par_pos, dt.type(TIE_TOL), kx.TILE)
-        for j in range(1, rules.n_rolls):
-            if served_rows is not None and j == rules.n_rolls - 1:
-                kx.reroll(x, True, False, *consts)
-                z[rb] = served_rows[0]      # holding all dice now keeps them served
-                if second:
-                    q[rb] = served_rows[1]
-                kx.reroll(x, False, True, *consts)
-            else:
-                kx.reroll(x, True, True, *consts)
-        if n > 1:
-            ez = kx.roll_mean(z[rb], lat.roll_mult, lat.n_outcomes)
-            eq = kx.roll_mean(q[rb], lat.roll_mult, lat.n_outcomes) if second else None
-        else:       # one column: NumPy sums it pairwise, not row after row
-            ez = first_roll_mean(lat, z[rb])
-            eq = first_roll_mean(lat, q[rb]) if second else None
-        if not second:
-            return c + ez, None
-        return c + ez, np.maximum(eq - ez * ez, 0.0)
-
-    for j in range(1, rules.n_rolls):
-        expect(lat, z)
-        if second:
-            expect(lat, q)
-        if served_rows is not None and j == rules.n_rolls - 1:
-            z[rb] = served_rows[0]          # holding all dice now keeps them served
-            if second:
-                q[rb] = served_rows[1]
-        if second:
-            best_subkeep_pair(lat, z, q)
-        else:
-            best_subkeep_mean(lat, z)
-    ez = first_roll_mean(lat, z[rb])
-    if not second:
-        return c + ez, None
-    eq = first_roll_mean(lat, q[rb])
-    return c + ez, np.maximum(eq - ez * ez, 0.0)
-
-
-def _fill_rolls_numpy(model, z, q, q0, legal, v0, c, var0, wz, wv):
-    """NumPy path of the final-roll block (five-of-a-kind rows excepted): from the best
-    scratch (0, second moment ``q0``), box by box, each the max with the tie rule of
-    :func:`select_tied` (``q``, ``q0``, ``var0``, ``wv`` are None for means only;
-    ``wz``, ``wv`` None when no upper box is open)."""
-    lat, dt = model.lat, model.dtype
-    rb = lat.level_slices[lat.n_dice]
-    second = q is not None
-    z[rb] = 0.0                                   # the best scratch, relative to itself
-    if second:
-        q[rb] = q0[None, :]
-    if second and wz is not None:
+    if second and up_ok.any():
         wq = wz * wz                    # second moments of the upper boxes' count values
         wq += wv
     rb_view = slice(rb.start, rb.stop)
-    for b in range(model.rules.n_boxes):
+    for b in range(n_boxes):
         ok = legal[:, b]
         rows = model.box_rows[b]
         if len(model.box_vals[b]) == 0 or not ok.any():
@@ -807,6 +720,133 @@ def _fill_rolls_numpy(model, z, q, q0, legal, v0, c, var0, wz, wv):
         else:
             np.maximum(cur, zc, out=cur)
         z[rows] = cur
+
+    # Five of a kind: jokers and bonuses, exactly through RuleSet.turn_options.
+    if len(model.special_rolls):
+        ctx = dict(mask=mask, filled=filled, flag=flag, u=u, nxt=nxt, c=c, values=values,
+                   variances=variances if second else None)
+        if FIVE_ROWS == "generic":
+            z5, q5 = _five_rows_generic(model, **ctx)
+        else:
+            z5, q5 = _five_rows(model, v0=v0, var0=var0 if second else None,
+                                w5=w5, wv5=wv5, **ctx)
+        z[model.special_pos] = z5.astype(dt)
+        if second:
+            q[model.special_pos] = q5.astype(dt)
+
+    served_rows = None
+    if model.served:                # the dice of the first throw: served scores
+        ctx = dict(mask=mask, filled=filled, flag=flag, u=u, nxt=nxt, c=c, values=values,
+                   variances=variances if second else None)
+        served_rows = _served_rows(model, z[rb], q[rb] if second else None,
+                                   legal, v0, var0 if second else None, ctx)
+        if rules.n_rolls == 1:
+            z[rb], q_rb = served_rows[0], served_rows[1]
+            if second:
+                q[rb] = q_rb
+
+    if plan:
+        keep_values = [None] * rules.n_rolls
+        for j in range(1, rules.n_rolls):
+            expect(lat, z)
+            if served_rows is not None and j == rules.n_rolls - 1:
+                z[rb] = served_rows[0]      # holding all dice now keeps them served
+            keep_values[j] = z.copy()
+            best_subkeep_mean(lat, z)
+        ez = first_roll_mean(lat, z[rb])
+        return c + ez, (keep_values, c)
+
+    for j in range(1, rules.n_rolls):
+        expect(lat, z)
+        if second:
+            expect(lat, q)
+        if served_rows is not None and j == rules.n_rolls - 1:
+            z[rb] = served_rows[0]          # holding all dice now keeps them served
+            if second:
+                q[rb] = served_rows[1]
+        if second:
+            best_subkeep_pair(lat, z, q)
+        else:
+            best_subkeep_mean(lat, z)
+    ez = first_roll_mean(lat, z[rb])
+    if not second:
+        return c + ez, None
+    eq = first_roll_mean(lat, q[rb])
+    return c + ez, np.maximum(eq - ez * ez, 0.0)
+
+
+def _turn_values_compiled(kx, model, values, variances, mask, u, flag):
+    """:func:`turn_values` (no plan) through the compiled kernels ``kx``: the same
+    floating-point operations in the same order as the NumPy path."""
+    rules, space, lat = model.rules, model.space, model.lat
+    kp = kernel_plan(model)
+    dt = model.dtype
+    second = variances is not None
+    n_boxes = space.n_boxes
+    mask = np.asarray(mask, dtype=np.int64)
+    u = np.asarray(u, dtype=np.int64)
+    flag = np.asarray(flag, dtype=np.int64)
+    n = len(mask)
+    bits = np.int64(1) << np.arange(n_boxes, dtype=np.int64)
+    filled = (mask[:, None] & bits) != 0
+    legal = rules.legal_boxes(filled)
+    nxt = mask[:, None] | bits                                   # (U, B)
+    n_tab = (rules.n_dice + 1) * len(model.upper_boxes) + len(kp.lower_boxes)
+    tz = np.empty((n_tab, n), dtype=dt)
+    tv = np.empty((n_tab, n), dtype=dt) if second else tz
+    v0, c, var0, w5, wv5, q0 = kx.turn_tables(
+        values, variances if second else values, second, nxt, u, flag, legal, space.n_u,
+        space.n_flag, space.cap, model.upper_boxes, kp.upper_points, kp.upper_gain,
+        kp.lower_boxes, tz, tv, TIE_TOL)
+    x = np.empty((2 if second else 1, lat.n_keeps, n), dtype=dt)
+    z = x[0]
+    q = x[1] if second else z
+    rb = lat.level_slices[lat.n_dice]
+    empty = np.empty((0, n), dtype=dt)
+    z5 = q5 = empty
+    if len(model.special_rolls):
+        ctx = dict(mask=mask, filled=filled, flag=flag, u=u, nxt=nxt, c=c, values=values,
+                   variances=variances)
+        if FIVE_ROWS == "generic":
+            z5, q5 = _five_rows_generic(model, **ctx)
+        else:
+            z5, q5 = _five_rows(model, v0=v0, var0=var0 if second else None, w5=w5, wv5=wv5,
+                                kernels=kx, **ctx)
+        z5 = z5.astype(dt)
+        q5 = q5.astype(dt) if second else empty
+    kx.fill_rolls(z[rb], q[rb], second, q0.astype(dt), tz, tv, kp.row_ptr, kp.ent_row,
+                  kp.ent_add, kp.special_rows, z5, q5, dt.type(TIE_TOL))
+
+    served_rows = None
+    if model.served:                # the dice of the first throw: served scores
+        ctx = dict(mask=mask, filled=filled, flag=flag, u=u, nxt=nxt, c=c, values=values,
+                   variances=variances)
+        served_rows = _served_rows(model, z[rb], q[rb] if second else None,
+                                   legal, v0, var0 if second else None, ctx)
+        if rules.n_rolls == 1:
+            z[rb] = served_rows[0]
+            if second:
+                q[rb] = served_rows[1]
+    consts = (kp.level_start, kp.child_ptr, kp.child_pos, dt.type(lat.n_faces),
+              kp.par_ptr, kp.par_pos, dt.type(TIE_TOL), kx.TILE)
+    for j in range(1, rules.n_rolls):
+        if served_rows is not None and j == rules.n_rolls - 1:
+            kx.reroll(x, True, False, *consts)
+            z[rb] = served_rows[0]          # holding all dice now keeps them served
+            if second:
+                q[rb] = served_rows[1]
+            kx.reroll(x, False, True, *consts)
+        else:
+            kx.reroll(x, True, True, *consts)
+    if n > 1:
+        ez = kx.roll_mean(z[rb], lat.roll_mult, lat.n_outcomes)
+        eq = kx.roll_mean(q[rb], lat.roll_mult, lat.n_outcomes) if second else None
+    else:           # one column: NumPy sums it pairwise, not row after row
+        ez = first_roll_mean(lat, z[rb])
+        eq = first_roll_mean(lat, q[rb]) if second else None
+    if not second:
+        return c + ez, None
+    return c + ez, np.maximum(eq - ez * ez, 0.0)
 
 
 def _served_rows(model, z_rb, q_rb, legal, v0, var0, ctx):

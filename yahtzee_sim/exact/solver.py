@@ -234,7 +234,8 @@ def _solve_part(model, values, variances, states, part, n_parts, out_v, out_var,
     m, u, fl = states
     for a in range(part * chunk, len(m), n_parts * chunk):
         b = min(a + chunk, len(m))
-        out_v[a:b], out_var[a:b] = turn_values(model, values, variances, m[a:b], u[a:b], fl[a:b])
+        out_v[a:b], out_var[a:b] = turn_values(model, values, variances, m[a:b], u[a:b], fl[a:b],
+                                               compiled=True)
         if on_chunk is not None:
             on_chunk(min(b * n_parts, len(m)))
 
@@ -331,7 +332,7 @@ def _compute(rules: RuleSet, dtype: str, chunk: int, workers: int, progress=None
             # one turn of two states first: the compiled kernels are loaded (numba imported,
             # the machine code read from its cache) once, here, and the workers inherit them
             m, u, fl = all_states[b - 1][0]
-            turn_values(model, values, variances, m[:2], u[:2], fl[:2])
+            turn_values(model, values, variances, m[:2], u[:2], fl[:2], compiled=True)
             ctx = multiprocessing.get_context("fork")
             for _ in range(workers - 1):
                 parent_end, child_end = ctx.Pipe()
