@@ -24,6 +24,7 @@ test-fast: $(BIN)/yahtzee-sim
 	$(BIN)/python -m pytest -m "not slow"
 
 bench: $(BIN)/yahtzee-sim
+	$(BIN)/pip install --quiet -e '.[test,bench]'   # yatzy-solver, for the side-by-side solve
 	$(BIN)/python benchmarks/bench_simulate.py
 	$(BIN)/python benchmarks/bench_solver.py
 

@@ -3,8 +3,8 @@
 For each rule set: a cold solve (no cache) in a fresh process, best of
 ``--repeats``, with the peak resident memory of that process and of its worker.
 Then the speed of optimal play once solved, and, only if the Rust package
-``yatzy_solver`` happens to be importable (it is not a dependency), its solve
-time and play speed on the same rules side by side, with the ratio.
+``yatzy_solver`` is importable (``pip install -e .[bench]``; not needed otherwise),
+its solve time and play speed on the same rules side by side, with the ratio.
 
     .venv/bin/python benchmarks/bench_solver.py                 # everything
     .venv/bin/python benchmarks/bench_solver.py --rules yahtzee --repeats 3

@@ -137,6 +137,12 @@ def test_best_legal_and_uniform_choice_match_the_plain_definitions(order):
         legal = np.asarray(rng.random((n, b)) < rng.random(), order=order)
         u = rng.random(n, dtype=np.float32)
         np.testing.assert_array_equal(uniform_choice(legal, u), _plain_uniform_choice(legal, u))
+        # the uniforms just below a boundary k / count (the engine's float32 uniforms are
+        # m / 2**24): a product rounded in float32 would pick the next box
+        count = np.maximum(legal.sum(axis=1), 1)
+        k = rng.integers(1, count + 1)
+        edge = ((-(-k * 2**24 // count) - 1) / 2**24).astype(np.float32)
+        np.testing.assert_array_equal(uniform_choice(legal, edge), _plain_uniform_choice(legal, edge))
         for dtype in (np.int16, np.int32, np.int64, np.uint8, np.float32, np.float64):
             low, high = (0, 255) if dtype == np.uint8 else (-300, 300)
             values = rng.integers(low, high, size=(n, b))

@@ -94,6 +94,20 @@ def test_points_only_for_balut_and_within_the_cards_range(tiny):
     assert report.data["means"].drop(index="balut", level="rule_set")["points_mean"].isna().all()
 
 
+def test_balut_score_bound_beside_its_points(tiny):
+    """Balut's exact score optimum (points set aside) is in the points table's caption,
+    and every strategy's simulated mean score is below it."""
+    from yahtzee_sim.exact.grouped import solve_grouped
+
+    _, report, out = tiny
+    bound = solve_grouped("balut").expected_score
+    assert report.data["games"].loc["balut", "score_only_optimum"] == bound
+    assert report.data["games"]["score_only_optimum"].drop(index="balut").isna().all()
+    readme = (out / "README.md").read_text(encoding="utf-8")
+    assert f"points set aside, is {bound:.2f}" in readme and "--score-only" in readme
+    assert (report.data["points"]["ci95_high"] < bound).all()
+
+
 def test_the_readme_reads_like_prose_not_like_python(tiny):
     _, _, out = tiny
     readme = (out / "README.md").read_text(encoding="utf-8")

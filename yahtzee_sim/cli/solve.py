@@ -15,10 +15,18 @@ def cmd_solve(args) -> int:
     from ..exact.solver import cache_path, solve
 
     rules = rules_from(args)
+    if args.score_only:
+        return _score_only(args, rules)
     dtype = "float64" if args.float64 else "float32"
-    with progress_for(args) as progress:
-        sol = call_with_progress(solve, progress, f"solving {rules.key}", rules, dtype=dtype,
-                                 cache=not args.no_cache, workers=args.workers)
+    try:
+        with progress_for(args) as progress:
+            sol = call_with_progress(solve, progress, f"solving {rules.key}", rules, dtype=dtype,
+                                     cache=not args.no_cache, workers=args.workers)
+    except ValueError as exc:
+        if getattr(rules, "card_points", None) is None or not _groupable(rules):
+            raise
+        raise ValueError(f"{exc}; or the exact optimum of its score alone, points set aside: "
+                         f"yahtzee-sim solve --rules {rules.key} --score-only") from None
     s = sol.summary()
     cache_text = {"off": "not used (--no-cache)", "miss": "computed and stored",
                   "hit": "loaded from the cache", "memory": "already solved in this process",
@@ -40,6 +48,35 @@ def cmd_solve(args) -> int:
     return 0
 
 
+def _groupable(rules) -> bool:
+    from ..exact.grouped import require_grouped
+
+    try:
+        require_grouped(rules)
+    except ValueError:
+        return False
+    return True
+
+
+def _score_only(args, rules) -> int:
+    """``--score-only``: the grouped-boxes solver (Balut's score, its points set aside)."""
+    from ._common import print_json, progress_for, rules_heading
+    from ..exact.grouped import solve_grouped
+
+    with progress_for(args) as progress:
+        sol = solve_grouped(rules, progress=progress)
+    if args.json:
+        print_json(dict(sol.summary(), options=list(rules.options)))
+        return 0
+    print(f"{rules_heading(rules)}: optimal solitaire play for the score alone"
+          + (" (points set aside)" if getattr(rules, "card_points", None) is not None else ""))
+    print(f"  expected score   {sol.expected_score:.4f}")
+    print(f"  states solved    {sol.n_states:,} (boxes filled per group of identical boxes: "
+          f"{', '.join(map(str, sol.groups))})")
+    print(f"  solver seconds   {sol.seconds:.2f} (float64; not cached)")
+    return 0
+
+
 def add_commands(sub) -> None:
     """Register the ``solve`` subcommand."""
     from ._common import add_json_arg, add_rules_args, positive_int
@@ -51,4 +88,6 @@ def add_commands(sub) -> None:
     p.add_argument("--float64", action="store_true", help="work in float64 (default: float32, same 4 printed decimals)")
     p.add_argument("--workers", type=positive_int, default=None,
                    help="processes (default: the CPUs available, at most 2)")
+    p.add_argument("--score-only", action="store_true",
+                   help="the optimum of the score alone, by counts of identical boxes (Balut, points set aside)")
     p.set_defaults(func=cmd_solve)

@@ -18,7 +18,9 @@ target ``T <= R`` at once, and ``P(score >= T)`` under target-T play is
 Each turn is the solver's keep-lattice sweep (:mod:`yahtzee_sim.exact._solver_lattice`)
 over (state, r) columns, with the solver's state space and per-roll box tables
 (:func:`~yahtzee_sim.exact._solver_space.turn_model`); five-of-a-kind rolls go
-through :meth:`RuleSet.turn_options` (jokers, bonuses) as everywhere else. Upper
+through :meth:`RuleSet.turn_options` (jokers, bonuses) as everywhere else. Served
+scores (Generala) are the solver's first-throw layer: the full keep of the turn's
+first decision keeps the dice served, so the roll block there holds their served W. Upper
 totals that the solver merges (no open box can tell them apart) have the same W,
 since the rest of the game's points do not depend on which one it is, so the
 table holds one row per solved state (plus one for the full card). The table is
@@ -53,7 +55,7 @@ import numpy as np
 
 from ..rules import RuleSet, get_rules
 from . import cache as _cache
-from ._solver_lattice import first_roll_mean, sweep_keeps
+from ._solver_lattice import best_subkeep_mean, expect, first_roll_mean, sweep_keeps
 from ._solver_space import StateSpace, TurnModel, state_space, turn_model
 
 __all__ = ["target_solve", "TargetSolution", "target_turn", "parse_target", "DEFAULT_MAX_TARGET",
@@ -100,17 +102,12 @@ def parse_target(target, what: str = "target") -> int:
 def require_target_solvable(rules: RuleSet) -> StateSpace:
     """The state space of ``rules``, or the one-line reason the target solver refuses it.
 
-    >>> require_target_solvable(get_rules("generala"))
+    >>> require_target_solvable(get_rules("maxi-yatzy"))
     Traceback (most recent call last):
     ...
-    ValueError: the target solver does not handle generala: a box's score depends on the throw number (served scores) and its turn tables have no first-throw layer; use solve() for its mean optimum, or simulate
+    ValueError: the exact engine cannot solve maxi-yatzy: banked throws add a throw count to each of its 2**20 score cards, far more states than this machine can hold; simulate it instead (yahtzee-sim simulate --rules maxi-yatzy)
     """
-    sp = state_space(rules)                           # refuses what the exact engine cannot do
-    if rules.roll_dependent:
-        raise ValueError(f"the target solver does not handle {rules.key}: a box's score depends on "
-                         "the throw number (served scores) and its turn tables have no first-throw "
-                         "layer; use solve() for its mean optimum, or simulate")
-    return sp
+    return state_space(rules)                         # refuses what the exact engine cannot do
 
 
 @functools.lru_cache(maxsize=8)
@@ -335,25 +332,63 @@ def target_turn(model: TurnModel, table: np.ndarray, row_of: np.ndarray, mask, u
                 np.maximum(cur, c, out=cur)
                 z[at] = cur
 
-    if len(model.special_rolls):                  # five of a kind: jokers and bonuses
+    def five_rows(throws):
+        """(k5, C*L) W of the five-of-a-kind rolls (jokers and bonuses), through
+        turn_options; ``throws`` 1: served (first throw), None: a later throw."""
         k5 = len(model.special_rolls)
         rep = np.repeat(np.arange(n), k5)
+        thr = None if throws is None else np.full(n * k5, throws)
         legal5, sc5, bonus5 = rules.turn_options(filled[rep], flag[rep].astype(bool),
-                                                 np.tile(model.special_rolls, n))
+                                                 np.tile(model.special_rolls, n), throws=thr)
         sc5 = sc5.astype(np.int64)
         gain5 = sc5 + rules.upper_bonus_gain(u[rep], sc5) + bonus5[:, None]
         u_next = np.minimum(u[rep, None] + np.where(rules.is_upper, sc5, 0), cap)
         f_next = flag[rep, None]
-        if nf == 2:
+        if nf == 2:                                # any score in the box sets the flag
             f_next = f_next | ((np.arange(n_boxes) == rules.five_box_index) & (sc5 > 0))
         idx5 = (nxt[rep] * n_u + u_next) * nf + f_next
         idx = np.maximum(need[rep][:, None, :] - gain5[:, :, None], 0)
         val = table[rows(idx5, legal5)[:, :, None], idx]
         val[~legal5] = -1
         best = val.max(axis=1).reshape(n, k5, width).transpose(1, 0, 2)
-        z[model.special_pos] = best.reshape(k5, -1)
+        return best.reshape(k5, -1)
 
-    keep_values = sweep_keeps(lat, z, rules.n_rolls, plan=plan)
+    if len(model.special_rolls):
+        z[model.special_pos] = five_rows(None)
+
+    served = None
+    if model.served:              # Generala: the first throw's dice pay their served scores
+        served = z[rb].copy()
+        for b, at, vals in model.served_boxes:
+            ok = legal[:, b]
+            if not ok.any():
+                continue
+            pts_of_row = np.rint(vals).astype(np.int64)
+            pts = np.unique(pts_of_row)
+            cand = look(np.repeat(row0[:, b:b + 1], len(pts), axis=1), np.broadcast_to(pts, (n, len(pts))),
+                        np.repeat(ok[:, None], len(pts), axis=1))            # (P, C, L)
+            r = at - rb.start
+            cur = served[r]
+            np.maximum(cur, cand[np.searchsorted(pts, pts_of_row)].reshape(len(r), -1), out=cur)
+            served[r] = cur
+        if len(model.special_rolls):
+            served[model.special_pos - rb.start] = five_rows(1)
+
+    if served is None:
+        keep_values = sweep_keeps(lat, z, rules.n_rolls, plan=plan)
+    else:
+        # as the solver's turn: holding every die of the first throw is not a throw, so
+        # the full keep of the first decision keeps the dice served (one throw: served)
+        keep_values = [None] * rules.n_rolls
+        if rules.n_rolls == 1:
+            z[rb] = served
+        for j in range(1, rules.n_rolls):
+            expect(lat, z)
+            if j == rules.n_rolls - 1:
+                z[rb] = served
+            if plan:
+                keep_values[j] = z.copy()
+            best_subkeep_mean(lat, z)
     w = first_roll_mean(lat, z[rb])
     w = np.minimum(w, 1.0).reshape(n, width)      # rounding must not leave [0, 1]
     return (w, keep_values) if plan else w

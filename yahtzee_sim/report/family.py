@@ -80,6 +80,18 @@ def _exact(rules):
         return None, str(exc)
 
 
+def _score_only_optimum(rules) -> float:
+    """The exact optimum of the score alone (points set aside) where the grouped-boxes
+    solver applies (Balut), else NaN."""
+    from ..exact.grouped import require_grouped, solve_grouped
+
+    try:
+        require_grouped(rules)
+    except ValueError:
+        return np.nan
+    return solve_grouped(rules).expected_score
+
+
 def _ci_text(mean, low, high, d):
     return f"{fmt.number(mean, d)} ({fmt.interval(low, high, d)})"
 
@@ -94,12 +106,14 @@ def run_family(spec: ExperimentSpec, *, run_options: dict | None = None) -> Repo
     rows, games_rows = [], []
     for rules, seed in zip(rule_sets, seeds):
         sol, refusal = _exact(rules)
+        bound = _score_only_optimum(rules) if sol is None and rules.has_points else np.nan
         games_rows.append({
             "rule_set": rules.key, "title": rules.title, "description": describe(rules), "dice": rules.n_dice,
             "faces": rules.n_faces, "boxes": rules.n_boxes, "rolls": rules.n_rolls,
             "min_total": min_total(rules), "max_total": max_total(rules), "solvable": sol is not None,
             "exact_mean": sol.expected_score if sol else np.nan, "exact_sd": sol.sd if sol else np.nan,
-            "why_not_exact": "" if sol else refusal_reason(refusal), "refusal": refusal or "", "seed": seed})
+            "why_not_exact": "" if sol else refusal_reason(refusal), "refusal": refusal or "", "seed": seed,
+            "score_only_optimum": bound})
         for name in names:
             row = {"rule_set": rules.key, "strategy": name, "games": spec.games, "seed": seed,
                    "solvable": sol is not None, "min_total": min_total(rules), "max_total": max_total(rules),
@@ -157,9 +171,14 @@ def run_family(spec: ExperimentSpec, *, run_options: dict | None = None) -> Repo
     points = means[means["points_mean"].notna()] if "points_mean" in means else means.iloc[:0]
     rep.data["points"] = points
     if "points" in spec.tables and len(points):
+        bounds = games["score_only_optimum"].dropna()
+        bound_text = "".join(
+            f" The most any strategy can score on average at {key}, its points set aside, is "
+            f"{fmt.number(v, 2)} (exact: `yahtzee-sim solve --rules {key} --score-only`, by counts of "
+            "identical boxes)." for key, v in bounds.items())
         rep.add_table("points", points, display=_points_display(points), heading="Balut: points beside the score",
                       caption=(f"Mean score and mean points per game, each with its 95% CI; {spec.games:,} games "
-                               "per strategy."))
+                               "per strategy." + bound_text))
     if "means" in spec.plots:
         _means_figure(rep, spec, means, games, names)
     rep.reading = _reading(means, games, names)

@@ -287,17 +287,22 @@ def uniform_choice(mask: np.ndarray, u: np.ndarray) -> np.ndarray:
     [2]
     """
     mask = np.asarray(mask, dtype=bool)
-    count = mask.sum(axis=-1)
-    pick = np.minimum((u * count).astype(np.int64), count - 1)
-    if mask.ndim != 2:
+    if mask.ndim != 2 or mask.shape[1] >= 127:
+        count = mask.sum(axis=-1)
+        pick = np.minimum((u * count).astype(np.int64), count - 1)
         rank = np.cumsum(mask, axis=-1) - 1
-        return np.argmax(mask & (rank == pick[:, None]), axis=-1)
-    # The chosen column is the number of columns whose running count of True
-    # entries is at most ``pick`` (column by column: contiguous in a column-major
-    # mask); a row with none has pick -1 and gets 0.
-    small = np.int8 if mask.shape[1] < 127 else np.int64
-    running = np.empty(mask.shape[::-1], dtype=small)     # (columns, rows)
-    np.copyto(running[0], mask[:, 0])
-    for col in range(1, mask.shape[1]):
-        np.add(running[col - 1], mask[:, col], out=running[col])
-    return (running <= pick.astype(small)).sum(axis=0).astype(np.intp)
+        return np.argmax(mask & (rank == pick[..., None]), axis=-1)
+    # The chosen column is the number of columns before the last whose running count
+    # of True entries is at most ``pick`` (a row with none has pick -1 and gets 0).
+    # Column by column in int8 (contiguous in the engine's column-major masks); the
+    # product u * count in float64, as exact as before, so the same games.
+    cols = np.asfortranarray(mask)
+    count = np.add.reduce(cols, axis=1, dtype=np.int8)
+    pick = np.multiply(u, count, dtype=np.float64).astype(np.int8)
+    np.minimum(pick, count - 1, out=pick)
+    chosen = np.zeros(len(pick), dtype=np.int8)
+    running = np.zeros(len(pick), dtype=np.int8)
+    for col in range(cols.shape[1] - 1):
+        running += cols[:, col]
+        chosen += running <= pick
+    return chosen.astype(np.intp)

@@ -223,10 +223,14 @@ class OptimalStrategy(Strategy):
         return keeps
 
     def keep(self, state, rolls, rolls_left, u):
+        keeps = self._best_keeps(state, rolls, rolls_left)
+        return self._served_keeps(keeps, rolls, rolls_left) if self._model.served else keeps
+
+    def _best_keeps(self, state, rolls, rolls_left):
+        """The best keep of each game by the tables, before served dice are held."""
         if self.decisions is not None:
             pos = self.decisions.keeps[rolls_left][self._rows(state), rolls]
-            keeps = self._sub_keep[rolls, pos]
-            return self._served_keeps(keeps, rolls, rolls_left) if self._model.served else keeps
+            return self._sub_keep[rolls, pos]
         # the plan of the turn's first keep call serves the next ones if the positions
         # are the same (checked on the keys, not on the object's identity)
         key = self._keys(state)
@@ -241,8 +245,7 @@ class OptimalStrategy(Strategy):
         pick = np.argmax(ev, axis=1)
         if rolls_left == 1:
             self._kept = None                               # the turn's plan is used up
-        keeps = self._sub_keep[p_roll, pick][back]
-        return self._served_keeps(keeps, rolls, rolls_left) if self._model.served else keeps
+        return self._sub_keep[p_roll, pick][back]
 
     def box(self, state, rolls, options, u):
         if self.decisions is not None:

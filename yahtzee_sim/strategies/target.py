@@ -103,14 +103,13 @@ class TargetStrategy(OptimalStrategy):
                 plans[j][lo:hi, :k] = kv[j].T
         return plans, inv
 
-    def keep(self, state, rolls, rolls_left, u):
+    def _best_keeps(self, state, rolls, rolls_left):
         key = self._keys(state)
         need, for_points = self._needs(state, key)
         keeps = np.empty(len(rolls), dtype=np.int64)
         if for_points.any():
             sel = np.flatnonzero(for_points)
-            keeps[sel] = super().keep(self._subset(state, sel), rolls[sel], rolls_left,
-                                     None if u is None else u[sel])
+            keeps[sel] = super()._best_keeps(self._subset(state, sel), rolls[sel], rolls_left)
         sel = np.flatnonzero(~for_points)
         if len(sel):
             pair = key[sel] * (self.target + 1) + need[sel]
