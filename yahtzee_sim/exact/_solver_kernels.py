@@ -1,20 +1,25 @@
 """Private: compiled (numba) kernels of the solver's turn evaluation.
 
-Imported only by :func:`yahtzee_sim.exact._solver_space.turn_values` when it
-solves (never at package import: numba takes 0.2 s to import). Each kernel does
-exactly the floating-point operations of the NumPy path, in the same order, so the
-tables are bit-identical (tests compare both paths):
+Loaded only when :func:`yahtzee_sim.exact.solver.solve` computes a table (never at
+package import: numba and its NumPy support take about 0.3 s to load; the machine
+code comes from numba's on-disk cache, compiled once per dtype on first use). Each
+kernel does the floating-point operations of the NumPy path of
+:func:`~yahtzee_sim.exact._solver_space.turn_values`, in the same order, so the
+tables are bit-identical (``tests/test_solver_kernels.py`` compares both paths):
 
+* :func:`turn_tables`: per state, the scratch value of every box, the best of them
+  (the offset ``c``) and the upper boxes' values by face count, from the dense tables;
+* :func:`five_rows`: the five-of-a-kind rolls (jokers, bonuses) from ``turn_options``;
 * :func:`fill_rolls`: the final-roll block, box by box in box order, through the
   tie rule of :func:`~yahtzee_sim.exact._solver_lattice.select_tied`;
 * :func:`reroll`: one reroll of the keep lattice, :func:`~._solver_lattice.expect`
   (children summed in ascending position, as the sparse product does, then one
   correctly rounded division) followed by :func:`~._solver_lattice.best_subkeep_pair`;
-* :func:`roll_mean`: :func:`~._solver_lattice.first_roll_mean` of the two moments.
+* :func:`roll_mean`: :func:`~._solver_lattice.first_roll_mean`.
 
-The work goes row-wise along the states (columns), which LLVM vectorizes. No
-threads (``parallel=False``): the solver forks its own workers. No ``fastmath``: it
-would let LLVM reassociate sums and fuse multiply-adds, changing the last bits.
+The lattice work goes row-wise along the states (columns), which LLVM vectorizes.
+No threads (``parallel=False``): the solver forks its own workers. No ``fastmath``:
+it would let LLVM reassociate sums and fuse multiply-adds, changing the last bits.
 """
 
 from __future__ import annotations
@@ -51,10 +56,6 @@ def _load_numpy_support() -> None:
 
 
 _load_numpy_support()
-
-TILE = 1024
-"""States (columns) per tile of :func:`reroll` (measured: smaller tiles, whose lattice
-stays in L2, lose more to loop overheads than they gain)."""
 
 _U = np.uint64
 
@@ -234,35 +235,37 @@ def five_rows(legal5, sc5, bonus5, ginv, v0c, w5, wv5, var0, v1, var1, lower, fi
 
 
 @nb.njit(**_JIT)
-def _reroll_tile(xf, n_mom, n_keeps, n, lo, hi, level_start, child_ptr, child_pos, faces,
-                 par_ptr, par_pos, tol, do_expect, do_best, acc):
-    """:func:`reroll` of the columns ``lo:hi`` of the flat ``xf``.
+def reroll(x, do_expect, do_best, level_start, child_ptr, child_pos, faces, par_ptr, par_pos, tol):
+    """In place on ``x`` (2, K, U) (means, second moments; solver order, roll block
+    filled; (1, K, U) for means only): one reroll, the expectation of every keep
+    (``do_expect``) then its best sub-keep (``do_best``).
 
     Indices are unsigned: with signed ones numba adds a negative-index test to every
     access, and LLVM no longer vectorizes the loops.
     """
-    w = hi - lo
+    n_mom, n_keeps, n = x.shape
+    xf = x.reshape(-1)
     size = _U(n_keeps * n)
-    if do_expect:        # downwards: a keep of size s < n from its children of size s + 1
+    if do_expect:        # downwards: a keep of size s < n_dice from its children (one die more)
         for k in range(level_start[len(level_start) - 2] - 1, -1, -1):
             for m in range(n_mom):
-                base = _U(m) * size + _U(lo)
-                for j in range(w):
-                    acc[j] = 0.0
+                base = _U(m) * size
+                dst = base + _U(k * n)
+                for j in range(n):
+                    xf[dst + _U(j)] = 0.0
                 for e in range(child_ptr[k], child_ptr[k + 1]):
                     src = base + _U(child_pos[e] * n)
-                    for j in range(w):
-                        acc[j] += xf[src + _U(j)]
-                dst = base + _U(k * n)
-                for j in range(w):
-                    xf[dst + _U(j)] = acc[j] / faces
+                    for j in range(n):
+                        xf[dst + _U(j)] += xf[src + _U(j)]
+                for j in range(n):
+                    xf[dst + _U(j)] /= faces
     if do_best:          # upwards: a keep of size s >= 1 from its parents (one die fewer)
         for k in range(level_start[1], n_keeps):
-            dst = _U(k * n + lo)
+            dst = _U(k * n)
             for e in range(par_ptr[k], par_ptr[k + 1]):
-                src = _U(par_pos[e] * n + lo)
-                if n_mom == 2:          # select_tied, row-wise (see _follow_row)
-                    for j in range(w):
+                src = _U(par_pos[e] * n)
+                if n_mom == 2:          # select_tied, row-wise (see fill_rolls)
+                    for j in range(n):
                         i = _U(j)
                         zi = xf[dst + i]
                         ci = xf[src + i]
@@ -271,25 +274,11 @@ def _reroll_tile(xf, n_mom, n_keeps, n, lo, hi, level_start, child_ptr, child_po
                         xf[size + dst + i] = b if zi + tol < ci else a
                         xf[dst + i] = zi if zi >= ci else ci
                 else:
-                    for j in range(w):
+                    for j in range(n):
                         i = _U(j)
                         zi = xf[dst + i]
                         ci = xf[src + i]
                         xf[dst + i] = zi if zi >= ci else ci
-
-
-@nb.njit(**_JIT)
-def reroll(x, do_expect, do_best, level_start, child_ptr, child_pos, faces,
-           par_ptr, par_pos, tol, tile):
-    """In place on ``x`` (2, K, U) (means, second moments; solver order, roll block
-    filled; (1, K, U) for means only): one reroll, the expectation of every keep
-    (``do_expect``) then its best sub-keep (``do_best``), ``tile`` columns at a time."""
-    n_mom, n_keeps, n = x.shape
-    xf = x.reshape(-1)
-    acc = np.empty(tile, dtype=x.dtype)
-    for lo in range(0, n, tile):
-        _reroll_tile(xf, n_mom, n_keeps, n, lo, min(lo + tile, n), level_start, child_ptr,
-                     child_pos, faces, par_ptr, par_pos, tol, do_expect, do_best, acc)
 
 
 @nb.njit(**_JIT)

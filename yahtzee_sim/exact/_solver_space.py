@@ -828,7 +828,7 @@ def _turn_values_compiled(kx, model, values, variances, mask, u, flag):
             if second:
                 q[rb] = served_rows[1]
     consts = (kp.level_start, kp.child_ptr, kp.child_pos, dt.type(lat.n_faces),
-              kp.par_ptr, kp.par_pos, dt.type(TIE_TOL), kx.TILE)
+              kp.par_ptr, kp.par_pos, dt.type(TIE_TOL))
     for j in range(1, rules.n_rolls):
         if served_rows is not None and j == rules.n_rolls - 1:
             kx.reroll(x, True, False, *consts)
