@@ -65,3 +65,22 @@ def test_kernels_on_yahtzee_states_means_only_and_with_moments(monkeypatch):
                 assert np.array_equal(got[0][0], got[1][0]), (dtype, level)
                 if var is not None:
                     assert np.array_equal(got[0][1], got[1][1]), (dtype, level)
+
+
+def test_kernels_load_without_scipy_linalg_and_leave_it_importable():
+    """Loading the kernels skips numba's scipy.linalg import (a third of their fixed
+    cost) and leaves scipy.linalg importable as usual afterwards."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import yahtzee_sim
+
+    env = {**os.environ, "PYTHONPATH": str(Path(yahtzee_sim.__file__).parent.parent)}
+    probe = ("import sys, numpy as np; from yahtzee_sim.exact import _solver_kernels; "
+             "print('scipy.linalg' in sys.modules); import scipy.linalg.cython_blas; "
+             "import scipy.linalg; print(scipy.linalg.norm(np.ones(4)))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,
+                         env=env, check=True).stdout.split()
+    assert out == ["False", "2.0"]
