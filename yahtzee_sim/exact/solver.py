@@ -237,7 +237,7 @@ def _solve_part(model, values, variances, states, part, n_parts, out_v, out_var,
         out_v[a:b], out_var[a:b] = turn_values(model, values, variances, m[a:b], u[a:b], fl[a:b],
                                                compiled=True)
         if on_chunk is not None:
-            on_chunk(min(b * n_parts, len(m)))
+            on_chunk(min((a // (n_parts * chunk) + 1) * n_parts * chunk, len(m)))
 
 
 def _die_with_parent(parent_pid: int) -> None:
@@ -350,13 +350,15 @@ def _compute(rules: RuleSet, dtype: str, chunk: int, workers: int, progress=None
             n = len(states[0])
             n_parts = min(len(procs) + 1, -(-n // chunk))
             busy = []
+            # this process takes the last part (never more chunks than a worker's) and
+            # fills the dense tables after each level
             for i, (p, conn) in enumerate(procs[: n_parts - 1]):
-                conn.send((level, i + 1, n_parts))
+                conn.send((level, i, n_parts))
                 busy.append(conn)
             # within a level, progress as this process's part goes (a big level of Maxi
             # Yatzy takes minutes); the exact count follows when the level is done
             done_before = sum(n_states[level + 1:])
-            _solve_part(model, values, variances, states, 0, n_parts, out_v, out_var, chunk,
+            _solve_part(model, values, variances, states, n_parts - 1, n_parts, out_v, out_var, chunk,
                         on_chunk=lambda k: report(f"solving {rules.key}", done_before + k, sum(n_states)))
             for conn in busy:
                 reply = conn.recv()
