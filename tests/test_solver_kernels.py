@@ -19,10 +19,18 @@ pytest.importorskip("numba")
 
 
 def _both(rules, dtype, monkeypatch):
+    from yahtzee_sim.exact import solver as solver_mod
+
+    monkeypatch.setattr(solver_mod, "MIN_STATES_FOR_KERNELS", 0)     # small games too
+    calls = []
+    compiled = space_mod._turn_values_compiled
+    monkeypatch.setattr(space_mod, "_turn_values_compiled", lambda *a: calls.append(1) or compiled(*a))
     out = []
     for kernels in ("numpy", "numba"):
         monkeypatch.setattr(space_mod, "KERNELS", kernels)
+        before = len(calls)
         out.append(solve(rules, cache=False, dtype=dtype, workers=1))
+        assert (len(calls) > before) == (kernels == "numba")     # each path really ran
     return out
 
 
@@ -46,6 +54,7 @@ def test_kernels_on_yahtzee_states_means_only_and_with_moments(monkeypatch):
     """Chunks of every level of yahtzee (jokers, the five-of-a-kind flag), in both
     dtypes, with and without second moments, odd chunk widths (one column: NumPy
     sums the first roll pairwise there)."""
+    assert space_mod._kernels() is not None          # the compiled path is there to compare
     rules = get_rules("yahtzee")
     sol = solve(rules)
     space = space_mod.state_space(rules)
