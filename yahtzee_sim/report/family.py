@@ -173,7 +173,7 @@ def run_family(spec: ExperimentSpec, *, run_options: dict | None = None) -> Repo
     if "points" in spec.tables and len(points):
         bounds = games["score_only_optimum"].dropna()
         bound_text = "".join(
-            f" The most any strategy can score on average at {key}, its points set aside, is "
+            f" The most any strategy can score on average at {games.loc[key, 'title']}, its points set aside, is "
             f"{fmt.number(v, 2)} (exact: `yahtzee-sim solve --rules {key} --score-only`, by counts of "
             "identical boxes)." for key, v in bounds.items())
         rep.add_table("points", points, display=_points_display(points), heading="Balut: points beside the score",

@@ -31,7 +31,7 @@ from ..rules import RuleSet
 from ..state import GameState, TurnOptions
 
 __all__ = ["Strategy", "register", "register_family", "get_strategy", "strategy_names", "STRATEGIES",
-           "best_legal", "uniform_choice", "default_announcement"]
+           "best_legal", "uniform_choice", "default_announcement", "code_fingerprint"]
 
 
 class Strategy:
@@ -230,6 +230,37 @@ def _load_strategy(spec: str) -> Strategy:
     if strategy.name == Strategy.name:  # no name of its own: the spec names it
         strategy.name = spec
     return strategy
+
+
+def code_fingerprint(strategy: Strategy) -> str:
+    """Short hash of the source files that define ``strategy``'s class and its bases.
+
+    A cached result of a strategy's play (an exact distribution) is keyed by it, so
+    a change of the strategy's code, even under the same name, is never answered from
+    an old file.
+
+    >>> len(code_fingerprint(get_strategy("heuristic")))
+    16
+    >>> code_fingerprint(get_strategy("greedy")) == code_fingerprint(get_strategy("heuristic"))
+    False
+    """
+    import hashlib
+    import inspect
+
+    h = hashlib.sha256()
+    files = []
+    for cls in type(strategy).__mro__:
+        try:
+            path = inspect.getsourcefile(cls)
+        except TypeError:                       # builtins (object)
+            continue
+        if path and path not in files:
+            files.append(path)
+    for path in files:
+        with open(path, "rb") as fh:
+            h.update(fh.read())
+    h.update(type(strategy).__qualname__.encode())
+    return h.hexdigest()[:16]
 
 
 def best_legal(values: np.ndarray, legal: np.ndarray) -> np.ndarray:
