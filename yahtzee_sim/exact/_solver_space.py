@@ -546,7 +546,8 @@ def kernel_plan(model: TurnModel) -> KernelPlan:
     for s in range(lat.n_dice):
         lo = lat.level_slices[s].start
         for i, row in enumerate(lat.children[s]):
-            child_lists[lo + i] = sorted(set(int(c) for c in row))
+            child_lists[lo + i] = sorted(int(c) for c in row)
+            assert len(set(child_lists[lo + i])) == len(row)    # one child per face
     n_child = np.array([len(c) for c in child_lists], dtype=np.int64)
     child_ptr = np.concatenate([[0], np.cumsum(n_child)]).astype(np.int64)
     child_pos = np.array([c for cl in child_lists for c in cl], dtype=np.int64)
