@@ -335,3 +335,21 @@ def test_optimal_distribution_mean_and_sd_equal_its_policy_value(rules, options)
     assert abs(dist.pmf.sum() - 1.0) < 1e-12
     assert dist.mean == pytest.approx(pv.expected_score, abs=1e-9)
     assert dist.sd == pytest.approx(pv.sd, abs=1e-9)
+
+
+def test_cached_distribution_is_keyed_by_the_strategys_code(tmp_path, monkeypatch):
+    """A cached distribution answers only for the same code: a strategy changed under
+    the same name (here: its code fingerprint) is recomputed, not read from the old file."""
+    from yahtzee_sim.exact import distribution as D
+    from yahtzee_sim import strategies
+
+    args = dict(options=["fill-in-order"], cache=True, cache_dir=tmp_path)
+    first = D.distribution("yacht", "keep-largest", **args)
+    calls = []
+    real = D._distribution
+    monkeypatch.setattr(D, "_distribution", lambda *a, **k: calls.append(1) or real(*a, **k))
+    again = D.distribution("yacht", "keep-largest", **args)
+    assert calls == [] and np.array_equal(again.pmf, first.pmf)          # a hit
+    monkeypatch.setattr(strategies, "code_fingerprint", lambda s: "another-code")
+    changed = D.distribution("yacht", "keep-largest", **args)
+    assert calls == [1] and np.array_equal(changed.pmf, first.pmf)       # recomputed

@@ -473,13 +473,17 @@ def _package_version() -> str:
         return "unknown"
 
 
-def _cache_meta(rules, name):
+def _cache_meta(rules, name, code):
+    """What a cached distribution must match: the rules, the strategy's name and the
+    source of its code (``code``: :func:`~yahtzee_sim.strategies.code_fingerprint`, so a
+    changed strategy under the same name is recomputed), and the versions."""
     from .risk import RISK_VERSION
     from .solver import SOLVER_VERSION, rules_fingerprint
 
     return {"rules": rules.key, "fingerprint": rules_fingerprint(rules), "strategy": name,
-            "distribution_version": DIST_VERSION, "solver_version": SOLVER_VERSION,
-            "risk_version": RISK_VERSION, "package": _package_version()}
+            "strategy_code": code, "distribution_version": DIST_VERSION,
+            "solver_version": SOLVER_VERSION, "risk_version": RISK_VERSION,
+            "package": _package_version()}
 
 
 def _cache_path(rules, name, cache_dir=None):
@@ -489,8 +493,8 @@ def _cache_path(rules, name, cache_dir=None):
         f"{rules.key}-{rules_fingerprint(rules)}-distribution-{name}-v{DIST_VERSION}")
 
 
-def _load(rules, name, cache_dir):
-    stored = _cache.load(_cache_path(rules, name, cache_dir), _cache_meta(rules, name))
+def _load(rules, name, code, cache_dir):
+    stored = _cache.load(_cache_path(rules, name, cache_dir), _cache_meta(rules, name, code))
     if stored is None:
         return None
     scalars = dict(zip(_FIELDS, stored["scalars"].tolist()))
@@ -502,13 +506,13 @@ def _load(rules, name, cache_dir):
                              scalars["states"], scalars["seconds"], levels)
 
 
-def _store(dist, cache_dir):
+def _store(dist, code, cache_dir):
     arrays = {"pmf": dist.pmf, "five_bonus_pmf": dist.five_bonus_pmf, "method": np.array(dist.method),
               "scalars": np.array([float(getattr(dist, f)) for f in _FIELDS])}
     arrays.update({f"level_{k}": v for k, v in dist.levels.items()})
     try:
         _cache.save(_cache_path(dist.rules, dist.strategy, cache_dir),
-                    _cache_meta(dist.rules, dist.strategy), arrays)
+                    _cache_meta(dist.rules, dist.strategy, code), arrays)
     except OSError:         # read-only or full disk: the answer is still right
         pass
 
@@ -528,8 +532,9 @@ def distribution(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
     progress : a :mod:`yahtzee_sim.progress` callback (or True for a bar on stderr),
         told each turn propagated.
     cache : for a strategy given by name, read and write the result in the disk cache
-        (:mod:`yahtzee_sim.exact.cache`; keyed by the rules, the name, and the versions
-        of the distribution, the solver, the risk tables and the package).
+        (:mod:`yahtzee_sim.exact.cache`; keyed by the rules, the name, the source of the
+        strategy's code, and the versions of the distribution, the solver, the risk
+        tables and the package).
 
     >>> d = distribution("yacht", "greedy", options=["fill-in-order"])
     >>> bool(abs(d.pmf.sum() - 1) < 1e-12), round(d.p_at_least(d.min_score), 12)
@@ -541,14 +546,17 @@ def distribution(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
         raise ValueError(f"chunk_rows must be a positive integer, got {chunk_rows!r}")
     cache = cache and isinstance(strategy, str)
     if cache:
-        hit = _load(rules, strat.name, cache_dir)
+        from ..strategies import code_fingerprint
+
+        code = code_fingerprint(strat)
+        hit = _load(rules, strat.name, code, cache_dir)
         if hit is not None:
             return hit
     from ..progress import as_progress
 
     dist = _distribution(rules, strat, chunk_rows, as_progress(progress))
     if cache:
-        _store(dist, cache_dir)
+        _store(dist, code, cache_dir)
     return dist
 
 
