@@ -297,3 +297,59 @@ def test_served_rule_sets_are_refused_not_answered_wrongly():
     # optimal strategy, whose exact value is 162.53); refuse like policy_value.
     with pytest.raises(ValueError, match="distribution does not handle generala: served scores"):
         distribution("generala", "keep-largest")
+
+
+# -- optimal play read from its decision table ------------------------------------------
+
+@pytest.mark.parametrize("case", list(TINY_CASES))
+def test_optimal_from_its_decision_table_matches_brute_force(case):
+    """The distribution of optimal play as the simulator plays it (its decision table):
+    the brute force asks a strategy whose table is loaded, so it sees the same decisions."""
+    from yahtzee_sim.exact.solver import solve
+    from yahtzee_sim.strategies.optimal import OptimalStrategy
+
+    class TableOptimal(OptimalStrategy):
+        def prepare(self, rules):
+            super().prepare(rules)
+            self.decision_table()
+            return self
+
+    rules = tiny_rules(**TINY_CASES[case])
+    sol = solve(rules, cache=False)
+    joint = brute_force(rules, TableOptimal(sol))
+    dist = distribution(rules, OptimalStrategy(sol))
+    pmf = np.zeros(max(s for s, *_ in joint) + 1)
+    for (s, *_), p in joint.items():
+        pmf[s] += p
+    assert len(dist.pmf) == len(pmf)
+    np.testing.assert_allclose(dist.pmf, pmf, rtol=0, atol=1e-14)
+    assert dist.p_five_of_a_kind_rolled == pytest.approx(sum(p for k, p in joint.items() if k[1]), abs=1e-14)
+    assert dist.p_five_box_full == pytest.approx(sum(p for k, p in joint.items() if k[3]), abs=1e-14)
+    assert dist.p_upper_bonus == pytest.approx(sum(p for k, p in joint.items() if k[4]), abs=1e-14)
+
+
+@pytest.mark.parametrize("rules,options", [("yacht-classic", []), ("yacht", ["fill-in-order"])])
+def test_optimal_distribution_mean_and_sd_equal_its_policy_value(rules, options):
+    dist = distribution(rules, "optimal", options=options)
+    pv = policy_value(rules, "optimal", options=options)
+    assert abs(dist.pmf.sum() - 1.0) < 1e-12
+    assert dist.mean == pytest.approx(pv.expected_score, abs=1e-9)
+    assert dist.sd == pytest.approx(pv.sd, abs=1e-9)
+
+
+def test_cached_distribution_is_keyed_by_the_strategys_code(tmp_path, monkeypatch):
+    """A cached distribution answers only for the same code: a strategy changed under
+    the same name (here: its code fingerprint) is recomputed, not read from the old file."""
+    from yahtzee_sim.exact import distribution as D
+    from yahtzee_sim import strategies
+
+    args = dict(options=["fill-in-order"], cache=True, cache_dir=tmp_path)
+    first = D.distribution("yacht", "keep-largest", **args)
+    calls = []
+    real = D._distribution
+    monkeypatch.setattr(D, "_distribution", lambda *a, **k: calls.append(1) or real(*a, **k))
+    again = D.distribution("yacht", "keep-largest", **args)
+    assert calls == [] and np.array_equal(again.pmf, first.pmf)          # a hit
+    monkeypatch.setattr(strategies, "code_fingerprint", lambda s: "another-code")
+    changed = D.distribution("yacht", "keep-largest", **args)
+    assert calls == [1] and np.array_equal(changed.pmf, first.pmf)       # recomputed

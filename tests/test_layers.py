@@ -218,7 +218,7 @@ def test_the_checks_catch_a_cycle_and_a_cli_import(tmp_path):
 
 # -- start-up: nothing heavy on the paths every command takes (issue 10) ---------------------
 
-HEAVY = ("pandas", "scipy", "matplotlib", "tqdm", "dask", "pyarrow")
+HEAVY = ("pandas", "scipy", "matplotlib", "tqdm", "dask", "pyarrow", "numba")
 
 _PROBE = """
 import json, sys

@@ -420,3 +420,153 @@ def test_cli_policy_value_errors(capsys, argv, message):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("yahtzee-sim: error:") and message in err
+
+
+# -- the fast paths: decision tables, compiled loops, random by move weights ------------
+
+class TableOptimal(OptimalStrategy):
+    """Optimal play with its decision table loaded when prepared: keep() and box() read
+    the table (as the simulator plays it), so a brute force asking them sees its decisions."""
+
+    def prepare(self, rules):
+        super().prepare(rules)
+        self.decision_table()
+        return self
+
+
+@pytest.mark.parametrize("case", list(TINY_CASES))
+def test_optimal_read_from_its_decision_table_matches_brute_force(case):
+    rules = tiny_rules(**TINY_CASES[case])
+    sol = solve(rules, cache=False)
+    mean, sd = brute_force(rules, TableOptimal(sol))
+    pv = policy_value(rules, OptimalStrategy(sol))
+    assert pv.expected_score == pytest.approx(mean, rel=1e-12)
+    assert pv.sd == pytest.approx(sd, rel=1e-9)
+
+
+@pytest.mark.parametrize("name, options", [("tiny", None), ("yacht-classic", []),
+                                           ("yacht", ["fill-in-order", "yacht-bonus-100"])])
+def test_decision_table_evaluation_equals_the_widget_one_state_for_state(name, options):
+    """The optimal strategy read from its decision table and decided by the widget (its
+    boxes box by box, its keeps asked row by row): every state's value the same."""
+    rules = tiny_rules() if options is None else get_rules(name, options)
+    sol = solve(rules)
+    fast = policy_value(rules, OptimalStrategy(sol))
+    widget = policy_value(rules, OptimalStrategy(sol, table=False))
+    seen = ~np.isnan(widget.values)
+    assert np.array_equal(~np.isnan(fast.values), seen)
+    np.testing.assert_allclose(fast.values[seen], widget.values[seen], rtol=1e-12, atol=1e-10)
+    np.testing.assert_allclose(fast.second_moments[seen], widget.second_moments[seen], rtol=1e-12)
+
+
+def test_yahtzee_decision_table_reads_the_widget_decisions_on_its_first_levels():
+    """On yahtzee's first levels (and a sample of two later ones) the boxes and keeps read
+    from the decision table are the widget's, state by state and roll by roll."""
+    from yahtzee_sim.exact.policy import _probe, _table_decisions, _Turn
+    from yahtzee_sim.engine import MoveChecks
+
+    rules = get_rules("yahtzee")
+    sol = solve(rules)
+    sp = state_space(rules)
+    table = OptimalStrategy(sol).prepare(rules)
+    table.decision_table()
+    widget = OptimalStrategy(sol, table=False).prepare(rules)
+    is_subkeep = MoveChecks.of(rules).is_subkeep
+    rng = np.random.default_rng(9)
+    for level in (0, 1, 2, 7, 12):
+        mask, u, flag = reachable_states(rules, level)
+        if len(mask) > 64:
+            pick = rng.choice(len(mask), 64, replace=False)
+            mask, u, flag = mask[pick], u[pick], flag[pick]
+        turn = _Turn(rules, sp, mask, u, flag)
+        boxes, keeps = _table_decisions(table, turn)
+        w_boxes, w_keeps = _probe(widget, rules, turn, is_subkeep)
+        np.testing.assert_array_equal(boxes, w_boxes)
+        for j in w_keeps:
+            np.testing.assert_array_equal(keeps[j], w_keeps[j])
+
+
+@pytest.mark.parametrize("n_dice, n_faces", [(5, 6), (2, 3), (6, 6), (5, 7)])
+def test_widget_compiled_loops_equal_numpy(n_dice, n_faces, monkeypatch):
+    """Large batches sweep the keep lattice in compiled loops: the same floats and the
+    same arg keeps as the numpy loops, ties included (integer values: many ties)."""
+    from yahtzee_sim.dice import dice_tables
+    from yahtzee_sim.exact import widget
+
+    d = dice_tables(n_dice, n_faces)
+    rng = np.random.default_rng(n_dice * 10 + n_faces)
+    for dtype in (np.float32, np.float64):
+        v = rng.integers(0, 4, (d.n_rolls, 2 * widget.COMPILED_COLUMNS)).astype(dtype)
+        final = np.ascontiguousarray(v[:, :widget.COMPILED_COLUMNS + 37].T)   # a partial last tile
+        fast_e = widget.keep_expectations(d, v)
+        fast_b, fast_a = widget.best_subkeep(d, fast_e)
+        fast_plan = widget.best_keeps(d, final, rolls_left=3)
+        monkeypatch.setattr(widget, "COMPILED_COLUMNS", 10**9)
+        slow_e = widget.keep_expectations(d, v)
+        slow_b, slow_a = widget.best_subkeep(d, slow_e)
+        slow_plan = widget.best_keeps(d, final, rolls_left=3)
+        monkeypatch.undo()
+        assert fast_e.dtype == slow_e.dtype and fast_a.dtype == slow_a.dtype
+        np.testing.assert_array_equal(fast_e, slow_e)
+        np.testing.assert_array_equal(fast_b, slow_b)
+        np.testing.assert_array_equal(fast_a, slow_a)
+        for j in range(1, 4):
+            assert fast_plan.values[j].dtype == slow_plan.values[j].dtype
+            assert fast_plan.keeps[j].dtype == slow_plan.keeps[j].dtype
+            np.testing.assert_array_equal(fast_plan.values[j], slow_plan.values[j])
+            np.testing.assert_array_equal(fast_plan.keeps[j], slow_plan.keeps[j])
+
+
+def _random_brute_force(rules):
+    """Mean and sd of ``random`` by brute force: every keep and every legal box
+    averaged, ordered dice outcomes, real upper totals (independent of the evaluator)."""
+    d = rules.dice
+    n, f = rules.n_dice, rules.n_faces
+    outcomes = {k: list(itertools.product(range(1, f + 1), repeat=k)) for k in range(n + 1)}
+
+    @functools.lru_cache(maxsize=None)
+    def game(filled, upper, full):
+        if all(filled):
+            return np.zeros(2)
+        fl = np.array([filled] * d.n_rolls)
+        legal, scores, bonus = rules.turn_options(fl, np.full(d.n_rolls, full), np.arange(d.n_rolls))
+        gain = scores + rules.upper_bonus_gain(np.full(d.n_rolls, upper), scores) + bonus[:, None]
+
+        def final(r):
+            out = []
+            for bx in np.flatnonzero(legal[r]):
+                pts, g = int(scores[r, bx]), float(gain[r, bx])
+                nf = list(filled)
+                nf[bx] = True
+                m, m2 = game(tuple(nf), upper + (pts if rules.is_upper[bx] else 0),
+                             full or (bx == rules.five_box_index and pts == rules.five_box_points))
+                out.append([g + m, g * g + 2 * g * m + m2])
+            return np.mean(out, axis=0)
+
+        @functools.lru_cache(maxsize=None)
+        def value(r, j):
+            if j == 0:
+                return final(r)
+            per_keep = []
+            for k in d.subkeeps[r, :d.n_subkeeps[r]]:
+                held = list(np.repeat(np.arange(1, f + 1), d.keep_counts[k]))
+                outs = outcomes[n - len(held)]
+                per_keep.append(np.mean([value(d.roll_index_of(sorted(held + list(o))), j - 1)
+                                         for o in outs], axis=0))
+            return np.mean(per_keep, axis=0)
+
+        return np.mean([value(d.roll_index_of(sorted(o)), rules.n_rolls - 1) for o in outcomes[n]], axis=0)
+
+    mean, m2 = game((False,) * rules.n_boxes, 0, False)
+    return float(mean), math.sqrt(max(float(m2) - mean * mean, 0.0))
+
+
+@pytest.mark.parametrize("case", list(TINY_CASES))
+def test_random_by_move_weights_matches_brute_force(case):
+    """random's value sums each (filled boxes, flag) group's move weights once; mean and
+    sd equal the brute-force average over every keep and legal box, on every tiny case."""
+    rules = tiny_rules(**TINY_CASES[case])
+    mean, sd = _random_brute_force(rules)
+    pv = policy_value(rules, "random")
+    assert pv.expected_score == pytest.approx(mean, rel=1e-12)
+    assert pv.sd == pytest.approx(sd, rel=1e-9)

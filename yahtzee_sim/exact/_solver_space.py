@@ -438,14 +438,16 @@ def _five_rows_generic(model, *, mask, filled, flag, u, nxt, c, values, variance
     return z5.reshape(n, k5).T, q5
 
 
-def _five_rows(model, *, mask, filled, flag, u, nxt, c, values, variances, v0, var0, w5, wv5):
+def _five_rows(model, *, mask, filled, flag, u, nxt, c, values, variances, v0, var0, w5, wv5,
+               kernels=None):
     """As :func:`_five_rows_generic`, assembled from tables the turn already has.
 
     ``turn_options`` runs once per distinct (mask, flag) of the chunk (it does not
     depend on the upper total). A box's candidate is then: its scratch value when it
     scores 0; for the upper box of the rolled face, the count-5 value ``w5``; for a
     lower box, its (joker) score plus its scratch value; for the five-of-a-kind box
-    scoring its full value, the next state with the flag set.
+    scoring its full value, the next state with the flag set. With ``kernels`` (the
+    module :mod:`._solver_kernels`), the loop over the rolls is compiled.
     """
     rules, space = model.rules, model.space
     n_u, nf, n_boxes = space.n_u, space.n_flag, space.n_boxes
@@ -468,6 +470,12 @@ def _five_rows(model, *, mask, filled, flag, u, nxt, c, values, variances, v0, v
         full_open = ~filled[:, five]
         v1 = np.where(full_open, values[np.where(full_open, idx1, 0)], -np.inf) - c
         var1 = _gather(variances, idx1, full_open) if variances is not None else None
+    if kernels is not None:
+        second = variances is not None
+        none = np.zeros((1, 1))
+        return kernels.five_rows(legal5, sc5, bonus5, ginv, v0c, w5, wv5, var0 if second else none,
+                                 v1 if nf == 2 else none[0], var1 if nf == 2 and second else none[0],
+                                 lower, five if nf == 2 else -1, second, TIE_TOL)
     z5 = np.empty((k5, n))
     q5 = np.empty((k5, n)) if variances is not None else None
     ar = np.arange(n)
@@ -491,8 +499,121 @@ def _five_rows(model, *, mask, filled, flag, u, nxt, c, values, variances, v0, v
     return z5, q5
 
 
+KERNELS = "numba"
+"""How :func:`turn_values` solves when asked for ``compiled`` work (the solver):
+``"numba"`` (compiled kernels, :mod:`._solver_kernels`) or ``"numpy"``. Both do the
+same floating-point operations in the same order (the tests check that the tables
+are bit-identical); the NumPy path also serves ``plan=True`` and small calls."""
+
+
+@dataclass(frozen=True, eq=False)
+class KernelPlan:
+    """Constant index arrays of the compiled kernels for one turn model.
+
+    Lattice: ``level_start`` (n_dice + 2,) first row of each keep size; per keep, its
+    children (one die more, ascending position: the order the sparse product sums
+    them) ``child_pos[child_ptr[k]:child_ptr[k + 1]]`` and its parents in slot order
+    ``par_pos[par_ptr[k]:par_ptr[k + 1]]``. Final roll: per roll-block row, the
+    boxes it scores in (box order) as ``ent_row`` (row of the per-chunk candidate
+    table: upper box ``j`` with ``k`` dice of its face is ``k * n_upper + j``, lower
+    box ``i`` is ``(n_dice + 1) * n_upper + i``) and ``ent_add`` (the lower box's
+    score, 0 for upper boxes). Upper boxes: ``upper_points`` (n_dice + 1, n_upper) points
+    of ``k`` dice of the face, ``upper_gain`` (n_dice + 1, n_u, n_upper) those points
+    plus the upper bonus they earn from each capped upper total.
+    """
+
+    level_start: np.ndarray
+    child_ptr: np.ndarray
+    child_pos: np.ndarray
+    par_ptr: np.ndarray
+    par_pos: np.ndarray
+    row_ptr: np.ndarray
+    ent_row: np.ndarray
+    ent_add: np.ndarray
+    lower_boxes: np.ndarray
+    special_rows: np.ndarray
+    upper_points: np.ndarray
+    upper_gain: np.ndarray
+
+
+@functools.lru_cache(maxsize=32)
+def kernel_plan(model: TurnModel) -> KernelPlan:
+    """The :class:`KernelPlan` of ``model`` (cached)."""
+    lat, rules = model.lat, model.rules
+    rb = lat.level_slices[lat.n_dice]
+    level_start = np.array([sl.start for sl in lat.level_slices] + [lat.n_keeps], dtype=np.int64)
+    child_lists = [[] for _ in range(lat.n_keeps)]
+    for s in range(lat.n_dice):
+        lo = lat.level_slices[s].start
+        for i, row in enumerate(lat.children[s]):
+            child_lists[lo + i] = sorted(int(c) for c in row)
+            assert len(set(child_lists[lo + i])) == len(row)    # one child per face
+    n_child = np.array([len(c) for c in child_lists], dtype=np.int64)
+    child_ptr = np.concatenate([[0], np.cumsum(n_child)]).astype(np.int64)
+    child_pos = np.array([c for cl in child_lists for c in cl], dtype=np.int64)
+    par_lists = [[] for _ in range(lat.n_keeps)]
+    for s in range(1, lat.n_dice + 1):
+        lo = lat.level_slices[s].start
+        for n_j, par in lat.parent_slots[s]:
+            for i in range(n_j):
+                par_lists[lo + i].append(int(par[i]))
+    par_ptr = np.concatenate([[0], np.cumsum([len(p) for p in par_lists])]).astype(np.int64)
+    par_pos = np.array([p for pl in par_lists for p in pl], dtype=np.int64)
+
+    n_up = len(model.upper_boxes)
+    lower_boxes = np.flatnonzero(model.upper_col < 0)
+    lower_col = np.full(rules.n_boxes, -1, dtype=np.int64)
+    lower_col[lower_boxes] = np.arange(len(lower_boxes))
+    n_rows = rb.stop - rb.start
+    entries = [[] for _ in range(n_rows)]           # per row: (table row, add), box order
+    for b in range(rules.n_boxes):
+        rows, vals = model.box_rows[b], np.asarray(model.box_vals[b])
+        if len(vals) == 0:
+            continue
+        rel = np.arange(n_rows) if rows is None else rows - rb.start
+        j = model.upper_col[b]
+        for r, v in zip(rel.tolist(), vals.tolist()):
+            if j >= 0:
+                if v > 0:                           # count 0: the scratch value, never better
+                    entries[r].append((int(v) * n_up + j, 0.0))
+            elif v > 0:                             # scores 0: its scratch value, never better
+                entries[r].append(((rules.n_dice + 1) * n_up + lower_col[b], v))
+    special = model.special_pos - rb.start
+    for r in special.tolist():
+        entries[r] = []                             # five of a kind: set afterwards
+    row_ptr = np.concatenate([[0], np.cumsum([len(e) for e in entries])]).astype(np.int64)
+    ent_row = np.array([t for e in entries for t, _ in e], dtype=np.int64)
+    ent_add = np.array([a for e in entries for _, a in e], dtype=model.dtype)
+    ub = model.upper_boxes
+    n_u = model.space.n_u
+    faces = rules.upper_face[ub].astype(np.int64)
+    points = np.arange(rules.n_dice + 1, dtype=np.int64)[:, None] * faces[None, :]
+    gain = np.zeros((rules.n_dice + 1, n_u, len(ub)), dtype=np.int64)
+    pts_all = np.zeros((n_u, rules.n_boxes), dtype=np.int64)
+    for k in range(1, rules.n_dice + 1):          # as turn_values: pts + upper_bonus_gain
+        pts_all[:, ub] = points[k]
+        gain[k] = points[k] + rules.upper_bonus_gain(np.arange(n_u, dtype=np.int64), pts_all)[:, ub]
+    return KernelPlan(level_start, child_ptr, child_pos, par_ptr, par_pos, row_ptr, ent_row,
+                      ent_add, lower_boxes, special.astype(np.int64), points, gain)
+
+
+def _kernels():
+    """The module of compiled kernels, or None when :data:`KERNELS` is ``"numpy"`` or
+    numba cannot be imported (the NumPy path gives the same tables, about 3x slower)."""
+    global KERNELS
+    if KERNELS != "numba":
+        return None
+    try:
+        from . import _solver_kernels
+    except ImportError:  # pragma: no cover - numba is a dependency
+        KERNELS = "numpy"
+        return None
+    return _solver_kernels
+
+
 def turn_values(model: TurnModel, values: np.ndarray, variances: np.ndarray | None,
-                mask: np.ndarray, u: np.ndarray, flag: np.ndarray, *, plan: bool = False):
+                mask: np.ndarray, u: np.ndarray, flag: np.ndarray, *, plan: bool = False,
+                compiled: bool = False):
     """Optimal value (and variance) of the rest of the game from U states.
 
     ``values``/``variances`` are the flat dense tables, filled for every state
@@ -500,8 +621,13 @@ def turn_values(model: TurnModel, values: np.ndarray, variances: np.ndarray | No
     ``plan=True`` (means only) returns ``(value, keep_values)`` where
     ``keep_values[j]`` is the (K, U) expected value of each keep (solver order)
     with ``j`` rerolls left after it, and ``keep_values`` also holds the scratch
-    offset ``c`` that the values are relative to.
+    offset ``c`` that the values are relative to. ``compiled`` (without ``plan``):
+    use the compiled kernels (see :data:`KERNELS`; loading them the first time in a
+    process takes about 0.3 s, so only the solver asks for them).
     """
+    kx = _kernels() if compiled and not plan else None
+    if kx is not None:
+        return _turn_values_compiled(kx, model, values, variances, mask, u, flag)
     rules, space, lat = model.rules, model.space, model.lat
     dt = model.dtype
     second = variances is not None and not plan
@@ -647,6 +773,80 @@ def turn_values(model: TurnModel, values: np.ndarray, variances: np.ndarray | No
     if not second:
         return c + ez, None
     eq = first_roll_mean(lat, q[rb])
+    return c + ez, np.maximum(eq - ez * ez, 0.0)
+
+
+def _turn_values_compiled(kx, model, values, variances, mask, u, flag):
+    """:func:`turn_values` (no plan) through the compiled kernels ``kx``: the same
+    floating-point operations in the same order as the NumPy path."""
+    rules, space, lat = model.rules, model.space, model.lat
+    kp = kernel_plan(model)
+    dt = model.dtype
+    second = variances is not None
+    n_boxes = space.n_boxes
+    mask = np.asarray(mask, dtype=np.int64)
+    u = np.asarray(u, dtype=np.int64)
+    flag = np.asarray(flag, dtype=np.int64)
+    n = len(mask)
+    bits = np.int64(1) << np.arange(n_boxes, dtype=np.int64)
+    filled = (mask[:, None] & bits) != 0
+    legal = rules.legal_boxes(filled)
+    nxt = mask[:, None] | bits                                   # (U, B)
+    n_tab = (rules.n_dice + 1) * len(model.upper_boxes) + len(kp.lower_boxes)
+    tz = np.empty((n_tab, n), dtype=dt)
+    tv = np.empty((n_tab, n), dtype=dt) if second else tz
+    v0, c, var0, w5, wv5, q0 = kx.turn_tables(
+        values, variances if second else values, second, nxt, u, flag, legal, space.n_u,
+        space.n_flag, space.cap, model.upper_boxes, kp.upper_points, kp.upper_gain,
+        kp.lower_boxes, tz, tv, TIE_TOL)
+    x = np.empty((2 if second else 1, lat.n_keeps, n), dtype=dt)
+    z = x[0]
+    q = x[1] if second else z
+    rb = lat.level_slices[lat.n_dice]
+    empty = np.empty((0, n), dtype=dt)
+    z5 = q5 = empty
+    if len(model.special_rolls):
+        ctx = dict(mask=mask, filled=filled, flag=flag, u=u, nxt=nxt, c=c, values=values,
+                   variances=variances)
+        if FIVE_ROWS == "generic":
+            z5, q5 = _five_rows_generic(model, **ctx)
+        else:
+            z5, q5 = _five_rows(model, v0=v0, var0=var0 if second else None, w5=w5, wv5=wv5,
+                                kernels=kx, **ctx)
+        z5 = z5.astype(dt)
+        q5 = q5.astype(dt) if second else empty
+    kx.fill_rolls(z[rb], q[rb], second, q0.astype(dt), tz, tv, kp.row_ptr, kp.ent_row,
+                  kp.ent_add, kp.special_rows, z5, q5, dt.type(TIE_TOL))
+
+    served_rows = None
+    if model.served:                # the dice of the first throw: served scores
+        ctx = dict(mask=mask, filled=filled, flag=flag, u=u, nxt=nxt, c=c, values=values,
+                   variances=variances)
+        served_rows = _served_rows(model, z[rb], q[rb] if second else None,
+                                   legal, v0, var0 if second else None, ctx)
+        if rules.n_rolls == 1:
+            z[rb] = served_rows[0]
+            if second:
+                q[rb] = served_rows[1]
+    consts = (kp.level_start, kp.child_ptr, kp.child_pos, dt.type(lat.n_faces),
+              kp.par_ptr, kp.par_pos, dt.type(TIE_TOL))
+    for j in range(1, rules.n_rolls):
+        if served_rows is not None and j == rules.n_rolls - 1:
+            kx.reroll(x, True, False, *consts)
+            z[rb] = served_rows[0]          # holding all dice now keeps them served
+            if second:
+                q[rb] = served_rows[1]
+            kx.reroll(x, False, True, *consts)
+        else:
+            kx.reroll(x, True, True, *consts)
+    if n > 1:
+        ez = kx.roll_mean(z[rb], lat.roll_mult, lat.n_outcomes)
+        eq = kx.roll_mean(q[rb], lat.roll_mult, lat.n_outcomes) if second else None
+    else:           # one column: NumPy sums it pairwise, not row after row
+        ez = first_roll_mean(lat, z[rb])
+        eq = first_roll_mean(lat, q[rb]) if second else None
+    if not second:
+        return c + ez, None
     return c + ez, np.maximum(eq - ez * ez, 0.0)
 
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 
 from ..rules import RuleSet, get_rules
 from .policy import achievable_upper_totals
@@ -64,9 +63,21 @@ class Advice:
     yahtzee_box: int | None
     kind: str
     notes: tuple
-    table: pd.DataFrame = field(repr=False)
+    columns: dict = field(repr=False)   # column name -> values, best choice first
 
-    def to_frame(self) -> pd.DataFrame:
+    @property
+    def table(self) -> "pd.DataFrame":
+        """The choices as a DataFrame, best first (see :meth:`to_frame`)."""
+        import pandas as pd
+
+        return pd.DataFrame({c: np.asarray(v) for c, v in self.columns.items()})
+
+    def _rows(self) -> list[dict]:
+        names = list(self.columns)
+        return [dict(zip(names, (v.item() if hasattr(v, "item") else v for v in row)))
+                for row in zip(*self.columns.values())]
+
+    def to_frame(self) -> "pd.DataFrame":
         """The choices, best first (a copy).
 
         Keeps: ``keep`` (the dice held, ``_`` for each die rerolled), ``reroll``
@@ -79,7 +90,7 @@ class Advice:
         >>> f.loc[0, "box"], int(f.loc[0, "points"])
         ('yacht', 50)
         """
-        return self.table.copy()
+        return self.table
 
     @property
     def best(self) -> dict:
@@ -88,7 +99,7 @@ class Advice:
         >>> advise("yacht", [2, 3, 4, 5, 6], rolls_left=0).best["box"]
         'b_straight'
         """
-        return self.table.iloc[0].to_dict()
+        return self._rows()[0]
 
     def to_dict(self) -> dict:
         """JSON-friendly description of the position and every choice.
@@ -101,7 +112,7 @@ class Advice:
                 "filled": list(self.filled), "upper": self.upper, "upper_given": self.upper_given,
                 "yahtzee_box": self.yahtzee_box, "kind": self.kind, "notes": list(self.notes),
                 "explanation": EXPLANATION,
-                "choices": self.table.to_dict(orient="records")}
+                "choices": self._rows()}
 
     def to_text(self) -> str:
         """The table with a header saying what the numbers mean.
@@ -118,13 +129,17 @@ class Advice:
                 + ("" if self.yahtzee_box is None else f"; {r.five_box} box {self.yahtzee_box}"),
                 EXPLANATION]
         head += [f"note: {n}" for n in self.notes]
-        fmt = {c: (lambda v: f"{v:.4f}") for c in ("expected", "loss", "later")}
-        for c in ("keep", "reroll", "box", "label"):          # text columns left-aligned
-            if c in self.table:
-                w = max(len(c), self.table[c].str.len().max())
-                fmt[c] = (lambda v, w=w: f"{v:<{w}}")
-        body = self.table.to_string(index=False, formatters=fmt, justify="left")
-        return "\n".join(head + [body])
+        cells = {c: [f"{x:.4f}" if c in ("expected", "loss", "later") else str(x) for x in v]
+                 for c, v in self.columns.items()}
+        text = ("keep", "reroll", "box", "label")                # left-aligned; numbers right
+        width = {c: max([len(c)] + [len(x) for x in v]) for c, v in cells.items()}
+
+        def line(values):
+            return "  ".join(f"{x:<{width[c]}}" if c in text else f"{x:>{width[c]}}"
+                             for c, x in zip(cells, values)).rstrip()
+
+        body = [line(list(cells))] + [line(row) for row in zip(*cells.values())]
+        return "\n".join(head + body)
 
 
 # -- validation: one clear line per problem --------------------------------------------
@@ -375,14 +390,15 @@ def advise(rules: str | RuleSet, dice, *, rolls_left: int, filled=(), upper: int
     if rolls_left == 0:
         boxes = np.flatnonzero(legal[0])
         labels = {b.name: b.label for b in rules.boxes}
-        frame = pd.DataFrame({
-            "box": [rules.box_names[b] for b in boxes],
-            "label": [labels[rules.box_names[b]] for b in boxes],
-            "points": scores[0, boxes].astype(int),
-            "bonus": (gain[0, boxes] - scores[0, boxes]).astype(int),
-            "later": later[0, boxes],
-            "expected": worth[0, boxes],
-        })
+        cols = {
+            "box": np.array([rules.box_names[b] for b in boxes], dtype=object),
+            "label": np.array([labels[rules.box_names[b]] for b in boxes], dtype=object),
+            "points": scores[0, boxes].astype(np.int64),
+            "bonus": (gain[0, boxes] - scores[0, boxes]).astype(np.int64),
+            "later": later[0, boxes].astype(np.float64),
+            "expected": worth[0, boxes].astype(np.float64),
+        }
+        order = np.argsort(-cols["expected"], kind="stable")
         kind = "box"
     else:
         x = worth.max(axis=1)[:, None]                                 # (R, 1) final rolls
@@ -395,22 +411,22 @@ def advise(rules: str | RuleSet, dice, *, rolls_left: int, filled=(), upper: int
         keeps = d.subkeeps[roll, :d.n_subkeeps[roll]].astype(np.intp)
         counts = d.keep_counts[keeps]
         rolled = d.roll_counts[roll][None, :] - counts
-        frame = pd.DataFrame({
-            "keep": [_keep_text(c, rules.n_dice) for c in counts],
-            "reroll": [" ".join(map(str, np.repeat(np.arange(1, d.n_faces + 1), r))) or "-"
-                       for r in rolled],
-            "held": d.keep_size[keeps].astype(int),
-            "expected": e[keeps, 0],
-        })
+        cols = {
+            "keep": np.array([_keep_text(c, rules.n_dice) for c in counts], dtype=object),
+            "reroll": np.array([" ".join(map(str, np.repeat(np.arange(1, d.n_faces + 1), r))) or "-"
+                                for r in rolled], dtype=object),
+            "held": d.keep_size[keeps].astype(np.int64),
+            "expected": e[keeps, 0].astype(np.float64),
+        }
         # ties: hold more dice first (then the order of the dice tables)
-        frame = frame.iloc[np.lexsort((-frame["held"].to_numpy(), -frame["expected"].to_numpy()))]
+        order = np.lexsort((-cols["held"], -cols["expected"]))
         kind = "keep"
-    if kind == "box":
-        frame = frame.iloc[np.argsort(-frame["expected"].to_numpy(), kind="stable")]
-    frame = frame.reset_index(drop=True)
-    frame["loss"] = frame["expected"].iloc[0] - frame["expected"]
+    cols = {c: v[order] for c, v in cols.items()}
+    cols["loss"] = cols["expected"][0] - cols["expected"]
+    for v in cols.values():
+        v.setflags(write=False)                   # the advice's own copy: read-only
     return Advice(rules, dice, rolls_left, tuple(np.asarray(rules.box_names)[mask].tolist()),
-                  u, upper_given, five_value, kind, tuple(notes), frame)
+                  u, upper_given, five_value, kind, tuple(notes), cols)
 
 
 # -- many positions at once ------------------------------------------------------------

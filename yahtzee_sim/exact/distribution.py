@@ -21,8 +21,8 @@ forward turn by turn, exactly:
   without shifting it, so a state's distribution spans only its lower-section
   points, the upper bonus, the upper points beyond the threshold and any
   five-of-a-kind bonuses. Each state's vector has its own width (ragged storage),
-  and the moves of one points shift are one sparse matrix product per block of
-  similar widths.
+  and each move adds its probability times its source row into its destination
+  row, shifted by its points (one compiled loop over the moves).
 
 The same pass carries the probability of events users ask about: the upper
 bonus, the full value (50) in the five-of-a-kind box, at least one five of a
@@ -32,9 +32,11 @@ five-of-a-kind bonuses.
 Cost: memory is the (state, points) support of two consecutive levels plus the
 moves of one level. Optimal ``yahtzee`` visits 284,271 states (of 536,448
 reachable ones: the others have probability 0 under optimal play), with at most
-15.2 million (state, points) entries in a level (122 MB of float64). About half
-the time now goes to the (state, points) propagation, the rest to the optimal
-strategy's keep tables, its boxes and the final-roll masses; see
+15.2 million (state, points) entries in a level (122 MB of float64). Its keeps
+and boxes are read from the optimal strategy's decision table (built once and
+cached on disk, then loaded in well under a second); the time goes to the
+final-roll masses, the (state, points) propagation (2 billion multiply-adds) and
+the aggregation of each chunk's moves, all compiled loops; see
 ``benchmarks/RESULTS.md``.
 
 >>> dist = distribution("yacht", "keep-largest", options=["fill-in-order"])
@@ -57,16 +59,10 @@ import numpy as np
 from ..rules import RuleSet, get_rules
 from ..strategies import Strategy, get_strategy
 from . import cache as _cache
-from .policy import (DEFAULT_CHUNK_ROWS, PROBE_STATES, _Decider, _hold, _probe, _throw, _Turn,
-                     evaluation_setup)
+from .policy import (DEFAULT_CHUNK_ROWS, PROBE_STATES, _box_array, _Decider, _probe, _throw,
+                     _Turn, evaluation_setup, final_roll_masses)
 
 __all__ = ["distribution", "ScoreDistribution", "pmf_mean_sd"]
-
-_WIDTH_CLASSES = np.array([8, 16, 24, 32, 48, 64, 96, 128, 160, 192, 256, 320, 384, 512, 640,
-                           768, 1024, 1280, 1536, 2048, 2560, 3072, 4096, 6144, 8192])
-"""Row widths are grouped into these classes for the sparse products (a row of
-width w is multiplied as part of a block of the smallest class >= w)."""
-
 
 def pmf_mean_sd(pmf) -> tuple[float, float]:
     """Mean and sd of a PMF over 0, 1, 2, ...
@@ -311,31 +307,21 @@ def _optimal_keeps(strategy, turn) -> dict:
     return {j: np.concatenate(v) for j, v in out.items()}
 
 
-def _final_roll_mass(d, keeps, avg_keep, is_five, n_rolls, n):
-    """(C, R) P(final roll) and the same without any five-of-a-kind throw, per state:
-    the first roll's distribution pushed through the keeps (``keeps`` a
-    :class:`~yahtzee_sim.exact.policy._Keeps`, once per distinct plan; None for
-    uniform keeps, the same in every state)."""
-    p = 1 if keeps is None else len(next(iter(keeps.plans.values()))) if n_rolls > 1 else 1
-    x = np.empty((d.n_rolls, 2 * p))                 # rolls first; columns: all, no five yet
+def _uniform_final_roll_mass(d, avg_keep, is_five, n_rolls):
+    """(1, R) P(final roll) and the same without any five-of-a-kind throw when every keep
+    is uniform over the roll's distinct keeps (the same in every state)."""
+    x = np.empty((d.n_rolls, 2))                 # rolls first; columns: all, no five yet
     x[:] = d.first_roll_prob[:, None]
-    x[is_five, p:] = 0.0
-    for j in range(n_rolls - 1, 0, -1):
-        if keeps is None:
-            y = avg_keep.T @ x                           # (K, 2)
-        else:
-            plan = keeps.plans[j]
-            y = _hold(d, x, np.concatenate([plan, plan], axis=0))
-        x = _throw(d, y)
-        x[is_five, p:] = 0.0
-    p_all, p_no5 = x[:, :p].T, x[:, p:].T
-    rows = np.zeros(n, np.intp) if keeps is None else keeps.rows
-    if rows is not None:
-        p_all, p_no5 = p_all[rows], p_no5[rows]
-    return p_all, p_no5
+    x[is_five, 1] = 0.0
+    for _ in range(n_rolls - 1, 0, -1):
+        x = _throw(d, avg_keep.T @ x)
+        x[is_five, 1] = 0.0
+    return x[:, :1].T, x[:, 1:].T
 
 
 def _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk, shown):
+    from ._eval_kernels import aggregate_moves
+
     d = rules.dice
     is_five = (rules.five_face > 0) if rules.five_box is not None else \
         (d.roll_counts.max(axis=1) == rules.n_dice)
@@ -352,37 +338,41 @@ def _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk,
         turn = _Turn(rules, sp, mask[lo:hi], u[lo:hi], flag[lo:hi])
         shown[0], shown[1] = shown[1], turn
         n, r = turn.n, turn.r
-        keeps = None
-        if not uniform:
-            boxes, keeps = decide(turn)
-        p_all, p_no5 = _final_roll_mass(d, keeps, avg_keep, is_five, rules.n_rolls, n)
-        five_final[lo:hi] += p_all[:, is_five].sum(axis=1)
+        # one bin per (box and points met in the chunk, bonus) of each state
+        met = np.zeros(n_boxes * n_pts, dtype=bool)
+        met[(np.arange(n_boxes) * n_pts)[None, :] + turn.g_scores] = True
+        bp_of = np.cumsum(met) - 1
+        n_bp = int(met.sum())
         if uniform:
+            p_all, p_no5 = _uniform_final_roll_mass(d, avg_keep, is_five, rules.n_rolls)
+            five_final[lo:hi] += p_all[0, is_five].sum()
             opts = turn.options
             at = np.flatnonzero(opts.legal)
             rows, bx = np.divmod(at, n_boxes)
             w = 1.0 / np.bincount(rows, minlength=n * r)[rows]
             st, roll = np.divmod(rows, r)
             pts = opts.scores[rows, bx].astype(np.int64)
-            p, q = p_all[st, roll] * w, p_no5[st, roll] * w
+            p, q = p_all[0, roll] * w, p_no5[0, roll] * w
+            nb = (is_five[roll] & (turn.chunk[2][st] == 1)).astype(np.int64) if rules.five_bonus else 0
+            key = (st * n_bp + bp_of[bx * n_pts + pts]) * 2 + nb
+            pb = np.bincount(key, weights=p, minlength=n * n_bp * 2)
+            qb = np.bincount(key, weights=q, minlength=n * n_bp * 2)
         else:
-            pts, _, legal = turn.chosen(boxes)
-            if not legal.all():                      # pragma: no cover - internal error
-                raise RuntimeError("distribution: a decision table chose an illegal box")
-            st = np.repeat(np.arange(n), r)
-            roll = np.tile(np.arange(r), n)
-            bx, pts = boxes.reshape(-1).astype(np.int64), pts.reshape(-1)
-            p, q = p_all.reshape(-1), p_no5.reshape(-1)
-        nb = (is_five[roll] & (turn.chunk[2][st] == 1)).astype(np.int64) if rules.five_bonus else 0
-        # aggregate the rolls: one bin per (state, box and points met, bonus) of the chunk
-        met = np.zeros(n_boxes * n_pts, dtype=bool)
-        met[(np.arange(n_boxes) * n_pts)[None, :] + turn.g_scores] = True
-        bp_of = np.cumsum(met) - 1
-        n_bp = int(met.sum())
-        key = (st * n_bp + bp_of[bx * n_pts + pts]) * 2 + nb
-        n_bins = n * n_bp * 2
-        pb = np.bincount(key, weights=p, minlength=n_bins)
-        qb = np.bincount(key, weights=q, minlength=n_bins)
+            boxes, keeps = decide(turn)
+            p_all, p_no5 = final_roll_masses(d, keeps, rules.n_rolls, is_five)      # (P, R)
+            plan_of = np.arange(n, dtype=np.intp) if keeps.rows is None else \
+                np.asarray(keeps.rows, dtype=np.intp)
+            five_final[lo:hi] += p_all[:, is_five].sum(axis=1)[plan_of]
+            five_bin = np.zeros((n, r), dtype=np.intp)
+            if rules.five_bonus:
+                five_bin[turn.chunk[2] == 1] = is_five
+            pb = np.zeros((n, 2 * n_bp))
+            qb = np.zeros((n, 2 * n_bp))
+            if not aggregate_moves(_box_array(boxes), turn.g_inv.astype(np.intp),
+                                   turn.g_scores, turn.g_legal, bp_of, n_pts, plan_of, p_all,
+                                   p_no5, five_bin, pb, qb):
+                raise RuntimeError("distribution: a decision table chose an illegal box")  # pragma: no cover
+            pb, qb = pb.reshape(-1), qb.reshape(-1)
         at = np.flatnonzero(pb > 0)
         rest, nb_m = np.divmod(at, 2)
         st_m, bp_m = np.divmod(rest, n_bp)
@@ -408,7 +398,7 @@ class _Level:
 
     ``flat`` (S,) state indices, ``width`` (S,) support length of each row (points
     stored relative to the state's capped upper total), ``start`` (S,) offset of each
-    row in ``data``. Rows are sorted by width.
+    row in ``data``.
     """
 
     flat: np.ndarray
@@ -418,66 +408,31 @@ class _Level:
 
     @classmethod
     def empty(cls, flat, width):
-        order = np.argsort(width, kind="stable")
-        flat, width = flat[order], width[order]
+        width = np.asarray(width, dtype=np.int64)
         start = np.concatenate([[0], np.cumsum(width)[:-1]]).astype(np.int64)
         return cls(flat, width, start, np.zeros(int(width.sum())))
 
     def mass(self) -> np.ndarray:
         return np.add.reduceat(self.data, self.start) if len(self.data) else np.zeros(0)
 
-    def blocks(self):
-        """Contiguous row ranges of similar width: (lo, hi, the block's largest width)."""
-        cls = np.searchsorted(_WIDTH_CLASSES, self.width)
-        edges = np.flatnonzero(np.diff(cls)) + 1
-        bounds = np.concatenate([[0], edges, [len(self.width)]])
-        for a, b in zip(bounds[:-1], bounds[1:]):
-            yield int(a), int(b), int(self.width[b - 1])
-
-    def dense(self, lo, hi, w) -> np.ndarray:
-        """Rows lo..hi as a dense (hi - lo, w) array (zero padded)."""
-        width = self.width[lo:hi]
-        out = np.zeros((hi - lo, w))
-        r = np.repeat(np.arange(hi - lo), width)
-        c = np.arange(len(r)) - np.repeat(np.cumsum(width) - width, width)
-        out[r, c] = self.data[self.start[lo] + np.arange(len(r))]
-        return out
-
 
 def _propagate(level: _Level, moves: _Moves, row_of: np.ndarray) -> _Level:
-    """Push (state, points) through one level's moves."""
-    from scipy import sparse
+    """Push (state, points) through one level's moves: each move adds its probability
+    times the source row into the destination row, shifted by the move's points (a
+    compiled loop over the moves, :func:`~yahtzee_sim.exact._eval_kernels.scatter_moves`)."""
+    from ._eval_kernels import row_widths, scatter_moves
 
     width_src = level.width[moves.src]
-    dst_u, dst_inv = np.unique(moves.dst, return_inverse=True)
-    by_dst = np.argsort(dst_inv, kind="stable")
-    first = np.concatenate([[0], np.flatnonzero(np.diff(dst_inv[by_dst])) + 1])
-    need = np.maximum.reduceat((width_src + moves.shift)[by_dst], first)
-    nxt = _Level.empty(dst_u, need)
-    row_of[nxt.flat] = np.arange(len(nxt.flat))
+    seen = np.zeros(len(row_of), dtype=bool)        # the next states, without sorting the moves
+    seen[moves.dst] = True
+    dst_u = np.flatnonzero(seen)
+    row_of[dst_u] = np.arange(len(dst_u))
     dst_row = row_of[moves.dst]
-    order = np.lexsort((moves.shift, moves.src))
-    src, shift, drow, p = moves.src[order], moves.shift[order], dst_row[order], moves.p[order]
-    for lo, hi, w in level.blocks():
-        a, b = np.searchsorted(src, [lo, hi])
-        if a == b:
-            continue
-        block = level.dense(lo, hi, w)
-        s_src, s_shift, s_row, s_p = src[a:b], shift[a:b], drow[a:b], p[a:b]
-        by_shift = np.argsort(s_shift, kind="stable")
-        s_src, s_shift, s_row, s_p = s_src[by_shift], s_shift[by_shift], s_row[by_shift], s_p[by_shift]
-        cuts = np.flatnonzero(np.diff(s_shift)) + 1
-        for c0, c1 in zip(np.concatenate([[0], cuts]), np.concatenate([cuts, [len(s_shift)]])):
-            g = int(s_shift[c0])
-            rows_u, rinv = np.unique(s_row[c0:c1], return_inverse=True)
-            m = sparse.csr_matrix((s_p[c0:c1], (rinv, s_src[c0:c1] - lo)),
-                                  shape=(len(rows_u), hi - lo))
-            res = m @ block                                   # (rows, w)
-            room = nxt.width[rows_u] - g                      # columns each row can take
-            cols = np.minimum(w, room)
-            take = np.arange(w)[None, :] < cols[:, None]
-            idx = (nxt.start[rows_u] + g)[:, None] + np.arange(w)[None, :]
-            nxt.data[idx[take]] += res[take]
+    need = np.zeros(len(dst_u), dtype=np.int64)
+    row_widths(dst_row, width_src + moves.shift, need)
+    nxt = _Level.empty(dst_u, need)
+    dst_start = nxt.start[dst_row] + moves.shift
+    scatter_moves(level.data, level.start[moves.src], width_src, dst_start, moves.p, nxt.data)
     return nxt
 
 
@@ -502,7 +457,7 @@ def _push_bonus_counts(counts, moves: _Moves, row_of_next, n_next):
     return out
 
 
-DIST_VERSION = 1
+DIST_VERSION = 2
 """Bump when the distribution's results or cache layout change (invalidates caches)."""
 
 _FIELDS = ("p_upper_bonus", "p_five_box_full", "p_five_of_a_kind_rolled", "five_per_game",
@@ -518,13 +473,17 @@ def _package_version() -> str:
         return "unknown"
 
 
-def _cache_meta(rules, name):
+def _cache_meta(rules, name, code):
+    """What a cached distribution must match: the rules, the strategy's name and the
+    source of its code (``code``: :func:`~yahtzee_sim.strategies.code_fingerprint`, so a
+    changed strategy under the same name is recomputed), and the versions."""
     from .risk import RISK_VERSION
     from .solver import SOLVER_VERSION, rules_fingerprint
 
     return {"rules": rules.key, "fingerprint": rules_fingerprint(rules), "strategy": name,
-            "distribution_version": DIST_VERSION, "solver_version": SOLVER_VERSION,
-            "risk_version": RISK_VERSION, "package": _package_version()}
+            "strategy_code": code, "distribution_version": DIST_VERSION,
+            "solver_version": SOLVER_VERSION, "risk_version": RISK_VERSION,
+            "package": _package_version()}
 
 
 def _cache_path(rules, name, cache_dir=None):
@@ -534,8 +493,8 @@ def _cache_path(rules, name, cache_dir=None):
         f"{rules.key}-{rules_fingerprint(rules)}-distribution-{name}-v{DIST_VERSION}")
 
 
-def _load(rules, name, cache_dir):
-    stored = _cache.load(_cache_path(rules, name, cache_dir), _cache_meta(rules, name))
+def _load(rules, name, code, cache_dir):
+    stored = _cache.load(_cache_path(rules, name, cache_dir), _cache_meta(rules, name, code))
     if stored is None:
         return None
     scalars = dict(zip(_FIELDS, stored["scalars"].tolist()))
@@ -547,13 +506,13 @@ def _load(rules, name, cache_dir):
                              scalars["states"], scalars["seconds"], levels)
 
 
-def _store(dist, cache_dir):
+def _store(dist, code, cache_dir):
     arrays = {"pmf": dist.pmf, "five_bonus_pmf": dist.five_bonus_pmf, "method": np.array(dist.method),
               "scalars": np.array([float(getattr(dist, f)) for f in _FIELDS])}
     arrays.update({f"level_{k}": v for k, v in dist.levels.items()})
     try:
         _cache.save(_cache_path(dist.rules, dist.strategy, cache_dir),
-                    _cache_meta(dist.rules, dist.strategy), arrays)
+                    _cache_meta(dist.rules, dist.strategy, code), arrays)
     except OSError:         # read-only or full disk: the answer is still right
         pass
 
@@ -573,8 +532,9 @@ def distribution(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
     progress : a :mod:`yahtzee_sim.progress` callback (or True for a bar on stderr),
         told each turn propagated.
     cache : for a strategy given by name, read and write the result in the disk cache
-        (:mod:`yahtzee_sim.exact.cache`; keyed by the rules, the name, and the versions
-        of the distribution, the solver, the risk tables and the package).
+        (:mod:`yahtzee_sim.exact.cache`; keyed by the rules, the name, the source of the
+        strategy's code, and the versions of the distribution, the solver, the risk
+        tables and the package).
 
     >>> d = distribution("yacht", "greedy", options=["fill-in-order"])
     >>> bool(abs(d.pmf.sum() - 1) < 1e-12), round(d.p_at_least(d.min_score), 12)
@@ -586,14 +546,17 @@ def distribution(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
         raise ValueError(f"chunk_rows must be a positive integer, got {chunk_rows!r}")
     cache = cache and isinstance(strategy, str)
     if cache:
-        hit = _load(rules, strat.name, cache_dir)
+        from ..strategies import code_fingerprint
+
+        code = code_fingerprint(strat)
+        hit = _load(rules, strat.name, code, cache_dir)
         if hit is not None:
             return hit
     from ..progress import as_progress
 
     dist = _distribution(rules, strat, chunk_rows, as_progress(progress))
     if cache:
-        _store(dist, cache_dir)
+        _store(dist, code, cache_dir)
     return dist
 
 

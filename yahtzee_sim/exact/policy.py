@@ -13,9 +13,11 @@ with each roll and rolls left, as the simulator would ask it (same
 :class:`~yahtzee_sim.state.TurnOptions`, jokers and bonuses from
 :meth:`RuleSet.turn_options`): row by row in vectorized calls over every
 (state, roll) row, or, for the built-in strategies whose decisions are table
-look-ups (keep-largest, greedy, heuristic, optimal), read from those tables once
-per state or per distinct option row, the same answers (checked on every level
-against the row-by-row ones). Then::
+look-ups, read from those tables per state: keep-largest's keep table and its box
+rule, greedy's and heuristic's per-position plans, optimal play's decision table
+(:mod:`yahtzee_sim.exact.decisions`, loaded from the disk cache or built and cached
+once, as the simulator plays it). The same answers, checked on every level against
+the row-by-row ones. Then::
 
     final(r) = gain(r, box) + V(next state)            (and its square's mean)
     rho(r)   = P(the turn ends with roll r | the keeps) (first roll pushed forwards)
@@ -25,6 +27,9 @@ The next state depends only on the *move* (the box, and for an upper box its
 points), so ``V(next state)`` and the upper bonus are looked up in a few dozen
 values per state. ``rho`` is computed once per distinct keep plan (once for all
 states when the keeps do not depend on the state, as for keep-largest and random).
+The loops over plans and (state, roll) rows are compiled
+(:mod:`yahtzee_sim.exact._eval_kernels`); ``random`` needs none: per (filled
+boxes, flag) group the weights of its moves are summed once.
 The second moment of the score is carried the same way (the squares of the
 points gained now combined with the next state's second moment), so the
 standard deviation is exact too.
@@ -294,29 +299,6 @@ def _upper_gain_table(rules: RuleSet) -> np.ndarray:
     return out
 
 
-@functools.lru_cache(maxsize=32)
-def _gain_classes(rules: RuleSet):
-    """Classes of (upper total, roll) with the same upper-bonus row: ``q_of`` (n_u, R)
-    class of each, and per class its roll and a representative upper total. Most
-    totals earn no bonus with any box, so a roll has few classes."""
-    sp = state_space(rules)
-    r = rules.dice.n_rolls
-    table = _upper_gain_table(rules).reshape(sp.n_u, r, -1)
-    keyed = np.concatenate([np.broadcast_to(np.arange(r)[:, None, None], (r, sp.n_u, 1)),
-                            table.transpose(1, 0, 2)], axis=2).reshape(r * sp.n_u, -1)
-    _, first, inv = np.unique(keyed, axis=0, return_index=True, return_inverse=True)
-    q_of = inv.reshape(r, sp.n_u).T.copy()
-    q_roll, q_u = np.divmod(first, sp.n_u)
-    return q_of, q_roll, q_u
-
-
-class _Batch:
-    """Rows shown to a strategy: ``state``, ``rolls`` and ``options`` (N rows)."""
-
-    def __init__(self, state, rolls, options):
-        self.state, self.rolls, self.options = state, rolls, options
-
-
 class _Turn:
     """One chunk of states of a level, every roll: the batch the strategy sees.
 
@@ -381,15 +363,6 @@ class _Turn:
             + self.g_bonus[row][:, None]
         return TurnOptions(self.g_legal[row], scores, gain)
 
-    def chosen(self, boxes: np.ndarray):
-        """(C, R) points written and points gained (bonuses included) with ``boxes``
-        (C, R), and whether each box is legal."""
-        roll = np.arange(self.r)
-        row = self.g_inv[:, None] * self.r + roll
-        pts = self.g_scores[row, boxes].astype(np.int64)
-        gain = pts + self.up_gain[self.chunk[1][:, None] * self.r + roll, boxes] + self.g_bonus[row]
-        return pts, gain, self.g_legal[row, boxes]
-
 
 def _ask_box(strategy, turn, u: np.ndarray, rules: RuleSet) -> np.ndarray:
     boxes = np.asarray(strategy.box(turn.state, turn.rolls, turn.options, u))
@@ -449,13 +422,16 @@ def _probe(strategy, rules, turn: _Turn, is_subkeep):
 class _Keeps:
     """Keeps of a chunk's states: ``plans[j]`` (P, R) keep of each roll with j rerolls
     left in P distinct plans, and ``rows`` (C,) the plan of each state (None: one plan
-    per state). ``keeps[j]`` is the (C, R) table."""
+    per state). With ``lookup`` (R, S), a plan holds positions in each roll's row of it
+    instead of keep indices. ``keeps[j]`` is the (C, R) table of keep indices."""
 
-    def __init__(self, plans: dict, rows=None):
-        self.plans, self.rows = plans, rows
+    def __init__(self, plans: dict, rows=None, lookup=None):
+        self.plans, self.rows, self.lookup = plans, rows, lookup
 
     def __getitem__(self, j):
         p = self.plans[j]
+        if self.lookup is not None:
+            p = self.lookup[np.arange(p.shape[1])[None, :], p]
         return p if self.rows is None else p[self.rows]
 
     def __iter__(self):
@@ -467,29 +443,16 @@ def _keep_largest_keeps(strategy, turn):
     return _Keeps({j: table for j in range(1, turn.rules.n_rolls)}, np.zeros(turn.n, np.intp))
 
 
-def _boxes_from_options(strategy, turn):
-    """Boxes of a strategy whose box() reads only the options and the rolls: asked once
-    per distinct (filled boxes, flag, roll, upper-bonus row) instead of per state."""
-    rules, r = turn.rules, turn.r
-    mask, u, flag = turn.chunk
-    q_of, q_roll, q_u = _gain_classes(rules)
-    qs = np.unique(q_of[np.unique(u)])                   # the classes this chunk meets
-    g, nq = len(turn.g_first), len(qs)
-    g_rows = np.repeat(np.arange(g), nq)
-    qq = np.tile(qs, g)
-    rolls = q_roll[qq]
-    row = g_rows * r + rolls
-    scores = turn.g_scores[row]
-    gain = scores + turn.up_gain[q_u[qq] * r + rolls] + turn.g_bonus[row][:, None]
-    first = turn.g_first[g_rows]
-    state = GameState.from_arrays(rules, turn.filled[first], q_u[qq], flag[first].astype(bool))
-    batch = _Batch(state, rolls.astype(np.intp), TurnOptions(turn.g_legal[row], scores, gain))
-    bb = _ask_box(strategy, batch, np.zeros(len(rolls), np.float32), rules).astype(np.int8)
-    pos = np.full(len(q_roll), -1, dtype=np.intp)
-    pos[qs] = np.arange(nq)
-    at = pos[q_of][u]                                    # (C, R) class of each row
-    at += (turn.g_inv * nq)[:, None]
-    return np.take(bb, at)
+def _best_gain_boxes(strategy, turn):
+    """keep-largest's box for every (state, final roll) of a chunk: what its box() does
+    (``best_legal(options.gain, options.legal)``: the legal box gaining most, bonuses
+    included, the first on ties), in one compiled loop over the chunk's options."""
+    from ._eval_kernels import best_gain_boxes
+
+    out = np.empty((turn.n, turn.r), dtype=np.uint8)
+    best_gain_boxes(turn.g_inv.astype(np.intp), np.asarray(turn.chunk[1], dtype=np.intp),
+                    turn.g_scores, turn.g_bonus, turn.g_legal, turn.up_gain, out)
+    return out
 
 
 def _lookahead_tables(strategy, turn):
@@ -503,9 +466,13 @@ def _lookahead_tables(strategy, turn):
     roll = np.arange(turn.r)[None, :]
     boxes = store[0][rows]
     plans, inv = np.unique(rows, return_inverse=True)     # states of one position share it
-    keeps = {j: strategy.dice.subkeeps[roll, store[j][plans]].astype(np.intp)
-             for j in range(1, rules.n_rolls)}
-    return boxes, _Keeps(keeps, inv.reshape(-1))
+    keeps = {j: store[j][plans] for j in range(1, rules.n_rolls)}      # ranks among the sub-keeps
+    return boxes, _Keeps(keeps, inv.reshape(-1), _subkeep_lookup(strategy.dice))
+
+
+@functools.lru_cache(maxsize=None)
+def _subkeep_lookup(dice):
+    return dice.subkeeps.astype(np.intp)
 
 
 def _optimal_boxes(strategy, turn):
@@ -571,6 +538,37 @@ def _optimal_boxes(strategy, turn):
     return arg
 
 
+def _reads_decision_table(strategy, rules) -> bool:
+    """An optimal (or risk-sensitive optimal) strategy that plays by its decision table
+    (:mod:`yahtzee_sim.exact.decisions`): its keep() and box() are the table's look-ups
+    once the table is loaded, so an evaluation reads the table per state instead."""
+    from ..strategies.optimal import OptimalStrategy
+    from .decisions import MAX_TABLE_BYTES, table_bytes
+
+    cls = type(strategy)
+    # whichever table _decision_table gives (the risk strategies' own), keep() and box()
+    # read the same one
+    plain = isinstance(strategy, OptimalStrategy) and all(
+        getattr(cls, name) is getattr(OptimalStrategy, name)
+        for name in ("keep", "_best_keeps", "box", "decision_table", "_use", "_rows", "_state"))
+    return plain and strategy.use_table and not rules.roll_dependent \
+        and table_bytes(rules) <= MAX_TABLE_BYTES
+
+
+def _table_decisions(strategy, turn):
+    """Boxes and keeps of a chunk read from the strategy's decision table: one keep plan
+    per table row (upper totals no decision tells apart share a row)."""
+    table = strategy.decisions
+    mask, u, flag = turn.chunk
+    rows = table.row_of[turn.sp.flat(mask, u, flag)]
+    if (rows < 0).any():                              # pragma: no cover - internal error
+        raise RuntimeError("policy_value: a reachable state has no decision-table row")
+    plans, inv = np.unique(rows, return_inverse=True)
+    boxes = np.asarray(table.boxes)[rows]
+    keeps = {j: np.asarray(table.keeps[j])[plans] for j in range(1, turn.rules.n_rolls)}
+    return boxes, _Keeps(keeps, inv.reshape(-1), np.asarray(strategy._sub_keep, dtype=np.intp))
+
+
 def _is_optimal(strategy) -> bool:
     """The optimal strategy itself (its decisions are its solver tables')."""
     from ..strategies.optimal import OptimalStrategy
@@ -590,7 +588,10 @@ class _Decider:
     when the table may break exact ties differently from keep() (optimal: the
     values are equal, so the expected score is the same). ``optimal_keeps``: a
     function ``(strategy, turn) -> {rolls left: (C, R)}`` giving the keeps of an
-    optimal (or risk-sensitive optimal) strategy from its tables, if the caller has one.
+    optimal (or risk-sensitive optimal) strategy from its tables, if the caller has one;
+    it serves only where the strategy cannot play by a decision table (too large, or
+    ``table=False``): otherwise the table is loaded (or built and cached once) and
+    read, the same decisions as the strategy's keep() and box() then make.
     """
 
     def __init__(self, strategy, rules, is_subkeep, *, optimal_keeps=None):
@@ -601,7 +602,10 @@ class _Decider:
         cls = type(strategy)
         self.tables = self.box_fn = self.keep_fn = None
         self.exact_keeps = True
-        if isinstance(strategy, LookaheadStrategy) and cls.keep is LookaheadStrategy.keep \
+        if _reads_decision_table(strategy, rules):
+            strategy.decision_table()                 # built once, or read from the disk cache
+            self.tables = _table_decisions
+        elif isinstance(strategy, LookaheadStrategy) and cls.keep is LookaheadStrategy.keep \
                 and cls.box is LookaheadStrategy.box and cls._plans is LookaheadStrategy._plans \
                 and not rules.announces:
             self.tables = _lookahead_tables
@@ -609,7 +613,7 @@ class _Decider:
             if cls.keep is KeepLargestStrategy.keep:
                 self.keep_fn = _keep_largest_keeps
             if cls.box is KeepLargestStrategy.box:
-                self.box_fn = _boxes_from_options
+                self.box_fn = _best_gain_boxes
         elif optimal_keeps is not None:
             self.keep_fn, self.exact_keeps = optimal_keeps, False
             if _is_optimal(strategy):
@@ -689,23 +693,41 @@ def _throw(dice, keep_mass: np.ndarray) -> np.ndarray:
     return y[dice.roll_keep_index]
 
 
-def _hold(dice, mass: np.ndarray, keeps: np.ndarray) -> np.ndarray:
-    """(R, C) mass on the rolls -> (K, C) mass on the keeps held, ``keeps`` (C, R)."""
-    r, n = mass.shape
-    kt = np.ascontiguousarray(keeps.T).astype(np.intp)
-    kt *= n
-    kt += np.arange(n)
-    return np.bincount(kt.reshape(-1), weights=mass.reshape(-1),
-                       minlength=dice.n_keeps * n).reshape(dice.n_keeps, n)
+@functools.lru_cache(maxsize=None)
+def _growth(dice):
+    """The keep lattice for :func:`~yahtzee_sim.exact._eval_kernels.final_roll_masses`:
+    the keeps below a full roll (smallest first), each keep's children, each roll's keep."""
+    order = np.argsort(dice.keep_size, kind="stable")
+    growing = order[dice.keep_size[order] < dice.n_dice].astype(np.intp)
+    return growing, dice.keep_children.astype(np.intp), dice.roll_keep_index.astype(np.intp)
 
 
-def _final_roll_distribution(dice, keeps: _Keeps, n_rolls: int) -> np.ndarray:
-    """(R, P) probability of each final roll of a turn under each of the P keep plans."""
-    p = len(next(iter(keeps.plans.values()))) if n_rolls > 1 else 1
-    x = np.repeat(dice.first_roll_prob[:, None], p, axis=1)
-    for j in range(n_rolls - 1, 0, -1):
-        x = _throw(dice, _hold(dice, x, keeps.plans[j]))
-    return x
+@functools.lru_cache(maxsize=None)
+def _identity_lookup(dice):
+    """(R, K): keep k of every roll is keep k (plans that hold keep indices)."""
+    return np.ascontiguousarray(np.broadcast_to(np.arange(dice.n_keeps, dtype=np.intp),
+                                                (dice.n_rolls, dice.n_keeps)))
+
+
+def final_roll_masses(dice, keeps: _Keeps, n_rolls: int, is_five=None):
+    """(P, R) probability of each final roll of a turn under each of the P keep plans,
+    and with ``is_five`` (R,) also the part with no five of a kind thrown (else None)."""
+    from ._eval_kernels import final_roll_masses as kernel
+
+    j_all = range(n_rolls - 1, 0, -1)
+    if n_rolls > 1:
+        plans = np.stack([keeps.plans[j] for j in j_all])
+        if plans.dtype != np.uint8:
+            plans = plans.astype(np.intp, copy=False)
+    else:
+        plans = np.zeros((0, 1, dice.n_rolls), dtype=np.intp)
+    lookup = keeps.lookup if keeps.lookup is not None else _identity_lookup(dice)
+    n_plans = plans.shape[1]
+    out = np.empty((n_plans, dice.n_rolls))
+    out_no5 = np.empty((n_plans if is_five is not None else 0, dice.n_rolls))
+    five = np.zeros(dice.n_rolls, dtype=bool) if is_five is None else np.asarray(is_five, dtype=bool)
+    kernel(dice.first_roll_prob, plans, lookup, *_growth(dice), five, out, out_no5)
+    return out, (out_no5 if is_five is not None else None)
 
 
 @functools.lru_cache(maxsize=32)
@@ -761,77 +783,85 @@ def _move_values(rules, sp, turn: _Turn, values, second):
     return ug + v, ug * ug + 2 * ug * v + m2
 
 
-def _final_values(rules, sp, turn: _Turn, boxes, values, second, *, checked=False):
-    """(R, C) worth of ending the turn with each roll, writing it in ``boxes`` (C, R):
-    the points gained plus the next state's expected score, and the second moment.
+def _box_array(boxes) -> np.ndarray:
+    """(C, R) boxes as a contiguous uint8 or intp array for the compiled loops (a table's
+    uint8 boxes are not widened: one compiled variant per dtype)."""
+    boxes = np.asarray(boxes)
+    if boxes.dtype not in (np.uint8, np.intp):
+        boxes = boxes.astype(np.intp)
+    return np.ascontiguousarray(boxes)
+
+
+def _chunk_values(rules, sp, turn: _Turn, boxes, keeps, values, second):
+    """Expected future score and its second moment (C,) of a chunk of states, for
+    boxes (C, R) of every final roll and keeps (C, R) per rerolls left.
 
     A final roll written in box b gains ``s = points + five-of-a-kind bonus`` (from the
     (filled boxes, flag) group's options) and moves to a state fixed by the *move*
     (the box, and for an upper box its points): with ``A`` = upper bonus + the next
     state's value and ``Q`` = the matching second moment (per state and move, a few
-    dozen), ``mean = s + A`` and ``second moment = s * (s + 2 A) + Q``.
+    dozen), ``mean = s + A`` and ``second moment = s * (s + 2 A) + Q``, weighted by the
+    final roll's probability under the keeps (pushed forwards from the first roll, once
+    per distinct keep plan): one compiled loop over the (state, roll) rows
+    (:func:`~yahtzee_sim.exact._eval_kernels.chunk_values`).
     """
-    n, r, n_boxes = turn.n, turn.r, rules.n_boxes
+    from ._eval_kernels import chunk_values
+
+    n_boxes = rules.n_boxes
     a_tab, q_tab = _move_values(rules, sp, turn, values, second)
     move_of = _move_table(rules)[0]
-    n_moves = a_tab.shape[1]
     g_gain = (turn.g_scores + turn.g_bonus[:, None]).astype(np.float64)       # (G * R, B)
     g_move = np.take(move_of, turn.g_scores + (np.arange(n_boxes) * move_of.shape[1])[None, :])
-    cell = (turn.g_inv * (r * n_boxes))[None, :] + (np.arange(r) * n_boxes)[:, None]
-    cell += boxes.T
-    if not checked and not np.take(turn.g_legal, cell).all():  # pragma: no cover - internal error
-        raise RuntimeError("policy_value: a decision table chose an illegal box")
-    s = np.take(g_gain, cell)
-    move = np.take(g_move, cell)
-    move += (np.arange(n) * n_moves)[None, :]
-    a = np.take(a_tab.reshape(-1), move)
-    w = s + a
-    a *= 2
-    a += s
-    a *= s
-    a += np.take(q_tab.reshape(-1), move)
-    if np.isnan(w).any() or np.isnan(a).any():   # pragma: no cover - internal error
+    rho, _ = final_roll_masses(rules.dice, keeps, rules.n_rolls)              # (P, R)
+    plan_of = np.arange(turn.n, dtype=np.intp) if keeps.rows is None else \
+        np.asarray(keeps.rows, dtype=np.intp)                               # one plan per state
+    v, v2 = np.empty(turn.n), np.empty(turn.n)
+    if not chunk_values(_box_array(boxes), turn.g_inv.astype(np.intp), g_gain, g_move,
+                        turn.g_legal, a_tab, q_tab, plan_of, rho, v, v2):
+        raise RuntimeError("policy_value: a decision table chose an illegal box")  # pragma: no cover
+    if np.isnan(v).any() or np.isnan(v2).any():      # pragma: no cover - internal error
         raise RuntimeError("policy_value: a next state was not evaluated")
-    return w, a
-
-
-def _chunk_values(rules, sp, turn: _Turn, boxes, keeps, values, second, *, checked=False):
-    """Expected future score and its second moment (C,) of a chunk of states, for
-    boxes (C, R) of every final roll and keeps (C, R) per rerolls left: the worth of
-    each final roll weighted by its probability under the keeps (pushed forwards from
-    the first roll, once for all states when the keeps do not depend on the state)."""
-    w, w2 = _final_values(rules, sp, turn, boxes, values, second, checked=checked)
-    rho = _final_roll_distribution(rules.dice, keeps, rules.n_rolls)
-    # einsum, not BLAS: a threaded BLAS gemv is a hundred times slower on a busy machine
-    if rho.shape[1] == 1:
-        return np.einsum("r,rc->c", rho[:, 0], w), np.einsum("r,rc->c", rho[:, 0], w2)
-    if keeps.rows is not None:
-        rho = rho[:, keeps.rows]
-    return np.einsum("rc,rc->c", rho, w), np.einsum("rc,rc->c", rho, w2)
+    return v, v2
 
 
 def _chunk_values_uniform(rules, sp, turn: _Turn, avg_keep, values, second):
     """Expected future score and its second moment (C,) of a chunk of states under
     ``random``: the mean over every legal box of each final roll, weighted by the
-    final roll's probability under uniform keeps (the same in every state)."""
-    d = rules.dice
-    mask, u, flag = turn.chunk
-    n_states, n_rolls = turn.n, turn.r
-    opts = turn.options
-    at = np.flatnonzero(opts.legal)
-    rows, boxes = np.divmod(at, rules.n_boxes)
-    g = opts.gain.reshape(-1)[at].astype(np.float64)
-    st = turn.rep[rows]                         # the chunk's state of each entry
-    nxt = sp.next_flat(mask[st], u[st], flag[st], opts.scores.reshape(-1)[at], boxes=boxes)
-    vn, mn = values[nxt], second[nxt]
-    k = np.bincount(rows, minlength=len(turn.rolls))
-    w = np.bincount(rows, weights=g + vn, minlength=len(k)) / k
-    w2 = np.bincount(rows, weights=g * g + 2 * g * vn + mn, minlength=len(k)) / k
-    if np.isnan(w).any() or np.isnan(w2).any():      # pragma: no cover - internal error
+    final roll's probability under uniform keeps (the same in every state).
+
+    The points ``s`` of a (roll, box) and which boxes are legal depend on the (filled
+    boxes, flag) group alone, the worth of the move made (``A``: upper bonus plus the
+    next state's value, ``Q`` its second moment) on the state, so per group the
+    weights of the moves are summed once over its rolls and boxes (``W``, and ``SW``
+    weighted by ``s``): ``mean = S1 + W . A`` and ``second moment = S2 + 2 SW . A + W . Q``
+    per state, with ``S1``, ``S2`` the group's weighted sums of ``s`` and ``s**2``.
+    """
+    n_boxes, r = rules.n_boxes, turn.r
+    a_tab, q_tab = _move_values(rules, sp, turn, values, second)              # (C, M)
+    move_of = _move_table(rules)[0]
+    n_moves = a_tab.shape[1]
+    n_groups = len(turn.g_first)
+    legal = turn.g_legal                                                      # (G * R, B)
+    rho = _uniform_final_roll_distribution(rules.dice, rules.n_rolls)
+    weight = np.tile(rho, n_groups)[:, None] / legal.sum(axis=1, keepdims=True) * legal
+    s = (turn.g_scores + turn.g_bonus[:, None]).astype(np.float64)
+    move = np.take(move_of, turn.g_scores + (np.arange(n_boxes) * move_of.shape[1])[None, :])
+    group = np.repeat(np.arange(n_groups), r)[:, None]
+    key = (group * n_moves + move)[legal]
+    w_at, ws_at = weight[legal], (weight * s)[legal]
+    w_move = np.bincount(key, weights=w_at, minlength=n_groups * n_moves).reshape(n_groups, n_moves)
+    ws_move = np.bincount(key, weights=ws_at, minlength=n_groups * n_moves).reshape(n_groups, n_moves)
+    s1 = np.bincount(group[:, 0], weights=(weight * s).sum(axis=1), minlength=n_groups)
+    s2 = np.bincount(group[:, 0], weights=(weight * s * s).sum(axis=1), minlength=n_groups)
+    g = turn.g_inv
+    wc, wsc = w_move[g], ws_move[g]                                            # (C, M)
+    used = wc > 0
+    if np.isnan(a_tab[used]).any() or np.isnan(q_tab[used]).any():  # pragma: no cover
         raise RuntimeError("policy_value: a next state was not evaluated")
-    rho = _uniform_final_roll_distribution(d, rules.n_rolls)
-    return (np.einsum("cr,r->c", w.reshape(n_states, n_rolls), rho),
-            np.einsum("cr,r->c", w2.reshape(n_states, n_rolls), rho))
+    a_tab, q_tab = np.where(used, a_tab, 0.0), np.where(used, q_tab, 0.0)
+    mean = s1[g] + np.einsum("cm,cm->c", wc, a_tab)
+    m2 = s2[g] + 2 * np.einsum("cm,cm->c", wsc, a_tab) + np.einsum("cm,cm->c", wc, q_tab)
+    return mean, m2
 
 
 @functools.lru_cache(maxsize=None)

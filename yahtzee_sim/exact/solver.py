@@ -69,6 +69,10 @@ SOLVER_VERSION = 3
 _DTYPES = {"float32": np.float32, "float64": np.float64}
 MIN_STATES_FOR_WORKERS = 20_000
 """Smaller problems are solved in one process (forking costs more than it saves)."""
+MIN_STATES_FOR_KERNELS = 20_000
+"""Smaller problems are solved by the NumPy path: loading the compiled kernels
+(:mod:`._solver_kernels`, the same tables bit for bit) costs about 0.3 s once per
+process, more than they save there."""
 _MEMO: dict = {}
 
 
@@ -226,7 +230,8 @@ def _shared(n: int) -> np.ndarray:
     return np.frombuffer(buf, dtype=np.float64, count=n)
 
 
-def _solve_part(model, values, variances, states, part, n_parts, out_v, out_var, chunk, on_chunk=None):
+def _solve_part(model, values, variances, states, part, n_parts, out_v, out_var, chunk, compiled,
+                on_chunk=None):
     """Solve chunks part, part + n_parts, ... of one level's states (balanced work).
 
     ``on_chunk(states)``, if given, is told after each chunk how many of the level's
@@ -234,9 +239,10 @@ def _solve_part(model, values, variances, states, part, n_parts, out_v, out_var,
     m, u, fl = states
     for a in range(part * chunk, len(m), n_parts * chunk):
         b = min(a + chunk, len(m))
-        out_v[a:b], out_var[a:b] = turn_values(model, values, variances, m[a:b], u[a:b], fl[a:b])
+        out_v[a:b], out_var[a:b] = turn_values(model, values, variances, m[a:b], u[a:b], fl[a:b],
+                                               compiled=compiled)
         if on_chunk is not None:
-            on_chunk(min(b * n_parts, len(m)))
+            on_chunk(min((a // (n_parts * chunk) + 1) * n_parts * chunk, len(m)))
 
 
 def _die_with_parent(parent_pid: int) -> None:
@@ -263,7 +269,7 @@ WORKER_POLL_SECONDS = 1.0
 
 
 def _worker(conn, inherited, parent_pid, model, values, variances, out_v, out_var, chunk,
-            all_states):  # pragma: no cover - runs in the forked child
+            compiled, all_states):  # pragma: no cover - runs in the forked child
     _die_with_parent(parent_pid)
     for c in inherited:             # the parent's pipe ends: else EOF never comes
         c.close()
@@ -280,7 +286,7 @@ def _worker(conn, inherited, parent_pid, model, values, variances, out_v, out_va
         level, part, n_parts = msg
         try:
             _solve_part(model, values, variances, all_states[level][0], part, n_parts,
-                        out_v, out_var, chunk)
+                        out_v, out_var, chunk, compiled)
             conn.send("ok")
         except BaseException as exc:  # report, let the parent raise
             conn.send(f"{type(exc).__name__}: {exc}")
@@ -326,7 +332,17 @@ def _compute(rules: RuleSet, dtype: str, chunk: int, workers: int, progress=None
     lv = {"filled": [b], "masks": [len(last)], "states": [0], "seconds": [0.0],
           "value_min": [0.0], "value_max": [0.0]}
     procs = []
+    compiled = sum(n_states) >= MIN_STATES_FOR_KERNELS
     try:
+        if compiled:
+            # one turn of two states first: the compiled kernels are loaded (numba imported,
+            # the machine code read from its cache, or compiled on first use) once, here,
+            # and the workers inherit them
+            from ..progress import heartbeat
+
+            m, u, fl = all_states[b - 1][0]
+            with heartbeat(report, "preparing the compiled solver"):
+                turn_values(model, values, variances, m[:2], u[:2], fl[:2], compiled=True)
         if workers > 1:
             ctx = multiprocessing.get_context("fork")
             for _ in range(workers - 1):
@@ -334,7 +350,7 @@ def _compute(rules: RuleSet, dtype: str, chunk: int, workers: int, progress=None
                 inherited = [c for _, c in procs] + [parent_end]
                 p = ctx.Process(target=_worker, daemon=True,
                                 args=(child_end, inherited, os.getpid(), model, values,
-                                      variances, out_v, out_var, chunk, all_states))
+                                      variances, out_v, out_var, chunk, compiled, all_states))
                 p.start()
                 child_end.close()
                 procs.append((p, parent_end))
@@ -345,14 +361,16 @@ def _compute(rules: RuleSet, dtype: str, chunk: int, workers: int, progress=None
             n = len(states[0])
             n_parts = min(len(procs) + 1, -(-n // chunk))
             busy = []
+            # this process takes the last part (never more chunks than a worker's) and
+            # fills the dense tables after each level
             for i, (p, conn) in enumerate(procs[: n_parts - 1]):
-                conn.send((level, i + 1, n_parts))
+                conn.send((level, i, n_parts))
                 busy.append(conn)
             # within a level, progress as this process's part goes (a big level of Maxi
             # Yatzy takes minutes); the exact count follows when the level is done
             done_before = sum(n_states[level + 1:])
-            _solve_part(model, values, variances, states, 0, n_parts, out_v, out_var, chunk,
-                        on_chunk=lambda k: report(f"solving {rules.key}", done_before + k, sum(n_states)))
+            _solve_part(model, values, variances, states, n_parts - 1, n_parts, out_v, out_var, chunk,
+                        compiled, on_chunk=lambda k: report(f"solving {rules.key}", done_before + k, sum(n_states)))
             for conn in busy:
                 reply = conn.recv()
                 if reply != "ok":

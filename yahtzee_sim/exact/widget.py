@@ -43,11 +43,29 @@ class KeepPlan:
     keeps: list
 
 
+COMPILED_COLUMNS = 256
+"""Batches of at least this many positions go through the compiled loops of
+:mod:`yahtzee_sim.exact._eval_kernels` (the same operations in the same order, so
+the same floats and the same ties; twice as fast for greedy's and heuristic's plans);
+smaller ones through numpy, without importing numba (about 0.25 s to load once per
+process: a run of a few hundred games does not pay it)."""
+
+
 @functools.lru_cache(maxsize=None)
 def _levels(dice: DiceTables):
     sizes = dice.keep_size
     by_size = [np.flatnonzero(sizes == s) for s in range(dice.n_dice + 1)]
     return by_size
+
+
+@functools.lru_cache(maxsize=None)
+def _sweeps(dice: DiceTables):
+    """Keeps below a full roll, largest first, and keeps of one die or more, smallest
+    first; the children and parents tables as intp."""
+    by_size = _levels(dice)
+    down = np.concatenate(by_size[:dice.n_dice][::-1]).astype(np.intp)
+    up = np.concatenate(by_size[1:]).astype(np.intp)
+    return down, up, dice.keep_children.astype(np.intp), dice.keep_parents.astype(np.intp)
 
 
 def keep_expectations(dice: DiceTables, roll_values_t: np.ndarray) -> np.ndarray:
@@ -65,6 +83,12 @@ def keep_expectations(dice: DiceTables, roll_values_t: np.ndarray) -> np.ndarray
     out = np.empty((dice.n_keeps,) + roll_values_t.shape[1:], dtype=roll_values_t.dtype)
     out[dice.roll_keep_index] = roll_values_t
     inv = roll_values_t.dtype.type(1.0 / dice.n_faces)
+    if out.ndim == 2 and out.shape[1] >= COMPILED_COLUMNS:
+        from ._eval_kernels import lattice_expectations
+
+        down, _, children, _ = _sweeps(dice)
+        lattice_expectations(out, down, children, inv)
+        return out
     for size in range(n - 1, -1, -1):
         ks = levels[size]
         children = dice.keep_children[ks]  # (k, F), all valid below n dice
@@ -80,6 +104,13 @@ def best_subkeep(dice: DiceTables, keep_values: np.ndarray) -> tuple[np.ndarray,
     levels = _levels(dice)
     best = keep_values.copy()
     arg = np.broadcast_to(np.arange(dice.n_keeps, dtype=np.int16)[:, None], best.shape).copy()
+    if best.ndim == 2 and best.shape[1] >= COMPILED_COLUMNS:
+        from ._eval_kernels import lattice_best_subkeep
+
+        _, up, _, parents = _sweeps(dice)
+        lattice_best_subkeep(best, arg, up, parents)
+        rk = dice.roll_keep_index
+        return best[rk], arg[rk]
     for size in range(1, dice.n_dice + 1):
         ks = levels[size]
         parents = dice.keep_parents[ks]  # (k, F), -1 where the face is absent
@@ -101,6 +132,17 @@ def best_keeps(dice: DiceTables, final_values: np.ndarray, rolls_left: int = 2,
     """
     final_values = np.asarray(final_values)
     u = len(final_values)
+    if final_values.ndim == 2 and u >= COMPILED_COLUMNS and rolls_left > 0 \
+            and final_values.dtype in (np.float32, np.float64):
+        from ._eval_kernels import lattice_best_keeps
+
+        down, up, children, parents = _sweeps(dice)
+        vals = np.empty((rolls_left,) + final_values.shape, dtype=final_values.dtype)
+        kps = np.empty((rolls_left,) + final_values.shape, dtype=np.int16)
+        lattice_best_keeps(np.ascontiguousarray(final_values), dice.roll_keep_index.astype(np.intp),
+                           down, children, up, parents, final_values.dtype.type(1.0 / dice.n_faces),
+                           vals, kps)
+        return KeepPlan(values=[final_values] + list(vals), keeps=[None] + list(kps))
     values = [final_values] + [np.empty_like(final_values) for _ in range(rolls_left)]
     keeps = [None] + [np.empty(final_values.shape, dtype=np.int16) for _ in range(rolls_left)]
     for lo in range(0, u, chunk):

@@ -1,6 +1,6 @@
 """Strategies: small vectorized plug-ins behind one interface (see :class:`Strategy`)."""
 
-from .base import (STRATEGIES, Strategy, best_legal, get_strategy, register,
+from .base import (STRATEGIES, Strategy, best_legal, code_fingerprint, get_strategy, register,
                    register_family, strategy_names, uniform_choice)
 from . import simple  # noqa: F401  (registers random and keep-largest)
 from . import lookahead  # noqa: F401  (registers greedy and heuristic)
@@ -14,4 +14,4 @@ register_family("optimal", "yahtzee_sim.strategies.risk:from_params", "optimal:t
 register_family("target", "yahtzee_sim.strategies.target:from_params", "target:T=<score>")
 
 __all__ = ["Strategy", "STRATEGIES", "register", "register_family", "get_strategy", "strategy_names",
-           "best_legal", "uniform_choice"]
+           "best_legal", "uniform_choice", "code_fingerprint"]

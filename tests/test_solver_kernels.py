@@ -1,0 +1,95 @@
+"""The solver's compiled kernels (issue 10, cold solve speed) give the NumPy path's
+tables bit for bit: same floating-point operations in the same order, so the cache,
+the tie rule and every exactness test of the NumPy path carry over."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from test_exact_family import _reduced
+from test_exact_values import _small_served
+from test_solver import _tiny
+
+from yahtzee_sim.exact import _solver_space as space_mod
+from yahtzee_sim.exact.solver import solve
+from yahtzee_sim.rules import get_rules
+
+pytest.importorskip("numba")
+
+
+def _both(rules, dtype, monkeypatch):
+    from yahtzee_sim.exact import solver as solver_mod
+
+    monkeypatch.setattr(solver_mod, "MIN_STATES_FOR_KERNELS", 0)     # small games too
+    calls = []
+    compiled = space_mod._turn_values_compiled
+    monkeypatch.setattr(space_mod, "_turn_values_compiled", lambda *a: calls.append(1) or compiled(*a))
+    out = []
+    for kernels in ("numpy", "numba"):
+        monkeypatch.setattr(space_mod, "KERNELS", kernels)
+        before = len(calls)
+        out.append(solve(rules, cache=False, dtype=dtype, workers=1))
+        assert (len(calls) > before) == (kernels == "numba")     # each path really ran
+    return out
+
+
+@pytest.mark.parametrize("rules", [
+    _tiny("forced"), _tiny("free"), _tiny("original", five_bonus=0), _tiny("none", "in-order"),
+    get_rules("yacht-classic"), get_rules("generala"),
+    _reduced("yacht", ["faces-7"], boxes=("sixes", "sevens", "choice", "yacht"), n_dice=3),
+    _reduced("maxi-yatzy", ["no-saved-throws"], boxes=("sixes", "three_pairs", "maxi_yatzy")),
+    _small_served(n_dice=3),
+], ids=["forced", "free", "original", "in-order", "yacht-classic", "generala", "seven-faces",
+        "six-dice", "served"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_kernels_give_the_numpy_tables_bit_for_bit(rules, dtype, monkeypatch):
+    a, b = _both(rules, dtype, monkeypatch)
+    assert np.array_equal(a.values, b.values, equal_nan=True)
+    assert np.array_equal(a.variances, b.variances, equal_nan=True)
+    assert a.expected_score > 0
+
+
+def test_kernels_on_yahtzee_states_means_only_and_with_moments(monkeypatch):
+    """Chunks of every level of yahtzee (jokers, the five-of-a-kind flag), in both
+    dtypes, with and without second moments, odd chunk widths (one column: NumPy
+    sums the first roll pairwise there)."""
+    assert space_mod._kernels() is not None          # the compiled path is there to compare
+    rules = get_rules("yahtzee")
+    sol = solve(rules)
+    space = space_mod.state_space(rules)
+    values, variances = sol.values.reshape(-1), sol.variances.reshape(-1)
+    rng = np.random.default_rng(5)
+    for dtype in (np.float32, np.float64):
+        model = space_mod.turn_model(rules, dtype)
+        for level in range(space.n_boxes):
+            (m, u, f), _ = space.level_states(space.level_masks[level])
+            pick = rng.choice(len(m), size=min(len(m), int(rng.choice([1, 7, 300]))), replace=False)
+            for var in (variances, None):
+                got = []
+                for kernels in ("numpy", "numba"):
+                    monkeypatch.setattr(space_mod, "KERNELS", kernels)
+                    got.append(space_mod.turn_values(model, values, var, m[pick], u[pick], f[pick],
+                                                      compiled=True))
+                assert np.array_equal(got[0][0], got[1][0]), (dtype, level)
+                if var is not None:
+                    assert np.array_equal(got[0][1], got[1][1]), (dtype, level)
+
+
+def test_kernels_load_without_scipy_linalg_and_leave_it_importable():
+    """Loading the kernels skips numba's scipy.linalg import (a third of their fixed
+    cost) and leaves scipy.linalg importable as usual afterwards."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import yahtzee_sim
+
+    env = {**os.environ, "PYTHONPATH": str(Path(yahtzee_sim.__file__).parent.parent)}
+    probe = ("import sys, numpy as np; from yahtzee_sim.exact import _solver_kernels; "
+             "print('scipy.linalg' in sys.modules); import scipy.linalg.cython_blas; "
+             "import scipy.linalg; print(scipy.linalg.norm(np.ones(4)))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,
+                         env=env, check=True).stdout.split()
+    assert out == ["False", "2.0"]

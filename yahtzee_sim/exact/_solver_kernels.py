@@ -1,0 +1,300 @@
+"""Private: compiled (numba) kernels of the solver's turn evaluation.
+
+Loaded only when :func:`yahtzee_sim.exact.solver.solve` computes a table (never at
+package import: numba and its NumPy support take about 0.3 s to load; the machine
+code comes from numba's on-disk cache, compiled once per dtype on first use). Each
+kernel does the floating-point operations of the NumPy path of
+:func:`~yahtzee_sim.exact._solver_space.turn_values`, in the same order, so the
+tables are bit-identical (``tests/test_solver_kernels.py`` compares both paths):
+
+* :func:`turn_tables`: per state, the scratch value of every box, the best of them
+  (the offset ``c``) and the upper boxes' values by face count, from the dense tables;
+* :func:`five_rows`: the five-of-a-kind rolls (jokers, bonuses) from ``turn_options``;
+* :func:`fill_rolls`: the final-roll block, box by box in box order, through the
+  tie rule of :func:`~yahtzee_sim.exact._solver_lattice.select_tied`;
+* :func:`reroll`: one reroll of the keep lattice, :func:`~._solver_lattice.expect`
+  (children summed in ascending position, as the sparse product does, then one
+  correctly rounded division) followed by :func:`~._solver_lattice.best_subkeep_pair`;
+* :func:`roll_mean`: :func:`~._solver_lattice.first_roll_mean`.
+
+The lattice work goes row-wise along the states (columns), which LLVM vectorizes.
+No threads (``parallel=False``): the solver forks its own workers. No ``fastmath``:
+it would let LLVM reassociate sums and fuse multiply-adds, changing the last bits.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numba as nb
+import numpy as np
+
+
+def _load_numpy_support() -> None:
+    """Load numba's NumPy support now, without importing scipy.linalg.
+
+    numba loads it on the first compile or cache load, and with it imports
+    ``scipy.linalg.cython_blas`` (0.15 s, a third of the kernels' fixed cost) only to
+    choose how jitted code computes ``np.dot`` of two 1-D float arrays (BLAS or a
+    plain loop), which these kernels never do. Unless scipy.linalg is already loaded,
+    that import is made to fail while the support loads: in this process numba's 1-D
+    ``np.dot`` then uses the plain loop; every other BLAS or LAPACK use imports
+    scipy as usual.
+    """
+    name = "scipy.linalg.cython_blas"
+    if name in sys.modules:
+        return                              # nothing to save: numba loads it as usual
+    try:
+        from numba.core.registry import cpu_target
+    except ImportError:                     # pragma: no cover - another numba layout:
+        return                              # numba loads its support itself, as usual
+    sys.modules[name] = None                # "import name" raises ImportError
+    try:
+        cpu_target.target_context.refresh()
+    except Exception:                       # pragma: no cover - a numba whose loading differs
+        pass                                # is left to load it itself on first use
+    finally:
+        if sys.modules.get(name, 0) is None:
+            del sys.modules[name]
+
+
+_load_numpy_support()
+
+_U = np.uint64
+
+_JIT = dict(cache=True, nogil=True, error_model="numpy")
+
+
+@nb.njit(**_JIT)
+def turn_tables(values, variances, second, nxt, u, flag, legal, n_u, n_flag, cap, upper_boxes,
+                upper_points, upper_gain, lower_boxes, tz, tv, tol):
+    """Per state, the values the final roll can lead to, from the dense tables.
+
+    ``v0`` (U, B) the scratch (0 points) value of each legal box (-inf otherwise),
+    ``c`` the best of them, ``var0`` their variances (0 when not legal), ``q0`` the
+    variance of the first box within ``tol`` of ``c``; ``w5``, ``wv5`` (U, B) an upper
+    box's value (relative to ``c``) and variance with five dice of its face (-inf and 0
+    elsewhere). Fills the candidate tables ``tz``, ``tv`` of :func:`fill_rolls`
+    (``tz``: relative to ``c``; cast to their dtype): upper box ``j`` with ``k`` dice
+    of its face at row ``k * n_upper + j``, then each lower box's scratch value.
+    """
+    n, n_boxes = legal.shape
+    n_up = len(upper_boxes)
+    n_cnt = upper_points.shape[0]
+    v0 = np.empty((n, n_boxes))
+    var0 = np.zeros((n, n_boxes))
+    c = np.empty(n)
+    q0 = np.zeros(n)
+    w5 = np.full((n, n_boxes), -np.inf)
+    wv5 = np.zeros((n, n_boxes))
+    for i in range(n):
+        best = -np.inf
+        for b in range(n_boxes):
+            if legal[i, b]:
+                idx = (nxt[i, b] * n_u + u[i]) * n_flag + flag[i]
+                v0[i, b] = values[idx]
+                if second:
+                    var0[i, b] = variances[idx]
+            else:
+                v0[i, b] = -np.inf
+            best = max(best, v0[i, b])
+        c[i] = best
+        if second:
+            for b in range(n_boxes):
+                if v0[i, b] >= best - tol:
+                    q0[i] = var0[i, b]
+                    break
+        for j in range(n_up):
+            b = upper_boxes[j]
+            ok = legal[i, b]
+            tz[j, i] = v0[i, b] - best if ok else -np.inf
+            if second:
+                tv[j, i] = var0[i, b]
+            for k in range(1, n_cnt):
+                wk = -np.inf
+                vk = 0.0
+                if ok:
+                    idx = (nxt[i, b] * n_u + min(u[i] + upper_points[k, j], cap)) * n_flag + flag[i]
+                    wk = (upper_gain[k, u[i], j] + values[idx]) - best
+                    if second:
+                        vk = variances[idx]
+                tz[k * n_up + j, i] = wk
+                if second:
+                    tv[k * n_up + j, i] = vk
+                if k == n_cnt - 1:
+                    w5[i, b] = wk
+                    wv5[i, b] = vk
+        for j in range(len(lower_boxes)):
+            b = lower_boxes[j]
+            tz[n_cnt * n_up + j, i] = v0[i, b] - best if legal[i, b] else -np.inf
+            if second:
+                tv[n_cnt * n_up + j, i] = var0[i, b]
+    return v0, c, var0, w5, wv5, q0
+
+
+@nb.njit(**_JIT)
+def fill_rolls(z, q, second, q0, tz, tv, row_ptr, ent_row, ent_add, special, z5, q5, tol):
+    """Final-roll block ``z``, ``q`` (R, U), relative to the best scratch.
+
+    Every non-special row starts at 0 (the best scratch) with second moment ``q0``
+    (U,), then meets its boxes ``row_ptr[r]:row_ptr[r+1]`` in box order: candidate
+    mean ``cz = ent_add[e] + tz[ent_row[e]]`` and second moment ``cz * cz +
+    tv[ent_row[e]]``, followed only if better than the best so far by more than
+    ``tol``; the mean is the exact maximum. Rows ``special`` (five of a kind) are
+    ``z5``, ``q5``.
+
+    :func:`~._solver_lattice.select_tied` tests the sign of ``(z + tol) - cz``; a
+    rounded difference of finite floats is negative exactly when the first is the
+    smaller, so ``z + tol < cz`` is the same test, and this form (both second
+    moments loaded, one select) vectorizes.
+    """
+    n_rows, n = z.shape
+    zf = z.reshape(-1)
+    qf = q.reshape(-1)
+    tzf = tz.reshape(-1)
+    tvf = tv.reshape(-1)
+    for r in range(n_rows):
+        row = _U(r * n)
+        for j in range(n):
+            zf[row + _U(j)] = 0.0
+        if second:
+            for j in range(n):
+                qf[row + _U(j)] = q0[j]
+        for e in range(row_ptr[r], row_ptr[r + 1]):
+            add = ent_add[e]
+            src = _U(ent_row[e] * n)
+            if second:
+                for j in range(n):
+                    i = _U(j)
+                    cz = add + tzf[src + i]
+                    cq = cz * cz + tvf[src + i]
+                    zi = zf[row + i]
+                    a = qf[row + i]
+                    qf[row + i] = cq if zi + tol < cz else a
+                    zf[row + i] = zi if zi >= cz else cz
+            else:
+                for j in range(n):
+                    i = _U(j)
+                    cz = add + tzf[src + i]
+                    zi = zf[row + i]
+                    zf[row + i] = zi if zi >= cz else cz
+    for s in range(len(special)):
+        z[special[s]][:] = z5[s]
+        if second:
+            q[special[s]][:] = q5[s]
+
+
+@nb.njit(**_JIT)
+def five_rows(legal5, sc5, bonus5, ginv, v0c, w5, wv5, var0, v1, var1, lower, five, second, tol):
+    """(k5, U) values relative to the best scratch, and second moments, of the
+    five-of-a-kind rolls: :func:`~._solver_space._five_rows`'s loop, state by state.
+
+    A box's candidate: a lower box its score plus its scratch value ``v0c``, an upper
+    box its count-5 value ``w5`` if it scores, else its scratch value; the
+    five-of-a-kind box scoring its full value (``five >= 0``: the flag matters) the
+    next state with the flag set, ``v1``. The value is the exact max plus the bonus;
+    the box followed is the first within ``tol`` of the max.
+    """
+    n, n_boxes = v0c.shape
+    k5 = sc5.shape[1]
+    z5 = np.empty((k5, n))
+    q5 = np.empty((k5, n))
+    cand = np.empty(n_boxes)
+    for i in range(n):
+        g = ginv[i]
+        for j in range(k5):
+            best = -np.inf
+            for b in range(n_boxes):
+                sc = sc5[g, j, b]
+                if not legal5[g, j, b]:
+                    v = -np.inf
+                elif b == five and sc > 0:
+                    v = sc + v1[i]
+                elif lower[b]:
+                    v = v0c[i, b] + sc
+                elif sc > 0:
+                    v = w5[i, b]
+                else:
+                    v = v0c[i, b]
+                cand[b] = v
+                best = max(best, v)
+            z5[j, i] = best + bonus5[g, j]
+            if second:
+                pick = 0
+                for b in range(n_boxes):
+                    if cand[b] >= best - tol:
+                        pick = b
+                        break
+                zf = cand[pick] + bonus5[g, j]
+                sc = sc5[g, j, pick]
+                if pick == five and sc > 0:
+                    var = var1[i]
+                elif lower[pick] or sc <= 0:
+                    var = var0[i, pick]
+                else:
+                    var = wv5[i, pick]
+                q5[j, i] = zf * zf + var
+    return z5, q5
+
+
+@nb.njit(**_JIT)
+def reroll(x, do_expect, do_best, level_start, child_ptr, child_pos, faces, par_ptr, par_pos, tol):
+    """In place on ``x`` (2, K, U) (means, second moments; solver order, roll block
+    filled; (1, K, U) for means only): one reroll, the expectation of every keep
+    (``do_expect``) then its best sub-keep (``do_best``).
+
+    Indices are unsigned: with signed ones numba adds a negative-index test to every
+    access, and LLVM no longer vectorizes the loops.
+    """
+    n_mom, n_keeps, n = x.shape
+    xf = x.reshape(-1)
+    size = _U(n_keeps * n)
+    if do_expect:        # downwards: a keep of size s < n_dice from its children (one die more)
+        for k in range(level_start[len(level_start) - 2] - 1, -1, -1):
+            for m in range(n_mom):
+                base = _U(m) * size
+                dst = base + _U(k * n)
+                for j in range(n):
+                    xf[dst + _U(j)] = 0.0
+                for e in range(child_ptr[k], child_ptr[k + 1]):
+                    src = base + _U(child_pos[e] * n)
+                    for j in range(n):
+                        xf[dst + _U(j)] += xf[src + _U(j)]
+                for j in range(n):
+                    xf[dst + _U(j)] /= faces
+    if do_best:          # upwards: a keep of size s >= 1 from its parents (one die fewer)
+        for k in range(level_start[1], n_keeps):
+            dst = _U(k * n)
+            for e in range(par_ptr[k], par_ptr[k + 1]):
+                src = _U(par_pos[e] * n)
+                if n_mom == 2:          # select_tied, row-wise (see fill_rolls)
+                    for j in range(n):
+                        i = _U(j)
+                        zi = xf[dst + i]
+                        ci = xf[src + i]
+                        a = xf[size + dst + i]
+                        b = xf[size + src + i]
+                        xf[size + dst + i] = b if zi + tol < ci else a
+                        xf[dst + i] = zi if zi >= ci else ci
+                else:
+                    for j in range(n):
+                        i = _U(j)
+                        zi = xf[dst + i]
+                        ci = xf[src + i]
+                        xf[dst + i] = zi if zi >= ci else ci
+
+
+@nb.njit(**_JIT)
+def roll_mean(rolls, mult, n_outcomes):
+    """(U,) float64 mean over the first roll of ``rolls`` (R, U), summed row after row
+    (as NumPy reduces a C-contiguous array over its first axis)."""
+    n_rows, n = rolls.shape
+    out = np.zeros(n)
+    for r in range(n_rows):
+        m = mult[r]
+        row = rolls[r]
+        for i in range(n):
+            out[i] += np.float64(row[i]) * m
+    for i in range(n):
+        out[i] /= n_outcomes
+    return out
