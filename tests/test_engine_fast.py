@@ -186,3 +186,32 @@ def test_user_strategy_illegal_keep_still_refused():
 
     with pytest.raises(StrategyError, match="kept dice it does not have"):
         play_blocks(rules, HoldsSixes().prepare(rules), 1, range(0, 1), 100)
+
+
+def test_gains_are_made_only_when_read_and_from_the_turns_upper_total():
+    """The engine hands strategies the gains on demand: random never reads them, and a
+    strategy that reads them after the box is written still gets the turn's own."""
+    from yahtzee_sim import get_rules, simulate
+    from yahtzee_sim.state import TurnOptions
+
+    kept = []
+
+    class LateReader(Strategy):
+        name = "late-reader"
+        uses_uniforms = False
+
+        def keep(self, state, rolls, rolls_left, u):
+            return self.dice.roll_keep_index[rolls]
+
+        def box(self, state, rolls, options, u):
+            kept.append((options, state.upper_total.copy()))
+            return best_legal(options.scores, options.legal)
+
+    rules = get_rules("yahtzee")
+    simulate(rules, LateReader(), 64, seed=1)
+    for options, upper in kept:                       # read after the games moved on
+        expected = rules.turn_gain(upper, options.scores, np.zeros(len(upper), np.int16))
+        bonus = options.gain - expected
+        assert (bonus == bonus[:, :1]).all()          # only the five-of-a-kind bonus may differ
+    with pytest.raises(ValueError, match="one of the two"):
+        TurnOptions(np.ones((1, 2), bool), np.zeros((1, 2), np.int16))

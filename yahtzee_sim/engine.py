@@ -225,8 +225,11 @@ def play_turn(rules: RuleSet, strategy: Strategy, state: GameState, tape: np.nda
     announced = state.announced if rules.announces else None
     legal, scores, bonus = rules.turn_options(state.filled, state.five_box_full, rolls, throws=throws,
                                               announced=announced, column_major=True)
-    gain = rules.turn_gain(state.upper_total, scores, bonus)
-    boxes = np.asarray(strategy.box(state, rolls, TurnOptions(legal, scores, gain),
+    # the gains on demand (random never reads them), from this turn's upper total: a copy,
+    # since the state moves on after the box is chosen
+    upper_now = state.upper_total.copy()
+    options = TurnOptions(legal, scores, make_gain=lambda: rules.turn_gain(upper_now, scores, bonus))
+    boxes = np.asarray(strategy.box(state, rolls, options,
                                     None if unif is None else unif[:, -1]))
     if boxes.shape != rolls.shape or boxes.dtype.kind not in "iu":
         raise StrategyError(f"strategy {strategy.name!r}: box() must return {rolls.shape} box indices")

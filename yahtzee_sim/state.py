@@ -96,16 +96,36 @@ class GameState:
         return rules.card_total(self.box_scores, self.upper_total, self.five_bonus_count)
 
 
-@dataclass(frozen=True)
 class TurnOptions:
     """What a strategy sees when it chooses a box.
 
     legal : (N, B) bool, boxes it may fill (joker and fill order applied).
     scores : (N, B) int16, points each box would get.
     gain : (N, B) int16, points gained now: ``scores`` plus the upper bonus if the
-        box completes it plus any Yahtzee bonus.
+        box completes it plus any Yahtzee bonus. Either the array, or (``make_gain``)
+        a function that computes it when a strategy first reads it: the engine passes
+        one, so a strategy that never looks at the gains (``random``) does not pay for them.
+
+    >>> o = TurnOptions(np.ones((1, 2), bool), np.array([[3, 0]], np.int16),
+    ...                 make_gain=lambda: np.array([[38, 0]], np.int16))
+    >>> o.gain.tolist()
+    [[38, 0]]
     """
 
-    legal: np.ndarray
-    scores: np.ndarray
-    gain: np.ndarray
+    __slots__ = ("legal", "scores", "_gain", "_make_gain")
+
+    def __init__(self, legal: np.ndarray, scores: np.ndarray, gain: np.ndarray | None = None, *,
+                 make_gain=None):
+        if (gain is None) == (make_gain is None):
+            raise ValueError("TurnOptions needs the gains or a function that makes them (one of the two)")
+        self.legal, self.scores, self._gain, self._make_gain = legal, scores, gain, make_gain
+
+    @property
+    def gain(self) -> np.ndarray:
+        if self._gain is None:
+            self._gain = self._make_gain()
+            self._make_gain = None
+        return self._gain
+
+    def __repr__(self) -> str:
+        return f"TurnOptions(games={len(self.legal)}, boxes={self.legal.shape[1]})"

@@ -30,8 +30,9 @@ class RandomStrategy(Strategy):
 
     def keep(self, state, rolls, rolls_left, u):
         n = np.take(self._n_subkeeps, rolls)
-        pick = u * n
-        np.minimum(pick, n - 1, out=pick)
+        pick = np.multiply(u, n, out=n)        # exact in float64: u has 24 bits, n under 2**10
+        if u.dtype != np.float32:              # u < 1 in float32 (the engine's) keeps pick < n
+            np.minimum(pick, np.take(self._n_subkeeps, rolls) - 1, out=pick)
         pick += np.take(self._row_start, rolls)
         return np.take(self.dice.subkeeps.reshape(-1), pick.astype(np.intp))
 
