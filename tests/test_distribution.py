@@ -91,6 +91,20 @@ def brute_force(rules: RuleSet, strategy: Strategy) -> dict:
     return game(tuple([False] * b), 0, False)
 
 
+def _assert_matches_brute_force(dist, joint, *, upper_bonus):
+    """The exact distribution against a brute force's joint (score, five rolled, bonuses,
+    five box full, upper bonus) probabilities: the PMF and the events, to 1e-14."""
+    pmf = np.zeros(max(s for s, *_ in joint) + 1)
+    for (s, *_), p in joint.items():
+        pmf[s] += p
+    assert len(dist.pmf) == len(pmf)
+    np.testing.assert_allclose(dist.pmf, pmf, rtol=0, atol=1e-14)
+    assert dist.p_five_of_a_kind_rolled == pytest.approx(sum(p for k, p in joint.items() if k[1]), abs=1e-14)
+    assert dist.p_five_box_full == pytest.approx(sum(p for k, p in joint.items() if k[3]), abs=1e-14)
+    if upper_bonus:
+        assert dist.p_upper_bonus == pytest.approx(sum(p for k, p in joint.items() if k[4]), abs=1e-14)
+
+
 @pytest.mark.parametrize("case", list(TINY_CASES))
 @pytest.mark.parametrize("strategy", ["keep-largest", "greedy", "lowest-box"])
 def test_tiny_games_match_brute_force(case, strategy):
@@ -100,15 +114,7 @@ def test_tiny_games_match_brute_force(case, strategy):
 
     joint = brute_force(rules, get_strategy(strat) if isinstance(strat, str) else LowestBox())
     dist = distribution(rules, strat)
-    pmf = np.zeros(max(s for s, *_ in joint) + 1)
-    for (s, *_), p in joint.items():
-        pmf[s] += p
-    assert len(dist.pmf) == len(pmf)
-    np.testing.assert_allclose(dist.pmf, pmf, rtol=0, atol=1e-14)
-    assert dist.p_five_of_a_kind_rolled == pytest.approx(sum(p for k, p in joint.items() if k[1]), abs=1e-14)
-    assert dist.p_five_box_full == pytest.approx(sum(p for k, p in joint.items() if k[3]), abs=1e-14)
-    if rules.upper_bonus:
-        assert dist.p_upper_bonus == pytest.approx(sum(p for k, p in joint.items() if k[4]), abs=1e-14)
+    _assert_matches_brute_force(dist, joint, upper_bonus=bool(rules.upper_bonus))
     bonus = defaultdict(float)
     for k, p in joint.items():
         bonus[k[2]] += p
@@ -318,14 +324,7 @@ def test_optimal_from_its_decision_table_matches_brute_force(case):
     sol = solve(rules, cache=False)
     joint = brute_force(rules, TableOptimal(sol))
     dist = distribution(rules, OptimalStrategy(sol))
-    pmf = np.zeros(max(s for s, *_ in joint) + 1)
-    for (s, *_), p in joint.items():
-        pmf[s] += p
-    assert len(dist.pmf) == len(pmf)
-    np.testing.assert_allclose(dist.pmf, pmf, rtol=0, atol=1e-14)
-    assert dist.p_five_of_a_kind_rolled == pytest.approx(sum(p for k, p in joint.items() if k[1]), abs=1e-14)
-    assert dist.p_five_box_full == pytest.approx(sum(p for k, p in joint.items() if k[3]), abs=1e-14)
-    assert dist.p_upper_bonus == pytest.approx(sum(p for k, p in joint.items() if k[4]), abs=1e-14)
+    _assert_matches_brute_force(dist, joint, upper_bonus=True)
 
 
 @pytest.mark.parametrize("rules,options", [("yacht-classic", []), ("yacht", ["fill-in-order"])])
