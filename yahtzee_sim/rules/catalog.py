@@ -338,6 +338,15 @@ def _kismet(options: frozenset[str]) -> RuleSet:
 
 BALUT_CATEGORIES = ("fours", "fives", "sixes", "straight", "full_house", "choice", "balut")
 BALUT_ROUNDS = 4
+# Balut's points as data (balut_points reads them; so does the heuristic, which aims at them):
+BALUT_TOTAL_POINTS = (("fours", 52, 2), ("fives", 65, 2), ("sixes", 78, 2), ("choice", 100, 2))
+"""(category, total it must reach over its four boxes, points)."""
+BALUT_FULL_POINTS = (("straight", 4), ("full_house", 3))
+"""(category, points when all four of its boxes are non-zero)."""
+BALUT_EACH_POINTS = (("balut", 2),)
+"""(category, points for each of its boxes that is non-zero)."""
+BALUT_SCORE_BANDS = (350, 50, -2, 6)
+"""(start, step, least, most): the total score adds ``clip((score - start) // step, least, most)``."""
 
 
 def balut_points(box_scores: np.ndarray) -> np.ndarray:
@@ -353,13 +362,15 @@ def balut_points(box_scores: np.ndarray) -> np.ndarray:
     cards = np.asarray(box_scores, dtype=np.int64).reshape(len(box_scores), len(BALUT_CATEGORIES), BALUT_ROUNDS)
     totals = cards.sum(axis=2)
     points = np.zeros(len(cards), dtype=np.int64)
-    for c, threshold in (("fours", 52), ("fives", 65), ("sixes", 78), ("choice", 100)):
-        points += np.where(totals[:, BALUT_CATEGORIES.index(c)] >= threshold, 2, 0)
-    points += np.where((cards[:, BALUT_CATEGORIES.index("straight")] > 0).all(axis=1), 4, 0)
-    points += np.where((cards[:, BALUT_CATEGORIES.index("full_house")] > 0).all(axis=1), 3, 0)
-    points += 2 * (cards[:, BALUT_CATEGORIES.index("balut")] > 0).sum(axis=1)
+    for c, threshold, worth in BALUT_TOTAL_POINTS:
+        points += np.where(totals[:, BALUT_CATEGORIES.index(c)] >= threshold, worth, 0)
+    for c, worth in BALUT_FULL_POINTS:
+        points += np.where((cards[:, BALUT_CATEGORIES.index(c)] > 0).all(axis=1), worth, 0)
+    for c, worth in BALUT_EACH_POINTS:
+        points += worth * (cards[:, BALUT_CATEGORIES.index(c)] > 0).sum(axis=1)
     score = totals.sum(axis=1)
-    points += np.clip(np.floor_divide(score - 350, 50), -2, 6)   # <300: -2 ... 650+: +6
+    start, step, least, most = BALUT_SCORE_BANDS
+    points += np.clip(np.floor_divide(score - start, step), least, most)   # <300: -2 ... 650+: +6
     return points
 
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..exact.widget import best_keeps
+from .aims import card_aims
 from .base import Strategy, register
 
 __all__ = ["GreedyStrategy", "HeuristicStrategy", "LookaheadStrategy"]
@@ -46,20 +47,38 @@ direct index (4 bytes each) instead of a sorted one."""
 
 def _unique(keys: np.ndarray):
     """``np.unique(keys, return_index=True, return_inverse=True)`` with a quicksort
-    (any game of a position may represent it, so no stable sort is needed).
+    (any game of a position may represent it, so no stable sort is needed); keys of
+    several int64 fields (:data:`PAIR_KEY`) are sorted field by field.
 
     >>> u, first, inv = _unique(np.array([7, 3, 7, 5]))
     >>> u.tolist(), bool((u[inv] == [7, 3, 7, 5]).all()), bool((u == np.array([7, 3, 7, 5])[first]).all())
     ([3, 5, 7], True, True)
+    >>> _unique(_pair_keys(np.array([2, 1, 2]), np.array([0, 9, 0])))[0].tolist()
+    [(1, 9), (2, 0)]
     """
-    order = np.argsort(keys)
+    names = keys.dtype.names
+    order = np.lexsort([keys[f] for f in reversed(names)]) if names else np.argsort(keys)
     sorted_keys = keys[order]
     new = np.empty(len(keys), dtype=bool)
     new[:1] = True
-    np.not_equal(sorted_keys[1:], sorted_keys[:-1], out=new[1:])
+    if names:
+        new[1:] = sorted_keys[1:] != sorted_keys[:-1]
+    else:
+        np.not_equal(sorted_keys[1:], sorted_keys[:-1], out=new[1:])
     inv = np.empty(len(keys), dtype=np.intp)
     inv[order] = np.cumsum(new) - 1
     return sorted_keys[new], order[new], inv
+
+
+PAIR_KEY = np.dtype([("key", "<i8"), ("progress", "<i8")])
+"""Position keys of strategies whose values read more of the card than fits one int64
+(:meth:`LookaheadStrategy.progress_key`): the usual key, then the progress code."""
+
+
+def _pair_keys(keys: np.ndarray, progress: np.ndarray) -> np.ndarray:
+    out = np.empty(len(keys), dtype=PAIR_KEY)
+    out["key"], out["progress"] = keys, progress
+    return out
 
 
 class LookaheadStrategy(Strategy):
@@ -94,8 +113,9 @@ class LookaheadStrategy(Strategy):
         self._bits = (np.int64(1) << np.arange(b, dtype=np.int64))
         self._key_layout(rules)
         self._upper_count = int(self.upper_key_count())
+        self._progress = bool(self.uses_progress(rules))
         size = (1 << self._width) * self._upper_count * 2
-        self._dense_size = size if (self._columns is None and not rules.announces
+        self._dense_size = size if (self._columns is None and not rules.announces and not self._progress
                                     and size <= DENSE_POSITIONS) else 0
         self._score_f = np.ascontiguousarray(rules.score_table.T, dtype=np.float32)   # (B, R)
         self._five_rolls = np.flatnonzero(rules.five_face > 0)   # rolls that may trigger a joker/bonus
@@ -120,7 +140,18 @@ class LookaheadStrategy(Strategy):
         direct position index (:meth:`_plans`)."""
         return 1
 
-    def context(self, filled: np.ndarray, upper_total: np.ndarray, five_box_full: np.ndarray) -> dict:
+    def uses_progress(self, rules) -> bool:
+        """Do the values read the card's progress (:meth:`progress_key`) besides the open boxes?"""
+        return False
+
+    def progress_key(self, filled: np.ndarray, box_scores: np.ndarray) -> np.ndarray:
+        """(N,) int64: the part of the card the values read beyond the usual key (the
+        points written so far, as far as they matter), a second field of the position
+        key when :meth:`uses_progress`; :meth:`context` receives it as ``progress``."""
+        raise NotImplementedError
+
+    def context(self, filled: np.ndarray, upper_total: np.ndarray, five_box_full: np.ndarray,
+                progress: np.ndarray | None = None) -> dict:
         """Per-position ``(n,)`` arrays that the value functions read."""
         return {"upper": np.minimum(upper_total, self.rules.upper_bonus_threshold).astype(np.int32)}
 
@@ -217,9 +248,12 @@ class LookaheadStrategy(Strategy):
         """
         return self.final_values_and_boxes(filled, upper_total, five_box_full)[0]
 
-    def final_values_and_boxes(self, filled, upper_total, five_box_full, announced=None):
+    def final_values_and_boxes(self, filled, upper_total, five_box_full, announced=None, progress=None):
         """(U, R) float32 worth of ending the turn with each roll, and (U, R) uint8 the box
         that attains it (the first in card order on ties), for U positions.
+
+        ``progress``: the positions' :meth:`progress_key` when the strategy uses one
+        (None: that of cards whose filled boxes scored 0, as :meth:`GameState.from_arrays`).
 
         The ``max`` over the legal boxes of the box values of what
         ``rules.turn_options`` says for that roll. Rolls that are not five of a
@@ -236,7 +270,9 @@ class LookaheadStrategy(Strategy):
         """
         rules = self.rules
         n = len(filled)
-        ctx = self.context(filled, upper_total, five_box_full)
+        if self._progress and progress is None:
+            progress = self.progress_key(filled, np.zeros(filled.shape, dtype=np.int16))
+        ctx = self.context(filled, upper_total, five_box_full, progress)
         col = {k: v[:, None] for k, v in ctx.items()}
         legal = np.ascontiguousarray(rules.legal_boxes(filled, announced))
         values = np.full((n, self.dice.n_rolls), -np.inf, dtype=np.float32)
@@ -272,16 +308,20 @@ class LookaheadStrategy(Strategy):
         if cached is not None and cached[0] is state and cached[1] == state.turn \
                 and np.array_equal(cached[2], state.filled) and np.array_equal(cached[3], state.upper_total) \
                 and np.array_equal(cached[4], state.five_box_full) \
-                and (state.announced is None or np.array_equal(cached[6], state.announced)):
+                and (state.announced is None or np.array_equal(cached[6], state.announced)) \
+                and (not self._progress or np.array_equal(cached[7], state.box_scores)):
             return cached[5]                    # same position arrays as the turn's first call
         keys = self._keys(state)
+        if self._progress:
+            keys = _pair_keys(keys, self.progress_key(state.filled, state.box_scores))
         if self._dense_size:
             game_rows = self._dense_rows(state, levels, keys)
         else:
             game_rows = self._sorted_rows(state, levels, keys)
         self._turn_cache = (state, state.turn, state.filled.copy(order="K"), state.upper_total.copy(),
                             state.five_box_full.copy(), game_rows,
-                            None if state.announced is None else state.announced.copy())
+                            None if state.announced is None else state.announced.copy(),
+                            state.box_scores.copy() if self._progress else None)
         return game_rows
 
     def _dense_rows(self, state, levels: int, keys: np.ndarray) -> np.ndarray:
@@ -309,7 +349,8 @@ class LookaheadStrategy(Strategy):
         for lo in range(0, len(first), self.plan_chunk):     # bounded temporaries
             part = slice(lo, lo + self.plan_chunk)
             fl, up, full, ann = self._decode(keys[part], state, first[part])
-            values, boxes = self.final_values_and_boxes(fl, up, full, ann)
+            progress = keys[part]["progress"] if self._progress else None
+            values, boxes = self.final_values_and_boxes(fl, up, full, ann, progress)
             plan = best_keeps(self.dice, values, rolls_left=levels)
             new_rows.append(self._append(plan.keeps, boxes))
         return np.concatenate(new_rows)
@@ -495,6 +536,11 @@ class HeuristicStrategy(LookaheadStrategy):
     five_rate: float = 2.125       # per-turn rate of five of a kind, times the aimed rate
     upper_rolls: float = 4.625     # bonus outlook: an open upper box ends like a hunt for its
                                    # face with this many rolls (5 rolls: 3 dice on average = par)
+    #: aim at what the card pays at the end (Balut's points, Yamb's column bonuses: G, H);
+    #: False plays as before these goals (the other rule sets have none: no change either way)
+    aim_card: bool = True
+    total_throws: int = 5          # a total goal's open box ends like a turn of this many throws aimed at it
+    full_throws: int = 5           # a full goal's open box is non-zero as often as such a turn makes it
 
     def prepare(self, rules):
         super().prepare(rules)
@@ -504,8 +550,14 @@ class HeuristicStrategy(LookaheadStrategy):
         plan = best_keeps(d, rules.score_table.T.astype(np.float64), rolls_left=rules.n_rolls - 1)
         self.aimed = plan.values[rules.n_rolls - 1] @ d.first_roll_prob
         self.card_weight = self._card_weights(rules)
-        if (self.card_weight != 1).any():   # a card scored as a whole (Yamb): box points by their worth
-            self._score_f = np.ascontiguousarray(rules.score_table.T * self.card_weight[:, None], dtype=np.float32)
+        self.aims = card_aims(rules) if self.aim_card else None
+        each = self.aims.each if self.aims is not None else np.zeros(rules.n_boxes)
+        self._score_adjusted = bool((self.card_weight != 1).any() or each.any())
+        if self._score_adjusted:   # a card scored as a whole (Yamb, Balut): box points by their worth
+            worth = rules.score_table.T * self.card_weight[:, None]
+            if each.any():         # a box that also pays when non-zero (each Balut)
+                worth = worth + each[:, None] * (rules.score_table.T > 0)
+            self._score_f = np.ascontiguousarray(worth, dtype=np.float32)
             plan = best_keeps(d, self._score_f.astype(np.float64), rolls_left=rules.n_rolls - 1)
             self.aimed = plan.values[rules.n_rolls - 1] @ d.first_roll_prob
         weight = np.where(rules.is_upper, self.reserve_upper, self.reserve_lower)
@@ -537,7 +589,122 @@ class HeuristicStrategy(LookaheadStrategy):
         self._top_by_col = (rules.n_dice * rules.upper_face[self._upper_cols]).astype(np.int64)
         self._counts = {int(b): (rules.score_table[:, b] // rules.upper_face[b]).astype(np.intp)
                         for b in self._upper_cols}
+        self._goal_tables(rules)
         return self
+
+    def _final_roll_probs(self, values: np.ndarray, rolls_left: int) -> np.ndarray:
+        """(B, R) chance of each final roll of a turn that aims at each row of ``values``
+        (B, R) with ``rolls_left`` rerolls (the exact plan of :func:`best_keeps`)."""
+        d = self.dice
+        plan = best_keeps(d, values, rolls_left=rolls_left)
+        reach = d.first_roll_prob[None, :].repeat(len(values), axis=0)
+        for j in range(rolls_left, 0, -1):
+            keeps = plan.keeps[j]                       # (B, R) keep of each roll
+            nxt = np.zeros_like(reach)
+            for b in range(len(values)):
+                nxt[b] = reach[b] @ d.transition[keeps[b]]
+            reach = nxt
+        return reach
+
+    def _goal_tables(self, rules) -> None:
+        """Items G, H: the outlook of each goal of :attr:`aims` (worth times the chance of
+        reaching it), by the goal's open boxes (a bit mask in goal order) and progress.
+
+        Model: each open box of a goal ends like a turn aimed at its points alone with
+        ``total_throws`` (total goals) or ``full_throws`` (full goals) throws: the exact
+        distribution of its points from the dice tables. A total goal's outlook is
+        ``worth * P(total so far + sum of its open boxes >= threshold)``, a full goal's
+        ``worth * product over its open boxes of P(non-zero)`` while none is zero.
+        """
+        self._raw = rules.score_table.T.astype(np.int64)                      # (B, R) points
+        self._goals_of_box = {}
+        self._radices, self._total_tabs, self._full_prods = [], [], []
+        if self.aims is None:
+            return
+        raw = self._raw
+        self._box_max = raw.max(axis=1)
+        goal_boxes = np.flatnonzero(self.aims.goal_boxes)
+        reach = {}
+        for throws in {self.total_throws, self.full_throws}:
+            probs = self._final_roll_probs(raw[goal_boxes].astype(np.float64), throws - 1)
+            reach[throws] = dict(zip(goal_boxes.tolist(), probs))
+        for i, g in enumerate(self.aims.totals):
+            size = int(self._box_max[g.boxes].sum()) + 1
+            pmf = [np.bincount(raw[b], weights=reach[self.total_throws][int(b)], minlength=size) for b in g.boxes]
+            dist = np.zeros((1 << len(g.boxes), size))
+            dist[0, 0] = 1.0
+            for m in range(1, len(dist)):
+                low = (m & -m).bit_length() - 1           # one open box of the mask
+                dist[m] = np.convolve(dist[m & (m - 1)], pmf[low])[:size]
+            tail = np.cumsum(dist[:, ::-1], axis=1)[:, ::-1]                  # P(S >= s)
+            need = g.threshold - np.arange(g.threshold + 1)                   # by total so far
+            table = np.where(need[None, :] <= 0, 1.0, tail[:, np.clip(need, 0, size - 1)])
+            table = np.where(need[None, :] >= size, 0.0, table)
+            self._total_tabs.append((g.worth * table).astype(np.float32))
+            self._radices.append(g.threshold + 1)
+            for j, b in enumerate(g.boxes):
+                self._goals_of_box.setdefault(int(b), []).append(("total", i, 1 << j))
+        for i, g in enumerate(self.aims.full):
+            q = np.array([reach[self.full_throws][int(b)][raw[b] > 0].sum() for b in g.boxes])
+            m = np.arange(1 << len(g.boxes))
+            open_ = (m[:, None] >> np.arange(len(g.boxes))[None, :]) & 1
+            self._full_prods.append((g.worth * np.prod(np.where(open_ == 1, q[None, :], 1.0), axis=1))
+                                    .astype(np.float32))
+            self._radices.append(2)
+            for j, b in enumerate(g.boxes):
+                self._goals_of_box.setdefault(int(b), []).append(("full", i, 1 << j))
+
+    def uses_progress(self, rules):
+        return bool(self.aim_card and card_aims(rules) is not None)
+
+    def progress_key(self, filled, box_scores):
+        """Mixed-radix code of each goal's progress: a total goal's points so far (its
+        threshold once reached or out of reach: nothing left to aim at), a full goal's
+        "still possible" (no zero written and a box open)."""
+        aims = self.aims
+        code = np.zeros(len(filled), dtype=np.int64)
+        for g in aims.totals:
+            part = filled[:, g.boxes]
+            total = box_scores[:, g.boxes].sum(axis=1, dtype=np.int64)       # open boxes hold 0
+            reach = (~part).astype(np.int64) @ self._box_max[g.boxes]
+            decided = (total >= g.threshold) | (total + reach < g.threshold)
+            code = code * (g.threshold + 1) + np.where(decided, g.threshold, total)
+        for g in aims.full:
+            part = filled[:, g.boxes]
+            alive = ~(part & (box_scores[:, g.boxes] == 0)).any(axis=1) & ~part.all(axis=1)
+            code = code * 2 + alive
+        return code
+
+    def _goal_context(self, filled, progress) -> dict:
+        parts, code = [], np.asarray(progress, dtype=np.int64)
+        for radix in reversed(self._radices):
+            parts.append(code % radix)
+            code = code // radix
+        parts.reverse()
+        ctx = {}
+        for i, g in enumerate(self.aims.totals + self.aims.full):
+            bits = np.int64(1) << np.arange(len(g.boxes), dtype=np.int64)
+            ctx[f"goal_mask{i}"] = (~filled[:, g.boxes]).astype(np.int64) @ bits
+            ctx[f"goal{i}"] = parts[i].astype(np.intp)
+        return ctx
+
+    def _goal_change(self, box: int, ctx: dict, s: np.ndarray):
+        """Change of the goals' outlook when ``box`` takes ``s`` points (broadcast with ctx)."""
+        out = np.float32(0)
+        n_totals = len(self._total_tabs)
+        for kind, i, bit in self._goals_of_box.get(box, ()):
+            if kind == "total":
+                tab = self._total_tabs[i]
+                thr = tab.shape[1] - 1
+                m, t = ctx[f"goal_mask{i}"], ctx[f"goal{i}"]
+                after = tab.reshape(-1)[(m & ~bit) * (thr + 1) + np.minimum(t + s, thr)]
+                out = out + (after - tab.reshape(-1)[m * (thr + 1) + t])
+            else:
+                prod = self._full_prods[i]
+                m, alive = ctx[f"goal_mask{n_totals + i}"], ctx[f"goal{n_totals + i}"]
+                change = np.where(s > 0, prod[m & ~bit], np.float32(0)) - prod[m]
+                out = out + np.where(alive == 1, change, np.float32(0))
+        return out
 
     def _card_weights(self, rules) -> np.ndarray:
         """(B,) what a point in each box is worth to the final score: 1, except where the
@@ -551,15 +718,8 @@ class HeuristicStrategy(LookaheadStrategy):
         raw = rules.score_table.T.astype(np.float64)
         weight = np.ones(rules.n_boxes)
         for _ in range(4):   # a box worth less with more points (Min) is aimed low: re-linearize
-            plan = best_keeps(d, raw * weight[:, None], rolls_left=rules.n_rolls - 1)
             # the raw points the aimed turn ends with: follow the plan's keeps exactly
-            reach = d.first_roll_prob[None, :].repeat(rules.n_boxes, axis=0)
-            for j in range(rules.n_rolls - 1, 0, -1):
-                keeps = plan.keeps[j]                       # (B, R) keep of each roll
-                nxt = np.zeros_like(reach)
-                for b in range(rules.n_boxes):
-                    nxt[b] = reach[b] @ d.transition[keeps[b]]
-                reach = nxt
+            reach = self._final_roll_probs(raw * weight[:, None], rules.n_rolls - 1)
             typical = np.rint((reach * raw).sum(axis=1)).astype(np.int64)[None, :]
             base = int(rules.card_score(typical)[0])
             bumped = typical + np.eye(rules.n_boxes, dtype=np.int64)
@@ -644,17 +804,22 @@ class HeuristicStrategy(LookaheadStrategy):
     def upper_key_count(self):
         return self.rules.upper_bonus_threshold + 2 if self.rules.upper_bonus else 1
 
-    def context(self, filled, upper_total, five_box_full):
+    def context(self, filled, upper_total, five_box_full, progress=None):
         rules = self.rules
         up = filled[:, self._upper_cols].astype(np.int64)
         turns_left = np.maximum(rules.n_boxes - 1 - filled.sum(axis=1), 0).astype(np.intp)
         tracked = bool(rules.upper_bonus)
-        return {
+        ctx = {
             "mask": ((1 - up) * self._upper_bits).sum(axis=1) * tracked,
             "upper": np.minimum(upper_total, rules.upper_bonus_threshold).astype(np.intp) * tracked,
             "five_reserve": self._five_reserve[turns_left],
             "five_future": self._five_future[turns_left],
         }
+        if self.aims is not None:
+            if progress is None:
+                progress = self.progress_key(filled, np.zeros(filled.shape, dtype=np.int16))
+            ctx.update(self._goal_context(filled, progress))
+        return ctx
 
     def plain_box_value(self, box, ctx):
         rules = self.rules
@@ -662,16 +827,25 @@ class HeuristicStrategy(LookaheadStrategy):
             # tip A: points, reserve and bonus outlook, tabulated by (open upper boxes,
             # upper total, dice of the face); a plain roll has no other bonus
             rows = self._upper_val[box][ctx["mask"][:, 0], ctx["upper"][:, 0]]     # (U, n_dice + 1)
-            return np.take(rows, self._counts[box], axis=1) - self.reserve[box]
-        v = self._score_f[box][None, :] - self.reserve[box]
-        if box == rules.five_box_index:
-            v = v - ctx["five_reserve"] + np.where(self._score_f[box][None, :] >= rules.five_box_points,
-                                                   ctx["five_future"], np.float32(0))
+            v = np.take(rows, self._counts[box], axis=1) - self.reserve[box]
+        else:
+            v = self._score_f[box][None, :] - self.reserve[box]
+            if box == rules.five_box_index:
+                v = v - ctx["five_reserve"] + np.where(self._score_f[box][None, :] >= rules.five_box_points,
+                                                       ctx["five_future"], np.float32(0))
+        if box in self._goals_of_box:          # items G, H: the card's end-of-game goals
+            v = v + self._goal_change(box, ctx, self._raw[box][None, :])
         return v
 
     def box_values(self, ctx, scores, gain):
         rules = self.rules
-        v = gain.astype(np.float32) - self.reserve
+        if self._score_adjusted:   # no bonus in the gains of a card scored as a whole: points by their worth
+            worth = scores * self.card_weight
+            if self.aims is not None:
+                worth = worth + self.aims.each * (scores > 0)
+            v = worth.astype(np.float32) - self.reserve
+        else:
+            v = gain.astype(np.float32) - self.reserve
         if len(self._upper_cols):
             cols = self._upper_cols
             counts = scores[:, cols] // rules.upper_face[cols]
@@ -688,4 +862,6 @@ class HeuristicStrategy(LookaheadStrategy):
             b = rules.five_box_index
             v[:, b] = v[:, b] - ctx["five_reserve"] + np.where(scores[:, b] >= rules.five_box_points,
                                                                ctx["five_future"], np.float32(0))
+        for b in self._goals_of_box:             # items G, H: the card's end-of-game goals
+            v[:, b] = v[:, b] + self._goal_change(b, ctx, scores[:, b].astype(np.int64))
         return v
