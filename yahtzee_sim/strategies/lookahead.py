@@ -127,6 +127,7 @@ class LookaheadStrategy(Strategy):
         self._rank = np.full((d.n_rolls, d.n_keeps), 255, dtype=np.uint8)
         r_idx, s_idx = np.nonzero(d.subkeeps >= 0)
         self._rank[r_idx, d.subkeeps[r_idx, s_idx]] = s_idx
+        self._twins = LookaheadStrategy.twin_boxes(self, rules)   # a subclass may set its own
         self._reset_cache(rules.n_rolls - 1)
         return self
 
@@ -139,6 +140,13 @@ class LookaheadStrategy(Strategy):
         """How many values :meth:`upper_key` can take (0 .. count - 1); it sizes the
         direct position index (:meth:`_plans`)."""
         return 1
+
+    def twin_boxes(self, rules) -> list:
+        """Runs of consecutive boxes (lists of indices, in card order, covering the card)
+        that the values treat alike: any open box of a run is worth what its first box
+        would be worth (:meth:`plain_box_value` of the run's first box stands for the
+        open ones, and the first open one takes the roll). Default: every box alone."""
+        return [[b] for b in range(rules.n_boxes)]
 
     def uses_progress(self, rules) -> bool:
         """Do the values read the card's progress (:meth:`progress_key`) besides the open boxes?"""
@@ -277,13 +285,26 @@ class LookaheadStrategy(Strategy):
         legal = np.ascontiguousarray(rules.legal_boxes(filled, announced))
         values = np.full((n, self.dice.n_rolls), -np.inf, dtype=np.float32)
         boxes = np.zeros((n, self.dice.n_rolls), dtype=np.uint8)
-        for b in range(rules.n_boxes):
-            if legal[:, b].any():
+        for twins in self._twins:
+            b = twins[0]
+            if len(twins) == 1:
+                if legal[:, b].any():
+                    v = self.plain_box_value(b, col)
+                    better = v > values
+                    better &= legal[:, b, None]          # an illegal box never improves
+                    np.copyto(values, v, where=better)
+                    np.copyto(boxes, np.uint8(b), where=better)
+                continue
+            # boxes worth the same in every position where they are open: valued once, and
+            # the first open one (card order) takes the roll
+            open_twins = legal[:, twins]
+            some = open_twins.any(axis=1)
+            if some.any():
                 v = self.plain_box_value(b, col)
                 better = v > values
-                better &= legal[:, b, None]          # an illegal box never improves
+                better &= some[:, None]
                 np.copyto(values, v, where=better)
-                np.copyto(boxes, np.uint8(b), where=better)
+                np.copyto(boxes, (b + open_twins.argmax(axis=1)).astype(np.uint8)[:, None], where=better)
         if self._special and len(self._five_rolls):
             f = len(self._five_rolls)
             rep = np.repeat(np.arange(n), f)
@@ -590,7 +611,29 @@ class HeuristicStrategy(LookaheadStrategy):
         self._counts = {int(b): (rules.score_table[:, b] // rules.upper_face[b]).astype(np.intp)
                         for b in self._upper_cols}
         self._goal_tables(rules)
+        self._twins = self.twin_boxes(rules)
         return self
+
+    def twin_boxes(self, rules):
+        """With goals (Balut): the boxes of one category, which share their points, their
+        reserve and a goal whose open boxes all end alike. Without goals: every box alone
+        (the other rule sets' plans are computed exactly as before)."""
+        if self.aims is None or rules.columns or rules.five_box is not None:
+            return super().twin_boxes(rules)
+        tables = rules.score_tables
+        goals = {b: [g[:2] for g in self._goals_of_box.get(b, [])] for b in range(rules.n_boxes)}
+        runs = [[0]]
+        for b in range(1, rules.n_boxes):
+            a = runs[-1][-1]
+            alike = (np.array_equal(tables[..., a], tables[..., b]) and self.reserve[a] == self.reserve[b]
+                     and self.card_weight[a] == self.card_weight[b] and self.aims.each[a] == self.aims.each[b]
+                     and rules.is_upper[a] == rules.is_upper[b] and goals[a] == goals[b]
+                     and all(self._symmetric[g] for g in goals[a]))
+            if alike:
+                runs[-1].append(b)
+            else:
+                runs.append([b])
+        return runs
 
     def _final_roll_probs(self, values: np.ndarray, rolls_left: int) -> np.ndarray:
         """(B, R) chance of each final roll of a turn that aims at each row of ``values``
@@ -619,10 +662,13 @@ class HeuristicStrategy(LookaheadStrategy):
         self._raw = rules.score_table.T.astype(np.int64)                      # (B, R) points
         self._goals_of_box = {}
         self._radices, self._total_tabs, self._full_prods = [], [], []
+        self._symmetric = {}                   # goal: do all its open boxes end alike?
         if self.aims is None:
             return
         raw = self._raw
         self._box_max = raw.max(axis=1)
+        self._goal_points = {}                 # goal box: (distinct points, index of each roll's)
+        self._goal_first = {}                  # goal box: a roll scoring each of those points
         goal_boxes = np.flatnonzero(self.aims.goal_boxes)
         reach = {}
         for throws in {self.total_throws, self.full_throws}:
@@ -641,6 +687,7 @@ class HeuristicStrategy(LookaheadStrategy):
             table = np.where(need[None, :] <= 0, 1.0, tail[:, np.clip(need, 0, size - 1)])
             table = np.where(need[None, :] >= size, 0.0, table)
             self._total_tabs.append((g.worth * table).astype(np.float32))
+            self._symmetric[("total", i)] = all(np.array_equal(pmf[0], q) for q in pmf)
             self._radices.append(g.threshold + 1)
             for j, b in enumerate(g.boxes):
                 self._goals_of_box.setdefault(int(b), []).append(("total", i, 1 << j))
@@ -651,8 +698,12 @@ class HeuristicStrategy(LookaheadStrategy):
             self._full_prods.append((g.worth * np.prod(np.where(open_ == 1, q[None, :], 1.0), axis=1))
                                     .astype(np.float32))
             self._radices.append(2)
+            self._symmetric[("full", i)] = bool((q == q[0]).all())
             for j, b in enumerate(g.boxes):
                 self._goals_of_box.setdefault(int(b), []).append(("full", i, 1 << j))
+        for b in self._goals_of_box:
+            points, first, which = np.unique(raw[b], return_index=True, return_inverse=True)
+            self._goal_points[b], self._goal_first[b] = (points, which), first
 
     def uses_progress(self, rules):
         return bool(self.aim_card and card_aims(rules) is not None)
@@ -682,9 +733,13 @@ class HeuristicStrategy(LookaheadStrategy):
             code = code // radix
         parts.reverse()
         ctx = {}
-        for i, g in enumerate(self.aims.totals + self.aims.full):
-            bits = np.int64(1) << np.arange(len(g.boxes), dtype=np.int64)
-            ctx[f"goal_mask{i}"] = (~filled[:, g.boxes]).astype(np.int64) @ bits
+        kinds = [("total", i) for i in range(len(self.aims.totals))] + [("full", i) for i in range(len(self.aims.full))]
+        for i, (g, kind) in enumerate(zip(self.aims.totals + self.aims.full, kinds)):
+            open_ = ~filled[:, g.boxes]
+            if self._symmetric[kind]:   # only how many are open matters: the lowest bits stand for them
+                ctx[f"goal_mask{i}"] = (np.int64(1) << open_.sum(axis=1, dtype=np.int64)) - 1
+            else:
+                ctx[f"goal_mask{i}"] = open_.astype(np.int64) @ (np.int64(1) << np.arange(len(g.boxes), dtype=np.int64))
             ctx[f"goal{i}"] = parts[i].astype(np.intp)
         return ctx
 
@@ -693,16 +748,19 @@ class HeuristicStrategy(LookaheadStrategy):
         out = np.float32(0)
         n_totals = len(self._total_tabs)
         for kind, i, bit in self._goals_of_box.get(box, ()):
+            j = i if kind == "total" else n_totals + i
+            m = ctx[f"goal_mask{j}"]
+            rest = m >> 1 if self._symmetric[(kind, i)] else m & ~bit       # its open boxes after this one
             if kind == "total":
                 tab = self._total_tabs[i]
                 thr = tab.shape[1] - 1
-                m, t = ctx[f"goal_mask{i}"], ctx[f"goal{i}"]
-                after = tab.reshape(-1)[(m & ~bit) * (thr + 1) + np.minimum(t + s, thr)]
+                t = ctx[f"goal{j}"]
+                after = tab.reshape(-1)[rest * (thr + 1) + np.minimum(t + s, thr)]
                 out = out + (after - tab.reshape(-1)[m * (thr + 1) + t])
             else:
                 prod = self._full_prods[i]
-                m, alive = ctx[f"goal_mask{n_totals + i}"], ctx[f"goal{n_totals + i}"]
-                change = np.where(s > 0, prod[m & ~bit], np.float32(0)) - prod[m]
+                alive = ctx[f"goal{j}"]
+                change = np.where(s > 0, prod[rest], np.float32(0)) - prod[m]
                 out = out + np.where(alive == 1, change, np.float32(0))
         return out
 
@@ -823,6 +881,17 @@ class HeuristicStrategy(LookaheadStrategy):
 
     def plain_box_value(self, box, ctx):
         rules = self.rules
+        if box in self._goals_of_box:
+            # items G, H: the card's end-of-game goals. A box's rolls score few distinct
+            # points: worth and goal change by those points, then one lookup per roll.
+            points, which = self._goal_points[box]
+            if rules.is_upper[box]:
+                rows = self._upper_val[box][ctx["mask"][:, 0], ctx["upper"][:, 0]]     # (U, n_dice + 1)
+                worth = rows[:, points // rules.upper_face[box]]
+            else:
+                worth = self._score_f[box][self._goal_first[box]][None, :]
+            worth = (worth - self.reserve[box]) + self._goal_change(box, ctx, points[None, :])
+            return np.take(worth, which, axis=1)
         if rules.is_upper[box]:
             # tip A: points, reserve and bonus outlook, tabulated by (open upper boxes,
             # upper total, dice of the face); a plain roll has no other bonus
@@ -833,8 +902,6 @@ class HeuristicStrategy(LookaheadStrategy):
             if box == rules.five_box_index:
                 v = v - ctx["five_reserve"] + np.where(self._score_f[box][None, :] >= rules.five_box_points,
                                                        ctx["five_future"], np.float32(0))
-        if box in self._goals_of_box:          # items G, H: the card's end-of-game goals
-            v = v + self._goal_change(box, ctx, self._raw[box][None, :])
         return v
 
     def box_values(self, ctx, scores, gain):
