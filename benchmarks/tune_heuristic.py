@@ -4,6 +4,11 @@ Every candidate plays the same games (same seed: common random numbers), so
 differences between candidates are paired and far less noisy than their means.
 
     .venv/bin/python benchmarks/tune_heuristic.py --games 20000 --rounds 3
+    .venv/bin/python benchmarks/tune_heuristic.py --rules balut --objective points \
+        --knob total_throws --knob full_throws --games 4000 --rounds 1
+
+``--objective points`` tunes for the mean points (Balut is won on points); whole-number
+knobs (throws) move by whole steps.
 
 Prints each improvement and the final knobs; copy them into
 ``yahtzee_sim/strategies/lookahead.py`` (``HeuristicStrategy``) by hand.
@@ -23,17 +28,21 @@ KNOBS = {  # name: (initial step, lower bound, upper bound)
     "reserve_chance": (0.25, 0.0, 3.0),
     "five_rate": (0.25, 0.0, 3.0),
     "upper_rolls": (0.5, 2.0, 9.0),
+    "total_throws": (1, 2, 9),      # whole numbers (Balut's and Yamb's goals only)
+    "full_throws": (1, 2, 9),
 }
+OBJECTIVES = {"mean": "mean", "points": "points_mean"}   # --objective: summary() field
 
 
-def score(knobs: dict, rules: str, games: int, seed: int) -> float:
-    """Mean score of the heuristic with ``knobs`` over ``games`` games of ``rules``.
+def score(knobs: dict, rules: str, games: int, seed: int, objective: str = "mean") -> float:
+    """Mean score (or mean points, ``objective="points"``) of the heuristic with ``knobs``
+    over ``games`` games of ``rules``.
 
     >>> score({}, "yahtzee", 2048, 1) > 150
     True
     """
     strat = type("Tuned", (HeuristicStrategy,), dict(knobs))()
-    return float(simulate(rules, strat, games, seed=seed).summary()["mean"])
+    return float(simulate(rules, strat, games, seed=seed).summary()[OBJECTIVES[objective]])
 
 
 def main(argv=None) -> int:
@@ -42,12 +51,14 @@ def main(argv=None) -> int:
     p.add_argument("--games", type=int, default=20000)
     p.add_argument("--seed", type=int, default=12345)
     p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--knob", action="append", help="tune only these knobs")
+    p.add_argument("--knob", action="append", choices=list(KNOBS), help="tune only these knobs")
+    p.add_argument("--objective", choices=list(OBJECTIVES), default="mean",
+                   help="mean score, or mean points (Balut)")
     args = p.parse_args(argv)
     names = args.knob or list(KNOBS)
     knobs = {k: getattr(HeuristicStrategy, k) for k in KNOBS}
     steps = {k: KNOBS[k][0] for k in names}
-    best = score(knobs, args.rules, args.games, args.seed)
+    best = score(knobs, args.rules, args.games, args.seed, args.objective)
     print(f"start {best:.3f} {knobs}", flush=True)
     for rnd in range(args.rounds):
         for k in names:
@@ -60,13 +71,13 @@ def main(argv=None) -> int:
                     trial[k] = round(min(hi, max(lo, knobs[k] + sign * steps[k])), 4)
                     if trial[k] == knobs[k]:
                         continue
-                    s = score(trial, args.rules, args.games, args.seed)
+                    s = score(trial, args.rules, args.games, args.seed, args.objective)
                     if s > best:
                         best, knobs, improved = s, trial, True
                         print(f"  {best:.3f} {k}={trial[k]}", flush=True)
                         break
         for k in names:
-            steps[k] /= 2
+            steps[k] = max(1, steps[k] // 2) if isinstance(KNOBS[k][0], int) else steps[k] / 2
         print(f"round {rnd + 1}: {best:.3f} {knobs}", flush=True)
     return 0
 

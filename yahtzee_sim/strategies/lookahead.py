@@ -494,6 +494,7 @@ class HeuristicStrategy(LookaheadStrategy):
         + change of the upper-bonus outlook            (upper boxes)    tip A
         - reserve: what keeping the box open is worth  (every box)      tips B, C
         + future Yahtzee bonuses a 50 makes possible   (Yahtzee box)    tip D
+        + change of the end-of-game goals' outlook     (Balut, Yamb)    G, H
 
     A. Seed 003 "Punta al bonus da subito", seed 001 "1〜6の目は各3つをめざす": the
        par of an upper box is three dice of its face (3 + 6 + ... + 18 = 63). The
@@ -523,16 +524,29 @@ class HeuristicStrategy(LookaheadStrategy):
 
     F. Kismet: the bonus outlook sums the three tiers (each step's bonus times the
        chance of reaching it).
-    G. Yamb: the score is (Max - Min) x Ones plus the rows, so a point is worth more in
-       some boxes than others; each box is weighted by the change of the card score for
-       one more point, around a card of aimed values (a point of Ones is worth 1 + the
-       typical Max - Min, about 12; a point of Min costs the typical Ones, so it aims
-       low there). The column bonuses (+30 at 60) are not modelled. It announces only
-       when it must (the default :meth:`Strategy.announce`); plans follow the
-       announcement.
-    H. Balut: it aims at the score (the points grow with the score band and with full
-       Straight and Full house columns, which a high score also brings); the category
-       point thresholds are not modelled.
+    G. Yamb, won on the score: the score is (Max - Min) x Ones plus the rows, so a point
+       is worth more in some boxes than others; each box is weighted by the change of
+       the card score for one more point, around a card of aimed values (a point of
+       Ones is worth 1 + the typical Max - Min, about 12; a point of Min costs the
+       typical Ones, so it aims low there). Each column's upper bonus (+30 when its six
+       upper rows reach 60) is a goal (below). It announces only when it must (the
+       default :meth:`Strategy.announce`); plans follow the announcement.
+    H. Balut, won on points: it plays for points, counted at 50 score points each (the
+       score adds one point per band of 50): a Balut box that is not zero is worth 2
+       points more, and the category totals (Fours 52, Fives 65, Sixes 78, Choice 100:
+       2 points each) and the all-non-zero Straight (4) and Full house (3) columns are
+       goals. It gives up score for them (about -26 a game for +2.4 points).
+
+    Goals (G, H; ``strategies/aims.py`` reads them from the rule set): like the upper
+    bonus (tip A), each adds ``worth * P(reached)`` to the card, and writing a roll in
+    one of its boxes is worth the change. A *total* goal's chance is that of the total
+    so far plus its open boxes reaching the threshold, each open box ending like a turn
+    of ``total_throws`` throws aimed at it (exact distributions from the dice tables); a
+    *full* goal's chance is the product of its open boxes' chances of a non-zero (turns
+    of ``full_throws`` throws), 0 once one of its boxes is zero. The goals' progress
+    (points so far, as far as a goal is still open) is part of each plan's position.
+    ``aim_card = False`` turns the goals off: the heuristic as it was before them.
+    The other rule sets have no goals; their plans are unchanged.
     I. Maxi Yatzy: saved throws are spent only when they would be wasted (the default
        :meth:`Strategy.keep_banked`), so the plan of each turn is the three-throw one.
     J. Generala: plans use the points of the final throw; a served combination is a
@@ -540,7 +554,8 @@ class HeuristicStrategy(LookaheadStrategy):
 
     The knobs below were tuned by simulation on ``yahtzee`` (common random
     numbers, see ``benchmarks/tune_heuristic.py``) and are multipliers of
-    quantities computed from each rule set, so they carry over to the others.
+    quantities computed from each rule set, so they carry over to the others;
+    ``total_throws`` and ``full_throws`` on Balut's points and Yamb's score.
 
     >>> from yahtzee_sim import simulate
     >>> bool(simulate("yahtzee", "heuristic", 2048, seed=3).summary()["mean"] > 235)
