@@ -30,6 +30,7 @@ KNOBS = {  # name: (initial step, lower bound, upper bound)
     "upper_rolls": (0.5, 2.0, 9.0),
     "total_throws": (1, 2, 9),      # whole numbers (Balut's and Yamb's goals only)
     "full_throws": (1, 2, 9),
+    "each_rate": (0.25, 0.0, 4.0),  # Balut only
 }
 OBJECTIVES = {"mean": "mean", "points": "points_mean"}   # --objective: summary() field
 

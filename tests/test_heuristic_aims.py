@@ -189,3 +189,10 @@ def test_goals_survive_the_process_backend():
     a = simulate("balut", "heuristic", 1100, seed=4, batch=1024)
     b = simulate("balut", "heuristic", 1100, seed=4, batch=1024, backend="processes", jobs=2)
     np.testing.assert_array_equal(a.games["points"], b.games["points"])
+
+
+def test_goal_knobs_must_be_whole_throws():
+    bad = type("Bad", (HeuristicStrategy,), {"total_throws": 2.5})()
+    with pytest.raises(ValueError, match="whole number of throws"):
+        bad.prepare(get_rules("balut"))
+    bad.prepare(get_rules("yahtzee"))          # no goals there: the knob is not read

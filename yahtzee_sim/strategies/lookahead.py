@@ -533,9 +533,12 @@ class HeuristicStrategy(LookaheadStrategy):
        default :meth:`Strategy.announce`); plans follow the announcement.
     H. Balut, won on points: it plays for points, counted at 50 score points each (the
        score adds one point per band of 50): a Balut box that is not zero is worth 2
-       points more, and the category totals (Fours 52, Fives 65, Sixes 78, Choice 100:
-       2 points each) and the all-non-zero Straight (4) and Full house (3) columns are
-       goals. It gives up score for them (about -26 a game for +2.4 points).
+       points more, and its reserve is what it may still bring: with k Balut boxes open
+       and T turns left, its worth times P(at least k of the T turns make five of a
+       kind), at ``each_rate`` times the chance of an aimed turn (tip C for four boxes).
+       The category totals (Fours 52, Fives 65, Sixes 78, Choice 100: 2 points each)
+       and the all-non-zero Straight (4) and Full house (3) columns are goals. It gives
+       up score for points (benchmarks/RESULTS.md, "heuristic's goals").
 
     Goals (G, H; ``strategies/aims.py`` reads them from the rule set): like the upper
     bonus (tip A), each adds ``worth * P(reached)`` to the card, and writing a roll in
@@ -577,6 +580,8 @@ class HeuristicStrategy(LookaheadStrategy):
     aim_card: bool = True
     total_throws: int = 5          # a total goal's open box ends like a turn of this many throws aimed at it
     full_throws: int = 5           # a full goal's open box is non-zero as often as such a turn makes it
+    each_rate: float = 1.25        # per-turn rate of filling a box paid when non-zero (each Balut),
+                                   # times the chance of an aimed turn
 
     def prepare(self, rules):
         super().prepare(rules)
@@ -587,6 +592,10 @@ class HeuristicStrategy(LookaheadStrategy):
         self.aimed = plan.values[rules.n_rolls - 1] @ d.first_roll_prob
         self.card_weight = self._card_weights(rules)
         self.aims = card_aims(rules) if self.aim_card else None
+        for knob in ("total_throws", "full_throws"):
+            value = getattr(self, knob)
+            if self.aims is not None and (int(value) != value or value < 1):
+                raise ValueError(f"{self.name}: {knob} must be a whole number of throws, 1 or more (got {value})")
         each = self.aims.each if self.aims is not None else np.zeros(rules.n_boxes)
         self._score_adjusted = bool((self.card_weight != 1).any() or each.any())
         if self._score_adjusted:   # a card scored as a whole (Yamb, Balut): box points by their worth
@@ -716,9 +725,39 @@ class HeuristicStrategy(LookaheadStrategy):
             self._symmetric[("full", i)] = bool((q == q[0]).all())
             for j, b in enumerate(g.boxes):
                 self._goals_of_box.setdefault(int(b), []).append(("full", i, 1 << j))
+        self._each_tabs, self._each_boxes = [], self._each_groups(rules)
+        for i, boxes in enumerate(self._each_boxes):
+            # a box paid when non-zero (each Balut) is kept open while a later turn may
+            # still fill it: with k such boxes open and T turns left after this one, the
+            # k-th is worth its points times P(at least k of the T turns make one), at a
+            # per-turn rate each_rate times the chance of an aimed turn (like tip C).
+            from scipy.stats import binom
+
+            b = boxes[0]
+            p = self._final_roll_probs(raw[b][None, :].astype(np.float64), rules.n_rolls - 1)[0]
+            hit = raw[b] > 0
+            rate = min(1.0, float(p[hit].sum()) * self.each_rate)
+            worth = float((p * self._score_f[b])[hit].sum() / p[hit].sum())
+            turns = np.arange(rules.n_boxes)[:, None]
+            k = np.arange(len(boxes) + 1)[None, :]
+            self._each_tabs.append((worth * binom.sf(k - 1, turns, rate)).astype(np.float32))   # (T, k)
+            self._symmetric[("each", i)] = True
+            for b in boxes:
+                self._goals_of_box.setdefault(int(b), []).append(("each", i, boxes))
         for b in self._goals_of_box:
             points, first, which = np.unique(raw[b], return_index=True, return_inverse=True)
             self._goal_points[b], self._goal_first[b] = (points, which), first
+
+    def _each_groups(self, rules) -> list:
+        """Runs of consecutive boxes paid when non-zero, with the same points (Balut's four)."""
+        groups = []
+        for b in np.flatnonzero(self.aims.each > 0):
+            if groups and groups[-1][-1] == b - 1 and self.aims.each[b] == self.aims.each[b - 1] \
+                    and np.array_equal(rules.score_tables[..., b], rules.score_tables[..., b - 1]):
+                groups[-1].append(int(b))
+            else:
+                groups.append([int(b)])
+        return [np.array(g) for g in groups]
 
     def uses_progress(self, rules):
         return bool(self.aim_card and card_aims(rules) is not None)
@@ -756,6 +795,10 @@ class HeuristicStrategy(LookaheadStrategy):
             else:
                 ctx[f"goal_mask{i}"] = open_.astype(np.int64) @ (np.int64(1) << np.arange(len(g.boxes), dtype=np.int64))
             ctx[f"goal{i}"] = parts[i].astype(np.intp)
+        if self._each_tabs:
+            ctx["turns_left"] = np.maximum(self.rules.n_boxes - 1 - filled.sum(axis=1), 0).astype(np.intp)
+            for i, boxes in enumerate(self._each_boxes):
+                ctx[f"each_open{i}"] = (~filled[:, boxes]).sum(axis=1).astype(np.intp)
         return ctx
 
     def _goal_change(self, box: int, ctx: dict, s: np.ndarray):
@@ -763,6 +806,9 @@ class HeuristicStrategy(LookaheadStrategy):
         out = np.float32(0)
         n_totals = len(self._total_tabs)
         for kind, i, bit in self._goals_of_box.get(box, ()):
+            if kind == "each":      # its reserve: the chance that a later turn still fills it
+                out = out + (self.reserve[box] - self._each_tabs[i][ctx["turns_left"], ctx[f"each_open{i}"]])
+                continue
             j = i if kind == "total" else n_totals + i
             m = ctx[f"goal_mask{j}"]
             rest = m >> 1 if self._symmetric[(kind, i)] else m & ~bit       # its open boxes after this one
