@@ -5,7 +5,7 @@ differences between candidates are paired and far less noisy than their means.
 
     .venv/bin/python benchmarks/tune_heuristic.py --games 20000 --rounds 3
     .venv/bin/python benchmarks/tune_heuristic.py --rules balut --objective points \
-        --knob total_throws --knob full_throws --games 4000 --rounds 1
+        --knob total_throws --knob full_rate --knob each_rate --games 4000 --rounds 1
 
 ``--objective points`` tunes for the mean points (Balut is won on points); whole-number
 knobs (throws) move by whole steps.
@@ -29,7 +29,7 @@ KNOBS = {  # name: (initial step, lower bound, upper bound)
     "five_rate": (0.25, 0.0, 3.0),
     "upper_rolls": (0.5, 2.0, 9.0),
     "total_throws": (1, 2, 9),      # whole numbers (Balut's and Yamb's goals only)
-    "full_throws": (1, 2, 9),
+    "full_rate": (0.125, 0.0, 2.0),  # Balut only
     "each_rate": (0.25, 0.0, 4.0),  # Balut only
 }
 OBJECTIVES = {"mean": "mean", "points": "points_mean"}   # --objective: summary() field

@@ -539,26 +539,27 @@ class HeuristicStrategy(LookaheadStrategy):
        The category totals (Fours 52, Fives 65, Sixes 78, Choice 100: 2 points each)
        and the all-non-zero Straight (4) and Full house (3) columns are goals. It gives
        up score for points (benchmarks/RESULTS.md, "heuristic's goals").
-
-    Goals (G, H; ``strategies/aims.py`` reads them from the rule set): like the upper
-    bonus (tip A), each adds ``worth * P(reached)`` to the card, and writing a roll in
-    one of its boxes is worth the change. A *total* goal's chance is that of the total
-    so far plus its open boxes reaching the threshold, each open box ending like a turn
-    of ``total_throws`` throws aimed at it (exact distributions from the dice tables); a
-    *full* goal's chance is the product of its open boxes' chances of a non-zero (turns
-    of ``full_throws`` throws), 0 once one of its boxes is zero. The goals' progress
-    (points so far, as far as a goal is still open) is part of each plan's position.
-    ``aim_card = False`` turns the goals off: the heuristic as it was before them.
-    The other rule sets have no goals; their plans are unchanged.
     I. Maxi Yatzy: saved throws are spent only when they would be wasted (the default
        :meth:`Strategy.keep_banked`), so the plan of each turn is the three-throw one.
     J. Generala: plans use the points of the final throw; a served combination is a
        bonus it takes when the first throw already fits (holding then is the best keep).
 
+    Goals (G, H; ``strategies/aims.py`` reads them from the rule set): like the upper
+    bonus (tip A), each adds ``worth * P(reached)`` to the card, and writing a roll in
+    one of its boxes is worth the change. A *total* goal's chance is that of the total
+    so far plus its open boxes reaching the threshold, each open box ending like a turn
+    of ``total_throws`` throws aimed at it (exact distributions from the dice tables). A
+    *full* goal's chance, with k of its boxes open and T turns left, is P(at least k of
+    the T turns make a non-zero for it) at ``full_rate`` times an aimed turn's chance; 0
+    once one of its boxes is zero. The goals' progress (points so far, as far as a goal
+    is still open) is part of each plan's position. ``aim_card = False`` turns the goals
+    off: the heuristic as it was before them. The other rule sets have no goals; their
+    plans are unchanged.
+
     The knobs below were tuned by simulation on ``yahtzee`` (common random
     numbers, see ``benchmarks/tune_heuristic.py``) and are multipliers of
     quantities computed from each rule set, so they carry over to the others;
-    ``total_throws`` and ``full_throws`` on Balut's points and Yamb's score.
+    ``total_throws``, ``full_rate`` and ``each_rate`` on Balut's points and Yamb's score.
 
     >>> from yahtzee_sim import simulate
     >>> bool(simulate("yahtzee", "heuristic", 2048, seed=3).summary()["mean"] > 235)
@@ -579,7 +580,7 @@ class HeuristicStrategy(LookaheadStrategy):
     #: False plays as before these goals (the other rule sets have none: no change either way)
     aim_card: bool = True
     total_throws: int = 5          # a total goal's open box ends like a turn of this many throws aimed at it
-    full_throws: int = 5           # a full goal's open box is non-zero as often as such a turn makes it
+    full_rate: float = 0.5         # per-turn rate of a non-zero in a full goal's box, times an aimed turn's
     each_rate: float = 1.25        # per-turn rate of filling a box paid when non-zero (each Balut),
                                    # times the chance of an aimed turn
 
@@ -592,10 +593,9 @@ class HeuristicStrategy(LookaheadStrategy):
         self.aimed = plan.values[rules.n_rolls - 1] @ d.first_roll_prob
         self.card_weight = self._card_weights(rules)
         self.aims = card_aims(rules) if self.aim_card else None
-        for knob in ("total_throws", "full_throws"):
-            value = getattr(self, knob)
-            if self.aims is not None and (int(value) != value or value < 1):
-                raise ValueError(f"{self.name}: {knob} must be a whole number of throws, 1 or more (got {value})")
+        if self.aims is not None and (int(self.total_throws) != self.total_throws or self.total_throws < 1):
+            raise ValueError(f"{self.name}: total_throws must be a whole number of throws, 1 or more "
+                             f"(got {self.total_throws})")
         each = self.aims.each if self.aims is not None else np.zeros(rules.n_boxes)
         self._score_adjusted = bool((self.card_weight != 1).any() or each.any())
         if self._score_adjusted:   # a card scored as a whole (Yamb, Balut): box points by their worth
@@ -677,15 +677,17 @@ class HeuristicStrategy(LookaheadStrategy):
         """Items G, H: the outlook of each goal of :attr:`aims` (worth times the chance of
         reaching it), by the goal's open boxes (a bit mask in goal order) and progress.
 
-        Model: each open box of a goal ends like a turn aimed at its points alone with
-        ``total_throws`` (total goals) or ``full_throws`` (full goals) throws: the exact
-        distribution of its points from the dice tables. A total goal's outlook is
-        ``worth * P(total so far + sum of its open boxes >= threshold)``, a full goal's
-        ``worth * product over its open boxes of P(non-zero)`` while none is zero.
+        Model: each open box of a total goal ends like a turn of ``total_throws`` throws
+        aimed at its points alone (the exact distribution from the dice tables); the
+        outlook is ``worth * P(total so far + sum of its open boxes >= threshold)``. A
+        full goal's (while none of its boxes is zero), by turns left T and open boxes k:
+        ``worth * P(Binomial(T, rate) >= k)``, ``rate`` = ``full_rate`` times the chance
+        that a turn aimed at one of its boxes makes it non-zero. Balut boxes' reserves
+        (each Balut) alike with ``each_rate``.
         """
         self._raw = rules.score_table.T.astype(np.int64)                      # (B, R) points
         self._goals_of_box = {}
-        self._radices, self._total_tabs, self._full_prods = [], [], []
+        self._radices, self._total_tabs, self._full_tabs = [], [], []
         self._symmetric = {}                   # goal: do all its open boxes end alike?
         if self.aims is None:
             return
@@ -695,7 +697,7 @@ class HeuristicStrategy(LookaheadStrategy):
         self._goal_first = {}                  # goal box: a roll scoring each of those points
         goal_boxes = np.flatnonzero(self.aims.goal_boxes)
         reach = {}
-        for throws in {self.total_throws, self.full_throws}:
+        for throws in {self.total_throws, rules.n_rolls}:
             probs = self._final_roll_probs(raw[goal_boxes].astype(np.float64), throws - 1)
             reach[throws] = dict(zip(goal_boxes.tolist(), probs))
         for i, g in enumerate(self.aims.totals):
@@ -716,13 +718,15 @@ class HeuristicStrategy(LookaheadStrategy):
             for j, b in enumerate(g.boxes):
                 self._goals_of_box.setdefault(int(b), []).append(("total", i, 1 << j))
         for i, g in enumerate(self.aims.full):
-            q = np.array([reach[self.full_throws][int(b)][raw[b] > 0].sum() for b in g.boxes])
-            m = np.arange(1 << len(g.boxes))
-            open_ = (m[:, None] >> np.arange(len(g.boxes))[None, :]) & 1
-            self._full_prods.append((g.worth * np.prod(np.where(open_ == 1, q[None, :], 1.0), axis=1))
-                                    .astype(np.float32))
+            from scipy.stats import binom
+
+            q = np.mean([reach[rules.n_rolls][int(b)][raw[b] > 0].sum() for b in g.boxes])
+            rate = min(1.0, float(q) * self.full_rate)
+            turns = np.arange(rules.n_boxes)[:, None]
+            k = np.arange(len(g.boxes) + 1)[None, :]
+            self._full_tabs.append((g.worth * binom.sf(k - 1, turns, rate)).astype(np.float32))   # (T, k)
             self._radices.append(2)
-            self._symmetric[("full", i)] = bool((q == q[0]).all())
+            self._symmetric[("full", i)] = True
             for j, b in enumerate(g.boxes):
                 self._goals_of_box.setdefault(int(b), []).append(("full", i, 1 << j))
         self._each_tabs, self._each_boxes = [], self._each_groups(rules)
@@ -795,7 +799,8 @@ class HeuristicStrategy(LookaheadStrategy):
             else:
                 ctx[f"goal_mask{i}"] = open_.astype(np.int64) @ (np.int64(1) << np.arange(len(g.boxes), dtype=np.int64))
             ctx[f"goal{i}"] = parts[i].astype(np.intp)
-        if self._each_tabs:
+            ctx[f"goal_open{i}"] = open_.sum(axis=1).astype(np.intp)
+        if self._each_tabs or self._full_tabs:
             ctx["turns_left"] = np.maximum(self.rules.n_boxes - 1 - filled.sum(axis=1), 0).astype(np.intp)
             for i, boxes in enumerate(self._each_boxes):
                 ctx[f"each_open{i}"] = (~filled[:, boxes]).sum(axis=1).astype(np.intp)
@@ -819,9 +824,9 @@ class HeuristicStrategy(LookaheadStrategy):
                 after = tab.reshape(-1)[rest * (thr + 1) + np.minimum(t + s, thr)]
                 out = out + (after - tab.reshape(-1)[m * (thr + 1) + t])
             else:
-                prod = self._full_prods[i]
-                alive = ctx[f"goal{j}"]
-                change = np.where(s > 0, prod[rest], np.float32(0)) - prod[m]
+                tab, alive = self._full_tabs[i], ctx[f"goal{j}"]
+                turns, k = ctx["turns_left"], ctx[f"goal_open{j}"]
+                change = np.where(s > 0, tab[turns, np.maximum(k - 1, 0)], np.float32(0)) - tab[turns, k]
                 out = out + np.where(alive == 1, change, np.float32(0))
         return out
 
