@@ -25,7 +25,7 @@ import time
 
 import numpy as np
 
-from yahtzee_sim import simulate
+from yahtzee_sim import get_rules, simulate
 from yahtzee_sim.strategies.lookahead import HeuristicStrategy
 
 GOAL_RULE_SETS = ["balut", "yamb"]
@@ -59,6 +59,27 @@ def _timed(rules: str, strategy, games: int, seed: int):
     return res, games / (time.perf_counter() - wall), games / (time.process_time() - cpu)
 
 
+def goal_rates(rules: str, box_scores: np.ndarray) -> str:
+    """How often each end-of-game goal was reached, and each Balut box's mean count.
+
+    >>> goal_rates("yamb", np.zeros((2, 52), int))
+    'column bonus 0.000 0.000 0.000 0.000'
+    """
+    from yahtzee_sim.strategies.aims import card_aims
+
+    r = get_rules(rules)
+    aims = card_aims(r)
+    names = [r.box_names[g.boxes[0]].rsplit("_", 1)[0] for g in aims.totals]
+    reached = [(box_scores[:, g.boxes].sum(axis=1) >= g.threshold).mean() for g in aims.totals]
+    if rules == "yamb":
+        return "column bonus " + " ".join(f"{x:.3f}" for x in reached)
+    full = [(box_scores[:, g.boxes] > 0).all(axis=1).mean() for g in aims.full]
+    full_names = [r.box_names[g.boxes[0]].rsplit("_", 1)[0] for g in aims.full]
+    each = (box_scores[:, aims.each > 0] > 0).sum(axis=1).mean()
+    return (" ".join(f"{n} {x:.3f}" for n, x in zip(names, reached)) + "; all four " +
+            " ".join(f"{n} {x:.3f}" for n, x in zip(full_names, full)) + f"; Baluts a game {each:.3f}")
+
+
 def compare_means(rules_list, games: int, seed: int) -> None:
     print(f"{games:,} games per rule set, seed {seed}, load average {os.getloadavg()[0]:.2f} at the start")
     for rules in rules_list:
@@ -70,6 +91,8 @@ def compare_means(rules_list, games: int, seed: int) -> None:
             label = "mean points" if what == "points" else "mean score"
             print(f"{rules:<6} {label:<12} with goals {a.mean():8.3f}  without {b.mean():8.3f}  "
                   f"difference {m:+.3f} (s.e. {se:.3f}, 95% [{m - 1.96 * se:+.3f}, {m + 1.96 * se:+.3f}])")
+        for label, res in (("with goals", new), ("without", old)):
+            print(f"{rules:<6} goals reached {label:<11}{goal_rates(rules, res.games['box_scores'])}")
         print(f"{rules:<6} games/s      with goals {new_wall:8,.0f} wall {new_cpu:8,.0f} CPU; "
               f"without {old_wall:8,.0f} wall {old_cpu:8,.0f} CPU; load average {os.getloadavg()[0]:.2f}",
               flush=True)
