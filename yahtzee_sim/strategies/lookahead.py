@@ -36,7 +36,7 @@ import numpy as np
 
 from ..exact.widget import best_keeps
 from .aims import card_aims
-from .base import Strategy, register
+from .base import Strategy, default_announcement, register
 
 __all__ = ["GreedyStrategy", "HeuristicStrategy", "LookaheadStrategy"]
 
@@ -530,7 +530,9 @@ class HeuristicStrategy(LookaheadStrategy):
        Ones is worth 1 + the typical Max - Min, about 12; a point of Min costs the
        typical Ones, so it aims low there). Each column's upper bonus (+30 when its six
        upper rows reach 60) is a goal (below). It announces only when it must (the
-       default :meth:`Strategy.announce`); plans follow the announcement.
+       last turns, when only Announce boxes are open), naming the box whose turn, aimed
+       at it from the first throw, is worth most (its points, reserve and goals: the
+       exact expectation over the two rerolls); plans follow the announcement.
     H. Balut, won on points: it plays for points, counted at 50 score points each (the
        score adds one point per band of 50): a Balut box that is not zero is worth 2
        points more, and its reserve is what it may still bring: with k Balut boxes open
@@ -765,6 +767,51 @@ class HeuristicStrategy(LookaheadStrategy):
 
     def uses_progress(self, rules):
         return bool(self.aim_card and card_aims(rules) is not None)
+
+    def announce(self, state, rolls, u):
+        """Item G: when the turn must announce, the open announce box whose turn from
+        these first dice is worth most (its box value, the exact expectation over the
+        rerolls); otherwise none. Without goals: the default (the box the first dice
+        score most in).
+
+        >>> from yahtzee_sim.rules import get_rules
+        >>> from yahtzee_sim.state import GameState
+        >>> r = get_rules("yamb")
+        >>> s = HeuristicStrategy().prepare(r)
+        >>> state = GameState.from_arrays(r, ~r.is_announce[None, :], 0)    # only Announce open
+        >>> roll = np.array([r.dice.roll_index_of([1, 1, 1, 5, 6])])
+        >>> r.box_names[int(s.announce(state, roll, None)[0])]
+        'announce_ones'
+        """
+        rules = self.rules
+        said = default_announcement(rules, state.filled, rolls)
+        must = np.flatnonzero(said >= 0)
+        if self.aims is None or not len(must):
+            return said
+        filled = state.filled[must]
+        progress = self.progress_key(filled, state.box_scores[must])
+        ctx = self.context(filled, state.upper_total[must], state.five_box_full[must], progress)
+        # a box's value reads only the context (its goals' open boxes among them), and the
+        # games that must announce share few contexts: each box's turn is planned once per
+        # distinct context (for games where the box is open; the others never read it)
+        rows_ctx = np.column_stack([np.asarray(ctx[k], dtype=np.float64) for k in sorted(ctx)])
+        _, first, inv = np.unique(rows_ctx, axis=0, return_index=True, return_inverse=True)
+        inv = inv.reshape(-1)
+        rep_ctx = {k: a[first, None] for k, a in ctx.items()}
+        rolls = np.asarray(rolls)[must]
+        best = np.full(len(must), -np.inf)
+        for b in np.flatnonzero(rules.is_announce):
+            rows = np.flatnonzero(~filled[:, b])
+            if not len(rows):
+                continue
+            value = self.plain_box_value(int(b), rep_ctx)
+            value = np.ascontiguousarray(np.broadcast_to(value, (len(first), self.dice.n_rolls)), dtype=np.float32)
+            turn = best_keeps(self.dice, value, rolls_left=rules.n_rolls - 1).values[rules.n_rolls - 1]
+            worth = turn[inv[rows], rolls[rows]]
+            better = worth > best[rows]                 # the first box in card order on ties
+            best[rows[better]] = worth[better]
+            said[must[rows[better]]] = b
+        return said
 
     def progress_key(self, filled, box_scores):
         """Mixed-radix code of each goal's progress: a total goal's points so far (its
