@@ -677,7 +677,8 @@ class HeuristicStrategy(LookaheadStrategy):
 
     def _goal_tables(self, rules) -> None:
         """Items G, H: the outlook of each goal of :attr:`aims` (worth times the chance of
-        reaching it), by the goal's open boxes (a bit mask in goal order) and progress.
+        reaching it), by the goal's open boxes (a bit mask in goal order, or how many when
+        they all end alike) and progress.
 
         Model: each open box of a total goal ends like a turn of ``total_throws`` throws
         aimed at its points alone (the exact distribution from the dice tables); the
@@ -693,6 +694,8 @@ class HeuristicStrategy(LookaheadStrategy):
         self._symmetric = {}                   # goal: do all its open boxes end alike?
         if self.aims is None:
             return
+        from scipy.stats import binom
+
         raw = self._raw
         self._box_max = raw.max(axis=1)
         self._goal_points = {}                 # goal box: (distinct points, index of each roll's)
@@ -720,8 +723,6 @@ class HeuristicStrategy(LookaheadStrategy):
             for j, b in enumerate(g.boxes):
                 self._goals_of_box.setdefault(int(b), []).append(("total", i, 1 << j))
         for i, g in enumerate(self.aims.full):
-            from scipy.stats import binom
-
             q = np.mean([reach[rules.n_rolls][int(b)][raw[b] > 0].sum() for b in g.boxes])
             rate = min(1.0, float(q) * self.full_rate)
             turns = np.arange(rules.n_boxes)[:, None]
@@ -737,8 +738,6 @@ class HeuristicStrategy(LookaheadStrategy):
             # still fill it: with k such boxes open and T turns left after this one, the
             # k-th is worth its points times P(at least k of the T turns make one), at a
             # per-turn rate each_rate times the chance of an aimed turn (like tip C).
-            from scipy.stats import binom
-
             b = boxes[0]
             p = self._final_roll_probs(raw[b][None, :].astype(np.float64), rules.n_rolls - 1)[0]
             hit = raw[b] > 0
@@ -1009,12 +1008,11 @@ class HeuristicStrategy(LookaheadStrategy):
             # tip A: points, reserve and bonus outlook, tabulated by (open upper boxes,
             # upper total, dice of the face); a plain roll has no other bonus
             rows = self._upper_val[box][ctx["mask"][:, 0], ctx["upper"][:, 0]]     # (U, n_dice + 1)
-            v = np.take(rows, self._counts[box], axis=1) - self.reserve[box]
-        else:
-            v = self._score_f[box][None, :] - self.reserve[box]
-            if box == rules.five_box_index:
-                v = v - ctx["five_reserve"] + np.where(self._score_f[box][None, :] >= rules.five_box_points,
-                                                       ctx["five_future"], np.float32(0))
+            return np.take(rows, self._counts[box], axis=1) - self.reserve[box]
+        v = self._score_f[box][None, :] - self.reserve[box]
+        if box == rules.five_box_index:
+            v = v - ctx["five_reserve"] + np.where(self._score_f[box][None, :] >= rules.five_box_points,
+                                                   ctx["five_future"], np.float32(0))
         return v
 
     def box_values(self, ctx, scores, gain):
