@@ -42,6 +42,13 @@ class WithoutGoals(HeuristicStrategy):
     aim_card = False
 
 
+class AnnouncesWhenItMust(HeuristicStrategy):
+    """``heuristic`` with its goals, announcing in Yamb only when the turn must (faster)."""
+
+    name = "heuristic-announces-when-it-must"
+    announce_by_choice = False
+
+
 def paired(new: np.ndarray, old: np.ndarray) -> tuple[float, float]:
     """Mean of ``new - old`` and its standard error.
 
@@ -96,6 +103,13 @@ def compare_means(rules_list, games: int, seed: int) -> None:
         print(f"{rules:<6} games/s      with goals {new_wall:8,.0f} wall {new_cpu:8,.0f} CPU; "
               f"without {old_wall:8,.0f} wall {old_cpu:8,.0f} CPU; load average {os.getloadavg()[0]:.2f}",
               flush=True)
+        if get_rules(rules).announces:
+            must, must_wall, must_cpu = _timed(rules, AnnouncesWhenItMust(), games, seed)
+            a = must.games["total"]
+            m, se = paired(a, old.games["total"])
+            print(f"{rules:<6} announcing only when it must: mean score {a.mean():8.3f}, difference {m:+.3f} "
+                  f"(s.e. {se:.3f}) over without goals; {goal_rates(rules, must.games['box_scores'])}; "
+                  f"{must_wall:,.0f} games/s wall {must_cpu:,.0f} CPU", flush=True)
 
 
 def _games(rules: str, strategy, games: int, seed: int) -> dict:

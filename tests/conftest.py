@@ -82,6 +82,9 @@ class Recorder(Strategy):
             self.batches[-1]["first"].append(np.array(rolls, copy=True))
         return self.inner.keep(state, rolls, rolls_left, u)
 
+    def announce(self, state, rolls, u):
+        return self.inner.announce(state, rolls, u)
+
     def box(self, state, rolls, options, u):
         boxes = self.inner.box(state, rolls, options, u)
         b = np.asarray(boxes)

@@ -107,7 +107,7 @@ def test_goals_raise_balut_points():
 
 
 def test_goals_raise_the_yamb_score():
-    # Yamb is won on the score: the column bonuses and the announcements raise it (about +50 a game)
+    # Yamb is won on the score: the column bonuses and the announcements raise it (about +110 a game)
     new = simulate("yamb", "heuristic", 1200, seed=43).games["total"]
     old = simulate("yamb", WithoutGoals(), 1200, seed=43).games["total"]
     mean, low, high = _paired(new, old)
@@ -213,3 +213,18 @@ def test_yamb_announces_the_box_whose_turn_is_worth_most():
         == int(default_announcement(rules, state.filled, roll)[0])
     free = GameState.from_arrays(rules, np.zeros((1, rules.n_boxes), bool), 0)
     assert int(get_strategy("heuristic").prepare(rules).announce(free, roll, None)[0]) == -1
+
+
+def test_yamb_announces_by_choice_when_it_beats_the_plan():
+    """A Kenta on the first throw with only a Free box and the Announce column open:
+    announcing Kenta (66) beats the plan without it; ``announce_by_choice = False``
+    announces only when the turn must."""
+    rules = get_rules("yamb")
+    late = ~rules.is_announce[None, :].copy()
+    late[0, rules.box_index("free_ones")] = False
+    state = GameState.from_arrays(rules, late, 0)
+    kenta = np.array([rules.dice.roll_index_of([2, 3, 4, 5, 6])])
+    said = get_strategy("heuristic").prepare(rules).announce(state, kenta, None)
+    assert rules.box_names[int(said[0])] == "announce_kenta"
+    forced = type("Forced", (HeuristicStrategy,), {"announce_by_choice": False})().prepare(rules)
+    assert int(forced.announce(state, kenta, None)[0]) == -1

@@ -70,6 +70,28 @@ def _unique(keys: np.ndarray):
     return sorted_keys[new], order[new], inv
 
 
+def _distinct_rows(columns: list) -> tuple[np.ndarray, np.ndarray]:
+    """A representative row of each distinct combination of the ``(n,)`` arrays
+    ``columns``, and each row's combination (``first``, ``inverse`` of :func:`_unique`).
+
+    >>> first, inv = _distinct_rows([np.array([1, 1, 2, 1]), np.array([0.5, 0.5, 0.5, 0.5])])
+    >>> inv[first].tolist(), inv.tolist()
+    ([0, 1], [0, 0, 1, 0])
+    """
+    n = len(columns[0])
+    code, size = np.zeros(n, dtype=np.int64), 1          # codes 0 .. size - 1
+    for col in columns:
+        col = np.asarray(col)
+        if n and (col != col[0]).any():               # a constant column changes nothing
+            values, codes = np.unique(col, return_inverse=True)
+            if size * len(values) >= 2**62:           # renumber what is there first
+                _, _, code = _unique(code)
+                size = int(code.max()) + 1
+            code, size = code * len(values) + codes.reshape(-1), size * len(values)
+    _, first, inv = _unique(code)
+    return first, inv
+
+
 PAIR_KEY = np.dtype([("key", "<i8"), ("progress", "<i8")])
 """Position keys of strategies whose values read more of the card than fits one int64
 (:meth:`LookaheadStrategy.progress_key`): the usual key, then the progress code."""
@@ -128,6 +150,7 @@ class LookaheadStrategy(Strategy):
         r_idx, s_idx = np.nonzero(d.subkeeps >= 0)
         self._rank[r_idx, d.subkeeps[r_idx, s_idx]] = s_idx
         self._twins = LookaheadStrategy.twin_boxes(self, rules)   # a subclass may set its own
+        self._with_values = bool(self.keeps_turn_values(rules))
         self._reset_cache(rules.n_rolls - 1)
         return self
 
@@ -147,6 +170,12 @@ class LookaheadStrategy(Strategy):
         would be worth (:meth:`plain_box_value` of the run's first box stands for the
         open ones, and the first open one takes the roll). Default: every box alone."""
         return [[b] for b in range(rules.n_boxes)]
+
+    def keeps_turn_values(self, rules) -> bool:
+        """Does the plan store keep, beside the keeps, each position's expected worth of
+        the turn from every first roll (:attr:`_values`, 1 kB a position)? For a
+        subclass that compares the plan with other choices (Yamb's announcements)."""
+        return False
 
     def uses_progress(self, rules) -> bool:
         """Do the values read the card's progress (:meth:`progress_key`) besides the open boxes?"""
@@ -373,7 +402,7 @@ class LookaheadStrategy(Strategy):
             progress = keys[part]["progress"] if self._progress else None
             values, boxes = self.final_values_and_boxes(fl, up, full, ann, progress)
             plan = best_keeps(self.dice, values, rolls_left=levels)
-            new_rows.append(self._append(plan.keeps, boxes))
+            new_rows.append(self._append(plan.keeps, boxes, plan.values[levels] if self._with_values else None))
         return np.concatenate(new_rows)
 
     def _sorted_rows(self, state, levels: int, keys: np.ndarray) -> np.ndarray:
@@ -403,12 +432,14 @@ class LookaheadStrategy(Strategy):
         # _store[0]: best box of each final roll; _store[j]: keep with j rerolls left
         self._store = [np.empty((0, self.dice.n_rolls), np.uint8) for _ in range(levels + 1)]
         self._used = 0
+        # with keeps_turn_values: the worth of the turn from each first roll, by store row
+        self._values = np.empty((0, self.dice.n_rolls), np.float32) if self._with_values else None
         self._index = {}
         self._turn_cache = None
         # Cards with few positions: a direct index position -> store row (-1 = not planned).
         self._dense = np.full(self._dense_size, -1, dtype=np.int32) if self._dense_size else None
 
-    def _append(self, keeps: list, boxes: np.ndarray) -> np.ndarray:
+    def _append(self, keeps: list, boxes: np.ndarray, values: np.ndarray | None = None) -> np.ndarray:
         m = len(boxes)
         cap = len(self._store[0])
         if self._used + m > cap:
@@ -418,6 +449,12 @@ class LookaheadStrategy(Strategy):
                 grown = np.empty((new_cap, self.dice.n_rolls), np.uint8)
                 grown[:self._used] = self._store[j][:self._used]
                 self._store[j] = grown
+            if self._values is not None:
+                grown = np.empty((new_cap, self.dice.n_rolls), np.float32)
+                grown[:self._used] = self._values[:self._used]
+                self._values = grown
+        if self._values is not None:
+            self._values[self._used:self._used + m] = values
         self._store[0][self._used:self._used + m] = boxes
         roll = np.arange(self.dice.n_rolls)[None, :] * self.dice.n_keeps
         rank = self._rank.reshape(-1)
@@ -430,7 +467,7 @@ class LookaheadStrategy(Strategy):
     def __getstate__(self):
         """Pickle without the plan cache (workers rebuild their own)."""
         state = self.__dict__.copy()
-        for k in ("_store", "_index", "_turn_cache", "_used", "_dense"):
+        for k in ("_store", "_index", "_turn_cache", "_used", "_dense", "_values"):
             state.pop(k, None)
         return state
 
@@ -529,10 +566,11 @@ class HeuristicStrategy(LookaheadStrategy):
        the card score for one more point, around a card of aimed values (a point of
        Ones is worth 1 + the typical Max - Min, about 12; a point of Min costs the
        typical Ones, so it aims low there). Each column's upper bonus (+30 when its six
-       upper rows reach 60) is a goal (below). It announces only when it must (the
-       last turns, when only Announce boxes are open), naming the box whose turn, aimed
-       at it from the first throw, is worth most (its points, reserve and goals: the
-       exact expectation over the two rerolls); plans follow the announcement.
+       upper rows reach 60) is a goal (below). After the first throw it announces the
+       Announce box whose turn, aimed at it from those dice, is worth most (its points,
+       reserve and goals: the exact expectation over the two rerolls) when that beats
+       the turn's plan without an announcement, or when it must (only Announce boxes
+       open; ``announce_by_choice = False``: only then); plans follow the announcement.
     H. Balut, won on points: it plays for points, counted at 50 score points each (the
        score adds one point per band of 50): a Balut box that is not zero is worth 2
        points more, and its reserve is what it may still bring: with k Balut boxes open
@@ -585,6 +623,9 @@ class HeuristicStrategy(LookaheadStrategy):
     full_rate: float = 0.5         # per-turn rate of a non-zero in a full goal's box, times an aimed turn's
     each_rate: float = 1.25        # per-turn rate of filling a box paid when non-zero (each Balut),
                                    # times the chance of an aimed turn
+    #: Yamb: announce whenever it beats the turn's plan (False: only when the turn must,
+    #: about three times faster, and about 60 points a game lower)
+    announce_by_choice: bool = True
 
     def prepare(self, rules):
         super().prepare(rules)
@@ -767,10 +808,15 @@ class HeuristicStrategy(LookaheadStrategy):
     def uses_progress(self, rules):
         return bool(self.aim_card and card_aims(rules) is not None)
 
+    def keeps_turn_values(self, rules):
+        # announce() compares the announcements with the plan's own worth
+        return bool(rules.announces and self.announce_by_choice and self.uses_progress(rules))
+
     def announce(self, state, rolls, u):
-        """Item G: when the turn must announce, the open announce box whose turn from
-        these first dice is worth most (its box value, the exact expectation over the
-        rerolls); otherwise none. Without goals: the default (the box the first dice
+        """Item G: the open announce box whose turn from these first dice is worth most
+        (its box value, the exact expectation over the rerolls), when that beats the
+        turn's plan without an announcement, or when the turn must announce; otherwise
+        none. Without goals: the default (only when it must, the box the first dice
         score most in).
 
         >>> from yahtzee_sim.rules import get_rules
@@ -781,36 +827,65 @@ class HeuristicStrategy(LookaheadStrategy):
         >>> roll = np.array([r.dice.roll_index_of([1, 1, 1, 5, 6])])
         >>> r.box_names[int(s.announce(state, roll, None)[0])]
         'announce_ones'
+        >>> late = ~r.is_announce[None, :].copy()
+        >>> late[0, r.box_index("free_ones")] = False        # Announce and one Free box open
+        >>> state = GameState.from_arrays(r, late, 0)
+        >>> r.box_names[int(s.announce(state, np.array([r.dice.roll_index_of([2, 3, 4, 5, 6])]), None)[0])]
+        'announce_kenta'
         """
         rules = self.rules
         said = default_announcement(rules, state.filled, rolls)
-        must = np.flatnonzero(said >= 0)
-        if self.aims is None or not len(must):
+        if self.aims is None:
             return said
-        filled = state.filled[must]
-        progress = self.progress_key(filled, state.box_scores[must])
-        ctx = self.context(filled, state.upper_total[must], state.five_box_full[must], progress)
-        # a box's value reads only the context (its goals' open boxes among them), and the
-        # games that must announce share few contexts: each box's turn is planned once per
-        # distinct context (for games where the box is open; the others never read it)
-        rows_ctx = np.column_stack([np.asarray(ctx[k], dtype=np.float64) for k in sorted(ctx)])
-        _, first, inv = np.unique(rows_ctx, axis=0, return_index=True, return_inverse=True)
-        inv = inv.reshape(-1)
-        rep_ctx = {k: a[first, None] for k, a in ctx.items()}
-        rolls = np.asarray(rolls)[must]
-        best = np.full(len(must), -np.inf)
+        games = np.flatnonzero((~state.filled & rules.is_announce).any(axis=1))
+        if not len(games):
+            return said
+        must = said[games] >= 0
+        if not self.announce_by_choice:
+            games, must = games[must], must[must]
+            if not len(games):
+                return said
+        filled, rolls = state.filled[games], np.asarray(rolls)[games]
+        upper, full = state.upper_total[games], state.five_box_full[games]
+        progress = self.progress_key(filled, state.box_scores[games])
+        last = rules.n_rolls - 1
+        best = np.full(len(games), -np.inf)
+        free = np.flatnonzero(~must)
+        if len(free):   # what the turn is worth without an announcement: the plan's own worth
+            plan_rows = self._plans(state, last)      # (the keeps of the games that do not announce)
+            best[free] = self._values[plan_rows[games[free]], rolls[free]]
+        # a box's value reads only its part of the context (its goals' progress): each
+        # announce box's turn is planned once per distinct part (for the games where it
+        # is open; the others never read it)
+        ctx = self.context(filled, upper, full, progress)
+        pick = np.full(len(games), -1, dtype=np.intp)
         for b in np.flatnonzero(rules.is_announce):
             rows = np.flatnonzero(~filled[:, b])
             if not len(rows):
                 continue
-            value = self.plain_box_value(int(b), rep_ctx)
+            first, inv = _distinct_rows([ctx[k] for k in self._box_context(int(b), ctx)])
+            value = self.plain_box_value(int(b), {k: a[first, None] for k, a in ctx.items()})
             value = np.ascontiguousarray(np.broadcast_to(value, (len(first), self.dice.n_rolls)), dtype=np.float32)
-            turn = best_keeps(self.dice, value, rolls_left=rules.n_rolls - 1).values[rules.n_rolls - 1]
+            turn = best_keeps(self.dice, value, rolls_left=last).values[last]
             worth = turn[inv[rows], rolls[rows]]
             better = worth > best[rows]                 # the first box in card order on ties
             best[rows[better]] = worth[better]
-            said[must[rows[better]]] = b
+            pick[rows[better]] = b
+        said[games] = pick
         return said
+
+    def _box_context(self, box: int, ctx: dict) -> list:
+        """The context entries :meth:`plain_box_value` of ``box`` reads: the shared ones and
+        those of its goals."""
+        own = []
+        n_totals = len(self._total_tabs)
+        for kind, i, _ in self._goals_of_box.get(box, ()):
+            if kind == "each":
+                own += ["turns_left", f"each_open{i}"]
+            else:
+                j = i if kind == "total" else n_totals + i
+                own += [f"goal_mask{j}", f"goal{j}", f"goal_open{j}"] + (["turns_left"] if kind == "full" else [])
+        return ["mask", "upper", "five_reserve", "five_future"] + own
 
     def progress_key(self, filled, box_scores):
         """Mixed-radix code of each goal's progress: a total goal's points so far (its
