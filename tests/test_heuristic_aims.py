@@ -108,10 +108,10 @@ def test_goals_raise_balut_points():
 
 def test_goals_raise_the_yamb_score():
     # Yamb is won on the score: the column bonuses and the announcements raise it (about +110 a game)
-    new = simulate("yamb", "heuristic", 1200, seed=43).games["total"]
-    old = simulate("yamb", WithoutGoals(), 1200, seed=43).games["total"]
+    new = simulate("yamb", "heuristic", 500, seed=43).games["total"]
+    old = simulate("yamb", WithoutGoals(), 500, seed=43).games["total"]
     mean, low, high = _paired(new, old)
-    assert low > 0, (mean, low, high)
+    assert low > 50, (mean, low, high)
 
 
 def _positions_with_points(rules, n, rng):
@@ -178,10 +178,10 @@ def test_balut_goals_steer_the_box_choice():
 
 @pytest.mark.parametrize("name", ["balut", "yamb"])
 def test_same_games_whatever_batch_or_cache_with_goals(name):
-    a = simulate(name, "heuristic", 1500, seed=99)
+    a = simulate(name, "heuristic", 1100, seed=99)
     warm = get_strategy("heuristic")
-    simulate(name, warm, 1000, seed=1)                         # fills the position cache
-    b = simulate(name, warm, 1500, seed=99, batch=1024)
+    simulate(name, warm, 300, seed=1)                          # fills the position cache
+    b = simulate(name, warm, 1100, seed=99, batch=1024)
     np.testing.assert_array_equal(a.games["box_scores"], b.games["box_scores"])
 
 
