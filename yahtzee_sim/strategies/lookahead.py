@@ -679,6 +679,12 @@ class HeuristicStrategy(LookaheadStrategy):
                         for b in self._upper_cols}
         self._goal_tables(rules)
         self._twins = self.twin_boxes(rules)
+        if self._with_values:
+            # the turn values (1 kB a position) would more than double the store; Yamb's
+            # positions rarely repeat, so a quarter of it costs little speed (20,000 games:
+            # 19.4 CPU s instead of 18.6) and about 300 MB less
+            self.cache_size = min(self.cache_size, type(self).cache_size // 4)
+            self._reset_cache(rules.n_rolls - 1)
         return self
 
     def twin_boxes(self, rules):
