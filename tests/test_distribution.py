@@ -297,14 +297,6 @@ def test_distributions_report_runs_small(tmp_path):
     assert "Reproduce:" in readme
 
 
-def test_served_rule_sets_are_refused_not_answered_wrongly():
-    # Generala's served scores: a strategy cannot tell a held served roll from a thrown
-    # one, so an exact evaluation over states would be wrong (it gave 160.02 for the
-    # optimal strategy, whose exact value is 162.53); refuse like policy_value.
-    with pytest.raises(ValueError, match="distribution does not handle generala: served scores"):
-        distribution("generala", "keep-largest")
-
-
 # -- optimal play read from its decision table ------------------------------------------
 
 @pytest.mark.parametrize("case", list(TINY_CASES))
