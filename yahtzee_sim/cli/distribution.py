@@ -105,8 +105,9 @@ def cmd_head_to_head(args) -> int:
 def _exact_table(args, rules, players) -> int:
     from ._common import print_json, print_table, print_wrapped, progress_for, rules_heading
     from ..exact.distribution import distribution
-    from ..exact.winodds import win_odds
+    from ..exact.winodds import require_score_decides, win_odds
 
+    require_score_decides(rules)
     if "play-to-win" in players:
         raise ValueError("play-to-win looks at the other players' cards, so its odds have no exact "
                          "form here; drop --exact to simulate the table")
