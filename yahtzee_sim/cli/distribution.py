@@ -56,6 +56,9 @@ def cmd_distribution(args) -> int:
     if rules.five_box is not None:
         print(f"  P({rules.five_box} box full)  {dist.p_five_box_full:.6f}")
     print(f"  P(five of a kind thrown at least once)  {dist.p_five_of_a_kind_rolled:.6f}")
+    if rules.roll_dependent:
+        print(f"  P(a served five of a kind at least once)  {dist.p_served_five:.6f} "
+              f"(made by a turn's first throw)")
     print(f"  turns ending in five of a kind, mean    {dist.five_per_game:.6f}")
     if rules.five_bonus:
         pmf = dist.five_bonus_pmf

@@ -26,8 +26,11 @@ forward turn by turn, exactly:
 
 The same pass carries the probability of events users ask about: the upper
 bonus, the full value (50) in the five-of-a-kind box, at least one five of a
-kind thrown in the game (at any throw), and the distribution of the number of
-five-of-a-kind bonuses.
+kind thrown in the game (at any throw), the distribution of the number of
+five-of-a-kind bonuses, and where served dice score more (Generala) at least one
+five of a kind made by a turn's first throw (a Generala servida). There each turn
+ends with dice thrown again or still served, each with the strategy's own box and
+its own scores (see :mod:`yahtzee_sim.exact.policy`).
 
 Cost: memory is the (state, points) support of two consecutive levels plus the
 moves of one level. Optimal ``yahtzee`` visits 284,271 states (of 536,448

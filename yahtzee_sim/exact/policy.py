@@ -38,6 +38,16 @@ The ``random`` strategy is averaged exactly (uniform over the distinct keeps of
 each roll, uniform over the legal boxes); any other strategy whose decisions
 change with its uniform ``u`` is refused.
 
+Where dice served on the first throw score more (Generala), a turn ends in one of
+two ways: with dice thrown again, or with the first throw's dice still served
+(holding every die is not a throw). A strategy's keep() sees the roll and the rolls
+left, not whether the dice are served, so a served roll is kept as a thrown one: a
+keep of every die leaves it served, any other keep throws. Its box() is asked twice,
+with the ordinary and with the served scores, and each ending is weighted by its own
+final-roll probability (:func:`served_final_roll_masses`). Optimal play is read from
+its decision table with its served boxes, and holds served dice to the end of the
+turn once it held them, as it plays (:class:`_Decider`).
+
 >>> pv = policy_value("yacht", "keep-largest", options=["fill-in-order"])
 >>> from yahtzee_sim import simulate
 >>> res = simulate("yacht", "keep-largest", 20_000, options=["fill-in-order"], seed=5)
