@@ -800,10 +800,11 @@ def _points_bound(rules: RuleSet) -> int:
 
 def served_final_roll_masses(dice, keeps: _Keeps, n_rolls: int, is_five, hold_served: bool):
     """Where dice served on the first throw score more: (P, R) probability of each final
-    roll no longer served, of it still served, and the part of the first with no five
-    of a kind thrown (see :func:`~yahtzee_sim.exact._eval_kernels.served_final_roll_masses`;
-    ``hold_served``: served dice held once are held to the end, as optimal play does).
-    The two masses add up to :func:`final_roll_masses`'s when ``hold_served`` is off."""
+    roll made by a later throw, of it still the first throw's (served), and the part of
+    the first with no five of a kind thrown in the turn (see
+    :func:`~yahtzee_sim.exact._eval_kernels.served_final_roll_masses`; ``hold_served``:
+    served dice held once are held to the end, as optimal play does). Without
+    ``hold_served`` the two masses add up to :func:`final_roll_masses`'s (up to rounding)."""
     from ._eval_kernels import served_final_roll_masses as kernel
 
     lookup = keeps.lookup if keeps.lookup is not None else _identity_lookup(dice)
@@ -1022,7 +1023,10 @@ def policy_value(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
     strategy : a strategy name or instance. Its decisions must depend only on the
         state it is shown (filled boxes, upper total up to the bonus threshold, the
         five-of-a-kind box's value, the roll, the rolls left), not on its uniform
-        ``u``; ``random`` is averaged exactly over its uniform choices.
+        ``u``; ``random`` is averaged exactly over its uniform choices. Where dice
+        served on the first throw score more (Generala), its box() is asked with the
+        served scores while the dice are still the first throw's; its keep() is not told
+        (the engine does not tell it either).
     chunk_rows : (state, roll) rows per strategy call (memory bound).
     progress : a callback ``progress(phase, done, total)`` told after each level of filled
         boxes (see :mod:`yahtzee_sim.progress`); silent by default.
