@@ -179,12 +179,13 @@ def test_servida_wins_does_not_change_a_solitaire_score():
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["keep-largest", "heuristic"])
 def test_generala_simulated_mean_is_inside_the_exact_ci(name):
-    """Sized to catch a bias of a tenth of a point: keep-largest's sd is about 49, so
-    1.6 million games give a standard error of 0.039 (4 se = 0.15); heuristic's sd is
-    about 21: 200,000 games, se 0.048."""
-    games = {"keep-largest": 1_600_000, "heuristic": 200_000}[name]
+    """Sized to catch a bias of a tenth of a point: 4 standard errors are at most 0.1
+    (keep-largest's sd is 48.6: 3.8 million games, se 0.025; heuristic's 21.5: 750,000
+    games; about 10 and 5 s)."""
+    games = {"keep-largest": 3_800_000, "heuristic": 750_000}[name]
     pv = policy_value("generala", name)
     s = simulate("generala", name, games, seed=16).summary()
+    assert 4 * pv.sd / math.sqrt(games) <= 0.1
     assert abs(s["mean"] - pv.expected_score) < 4 * pv.sd / math.sqrt(games)
     # the simulated servida rate against the exact one (a binomial count)
     p = distribution("generala", name).p_served_five
