@@ -23,12 +23,23 @@ from yahtzee_sim.strategies import Strategy
 from conftest import TINY_CASES, LowestBox, row_by_row, tiny_rules
 
 
-def brute_force(rules: RuleSet, strategy: Strategy) -> dict:
+def brute_force(rules: RuleSet, strategy: Strategy, *, ask=None, holds_served=False,
+                uniform=False) -> dict:
     """Joint distribution of (final score, five of a kind thrown, bonuses, five box
-    full, upper bonus) by enumerating every ordered dice outcome of every throw.
+    full, upper bonus, served five of a kind) by enumerating every ordered dice outcome
+    of every throw.
 
     Independent of the code under test: real upper totals, ordered outcomes instead
     of the keep lattice, one strategy question per state and roll, dicts of outcomes.
+    The turn is played as the engine plays it: it counts the throws that made the
+    dice (holding every die is not a throw) and scores the final dice with that
+    throw's table (``rules.turn_options(..., throws=...)``: Generala's served scores);
+    the box is asked with the options of the dice as they came, served or not.
+    ``ask(state, rolls, later_options, served_options)`` may replace the questions:
+    it returns (boxes later, boxes served, {rolls left: keeps}); ``holds_served``:
+    dice still served after the first keep are held to the end of the turn (optimal
+    play's rule); ``uniform``: every keep uniform over the roll's distinct keeps and
+    every box uniform over the legal ones, averaged (the ``random`` strategy).
     """
     strategy.prepare(rules)
     d = rules.dice
@@ -42,49 +53,82 @@ def brute_force(rules: RuleSet, strategy: Strategy) -> dict:
     def is_five(r):
         return int(d.roll_counts[r].max()) == n
 
+    def ask_strategy(state, rolls, later, served):
+        zeros = np.zeros(len(rolls), np.float32)
+        return (strategy.box(state, rolls, later, zeros), strategy.box(state, rolls, served, zeros),
+                {j: strategy.keep(state, rolls, j, zeros) for j in range(rules.n_rolls - 1, 0, -1)})
+
+    ask = ask or ask_strategy
+
     @functools.lru_cache(maxsize=None)
     def game(filled: tuple, upper: int, full: bool) -> dict:
-        """{(future points, five thrown, bonuses, five box full at the end, upper bonus): p}"""
+        """{(future points, five thrown, bonuses, five box full at the end, upper bonus,
+        served five of a kind): p}"""
         if all(filled):
-            return {(0, False, 0, full, rules.upper_bonus > 0 and upper >= rules.upper_bonus_threshold): 1.0}
+            return {(0, False, 0, full, rules.upper_bonus > 0 and upper >= rules.upper_bonus_threshold,
+                     False): 1.0}
         fl = np.array([filled] * d.n_rolls)
         state = GameState.from_arrays(rules, fl, [upper] * d.n_rolls, [full] * d.n_rolls)
         rolls = np.arange(d.n_rolls)
-        zeros = np.zeros(d.n_rolls, np.float32)
-        legal, scores, bonus = rules.turn_options(fl, np.full(d.n_rolls, full), rolls)
-        gain = scores + rules.upper_bonus_gain(np.full(d.n_rolls, upper), scores) + bonus[:, None]
-        boxes = strategy.box(state, rolls, TurnOptions(legal, scores, gain), zeros)
-        keeps = {j: strategy.keep(state, rolls, j, zeros) for j in range(rules.n_rolls - 1, 0, -1)}
+        options = {}
+        for first in (False, True):
+            throws = np.full(d.n_rolls, 1 if first else rules.n_rolls)
+            legal, scores, bonus = rules.turn_options(fl, np.full(d.n_rolls, full), rolls, throws=throws)
+            gain = scores + rules.upper_bonus_gain(np.full(d.n_rolls, upper), scores) + bonus[:, None]
+            options[first] = TurnOptions(legal, scores, gain), bonus
+        later_boxes, served_boxes, keeps = (None, None, None) if uniform else \
+            ask(state, rolls, options[False][0], options[True][0])
+        boxes = {False: later_boxes, True: served_boxes}
 
-        def final(r, seen):
-            bx = int(boxes[r])
-            pts = int(scores[r, bx])
+        def final(r, seen, served):
+            if uniform:
+                out = defaultdict(float)
+                legal = np.flatnonzero(options[served][0].legal[r])
+                for bx in legal:
+                    for key, p in final_in(r, seen, served, int(bx)).items():
+                        out[key] += p / len(legal)
+                return out
+            return final_in(r, seen, served, int(boxes[served][r]))
+
+        def final_in(r, seen, served, bx):
+            opts, bonus = options[served]
+            assert opts.legal[r, bx]
+            pts = int(opts.scores[r, bx])
             nf = list(filled)
             nf[bx] = True
             rest = game(tuple(nf), upper + (pts if rules.is_upper[bx] else 0),
-                        full or (bx == rules.five_box_index and pts == rules.five_box_points))
-            g, nb = int(gain[r, bx]), int(bonus[r] > 0)
+                        full or bool(rules.fills_five_box(np.array([bx]), np.array([pts]))[0]))
+            g, nb = int(opts.gain[r, bx]), int(bonus[r] > 0)
+            sv = served and is_five(r)
             out = defaultdict(float)
-            for (s, s5, k, ff, ub), p in rest.items():
-                out[(s + g, s5 or seen, k + nb, ff, ub)] += p
+            for (s, s5, k, ff, ub, ss), p in rest.items():
+                out[(s + g, s5 or seen, k + nb, ff, ub, ss or sv)] += p
             return out
 
-        def value(r, j, seen):
+        @functools.lru_cache(maxsize=None)
+        def value(r, j, seen, throws):
             seen = seen or is_five(r)
             if j == 0:
-                return final(r, seen)
-            kept = d.keep_counts[keeps[j][r]]
-            held = np.repeat(np.arange(1, f + 1), kept)
+                return final(r, seen, throws == 1)
+            if uniform:
+                choices = [d.keep_counts[k] for k in d.subkeeps[r, :d.n_subkeeps[r]]]
+            elif holds_served and throws == 1 and j < rules.n_rolls - 1:
+                choices = [d.roll_counts[r]]
+            else:
+                choices = [d.keep_counts[keeps[j][r]]]
             out = defaultdict(float)
-            outs = outcomes[n - len(held)]
-            for o in outs:
-                for key, p in value(roll_of(np.concatenate([held, o])), j - 1, seen).items():
-                    out[key] += p / len(outs)
+            for kept in choices:
+                held = np.repeat(np.arange(1, f + 1), kept)
+                outs = outcomes[n - len(held)]
+                for o in outs:
+                    nxt = roll_of(np.concatenate([held, o]))
+                    for key, p in value(nxt, j - 1, seen, throws + (len(held) < n)).items():
+                        out[key] += p / len(outs) / len(choices)
             return out
 
         out = defaultdict(float)
         for o in outcomes[n]:
-            for key, p in value(roll_of(o), rules.n_rolls - 1, False).items():
+            for key, p in value(roll_of(o), rules.n_rolls - 1, False, 1).items():
                 out[key] += p / len(outcomes[n])
         return dict(out)
 
@@ -93,7 +137,7 @@ def brute_force(rules: RuleSet, strategy: Strategy) -> dict:
 
 def _assert_matches_brute_force(dist, joint, *, upper_bonus):
     """The exact distribution against a brute force's joint (score, five rolled, bonuses,
-    five box full, upper bonus) probabilities: the PMF and the events, to 1e-14."""
+    five box full, upper bonus, served five) probabilities: the PMF and the events, to 1e-14."""
     pmf = np.zeros(max(s for s, *_ in joint) + 1)
     for (s, *_), p in joint.items():
         pmf[s] += p
@@ -103,6 +147,10 @@ def _assert_matches_brute_force(dist, joint, *, upper_bonus):
     assert dist.p_five_box_full == pytest.approx(sum(p for k, p in joint.items() if k[3]), abs=1e-14)
     if upper_bonus:
         assert dist.p_upper_bonus == pytest.approx(sum(p for k, p in joint.items() if k[4]), abs=1e-14)
+    if dist.rules.roll_dependent:
+        assert dist.p_served_five == pytest.approx(sum(p for k, p in joint.items() if k[5]), abs=1e-14)
+    else:
+        assert math.isnan(dist.p_served_five)
 
 
 @pytest.mark.parametrize("case", list(TINY_CASES))
@@ -295,14 +343,6 @@ def test_distributions_report_runs_small(tmp_path):
     assert rep.data["tables"]["win_share, all equal"].tolist() == pytest.approx(
         [1 / n for n in rep.data["tables"].index])
     assert "Reproduce:" in readme
-
-
-def test_served_rule_sets_are_refused_not_answered_wrongly():
-    # Generala's served scores: a strategy cannot tell a held served roll from a thrown
-    # one, so an exact evaluation over states would be wrong (it gave 160.02 for the
-    # optimal strategy, whose exact value is 162.53); refuse like policy_value.
-    with pytest.raises(ValueError, match="distribution does not handle generala: served scores"):
-        distribution("generala", "keep-largest")
 
 
 # -- optimal play read from its decision table ------------------------------------------

@@ -56,11 +56,17 @@ def test_advisor_served_dice_are_worth_more():
         advise("yacht", [1, 2, 3, 4, 5], rolls_left=0, served=True)
 
 
-def test_policy_value_refuses_served_games():
+def test_policy_value_of_optimal_on_a_served_game_equals_a_plain_dp():
+    """Served games are evaluated exactly now (they were refused): optimal play's policy
+    value is the plain DP's optimum of the turn played literally (throws counted)."""
     from yahtzee_sim.exact.policy import policy_value
+    from yahtzee_sim.exact.solver import solve
+    from yahtzee_sim.strategies.optimal import OptimalStrategy
 
-    with pytest.raises(ValueError, match="served"):
-        policy_value(_small_served(n_dice=3), "greedy")
+    rules = _small_served(n_dice=3)
+    start = PlainServedDP(rules).value((False,) * rules.n_boxes, 0, False)
+    pv = policy_value(rules, OptimalStrategy(solve(rules, dtype=np.float64, cache=False)))
+    assert abs(pv.expected_score - start) < 1e-9
 
 
 # -- the new rule sets ------------------------------------------------------------------

@@ -480,7 +480,7 @@ def test_yahtzee_decision_table_reads_the_widget_decisions_on_its_first_levels()
             mask, u, flag = mask[pick], u[pick], flag[pick]
         turn = _Turn(rules, sp, mask, u, flag)
         boxes, keeps = _table_decisions(table, turn)
-        w_boxes, w_keeps = _probe(widget, rules, turn, is_subkeep)
+        w_boxes, w_keeps, _ = _probe(widget, rules, turn, is_subkeep)
         np.testing.assert_array_equal(boxes, w_boxes)
         for j in w_keeps:
             np.testing.assert_array_equal(keeps[j], w_keeps[j])

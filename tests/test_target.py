@@ -398,14 +398,21 @@ def test_generala_target_play_hits_at_the_exact_rate():
     assert hit - rate("optimal") > 20 * se
 
 
-def test_cli_target_on_a_served_game_says_optimal_has_no_exact_distribution(capsys):
+def test_cli_target_on_a_served_game_compares_with_optimal(capsys):
+    """Generala's served scores: optimal's exact distribution (read from its decision
+    table, served dice held) stands next to target play, as on every other game."""
     from yahtzee_sim.cli import main
+    from yahtzee_sim.exact.solver import solve
 
     args = ["target", "--rules", "generala", "--target", "150", "--max-target", "250"]
     assert main(args) == 0
     out = capsys.readouterr().out
-    assert f"{target_solve('generala', 250).p_reach(150):.6f}" in out
-    assert "no exact distribution on generala" in out and "--strategy optimal" in out
+    reach = target_solve("generala", 250).p_reach(150)
+    optimal = distribution("generala", "optimal").p_at_least(150)
+    assert f"{reach:.6f}" in out and f"{optimal:.6f}" in out and "gain" in out
     assert main(args + ["--json"]) == 0
-    row = json.loads(capsys.readouterr().out)["targets"][0]
-    assert set(row) == {"target", "p_reach_target_play"} and isinstance(row["p_reach_target_play"], float)
+    got = json.loads(capsys.readouterr().out)
+    row = got["targets"][0]
+    assert set(row) == {"target", "p_reach_target_play", "p_at_least_optimal", "gain"}
+    assert row["gain"] == pytest.approx(reach - optimal) and row["gain"] > 0   # target play is best at it
+    assert got["optimal_expected_score"] == pytest.approx(solve("generala").expected_score, abs=1e-4)

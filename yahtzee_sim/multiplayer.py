@@ -25,7 +25,8 @@ games ended so).
 
 :class:`PlayToWin` is an opponent-aware player: before each of its turns it picks,
 by its lead and what is left to play, the risk-sensitive optimal strategy
-(``optimal:theta=...``) it plays that turn with. Strategies that play from decision
+(``optimal:theta=...``) it plays that turn with; its last two turns it plays by the
+target tables for its chance of finishing first. Strategies that play from decision
 tables (``optimal``, the risk strategies, ``play-to-win``) play each turn of a table
 in the engine's lean table loop.
 
@@ -242,61 +243,93 @@ _FORKED: tuple = ()
 not pickled: a table player's tables are hundreds of MB)."""
 
 
-def _forked_chunk(m, part):
-    return _gain_chunk(*_FORKED, m, part)
+def _forked_chunk(seat, m, part):
+    return _gain_chunk(*_FORKED, seat, m, part)
 
 
-def _gain_chunk(rules, player, baseline, opponent, opponents, m, part):
-    """One chunk of :func:`seat_gain`: seat 1's outcomes with ``player`` and with ``baseline``."""
+def _gain_chunk(rules, player, baseline, opponent, opponents, seat, m, part):
+    """One chunk of :func:`seat_gain`: seat ``seat``'s outcomes with ``player`` and with ``baseline``."""
+    others = [opponent] * opponents
     t0 = time.perf_counter()
-    res = simulate_table(rules, [player] + [opponent] * opponents, m, seed=part)
+    res = simulate_table(rules, others[:seat] + [player] + others[seat:], m, seed=part)
     secs = time.perf_counter() - t0
-    base = simulate_table(rules, [baseline] + [opponent] * opponents, m, seed=part)
-    if not (res.totals[:, 1:] == base.totals[:, 1:]).all():
+    base = simulate_table(rules, others[:seat] + [baseline] + others[seat:], m, seed=part)
+    rest = np.arange(opponents + 1) != seat
+    if not (res.totals[:, rest] == base.totals[:, rest]).all():
         raise ValueError("seat_gain: the opponents' games differ between the two runs (an opponent "
                          "that looks at the table cannot be paired)")
-    return (int(res.outcomes()[0][:, 0].sum()), win_share(res.totals)[:, 0], win_share(base.totals)[:, 0],
-            res.totals[:, 0], base.totals[:, 0], secs)
+    return (seat, int(res.outcomes()[0][:, seat].sum()), win_share(res.totals)[:, seat],
+            win_share(base.totals)[:, seat], res.totals[:, seat], base.totals[:, seat], secs)
+
+
+def _gain_summary(done, proportion_ci) -> dict:
+    """P(win), win share and paired gain (95% intervals) and mean scores of chunk outcomes."""
+    n = sum(len(o[2]) for o in done)
+    wins = sum(o[1] for o in done)
+    share = np.concatenate([o[2] for o in done])
+    gain = share - np.concatenate([o[3] for o in done])
+    own, base = np.concatenate([o[4] for o in done]), np.concatenate([o[5] for o in done])
+    half = lambda x: float(1.96 * x.std(ddof=1) / np.sqrt(len(x))) if len(x) > 1 else float("nan")
+    ci = proportion_ci(wins, n)
+    return {"games": n, "p_win": wins / n, "p_win_low": float(ci.low), "p_win_high": float(ci.high),
+            "win_share": float(share.mean()), "win_share_low": float(share.mean()) - half(share),
+            "win_share_high": float(share.mean()) + half(share), "gain": float(gain.mean()),
+            "gain_low": float(gain.mean()) - half(gain), "gain_high": float(gain.mean()) + half(gain),
+            "mean_score": float(own.mean()), "baseline_mean_score": float(base.mean())}
 
 
 def seat_gain(rules, player, baseline, opponents: int, n_games: int, *, seed=None, options=(),
-              opponent="optimal", chunk: int = 16 * SEED_BLOCK, jobs: int = 1, progress=None) -> dict:
-    """``player`` in seat 1 against ``opponents`` ``opponent`` players, paired with
-    ``baseline`` in the same seat on the same dice.
+              opponent="optimal", seat: int | str = "every", chunk: int = 16 * SEED_BLOCK, jobs: int = 1,
+              progress=None) -> dict:
+    """``player`` against ``opponents`` ``opponent`` players, paired with ``baseline`` in
+    the same seat on the same dice.
 
+    ``seat``: the player's seat (0 plays first), or ``"every"`` (default): the games
+    are split evenly over the seats, as a player who sits anywhere at the table,
+    since a later seat sees more of the others' games before its own last turns.
     The opponents have their own dice tapes and, if they do not look at the table,
-    play the same games in both runs (checked), so the difference of seat 1's win
+    play the same games in both runs (checked), so the difference of the player's win
     share is a paired comparison. Games run in chunks (seeds spawned from ``seed``,
     so the result does not depend on ``jobs``, the worker processes that play them);
-    ``progress(done, total)`` is called after each. Returns seat 1's P(win) with its
+    ``progress(done, total)`` is called after each. Returns the player's P(win) with its
     95% Wilson interval, its win share (ties split) and the paired gain in win share
-    over ``baseline``, each with a 95% normal interval, the mean scores, and the
-    seconds the player's games took (summed over the workers).
+    over ``baseline``, each with a 95% normal interval, the mean scores, the seconds
+    the player's games took (summed over the workers), and ``by_seat``: the same
+    figures for each seat played.
 
     >>> g = seat_gain("yacht", "greedy", "keep-largest", 1, 1024, seed=1, options=["fill-in-order"])
-    >>> bool(g["gain"] > 0), g["games"]
-    (True, 1024)
+    >>> bool(g["gain"] > 0), g["games"], [s["games"] for s in g["by_seat"]]
+    (True, 1024, [512, 512])
     """
     from .stats import proportion_ci
 
     rules = get_rules(rules, options)
     if isinstance(jobs, bool) or not isinstance(jobs, (int, np.integer)) or jobs < 1:
         raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
+    if seat == "every":
+        seats = list(range(opponents + 1))
+    elif isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat <= opponents:
+        raise ValueError(f"seat must be 'every' or 0 to {opponents} (the table's seats), got {seat!r}")
+    else:
+        seats = [int(seat)]
+    if isinstance(n_games, bool) or not isinstance(n_games, (int, np.integer)) or n_games < len(seats):
+        raise ValueError(f"n_games must be an integer >= {len(seats)} (a game per seat), got {n_games!r}")
     entropy = seed_entropy(seed)
-    sizes = [(lo, min(chunk, n_games - lo)) for lo in range(0, n_games, chunk)]
-    parts = [int(np.random.SeedSequence(entropy, spawn_key=(opponents, i)).generate_state(1)[0])
-             for i in range(len(sizes))]
+    per_seat = [n_games // len(seats) + (i < n_games % len(seats)) for i in range(len(seats))]
+    jobs_list = [(st, min(chunk, n - lo), int(np.random.SeedSequence(entropy, spawn_key=(opponents, st, i))
+                                          .generate_state(1)[0]))
+                 for st, n in zip(seats, per_seat) for i, lo in enumerate(range(0, n, chunk))]
     lineup = (rules, player, baseline, opponent, opponents)
     done = []
 
     def tell(out):
         done.append(out)
         if progress is not None:
-            progress(sum(len(o[1]) for o in done), n_games)
+            progress(sum(len(o[2]) for o in done), n_games)
 
-    if jobs == 1 or len(sizes) == 1:
-        for (_, m), part in zip(sizes, parts):
-            tell(_gain_chunk(*lineup, m, part))
+    if jobs == 1 or len(jobs_list) == 1:
+        for st, m, part in jobs_list:
+            tell(_gain_chunk(*lineup, st, m, part))
     else:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
@@ -304,25 +337,17 @@ def seat_gain(rules, player, baseline, opponents: int, n_games: int, *, seed=Non
         global _FORKED
         _FORKED = lineup
         try:
-            with ProcessPoolExecutor(max_workers=min(int(jobs), len(sizes)),
+            with ProcessPoolExecutor(max_workers=min(int(jobs), len(jobs_list)),
                                      mp_context=multiprocessing.get_context("fork")) as pool:
-                for out in pool.map(_forked_chunk, [m for _, m in sizes], parts):
+                for out in pool.map(_forked_chunk, *zip(*jobs_list)):
                     tell(out)
         finally:
             _FORKED = ()
-    wins = sum(o[0] for o in done)
-    share = np.concatenate([o[1] for o in done])
-    gain = share - np.concatenate([o[2] for o in done])
-    own, base = np.concatenate([o[3] for o in done]), np.concatenate([o[4] for o in done])
-    secs = sum(o[5] for o in done)
-    half = lambda x: float(1.96 * x.std(ddof=1) / np.sqrt(len(x))) if len(x) > 1 else float("nan")
-    ci = proportion_ci(wins, n_games)
-    return {"opponents": opponents, "games": n_games, "p_win": wins / n_games, "p_win_low": float(ci.low),
-            "p_win_high": float(ci.high), "win_share": float(share.mean()),
-            "win_share_low": float(share.mean()) - half(share), "win_share_high": float(share.mean()) + half(share),
-            "gain": float(gain.mean()), "gain_low": float(gain.mean()) - half(gain),
-            "gain_high": float(gain.mean()) + half(gain), "mean_score": float(own.mean()),
-            "baseline_mean_score": float(base.mean()), "seconds": secs}
+    out = {"opponents": opponents, "seat": seat if seat == "every" else int(seat),
+           **_gain_summary(done, proportion_ci), "seconds": sum(o[6] for o in done)}
+    out["by_seat"] = [{"seat": st, **_gain_summary([o for o in done if o[0] == st], proportion_ci)}
+                      for st in seats]
+    return out
 
 
 def fold_max(means, variances):
@@ -351,6 +376,10 @@ def fold_max(means, variances):
     return m, v
 
 
+
+ENDGAME_TURNS = 2
+"""How many of its last turns :class:`PlayToWin` plays for its chance of finishing first
+through the target tables (:class:`~yahtzee_sim.strategies.target.PayoffPlay`)."""
 
 THETAS = (-0.02, -0.01, 0.0, 0.02, 0.04, 0.08)
 """The risk attitudes :class:`PlayToWin` chooses between (``optimal:theta=...``)."""
@@ -440,12 +469,22 @@ class PlayToWin(Strategy):
     narrower spread; and the choice is made again every turn. Alone (no table seen)
     it plays ``optimal``, decision for decision.
 
+    Its last ``endgame`` turns (default :data:`ENDGAME_TURNS`) it plays move by move
+    for f(final score) = the chance that score finishes above every opponent (a tie
+    counted half), through the exact target tables
+    (:class:`~yahtzee_sim.strategies.target.PayoffPlay`): an opponent whose game is
+    over has a known score, one still playing a normal around its points plus optimal's
+    expected rest (its variance from the solver). By then the opponents' scores are
+    known or nearly so, where a normal approximation of its own score is at its worst.
+
     The risk strategies play from their decision tables, so at a table
     (:func:`simulate_table`) the games of each theta are played by the lean table
     loop, about as fast as ``optimal``. The first use for a rule set solves one risk
     table, builds one decision table and evaluates one policy per theta (all cached
-    on disk; for ``yahtzee`` a few CPU minutes each). Rule sets the risk solver cannot
-    handle (Generala's served throws, announced or saved throws) are refused.
+    on disk; for ``yahtzee`` a few CPU minutes each), and the endgame solves the target
+    table (:func:`~yahtzee_sim.exact.target.target_solve`, cached; for ``yahtzee`` about
+    5 minutes on 2 cores and 380 MB). Rule sets the risk solver cannot handle
+    (Generala's served throws, announced or saved throws) are refused.
 
     >>> res = simulate_table("yacht", [PlayToWin(), "optimal"], 4096, seed=1, options=["fill-in-order"])
     >>> res.names
@@ -466,8 +505,12 @@ class PlayToWin(Strategy):
     description = "opponent-aware: plays each turn with the risk-sensitive optimal table most likely to win"
     uses_uniforms = False
 
-    def __init__(self, thetas=THETAS, *, progress=True):
+    def __init__(self, thetas=THETAS, *, endgame: int = ENDGAME_TURNS, progress=True):
         from .exact.risk import parse_theta
+
+        if isinstance(endgame, bool) or not isinstance(endgame, (int, np.integer)) or endgame < 0:
+            raise ValueError(f"play-to-win: endgame must be a whole number of turns >= 0, got {endgame!r}")
+        self.endgame = int(endgame)
 
         grid = sorted({parse_theta(t) for t in thetas})
         if 0.0 not in grid:
@@ -492,6 +535,12 @@ class PlayToWin(Strategy):
         self._moments = [risk_moments(rules, float(t), progress=self.progress) for t in self.thetas]
         self._tables = None
         self._pick = None
+        self._payoff = None
+        self._in_endgame = False
+        if self.endgame:
+            from .strategies.target import PayoffPlay
+
+            self._payoff = PayoffPlay().prepare(rules)     # the target table, disk-cached
         return self
 
     # -- the table -----------------------------------------------------------------
@@ -526,8 +575,42 @@ class PlayToWin(Strategy):
         means = np.stack([m[self._flat(states[seat])] for m, _ in self._moments], axis=1)
         return np.argmax(np.where(chance >= top - 1e-12, means, -np.inf), axis=1)
 
+    def finish_above(self, states, seat):
+        """f(x) for seat ``seat``: the chance that a final score x beats every other seat
+        (a tie counted half per opponent), each opponent's final score either known (its
+        game is over) or a normal around its points plus optimal's expected rest, with
+        that rest's variance. A function of an array of x, shaped like its rows (N, L)."""
+        from scipy.special import ndtr
+
+        parts = []
+        for s, st in enumerate(states):
+            if s == seat:
+                continue
+            now = st.total(self.rules).astype(np.float64)
+            if st.turn >= self.rules.n_boxes:
+                parts.append((now, None))
+            else:
+                mean, var = self._outlook(st)
+                parts.append((mean, np.sqrt(var)))
+
+        def chance(x):
+            out = np.ones(x.shape)
+            for centre, sd in parts:
+                if sd is None:
+                    out *= (x > centre[:, None]) + 0.5 * (x == centre[:, None])
+                else:
+                    out *= ndtr((x - centre[:, None]) / np.maximum(sd[:, None], 1e-6))
+            return out
+
+        return chance
+
     def see_table(self, states, seat, turn):
-        self._pick = self.pick(states, seat)
+        self._in_endgame = self._payoff is not None and self.rules.n_boxes - turn <= self.endgame
+        if self._in_endgame:
+            self._payoff.set_payoff(states[seat], self.finish_above(states, seat))
+            self._pick = None
+        else:
+            self._pick = self.pick(states, seat)
 
     def _groups(self, n):
         """[(theta index, games or None for all)] of a batch of ``n`` games."""
@@ -547,6 +630,8 @@ class PlayToWin(Strategy):
     def turn_tables(self, n):
         """[(games or None for all, PlayTable)] for this turn's ``n`` games, by theta; None
         if a table is too large to build (the turn is then played by ``keep`` and ``box``)."""
+        if self._in_endgame:
+            return None                  # the last turns: target tables, through keep and box
         if self._tables is None:
             from .exact.decisions import MAX_TABLE_BYTES, table_bytes
 
@@ -562,6 +647,8 @@ class PlayToWin(Strategy):
 
     # -- decisions (the engine's turn loop) ---------------------------------------------
     def keep(self, state, rolls, rolls_left, u):
+        if self._in_endgame:
+            return self._payoff.keep(state, rolls, rolls_left, u)
         groups = self._groups(len(rolls))
         if groups[0][1] is None:
             return self.players[groups[0][0]].keep(state, rolls, rolls_left, u)
@@ -572,6 +659,9 @@ class PlayToWin(Strategy):
         return out
 
     def box(self, state, rolls, options, u):
+        if self._in_endgame:
+            self._in_endgame = False
+            return self._payoff.box(state, rolls, options, u)
         groups = self._groups(len(rolls))
         if groups[0][1] is None:
             out = self.players[groups[0][0]].box(state, rolls, options, u)

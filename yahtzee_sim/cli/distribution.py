@@ -56,6 +56,9 @@ def cmd_distribution(args) -> int:
     if rules.five_box is not None:
         print(f"  P({rules.five_box} box full)  {dist.p_five_box_full:.6f}")
     print(f"  P(five of a kind thrown at least once)  {dist.p_five_of_a_kind_rolled:.6f}")
+    if rules.roll_dependent:
+        print(f"  P(a served five of a kind at least once)  {dist.p_served_five:.6f} "
+              f"(made by a turn's first throw)")
     print(f"  turns ending in five of a kind, mean    {dist.five_per_game:.6f}")
     if rules.five_bonus:
         pmf = dist.five_bonus_pmf
@@ -105,8 +108,9 @@ def cmd_head_to_head(args) -> int:
 def _exact_table(args, rules, players) -> int:
     from ._common import print_json, print_table, print_wrapped, progress_for, rules_heading
     from ..exact.distribution import distribution
-    from ..exact.winodds import win_odds
+    from ..exact.winodds import require_score_decides, win_odds
 
+    require_score_decides(rules)
     if "play-to-win" in players:
         raise ValueError("play-to-win looks at the other players' cards, so its odds have no exact "
                          "form here; drop --exact to simulate the table")

@@ -37,41 +37,28 @@ def cmd_target(args) -> int:
                              f"{rules.key} can make ({top}); choose a target in 0..{top}")
         sol = target_solve(rules, max_target, dtype=dtype, cache=not args.no_cache,
                            workers=args.workers, progress=step)
-        # optimal's exact distribution needs decisions that depend on the state alone;
-        # served scores (Generala) make them depend on the turn so far
-        mean_play = None if rules.roll_dependent else \
-            distribution(rules, "optimal", cache=not args.no_cache, progress=step)
+        mean_play = distribution(rules, "optimal", cache=not args.no_cache, progress=step)
     rows = [{"target": t, "p_reach_target_play": sol.p_reach(t)} for t in targets]
-    if mean_play is not None:
-        for r in rows:
-            r["p_at_least_optimal"] = mean_play.p_at_least(r["target"])
-            r["gain"] = r["p_reach_target_play"] - r["p_at_least_optimal"]
+    for r in rows:
+        r["p_at_least_optimal"] = mean_play.p_at_least(r["target"])
+        r["gain"] = r["p_reach_target_play"] - r["p_at_least_optimal"]
     s = sol.summary()
     if args.json:
-        extra = {} if mean_play is None else {"optimal_expected_score": mean_play.mean}
-        print_json(dict(rules=rules.key, options=list(rules.options), targets=rows, **extra,
+        print_json(dict(rules=rules.key, options=list(rules.options), targets=rows,
+                        optimal_expected_score=mean_play.mean,
                         max_target=sol.max_target,
                         states=s["states"], table_bytes=s["table_bytes"], dtype=sol.dtype,
                         solve_seconds=sol.solve_seconds, seconds=sol.seconds, cache=sol.cache,
                         cache_note=sol.cache_note, method="exact"))
         return 0
     print(f"{rules_heading(rules)}: exact P(final score >= T), T or better")
-    if mean_play is None:
-        print(f"  {'T':>5}  {'target play':>12}")
-        for r in rows:
-            print(f"  {r['target']:>5}  {r['p_reach_target_play']:>12.6f}")
-        print_wrapped(f"target play: for each T, the strategy target:T=<T>, which maximizes P(score >= T). "
-                      f"The expected-score optimum has no exact distribution on {rules.key} (served "
-                      f"scores make its decisions depend on the turn so far): simulate it to compare "
-                      f"(yahtzee-sim simulate --rules {rules.key} --strategy optimal)")
-    else:
-        print(f"  {'T':>5}  {'target play':>12}  {'optimal':>12}  {'gain':>10}")
-        for r in rows:
-            print(f"  {r['target']:>5}  {r['p_reach_target_play']:>12.6f}  {r['p_at_least_optimal']:>12.6f}"
-                  f"  {r['gain']:>+10.6f}")
-        print_wrapped(f"target play: for each T, the strategy target:T=<T>, which maximizes P(score >= T); "
-                      f"optimal: the strategy that maximizes the expected score ({mean_play.mean:.4f}); "
-                      f"gain: target play minus optimal, in probability")
+    print(f"  {'T':>5}  {'target play':>12}  {'optimal':>12}  {'gain':>10}")
+    for r in rows:
+        print(f"  {r['target']:>5}  {r['p_reach_target_play']:>12.6f}  {r['p_at_least_optimal']:>12.6f}"
+              f"  {r['gain']:>+10.6f}")
+    print_wrapped(f"target play: for each T, the strategy target:T=<T>, which maximizes P(score >= T); "
+                  f"optimal: the strategy that maximizes the expected score ({mean_play.mean:.4f}); "
+                  f"gain: target play minus optimal, in probability")
     how = {"hit": "loaded from the cache", "memory": "already solved in this process",
            "miss": "computed and stored", "off": "computed (--no-cache)",
            "damaged": "damaged cache file recomputed"}[sol.cache]

@@ -275,3 +275,64 @@ def lattice_best_keeps(final_values, roll_keep, down, children, up, parents, inv
                 k = roll_keep[r]
                 for t in range(tile):
                     e[k, t] = best[k, t]
+
+
+@njit(cache=True)
+def served_final_roll_masses(first, plans, hold_after_first, growing, children, roll_keep,
+                             is_five, out, out_s, out_no5):
+    """The turn's final roll under each of P keep plans, split by whether the dice are
+    still the first throw's (served scores; holding every die is not a throw).
+
+    ``plans`` (J, P, R) the keep index of each roll, ``plans[0]`` with the most rerolls
+    left; a served roll follows the same plan (a strategy's keep does not see whether
+    the dice are served) unless ``hold_after_first``: then once its first keep held
+    every die it holds them to the end (optimal play). Fills ``out`` (P, R) the
+    probability of ending with each roll no longer served, ``out_s`` (P, R) still
+    served, and ``out_no5`` (P, R) the part of ``out`` with no five of a kind
+    (``is_five``) thrown at any throw of the turn (a served roll's is ``out_s`` where
+    it is not five of a kind). The other arguments as :func:`final_roll_masses`.
+    """
+    n_keeps, n_faces = children.shape
+    n_rolls = len(first)
+    inv = 1.0 / n_faces
+    x = np.empty(n_rolls)
+    x5 = np.empty(n_rolls)
+    xs = np.empty(n_rolls)
+    y = np.empty(n_keeps)
+    y5 = np.empty(n_keeps)
+    for p in range(out.shape[0]):
+        for r in range(n_rolls):
+            x[r] = 0.0
+            x5[r] = 0.0
+            xs[r] = first[r]
+        for j in range(plans.shape[0]):
+            y[:] = 0.0
+            y5[:] = 0.0
+            for r in range(n_rolls):
+                k = plans[j, p, r]
+                y[k] += x[r]
+                y5[k] += x5[r]
+                if xs[r] != 0.0:
+                    ks = roll_keep[r] if hold_after_first and j > 0 else k
+                    if ks != roll_keep[r]:            # a throw: served no more
+                        y[ks] += xs[r]
+                        if not is_five[r]:
+                            y5[ks] += xs[r]
+                        xs[r] = 0.0
+            for i in range(len(growing)):
+                k = growing[i]
+                a = y[k] * inv
+                if a != 0.0:
+                    for f in range(n_faces):
+                        y[children[k, f]] += a
+                b = y5[k] * inv
+                if b != 0.0:
+                    for f in range(n_faces):
+                        y5[children[k, f]] += b
+            for r in range(n_rolls):
+                x[r] = y[roll_keep[r]]
+                x5[r] = 0.0 if is_five[r] else y5[roll_keep[r]]
+        for r in range(n_rolls):
+            out[p, r] = x[r]
+            out_s[p, r] = xs[r]
+            out_no5[p, r] = x5[r]

@@ -26,8 +26,11 @@ forward turn by turn, exactly:
 
 The same pass carries the probability of events users ask about: the upper
 bonus, the full value (50) in the five-of-a-kind box, at least one five of a
-kind thrown in the game (at any throw), and the distribution of the number of
-five-of-a-kind bonuses.
+kind thrown in the game (at any throw), the distribution of the number of
+five-of-a-kind bonuses, and where served dice score more (Generala) at least one
+five of a kind made by a turn's first throw (a Generala servida). There each turn
+ends with dice thrown again or still served, each with the strategy's own box and
+its own scores (see :mod:`yahtzee_sim.exact.policy`).
 
 Cost: memory is the (state, points) support of two consecutive levels plus the
 moves of one level. Optimal ``yahtzee`` visits 284,271 states (of 536,448
@@ -59,8 +62,9 @@ import numpy as np
 from ..rules import RuleSet, get_rules
 from ..strategies import Strategy, get_strategy
 from . import cache as _cache
-from .policy import (DEFAULT_CHUNK_ROWS, PROBE_STATES, _box_array, _Decider, _probe, _throw,
-                     _Turn, evaluation_setup, final_roll_masses)
+from .policy import (DEFAULT_CHUNK_ROWS, PROBE_STATES, _box_array, _Decider, _points_bound, _probe,
+                     _throw, _Turn, _uniform_served_distribution, evaluation_setup, final_roll_masses,
+                     served_final_roll_masses)
 
 __all__ = ["distribution", "ScoreDistribution", "pmf_mean_sd"]
 
@@ -85,8 +89,8 @@ class ScoreDistribution:
     rules : the rule set; strategy : the strategy's name.
     pmf : (max score + 1,) float64, ``pmf[x]`` = P(final score = x) exactly.
     p_upper_bonus : P(the upper bonus is earned) (NaN if the rules have none).
-    p_five_box_full : P(the five-of-a-kind box ends with its full value, e.g. 50)
-        (NaN if the rules have no such box).
+    p_five_box_full : P(the five-of-a-kind box ends with its full value, e.g. 50, or
+        Generala's served 60: a score) (NaN if the rules have no such box).
     p_five_of_a_kind_rolled : P(at least one throw of the game shows five of a kind).
     five_per_game : mean number of turns ending with five of a kind (the
         simulator's ``five_per_game``).
@@ -96,6 +100,10 @@ class ScoreDistribution:
     states : states with positive probability that were visited; seconds : time.
     levels : per level (boxes filled): states visited, (state, points) entries
         stored, moves, seconds.
+    p_served_five : where dice served on the first throw score more (Generala),
+        P(at least one turn of the game ends with five of a kind made by its first
+        throw: a Generala servida, whatever box it is written in; the simulator's
+        ``served_five_rate``); NaN for other rule sets.
     """
 
     rules: RuleSet
@@ -110,6 +118,7 @@ class ScoreDistribution:
     states: int
     seconds: float
     levels: dict = field(repr=False)
+    p_served_five: float = math.nan
 
     # -- moments and quantiles ---------------------------------------------------
     @property
@@ -202,6 +211,7 @@ class ScoreDistribution:
                "p_five_of_a_kind_rolled": self.p_five_of_a_kind_rolled,
                "expected_five_bonuses": self.expected_five_bonuses,
                "five_bonus_pmf": self.five_bonus_pmf.tolist(),
+               **({"served_five_rate": self.p_served_five} if self.rules.roll_dependent else {}),
                "method": self.method, "states": self.states, "seconds": self.seconds}
         return out
 
@@ -263,6 +273,7 @@ class _Moves:
     p_no5: np.ndarray
     five_full: np.ndarray     # (C,) per source row: P(this turn fills the five box with full value)
     five_final: np.ndarray    # (C,) per source row: P(this turn ends with five of a kind)
+    p_no_served: np.ndarray | None = None   # served scores: the part with no served five of a kind
 
 
 def _is_plain_optimal(strategy) -> bool:
@@ -325,11 +336,10 @@ def _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk,
     d = rules.dice
     is_five = (rules.five_face > 0) if rules.five_box is not None else \
         (d.roll_counts.max(axis=1) == rules.n_dice)
-    five_points = rules.five_box_points if rules.five_box is not None else -1
-    five_index = rules.five_box_index if rules.five_box is not None else -1
     unit = rules.five_bonus
     n_boxes = rules.n_boxes
-    n_pts = int(max(rules.score_table.max(), rules.joker_points.max())) + 1
+    n_pts = _points_bound(rules)
+    served = rules.roll_dependent         # a turn ends with dice thrown again, or still served
     parts = []
     five_full = np.zeros(len(mask))
     five_final = np.zeros(len(mask))
@@ -338,41 +348,68 @@ def _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk,
         turn = _Turn(rules, sp, mask[lo:hi], u[lo:hi], flag[lo:hi])
         shown[0], shown[1] = shown[1], turn
         n, r = turn.n, turn.r
+        views = [turn, turn.served] if served else [turn]
         # one bin per (box and points met in the chunk, bonus) of each state
         met = np.zeros(n_boxes * n_pts, dtype=bool)
-        met[(np.arange(n_boxes) * n_pts)[None, :] + turn.g_scores] = True
+        for view in views:
+            met[(np.arange(n_boxes) * n_pts)[None, :] + view.g_scores] = True
         bp_of = np.cumsum(met) - 1
         n_bp = int(met.sum())
+        # per ending of the turn: its options, boxes, P(final roll), the part with no five
+        # of a kind thrown, and the part that is not a served five of a kind
         if uniform:
-            p_all, p_no5 = _uniform_final_roll_mass(d, avg_keep, is_five, rules.n_rolls)
-            five_final[lo:hi] += p_all[0, is_five].sum()
-            opts = turn.options
-            at = np.flatnonzero(opts.legal)
-            rows, bx = np.divmod(at, n_boxes)
-            w = 1.0 / np.bincount(rows, minlength=n * r)[rows]
-            st, roll = np.divmod(rows, r)
-            pts = opts.scores[rows, bx].astype(np.int64)
-            p, q = p_all[0, roll] * w, p_no5[0, roll] * w
-            nb = (is_five[roll] & (turn.chunk[2][st] == 1)).astype(np.int64) if rules.five_bonus else 0
-            key = (st * n_bp + bp_of[bx * n_pts + pts]) * 2 + nb
-            pb = np.bincount(key, weights=p, minlength=n * n_bp * 2)
-            qb = np.bincount(key, weights=q, minlength=n * n_bp * 2)
+            if served:
+                p_u, p_s, p_u5 = _uniform_served_distribution(d, rules.n_rolls)
+                ends = [(turn, None, p_u[None, :], p_u5[None, :], p_u[None, :]),
+                        (turn.served, None, p_s[None, :], np.where(is_five, 0.0, p_s)[None, :],
+                         np.where(is_five, 0.0, p_s)[None, :])]
+            else:
+                p_all, p_no5 = _uniform_final_roll_mass(d, avg_keep, is_five, rules.n_rolls)
+                ends = [(turn, None, p_all, p_no5, None)]
         else:
             boxes, keeps = decide(turn)
-            p_all, p_no5 = final_roll_masses(d, keeps, rules.n_rolls, is_five)      # (P, R)
+            if served:
+                p_u, p_s, p_u5 = served_final_roll_masses(d, keeps, rules.n_rolls, is_five,
+                                                          decide.hold_served)
+                p_s5 = np.where(is_five, 0.0, p_s)
+                ends = [(turn, boxes, p_u, p_u5, p_u),
+                        (turn.served, decide.served(turn, boxes), p_s, p_s5, p_s5)]
+            else:
+                p_all, p_no5 = final_roll_masses(d, keeps, rules.n_rolls, is_five)      # (P, R)
+                ends = [(turn, boxes, p_all, p_no5, None)]
             plan_of = np.arange(n, dtype=np.intp) if keeps.rows is None else \
                 np.asarray(keeps.rows, dtype=np.intp)
-            five_final[lo:hi] += p_all[:, is_five].sum(axis=1)[plan_of]
             five_bin = np.zeros((n, r), dtype=np.intp)
             if rules.five_bonus:
                 five_bin[turn.chunk[2] == 1] = is_five
-            pb = np.zeros((n, 2 * n_bp))
-            qb = np.zeros((n, 2 * n_bp))
-            if not aggregate_moves(_box_array(boxes), turn.g_inv.astype(np.intp),
-                                   turn.g_scores, turn.g_legal, bp_of, n_pts, plan_of, p_all,
-                                   p_no5, five_bin, pb, qb):
+        pb = np.zeros(n * n_bp * 2)
+        qb = np.zeros(n * n_bp * 2)
+        nsb = np.zeros(n * n_bp * 2) if served else None       # no served five of a kind
+        for view, view_boxes, p_all, p_no5, p_ns in ends:
+            if uniform:
+                five_final[lo:hi] += p_all[0, is_five].sum()
+                opts = view.options
+                at = np.flatnonzero(opts.legal)
+                rows, bx = np.divmod(at, n_boxes)
+                w = 1.0 / np.bincount(rows, minlength=n * r)[rows]
+                st, roll = np.divmod(rows, r)
+                pts = opts.scores[rows, bx].astype(np.int64)
+                p, q = p_all[0, roll] * w, p_no5[0, roll] * w
+                nb = (is_five[roll] & (turn.chunk[2][st] == 1)).astype(np.int64) if rules.five_bonus else 0
+                key = (st * n_bp + bp_of[bx * n_pts + pts]) * 2 + nb
+                pb += np.bincount(key, weights=p, minlength=n * n_bp * 2)
+                qb += np.bincount(key, weights=q, minlength=n * n_bp * 2)
+                if p_ns is not None:
+                    nsb += np.bincount(key, weights=p_ns[0, roll] * w, minlength=n * n_bp * 2)
+                continue
+            five_final[lo:hi] += p_all[:, is_five].sum(axis=1)[plan_of]
+            args = (_box_array(view_boxes), turn.g_inv.astype(np.intp), view.g_scores, turn.g_legal,
+                    bp_of, n_pts, plan_of)
+            if not aggregate_moves(*args, p_all, p_no5, five_bin, pb.reshape(n, -1), qb.reshape(n, -1)):
                 raise RuntimeError("distribution: a decision table chose an illegal box")  # pragma: no cover
-            pb, qb = pb.reshape(-1), qb.reshape(-1)
+            if p_ns is not None:
+                aggregate_moves(*args, p_ns, p_ns, five_bin, nsb.reshape(n, -1),
+                                np.zeros((n, 2 * n_bp)))
         at = np.flatnonzero(pb > 0)
         rest, nb_m = np.divmod(at, 2)
         st_m, bp_m = np.divmod(rest, n_bp)
@@ -384,11 +421,12 @@ def _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk,
         one[np.arange(len(at)), bx_m] = pts_m
         up = rules.upper_bonus_gain(u0, one)[np.arange(len(at)), bx_m].astype(np.int64)
         gain = pts_m + up + nb_m * unit
-        full = (bx_m == five_index) & (pts_m == five_points)
+        full = rules.fills_five_box(bx_m, pts_m)      # its full value (a served 60 too)
         five_full[lo:hi] += np.bincount(st_m, weights=np.where(full, pb[at], 0.0), minlength=hi - lo)
-        parts.append((st_m + lo, nxt, gain - (u_next - u0), nb_m, pb[at], qb[at]))
-    src, dst, shift, nb, p, q = (np.concatenate(a) for a in zip(*parts))
-    return _Moves(src, dst, shift, nb, p, q, five_full, five_final)
+        parts.append((st_m + lo, nxt, gain - (u_next - u0), nb_m, pb[at], qb[at],
+                      nsb[at] if served else np.zeros(0)))
+    src, dst, shift, nb, p, q, ns = (np.concatenate(a) for a in zip(*parts))
+    return _Moves(src, dst, shift, nb, p, q, five_full, five_final, ns if served else None)
 
 
 # -- ragged storage of (state, points) ----------------------------------------------
@@ -436,10 +474,12 @@ def _propagate(level: _Level, moves: _Moves, row_of: np.ndarray) -> _Level:
     return nxt
 
 
-def _push_no_five(no5, moves: _Moves, row_of_next, n_next):
-    """P(reach each next state with no five of a kind thrown so far)."""
+def _push_no_five(no5, moves: _Moves, row_of_next, n_next, p_no5=None):
+    """P(reach each next state with no five of a kind thrown so far), or with ``p_no5``
+    another event's moves (no served five of a kind)."""
     drow = row_of_next[moves.dst]
-    return np.bincount(drow, weights=no5[moves.src] * moves.p_no5, minlength=n_next)
+    p_no5 = moves.p_no5 if p_no5 is None else p_no5
+    return np.bincount(drow, weights=no5[moves.src] * p_no5, minlength=n_next)
 
 
 def _push_bonus_counts(counts, moves: _Moves, row_of_next, n_next):
@@ -461,7 +501,9 @@ DIST_VERSION = 2
 """Bump when the distribution's results or cache layout change (invalidates caches)."""
 
 _FIELDS = ("p_upper_bonus", "p_five_box_full", "p_five_of_a_kind_rolled", "five_per_game",
-           "states", "seconds")
+           "states", "seconds", "p_served_five")
+"""Stored as one array; a file from before ``p_served_five`` (served rule sets were
+refused then) reads it as NaN, what every other rule set has."""
 
 
 def _package_version() -> str:
@@ -503,7 +545,8 @@ def _load(rules, name, code, cache_dir):
     return ScoreDistribution(rules, name, stored["pmf"], scalars["p_upper_bonus"],
                              scalars["p_five_box_full"], scalars["p_five_of_a_kind_rolled"],
                              scalars["five_per_game"], stored["five_bonus_pmf"], str(stored["method"]),
-                             scalars["states"], scalars["seconds"], levels)
+                             scalars["states"], scalars["seconds"], levels,
+                             scalars.get("p_served_five", math.nan))
 
 
 def _store(dist, code, cache_dir):
@@ -572,6 +615,7 @@ def _distribution(rules, strat, chunk_rows, progress) -> ScoreDistribution:
     level.data[0] = 1.0
     row_of[level.flat] = 0
     no5 = np.ones(1)
+    no_served = np.ones(1)          # P(state and no served five of a kind so far)
     max_bonus = sp.n_boxes if rules.five_bonus else 0
     bonus_count = np.zeros((1, max_bonus + 1))
     bonus_count[0, 0] = 1.0
@@ -596,6 +640,8 @@ def _distribution(rules, strat, chunk_rows, progress) -> ScoreDistribution:
         p_five_full += float(mass @ moves.five_full)
         five_per_game += float(mass @ moves.five_final)
         nxt = _propagate(level, moves, row_of)
+        if moves.p_no_served is not None:
+            no_served = _push_no_five(no_served, moves, row_of, len(nxt.flat), moves.p_no_served)
         no5 = _push_no_five(no5, moves, row_of, len(nxt.flat))
         bonus_count = _push_bonus_counts(bonus_count, moves, row_of, len(nxt.flat))
         n_states += len(fl)
@@ -629,4 +675,5 @@ def _distribution(rules, strat, chunk_rows, progress) -> ScoreDistribution:
         p_five_full if rules.five_box is not None else math.nan,
         float(1.0 - no5.sum()), five_per_game, bonus_pmf, "uniform average" if uniform else "deterministic",
         n_states + len(fl), time.perf_counter() - t0,
-        {key: np.asarray(x) for key, x in lv.items()})
+        {key: np.asarray(x) for key, x in lv.items()},
+        float(1.0 - no_served.sum()) if rules.roll_dependent else math.nan)

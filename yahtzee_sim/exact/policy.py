@@ -38,6 +38,16 @@ The ``random`` strategy is averaged exactly (uniform over the distinct keeps of
 each roll, uniform over the legal boxes); any other strategy whose decisions
 change with its uniform ``u`` is refused.
 
+Where dice served on the first throw score more (Generala), a turn ends in one of
+two ways: with dice thrown again, or with the first throw's dice still served
+(holding every die is not a throw). A strategy's keep() sees the roll and the rolls
+left, not whether the dice are served, so a served roll is kept as a thrown one: a
+keep of every die leaves it served, any other keep throws. Its box() is asked twice,
+with the ordinary and with the served scores, and each ending is weighted by its own
+final-roll probability (:func:`served_final_roll_masses`). Optimal play is read from
+its decision table with its served boxes, and holds served dice to the end of the
+turn once it held them, as it plays (:class:`_Decider`).
+
 >>> pv = policy_value("yacht", "keep-largest", options=["fill-in-order"])
 >>> from yahtzee_sim import simulate
 >>> res = simulate("yacht", "keep-largest", 20_000, options=["fill-in-order"], seed=5)
@@ -225,7 +235,6 @@ def evaluation_setup(rules: RuleSet, strat: Strategy, what: str):
     the strategy is uniform random and its keep weights, the legal sub-keeps, and the
     reachable-state table with its counts. ``strat`` is prepared for ``rules``."""
     sp = state_space(rules)                          # refuses what cannot be solved here
-    require_state_based_scoring(rules, what)
     if sp.n_states > MAX_EVAL_STATES:                # before prepare: optimal would solve it first
         raise ValueError(f"{what} cannot evaluate a strategy on {rules.key} here: its "
                          f"{sp.n_states:,} reachable states are more than the {MAX_EVAL_STATES:,} an "
@@ -242,24 +251,6 @@ def evaluation_setup(rules: RuleSet, strat: Strategy, what: str):
     is_subkeep = MoveChecks.of(rules).is_subkeep
     table, counts = _reach_table(rules, sp)
     return sp, uniform, avg_keep, is_subkeep, table, counts
-
-
-def require_state_based_scoring(rules: RuleSet, what: str) -> None:
-    """Refuse rule sets whose points depend on the turn so far (served scores): a held
-    served roll and a thrown one look alike to a strategy, so its decisions are not a
-    function of the state, and an exact evaluation over states would be silently wrong.
-
-    >>> from yahtzee_sim.rules import get_rules
-    >>> require_state_based_scoring(get_rules("yahtzee"), "policy_value")
-    >>> require_state_based_scoring(get_rules("generala"), "policy_value")
-    Traceback (most recent call last):
-    ...
-    ValueError: policy_value does not handle generala: served scores make a decision depend on the turn so far, not on the state alone; simulate the strategy instead (yahtzee-sim simulate)
-    """
-    if rules.roll_dependent:
-        raise ValueError(f"{what} does not handle {rules.key}: served scores make a "
-                         f"decision depend on the turn so far, not on the state alone; "
-                         f"simulate the strategy instead (yahtzee-sim simulate)")
 
 
 def uniform_keep_average(d) -> np.ndarray:
@@ -328,6 +319,28 @@ class _Turn:
             raise RuntimeError("policy_value: an upper box scored other than its face count")
         self.g_legal, self.g_scores, self.g_bonus = legal, scores, bonus   # rows g * R + roll
         self.up_gain = _upper_gain_table(rules)                           # rows u * R + roll
+        self.g_flag = flag[first].astype(bool)
+
+    @functools.cached_property
+    def served(self) -> "_Turn":
+        """The same chunk with the final dice still the first throw's (Generala's served
+        scores, ``throws=1``): what a strategy's box() is shown then. Without served
+        scores (see :func:`~yahtzee_sim.exact._solver_space.served_only`) the scores of
+        every later throw are the ``score_table``'s, those of :class:`_Turn` itself."""
+        import copy
+
+        rules, r = self.rules, self.r
+        out = copy.copy(self)
+        for name in ("options", "served"):           # computed from the scores: not shared
+            out.__dict__.pop(name, None)
+        n = len(self.g_first) * r
+        legal, scores, bonus = rules.turn_options(
+            np.repeat(self.filled[self.g_first], r, axis=0), np.repeat(self.g_flag, r),
+            np.tile(np.arange(r, dtype=np.intp), len(self.g_first)), throws=np.ones(n, np.int64))
+        if not np.array_equal(legal, self.g_legal) or not np.array_equal(bonus, self.g_bonus):
+            raise RuntimeError("policy_value: served dice changed the legal boxes or a bonus")  # pragma: no cover
+        out.g_scores = scores
+        return out
 
     @functools.cached_property
     def rep(self):
@@ -392,9 +405,18 @@ def _ask_keep(strategy, turn, rolls_left: int, u: np.ndarray, is_subkeep) -> np.
 
 def _probe(strategy, rules, turn: _Turn, is_subkeep):
     """Refuse strategies whose decisions change with their uniform ``u``; returns the
-    decisions at ``u = 0``: boxes (C, R) and keeps ``{rolls left: (C, R)}``."""
+    decisions at ``u = 0``: boxes (C, R), keeps ``{rolls left: (C, R)}`` and, where
+    served dice score more, the boxes with served scores (C, R) (else None)."""
     n = len(turn.rolls)
     shape = (turn.n, turn.r)
+    served = None
+    if rules.roll_dependent:
+        answers = [_ask_box(strategy, turn.served, np.full(n, x, np.float32), rules) for x in _U_PROBES]
+        if not all(np.array_equal(answers[0], a) for a in answers[1:]):
+            raise ValueError(f"strategy {strategy.name!r} is randomized (its box for served dice "
+                             f"depends on its uniform u): policy_value needs decisions that depend "
+                             f"on the state alone (random itself is averaged exactly)")
+        served = answers[0].reshape(shape)
     answers = [_ask_box(strategy, turn, np.full(n, x, np.float32), rules) for x in _U_PROBES]
     what = "box"
     same = all(np.array_equal(answers[0], a) for a in answers[1:])
@@ -410,7 +432,7 @@ def _probe(strategy, rules, turn: _Turn, is_subkeep):
         raise ValueError(f"strategy {strategy.name!r} is randomized (its {what} depends on its "
                          f"uniform u): policy_value needs decisions that depend on the state "
                          f"alone (random itself is averaged exactly)")
-    return boxes, keeps
+    return boxes, keeps, served
 
 
 # -- the strategy's decisions for every (state, roll) of a chunk ----------------------
@@ -551,7 +573,9 @@ def _reads_decision_table(strategy, rules) -> bool:
     plain = isinstance(strategy, OptimalStrategy) and all(
         getattr(cls, name) is getattr(OptimalStrategy, name)
         for name in ("keep", "_best_keeps", "box", "decision_table", "_use", "_rows", "_state"))
-    return plain and strategy.use_table and not rules.roll_dependent \
+    # served rule sets: the table is read even with table=False (the same decisions as its
+    # widget, tested game by game), since keep() then remembers which dice are still served
+    return plain and (strategy.use_table or rules.roll_dependent) \
         and table_bytes(rules) <= MAX_TABLE_BYTES
 
 
@@ -592,6 +616,13 @@ class _Decider:
     it serves only where the strategy cannot play by a decision table (too large, or
     ``table=False``): otherwise the table is loaded (or built and cached once) and
     read, the same decisions as the strategy's keep() and box() then make.
+
+    Where dice served on the first throw score more (Generala), :meth:`served` gives
+    the boxes chosen with served scores. A strategy's keep() does not see whether the
+    dice are served, so a served roll is kept as a thrown one, except in optimal play,
+    which holds its served dice to the end of the turn once its first keep held them
+    (``hold_served``; its decisions are then read from its decision table, with the
+    served boxes, not from its keep()'s memory of the turn).
     """
 
     def __init__(self, strategy, rules, is_subkeep, *, optimal_keeps=None):
@@ -620,6 +651,18 @@ class _Decider:
                 self.box_fn = _optimal_boxes
         elif _is_optimal(strategy):
             self.box_fn = _optimal_boxes
+        self.hold_served = rules.roll_dependent and self.tables is _table_decisions
+        if rules.roll_dependent and not self.hold_served:
+            from ..strategies.optimal import OptimalStrategy
+
+            if isinstance(strategy, OptimalStrategy):       # keep() remembers the turn
+                from .decisions import MAX_TABLE_BYTES, table_bytes
+
+                raise ValueError(
+                    f"{strategy.name} on {rules.key} is evaluated exactly only from its own "
+                    f"decision table (its keeps remember which dice are still served), and "
+                    f"that table ({table_bytes(rules):,} bytes, at most {MAX_TABLE_BYTES:,}) "
+                    f"is not what it plays by here; simulate it instead")
 
     @property
     def fast(self) -> bool:
@@ -649,14 +692,33 @@ class _Decider:
             keeps = _Keeps(keeps)
         return boxes, keeps
 
-    def check(self, turn: _Turn, boxes, keeps) -> None:
-        """The tables' decisions on the probe states equal the row-by-row ones."""
-        if not self.fast:
+    def served(self, turn: _Turn, boxes) -> np.ndarray:
+        """Boxes (C, R) of the chunk's final rolls when they are still the first throw's
+        (served scores), given the chunk's ordinary ``boxes``."""
+        strategy = self.strategy
+        if self.hold_served:
+            table = strategy.decisions
+            mask, u, flag = turn.chunk
+            return np.asarray(table.served_boxes)[table.row_of[turn.sp.flat(mask, u, flag)]]
+        if self.tables is _lookahead_tables:
+            return boxes                  # its box() reads its plan, not the scores offered
+        if self.box_fn is not None:
+            return self.box_fn(strategy, turn.served)
+        u0 = np.zeros(turn.n * turn.r, dtype=np.float32)
+        return _ask_box(strategy, turn.served, u0, self.rules).reshape(turn.n, turn.r)
+
+    def check(self, turn: _Turn, boxes, keeps, served=None) -> None:
+        """The tables' decisions on the probe states equal the row-by-row ones (for
+        optimal play on served rule sets its keep() and box() answers depend on the
+        turn so far: its decision table is read, nothing to compare)."""
+        if not self.fast or self.hold_served:
             return
         f_boxes, f_keeps = self(turn)
         bad = self.fast_box and not np.array_equal(f_boxes, boxes)
         bad |= self.fast_keeps and self.exact_keeps and any(
             not np.array_equal(f_keeps[j], keeps[j]) for j in keeps)
+        if served is not None and self.fast_box:
+            bad |= not np.array_equal(self.served(turn, f_boxes), served)
         if bad:                                    # pragma: no cover - internal error
             raise RuntimeError(f"policy_value: the decision tables of {self.strategy.name!r} "
                                "disagree with its keep()/box() answers")
@@ -730,13 +792,41 @@ def final_roll_masses(dice, keeps: _Keeps, n_rolls: int, is_five=None):
     return out, (out_no5 if is_five is not None else None)
 
 
+def _points_bound(rules: RuleSet) -> int:
+    """One more than the most points a box can pay (served scores and jokers included)."""
+    top = rules.score_tables.max() if rules.roll_dependent else rules.score_table.max()
+    return int(max(top, rules.joker_points.max())) + 1
+
+
+def served_final_roll_masses(dice, keeps: _Keeps, n_rolls: int, is_five, hold_served: bool):
+    """Where dice served on the first throw score more: (P, R) probability of each final
+    roll made by a later throw, of it still the first throw's (served), and the part of
+    the first with no five of a kind thrown in the turn (see
+    :func:`~yahtzee_sim.exact._eval_kernels.served_final_roll_masses`; ``hold_served``:
+    served dice held once are held to the end, as optimal play does). Without
+    ``hold_served`` the two masses add up to :func:`final_roll_masses`'s (up to rounding)."""
+    from ._eval_kernels import served_final_roll_masses as kernel
+
+    lookup = keeps.lookup if keeps.lookup is not None else _identity_lookup(dice)
+    roll = np.arange(dice.n_rolls)[None, :]
+    j_all = range(n_rolls - 1, 0, -1)
+    plans = np.stack([lookup[roll, keeps.plans[j]] for j in j_all]).astype(np.intp) if n_rolls > 1 \
+        else np.zeros((0, 1, dice.n_rolls), dtype=np.intp)
+    n_plans = plans.shape[1]
+    out, out_s, out_no5 = (np.empty((n_plans, dice.n_rolls)) for _ in range(3))
+    growing, children, roll_keep = _growth(dice)
+    kernel(dice.first_roll_prob, plans, bool(hold_served), growing, children, roll_keep,
+           np.asarray(is_five, dtype=bool), out, out_s, out_no5)
+    return out, out_s, out_no5
+
+
 @functools.lru_cache(maxsize=32)
 def _move_table(rules: RuleSet):
     """Moves of a turn as far as the next state and the upper bonus can tell: an upper
     box with k dice of its face, the five-of-a-kind box with or without points, any
     other box. Returns ``move_of`` (B, max points + 1) move of each (box, points), and
     per move its box and points (upper boxes; 0 else, 1 for the five box's "points")."""
-    n_pts = int(max(rules.score_table.max(), rules.joker_points.max())) + 1
+    n_pts = _points_bound(rules)
     move_of = np.full((rules.n_boxes, n_pts), -1, dtype=np.int64)
     m_box, m_pts = [], []
     for b in range(rules.n_boxes):
@@ -792,9 +882,11 @@ def _box_array(boxes) -> np.ndarray:
     return np.ascontiguousarray(boxes)
 
 
-def _chunk_values(rules, sp, turn: _Turn, boxes, keeps, values, second):
+def _chunk_values(rules, sp, turn: _Turn, boxes, keeps, values, second, served=None):
     """Expected future score and its second moment (C,) of a chunk of states, for
-    boxes (C, R) of every final roll and keeps (C, R) per rerolls left.
+    boxes (C, R) of every final roll and keeps (C, R) per rerolls left; ``served``:
+    ``(boxes (C, R) with served scores, hold_served)`` where dice still the first
+    throw's score more (the turn's two endings are summed, each with its own scores).
 
     A final roll written in box b gains ``s = points + five-of-a-kind bonus`` (from the
     (filled boxes, flag) group's options) and moves to a state fixed by the *move*
@@ -810,15 +902,29 @@ def _chunk_values(rules, sp, turn: _Turn, boxes, keeps, values, second):
     n_boxes = rules.n_boxes
     a_tab, q_tab = _move_values(rules, sp, turn, values, second)
     move_of = _move_table(rules)[0]
-    g_gain = (turn.g_scores + turn.g_bonus[:, None]).astype(np.float64)       # (G * R, B)
-    g_move = np.take(move_of, turn.g_scores + (np.arange(n_boxes) * move_of.shape[1])[None, :])
-    rho, _ = final_roll_masses(rules.dice, keeps, rules.n_rolls)              # (P, R)
     plan_of = np.arange(turn.n, dtype=np.intp) if keeps.rows is None else \
         np.asarray(keeps.rows, dtype=np.intp)                               # one plan per state
-    v, v2 = np.empty(turn.n), np.empty(turn.n)
-    if not chunk_values(_box_array(boxes), turn.g_inv.astype(np.intp), g_gain, g_move,
-                        turn.g_legal, a_tab, q_tab, plan_of, rho, v, v2):
-        raise RuntimeError("policy_value: a decision table chose an illegal box")  # pragma: no cover
+    if served is None:
+        rho, _ = final_roll_masses(rules.dice, keeps, rules.n_rolls)          # (P, R)
+        parts = [(turn, boxes, rho)]
+    else:                       # the turn ends with dice thrown again, or still served
+        sboxes, hold = served
+        rho, rho_s, _ = served_final_roll_masses(rules.dice, keeps, rules.n_rolls,
+                                                 rules.five_face > 0, hold)
+        parts = [(turn, boxes, rho), (turn.served, sboxes, rho_s)]
+    v, v2 = np.zeros(turn.n), np.zeros(turn.n)
+    for part, part_boxes, part_rho in parts:
+        g_gain = (part.g_scores + part.g_bonus[:, None]).astype(np.float64)   # (G * R, B)
+        g_move = np.take(move_of, part.g_scores + (np.arange(n_boxes) * move_of.shape[1])[None, :])
+        pv, pv2 = np.empty(turn.n), np.empty(turn.n)
+        if not chunk_values(_box_array(part_boxes), turn.g_inv.astype(np.intp), g_gain, g_move,
+                            turn.g_legal, a_tab, q_tab, plan_of, part_rho, pv, pv2):
+            raise RuntimeError("policy_value: a decision table chose an illegal box")  # pragma: no cover
+        if len(parts) == 1:
+            v, v2 = pv, pv2
+        else:
+            v += pv
+            v2 += pv2
     if np.isnan(v).any() or np.isnan(v2).any():      # pragma: no cover - internal error
         raise RuntimeError("policy_value: a next state was not evaluated")
     return v, v2
@@ -842,17 +948,27 @@ def _chunk_values_uniform(rules, sp, turn: _Turn, avg_keep, values, second):
     n_moves = a_tab.shape[1]
     n_groups = len(turn.g_first)
     legal = turn.g_legal                                                      # (G * R, B)
-    rho = _uniform_final_roll_distribution(rules.dice, rules.n_rolls)
-    weight = np.tile(rho, n_groups)[:, None] / legal.sum(axis=1, keepdims=True) * legal
-    s = (turn.g_scores + turn.g_bonus[:, None]).astype(np.float64)
-    move = np.take(move_of, turn.g_scores + (np.arange(n_boxes) * move_of.shape[1])[None, :])
+    if rules.roll_dependent:    # the turn ends with dice thrown again, or still served
+        rho, rho_s, _ = _uniform_served_distribution(rules.dice, rules.n_rolls)
+        parts = [(turn, rho), (turn.served, rho_s)]
+    else:
+        parts = [(turn, _uniform_final_roll_distribution(rules.dice, rules.n_rolls))]
     group = np.repeat(np.arange(n_groups), r)[:, None]
-    key = (group * n_moves + move)[legal]
-    w_at, ws_at = weight[legal], (weight * s)[legal]
+    keys, w_ats, ws_ats, s1w, s2w = [], [], [], 0.0, 0.0
+    for part, rho in parts:
+        weight = np.tile(rho, n_groups)[:, None] / legal.sum(axis=1, keepdims=True) * legal
+        s = (part.g_scores + part.g_bonus[:, None]).astype(np.float64)
+        move = np.take(move_of, part.g_scores + (np.arange(n_boxes) * move_of.shape[1])[None, :])
+        keys.append((group * n_moves + move)[legal])
+        w_ats.append(weight[legal])
+        ws_ats.append((weight * s)[legal])
+        s1w = s1w + (weight * s).sum(axis=1)
+        s2w = s2w + (weight * s * s).sum(axis=1)
+    key, w_at, ws_at = (np.concatenate(a) for a in (keys, w_ats, ws_ats))
     w_move = np.bincount(key, weights=w_at, minlength=n_groups * n_moves).reshape(n_groups, n_moves)
     ws_move = np.bincount(key, weights=ws_at, minlength=n_groups * n_moves).reshape(n_groups, n_moves)
-    s1 = np.bincount(group[:, 0], weights=(weight * s).sum(axis=1), minlength=n_groups)
-    s2 = np.bincount(group[:, 0], weights=(weight * s * s).sum(axis=1), minlength=n_groups)
+    s1 = np.bincount(group[:, 0], weights=s1w, minlength=n_groups)
+    s2 = np.bincount(group[:, 0], weights=s2w, minlength=n_groups)
     g = turn.g_inv
     wc, wsc = w_move[g], ws_move[g]                                            # (C, M)
     used = wc > 0
@@ -875,6 +991,28 @@ def _uniform_final_roll_distribution(dice, n_rolls):
     return x[:, 0]
 
 
+@functools.lru_cache(maxsize=None)
+def _uniform_served_distribution(dice, n_rolls):
+    """(R,) each under uniform keeps (as :func:`_uniform_final_roll_distribution`): the
+    probability of each final roll made by a later throw, of each final roll still the
+    first throw's (every keep held all dice: holding them is not a throw), and the
+    part of the first with no five of a kind (all dice alike) thrown in the turn."""
+    avg_keep = uniform_keep_average(dice)
+    is_five = dice.roll_counts.max(axis=1) == dice.n_dice
+    full = dice.roll_keep_index
+    rolls = np.arange(dice.n_rolls)
+    thrown = avg_keep.copy()                     # the keeps that throw some dice again
+    thrown[rolls, full] = 0.0
+    served = dice.first_roll_prob.copy()
+    later = np.zeros((dice.n_rolls, 2))          # columns: all, no five of a kind yet
+    for _ in range(1, n_rolls):
+        y = avg_keep.T @ later + thrown.T @ np.stack([served, np.where(is_five, 0.0, served)], axis=1)
+        served = served * avg_keep[rolls, full]
+        later = _throw(dice, y)
+        later[is_five, 1] = 0.0
+    return later[:, 0], served, later[:, 1]
+
+
 def policy_value(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
                  chunk_rows: int = DEFAULT_CHUNK_ROWS, progress=None) -> PolicyValue:
     """Exact expected final score (and sd) of ``strategy`` on ``rules``.
@@ -885,7 +1023,10 @@ def policy_value(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
     strategy : a strategy name or instance. Its decisions must depend only on the
         state it is shown (filled boxes, upper total up to the bonus threshold, the
         five-of-a-kind box's value, the roll, the rolls left), not on its uniform
-        ``u``; ``random`` is averaged exactly over its uniform choices.
+        ``u``; ``random`` is averaged exactly over its uniform choices. Where dice
+        served on the first throw score more (Generala), its box() is asked with the
+        served scores while the dice are still the first throw's; its keep() is not told
+        (the engine does not tell it either).
     chunk_rows : (state, roll) rows per strategy call (memory bound).
     progress : a callback ``progress(phase, done, total)`` told after each level of filled
         boxes (see :mod:`yahtzee_sim.progress`); silent by default.
@@ -935,7 +1076,10 @@ def policy_value(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
                 if uniform:
                     v, m2 = _chunk_values_uniform(rules, sp, shown[1], avg_keep, values, second)
                 else:
-                    v, m2 = _chunk_values(rules, sp, shown[1], *decide(shown[1]), values, second)
+                    boxes, keeps = decide(shown[1])
+                    served = (decide.served(shown[1], boxes), decide.hold_served) \
+                        if rules.roll_dependent else None
+                    v, m2 = _chunk_values(rules, sp, shown[1], boxes, keeps, values, second, served)
                 values[idx[lo:hi]] = v
                 second[idx[lo:hi]] = m2
         n_states += len(mask)

@@ -15,6 +15,9 @@ variables, whose laws are small polynomial products, evaluated for every x at on
 * ``rank_pmf[i, k]``: P(exactly k players score more than player i), i.e. player i
   finishes at rank k + 1 in the "1224" ranking (ties share the better rank).
 
+Generala's ``servida-wins`` (a served Generala wins at once) is refused: there the
+final scores alone do not decide the winner (:func:`require_score_decides`).
+
 >>> import numpy as np
 >>> coin = np.array([0.5, 0.5])                     # scores 0 or 1, fair
 >>> odds = win_odds([coin, coin])
@@ -29,7 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["win_odds", "WinOdds", "win_matrix", "MAX_PLAYERS"]
+__all__ = ["win_odds", "WinOdds", "win_matrix", "MAX_PLAYERS", "require_score_decides"]
 
 MAX_PLAYERS = 20
 """Largest table handled (seed 000 names a platform for up to 20 players)."""
@@ -103,6 +106,24 @@ class WinOdds:
                                             self.win_share, self.p_lose, self.rank_pmf)]}
 
 
+def require_score_decides(rules) -> None:
+    """Refuse rule sets where the final scores do not decide the winner: under
+    Generala's ``servida-wins`` a served Generala wins at once, so the odds depend on
+    when each player makes one, which the score distributions do not hold.
+
+    >>> from yahtzee_sim.rules import get_rules
+    >>> require_score_decides(get_rules("generala"))
+    >>> require_score_decides(get_rules("generala", ["servida-wins"]))
+    Traceback (most recent call last):
+    ...
+    ValueError: exact win odds do not handle generala+servida-wins: a served Generala wins at once, so the winner is not decided by the final scores alone; simulate the table (yahtzee-sim head-to-head without --exact)
+    """
+    if rules is not None and "servida-wins" in getattr(rules, "options", ()):
+        raise ValueError(f"exact win odds do not handle {rules.key}: a served Generala wins at once, "
+                         f"so the winner is not decided by the final scores alone; simulate the "
+                         f"table (yahtzee-sim head-to-head without --exact)")
+
+
 def win_odds(pmfs, names=None) -> WinOdds:
     """Exact P(win), P(tie), win share and rank distribution of 2..20 independent players.
 
@@ -125,6 +146,8 @@ def win_odds(pmfs, names=None) -> WinOdds:
     names = tuple(str(x) for x in names)
     if len(names) != n:
         raise ValueError(f"{len(names)} names for {n} players")
+    for p in pmfs:
+        require_score_decides(getattr(p, "rules", None))
     arrs = [_as_pmf(p, i) for i, p in enumerate(pmfs)]
     width = max(len(a) for a in arrs)
     P = np.zeros((n, width))

@@ -503,7 +503,7 @@ def _count_list(numbers) -> str:
 
 def _head_to_head_play_to_win(rep, spec, rules, progress) -> list[str]:
     """The opponent-aware player against the spec's numbers of optimal players, paired with
-    optimal in its seat."""
+    optimal in its seat, the games split evenly over the seats."""
     from ..exact.winodds import win_odds
     from ..multiplayer import PlayToWin, seat_gain
 
@@ -516,6 +516,8 @@ def _head_to_head_play_to_win(rep, spec, rules, progress) -> list[str]:
         g = seat_gain(rules, player, "optimal", k, spec.table_games, seed=spec.seed, progress=report)
         exact = win_odds([opt] * (k + 1))
         g.pop("seconds")
+        g.pop("by_seat")
+        g.pop("seat")
         rows.append({**g, "exact_optimal_p_win": float(exact.p_win[0]),
                      "exact_optimal_win_share": float(exact.win_share[0])})
     frame = pd.DataFrame(rows).set_index("opponents")
@@ -525,7 +527,7 @@ def _head_to_head_play_to_win(rep, spec, rules, progress) -> list[str]:
             "Optimal opponents": frame.index.astype(str),
             "Play-to-win P(win)": [fmt.percent_ci(r.p_win, r.p_win_low, r.p_win_high)[0] for r in frame.itertuples()],
             "95% CI": [fmt.percent_ci(r.p_win, r.p_win_low, r.p_win_high)[1] for r in frame.itertuples()],
-            "Exact P(win) of optimal in that seat": [fmt.percent(v, 2) for v in frame["exact_optimal_p_win"]],
+            "Exact P(win) of optimal in its place": [fmt.percent(v, 2) for v in frame["exact_optimal_p_win"]],
             "Win share (ties split)": [fmt.percent(v, 2) for v in frame["win_share"]],
             "Exact win share of optimal": [fmt.percent(v, 2) for v in frame["exact_optimal_win_share"]],
             "Gain in win share over optimal, same dice": [f"{100 * v:+.2f} points" for v in frame["gain"]],
@@ -538,11 +540,12 @@ def _head_to_head_play_to_win(rep, spec, rules, progress) -> list[str]:
                       caption=f"`play-to-win` (`yahtzee_sim.multiplayer.PlayToWin`: before each of its turns it "
                               f"reads the table and plays the turn with the risk-sensitive optimal strategy "
                               f"`optimal:theta=θ` whose exact rest-of-game mean and variance give it the best normal "
-                              f"chance to finish above the best opponent) in "
-                              f"seat 1 against n `optimal` players, {spec.table_games:,} games of "
-                              f"{_rules_text(rules)} per table (seed {spec.seed}); the same games with `optimal` in "
-                              "seat 1 give the paired gain (the opponents play the same games in both). Win share "
-                              "counts a tie for first as a split win.")
+                              f"chance to finish above the best opponent; its last {player.endgame} turns it plays "
+                              f"by the exact target tables for its chance of finishing above every opponent) "
+                              f"against n `optimal` players, {spec.table_games:,} games of "
+                              f"{_rules_text(rules)} per table (seed {spec.seed}), split evenly over its seats; the "
+                              "same games with `optimal` in its seat give the paired gain (the opponents play the "
+                              "same games in both). Win share counts a tie for first as a split win.")
     if "play-to-win" in spec.plots:
         def draw(fig):
             ax = fig.add_subplot()
@@ -558,14 +561,15 @@ def _head_to_head_play_to_win(rep, spec, rules, progress) -> list[str]:
                          f"{spec.table_games:,} games per table, same dice")
             ax.legend()
         rep.add_figure("play_to_win", draw, size=(6.4, 4.2), caption=(
-            f"Gain in win share of `play-to-win` over `optimal` in the same seat on the same dice, against "
+            f"Gain in win share of `play-to-win` over `optimal` in the same seat on the same dice (games split "
+            f"evenly over the seats), against "
             f"{_count_list(spec.opponents)} optimal players; {_games_text(rules, spec.table_games)} per table; "
             "bars: 95% intervals."))
     out = []
     for k, r in frame.iterrows():
         shown = r["gain_low"] > 0 or r["gain_high"] < 0
         out.append(f"Against {k} optimal player{'s' if k > 1 else ''}, `play-to-win` wins "
-                   f"{fmt.percent(r['p_win'], 2)} of the games (optimal in its seat: exactly "
+                   f"{fmt.percent(r['p_win'], 2)} of the games (optimal in its place: exactly "
                    f"{fmt.percent(r['exact_optimal_p_win'], 2)}); on the same dice its win share changes by "
                    f"{100 * r['gain']:+.2f} points (95% CI {100 * r['gain_low']:+.2f} to {100 * r['gain_high']:+.2f}), "
                    + ("a gain the interval shows." if r["gain_low"] > 0 else

@@ -31,7 +31,7 @@ from ..state import GameState
 from .base import best_legal
 from .optimal import OptimalStrategy
 
-__all__ = ["TargetStrategy", "from_params"]
+__all__ = ["TargetStrategy", "PayoffPlay", "from_params"]
 
 
 class TargetStrategy(OptimalStrategy):
@@ -149,3 +149,169 @@ def from_params(params: str) -> TargetStrategy:
     if name != "T" or not sep:
         raise ValueError(f"target strategies take one parameter, T (e.g. target:T=250), got {params!r}")
     return TargetStrategy(value)
+
+
+class PayoffPlay(TargetStrategy):
+    """Plays each game for a payoff of its final score: maximizes E[f(final score)]
+    for a non-decreasing ``f`` of its own per game, set by :meth:`set_payoff`.
+
+    ``E[f(X)] = f(p) + sum_l (f(p + l) - f(p + l - 1)) P(rest of game >= l)`` for a game
+    with ``p`` points so far, so each decision takes the move with the largest
+    ``sum_l w_l W(after the move, l)``: ``W`` the target table (the best chance of
+    scoring ``l`` more), ``w_l`` the payoff's steps. That is exact target play when
+    ``f`` is one step, and the rule of "beat the opponent" solvers otherwise (each
+    ``W(., l)`` assumes play for that ``l`` from then on). A game whose payoff can no
+    longer change (all steps 0) plays as ``optimal``. Needs beyond the table's
+    ``max_target`` count as out of reach.
+
+    :class:`~yahtzee_sim.multiplayer.PlayToWin` sets ``f`` before each of its last
+    turns to its chance of finishing above the other players.
+
+    >>> from yahtzee_sim import get_rules
+    >>> from yahtzee_sim.state import GameState
+    >>> rules = get_rules("yacht", ["fill-in-order"])
+    >>> p = PayoffPlay().prepare(rules)
+    >>> st = GameState.new(rules, 2)
+    >>> p.set_payoff(st, lambda x: (x >= 100).astype(float))    # one step: target play for 100
+    >>> rolls = rules.dice.roll_index(np.array([[6, 6, 6, 1, 2], [1, 2, 3, 4, 5]]))
+    >>> t = TargetStrategy(100).prepare(rules)
+    >>> bool((p.keep(st, rolls, 2, None) == t.keep(st, rolls, 2, None)).all())
+    True
+    """
+
+    name = "payoff"
+    description = "plays for a payoff of its final score (target tables)"
+    #: (state, need) cells per target_turn call
+    cells: int = 1 << 15
+    #: payoff steps at most this large are left out of keep decisions
+    tiny: float = 1e-7
+
+    def __init__(self, solution=None):
+        from ..exact.target import DEFAULT_MAX_TARGET
+
+        super().__init__(DEFAULT_MAX_TARGET if solution is None else solution.max_target, solution)
+        self.name = "payoff"
+        self._weights = None
+        self._pplan = None
+
+    def prepare(self, rules):
+        super().prepare(rules)
+        self._weights = None
+        self._pplan = None
+        return self
+
+    def reach(self, state) -> np.ndarray:
+        """(N,) the most points each game can still add (within the table's targets)."""
+        rows = self._row_of[self._keys(state)]
+        positive = self._table[rows] > 0
+        return positive.shape[1] - 1 - np.argmax(positive[:, ::-1], axis=1)
+
+    def set_payoff(self, state, payoff) -> None:
+        """Play the games of ``state`` for ``payoff``: a function of an (N, L + 1) array of
+        final scores (each row the game's points so far, + 0, 1, .., L) returning f there,
+        non-decreasing along each row. Holds until the next call. Steps of at most
+        :attr:`tiny` are dropped (they move a chance by at most that much)."""
+        points = state.total(self.rules).astype(np.int64)
+        width = max(1, int(self.reach(state).max()))
+        x = points[:, None] + np.arange(width + 1)
+        f = np.asarray(payoff(x), dtype=np.float64)
+        steps = np.diff(f, axis=1)                                  # (N, L): steps at l = 1..L
+        self._weights = np.where(steps > self.tiny, steps, 0.0)
+        self._pplan = None
+
+    def _payoff_plan(self, state):
+        """Per rerolls left j: (N, K + 1) payoff value of every keep of each game.
+
+        Only the needs where some game of a state has a step above :attr:`tiny` are
+        solved (a step of 1e-7 moves a chance by at most that much), states of similar
+        spans together."""
+        from scipy.sparse import csr_matrix
+
+        from ..exact.target import target_turn
+
+        key = self._keys(state)
+        uniq, inv = np.unique(key, return_inverse=True)
+        sp = self._space
+        nf, nu = sp.n_flag, sp.n_u
+        w = self._weights.astype(np.float32)
+        k = self._model.n_keeps
+        n_rolls = self.rules.n_rolls
+        plans = [None] + [np.full((len(key), k + 1), -np.inf, dtype=np.float32) for _ in range(1, n_rolls)]
+        order = np.argsort(inv, kind="stable")
+        bounds = np.searchsorted(inv[order], np.arange(len(uniq) + 1))
+        # each state's span of needs: from the first to the last step of any of its games
+        some = w > 0
+        first = np.where(some.any(axis=1), np.argmax(some, axis=1), w.shape[1])
+        last = np.where(some.any(axis=1), w.shape[1] - 1 - np.argmax(some[:, ::-1], axis=1), -1)
+        lo = np.minimum.reduceat(first[order], bounds[:-1])
+        hi = np.maximum.reduceat(last[order], bounds[:-1])
+        span = np.maximum(hi - lo + 1, 1)
+        lo = np.minimum(lo, w.shape[1] - 1)
+        w = np.pad(w, ((0, 0), (0, int(span.max()))))
+        by_span = np.argsort(span, kind="stable")
+        sorted_span = span[by_span]
+        at = 0
+        while at < len(by_span):
+            # as many states as fit in self.cells cells at the widest span among them
+            fits = np.arange(1, len(by_span) - at + 1) * sorted_span[at:] <= self.cells
+            part = by_span[at:at + max(1, int(fits.sum()))]
+            at += len(part)
+            width = int(span[part].max())
+            u = uniq[part]
+            # past the last step the weights are the padding's zeros: any solved need does
+            needs = np.minimum(lo[part, None] + 1 + np.arange(width), self.target)
+            _, kv = target_turn(self._model, self._table, self._row_of, u // (nu * nf), (u // nf) % nu, u % nf,
+                                needs, plan=True)
+            # the games of these states, each with its weights over its state's needs, as
+            # one sparse (games, states x needs) matrix: the keep values are one product
+            games = np.concatenate([order[bounds[c]:bounds[c + 1]] for c in part])
+            of = np.repeat(np.arange(len(part)), bounds[part + 1] - bounds[part])
+            cols = of[:, None] * width + np.arange(width)
+            steps = w[games[:, None], lo[part][of][:, None] + np.arange(width)]
+            mix = csr_matrix((steps.ravel(), cols.ravel(), np.arange(0, steps.size + 1, width)),
+                             shape=(len(games), len(part) * width))
+            for j in range(1, n_rolls):
+                plans[j][games, :k] = mix @ np.ascontiguousarray(kv[j].T)
+        return plans
+
+    def keep(self, state, rolls, rolls_left, u):
+        if self._weights is None or len(self._weights) != len(rolls):
+            raise RuntimeError("payoff: set_payoff(state, payoff) before the turn")
+        keeps = OptimalStrategy._best_keeps(self, state, rolls, rolls_left)   # the most points
+        live = np.flatnonzero(self._weights.any(axis=1))
+        if len(live):
+            if self._pplan is None:
+                self._pplan = self._payoff_plan(state)
+            plan = self._pplan[rolls_left]
+            ev = plan[live[:, None], self._sub_pos[rolls[live]]]
+            best = np.argmax(ev, axis=1)
+            # among keeps as good for the payoff, the one for the most points
+            tied = plan[live, self._keep_pos(rolls[live], keeps[live])] >= ev[np.arange(len(live)), best] - 1e-7
+            keeps[live] = np.where(tied, keeps[live], self._sub_keep[rolls[live], best])
+        return keeps
+
+    def _keep_pos(self, rolls, keeps):
+        """(N,) the column of each keep among its roll's sub-keeps in the plans."""
+        subs = self._sub_keep[rolls]
+        return self._sub_pos[rolls, np.argmax(subs == keeps[:, None], axis=1)]
+
+    def box(self, state, rolls, options, u):
+        mask, up, flag = self._state(state)
+        nxt = self._space.next_flat(mask, up, flag, options.scores)
+        mean_worth = options.gain + self._values[nxt]       # NaN only where illegal
+        rows = self._row_of[np.where(options.legal, nxt, 0)]
+        w = self._weights
+        needs = np.arange(1, w.shape[1] + 1)
+        value = np.full(options.legal.shape, -np.inf)
+        for b in range(options.legal.shape[1]):
+            sel = np.flatnonzero(options.legal[:, b])
+            if len(sel):
+                left = np.clip(needs[None, :] - options.gain[sel, b, None], 0, self.target)
+                chance = np.where(needs[None, :] - options.gain[sel, b, None] > self.target, 0.0,
+                                  self._table[rows[sel, b, None], left])
+                value[sel, b] = np.einsum("gl,gl->g", w[sel], chance)
+        best = value.max(axis=1, keepdims=True)
+        tied = options.legal & (value >= best - 1e-9)
+        self._kept = None
+        self._pplan = None
+        return best_legal(mean_worth, tied)
