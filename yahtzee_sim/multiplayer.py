@@ -540,7 +540,7 @@ class PlayToWin(Strategy):
         if self.endgame:
             from .strategies.target import PayoffPlay
 
-            self._payoff = PayoffPlay().prepare(rules)     # the target table, disk-cached
+            self._payoff = PayoffPlay(progress=self.progress).prepare(rules)   # the target table, disk-cached
         return self
 
     # -- the table -----------------------------------------------------------------

@@ -86,7 +86,7 @@ def cmd_head_to_head(args) -> int:
     from ..multiplayer import PlayToWin, simulate_table
 
     games = 10_000 if args.games is None else args.games
-    seats = [PlayToWin() if p == "play-to-win" else p for p in players]
+    seats = [PlayToWin(progress=not args.json) if p == "play-to-win" else p for p in players]
     with progress_for(args) as progress:
         res = simulate_table(rules, seats, games, seed=args.seed, progress=progress)
     frame = res.to_frame()

@@ -62,7 +62,8 @@ class TargetStrategy(OptimalStrategy):
         sol = self._target_given
         if sol is None or rules_fingerprint(sol.rules) != rules_fingerprint(rules) \
                 or sol.max_target < self.target:
-            sol = target_solve(rules, max(self.target, DEFAULT_MAX_TARGET))
+            # a cold table takes minutes (yahtzee: about 5 on 2 cores): show it
+            sol = target_solve(rules, max(self.target, DEFAULT_MAX_TARGET), progress=self.progress)
         self.target_solution = sol
         self._table = sol.table
         self._row_of = sol.row_of
@@ -186,10 +187,11 @@ class PayoffPlay(TargetStrategy):
     #: payoff steps at most this large are left out of keep decisions
     tiny: float = 1e-7
 
-    def __init__(self, solution=None):
+    def __init__(self, solution=None, *, progress=True):
         from ..exact.target import DEFAULT_MAX_TARGET
 
         super().__init__(DEFAULT_MAX_TARGET if solution is None else solution.max_target, solution)
+        self.progress = progress
         self.name = "payoff"
         self._weights = None
         self._pplan = None
