@@ -502,7 +502,8 @@ class PlayToWin(Strategy):
     """
 
     name = "play-to-win"
-    description = "opponent-aware: plays each turn with the risk-sensitive optimal table most likely to win"
+    description = ("opponent-aware: plays each turn with the risk-sensitive optimal table most likely to win, "
+                   "its last turns by the target tables")
     uses_uniforms = False
 
     def __init__(self, thetas=THETAS, *, endgame: int = ENDGAME_TURNS, progress=True):
