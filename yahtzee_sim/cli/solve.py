@@ -17,12 +17,19 @@ def cmd_solve(args) -> int:
     rules = rules_from(args)
     if args.score_only:
         return _score_only(args, rules)
+    if args.down_column:
+        return _down_column(args, rules)
     dtype = "float64" if args.float64 else "float32"
     try:
         with progress_for(args) as progress:
             sol = call_with_progress(solve, progress, f"solving {rules.key}", rules, dtype=dtype,
                                      cache=not args.no_cache, workers=args.workers)
     except ValueError as exc:
+        from ..rules import catalog
+
+        if rules.card_score is catalog.yamb_score:
+            raise ValueError(f"{exc}; or the exact optimum of its Down column played alone: "
+                             f"yahtzee-sim solve --rules {rules.key} --down-column") from None
         if getattr(rules, "card_points", None) is None or not _groupable(rules):
             raise
         raise ValueError(f"{exc}; or the exact optimum of its score alone, points set aside: "
@@ -77,6 +84,22 @@ def _score_only(args, rules) -> int:
     return 0
 
 
+def _down_column(args, rules) -> int:
+    """``--down-column``: Yamb's Down column played alone, exactly."""
+    from ._common import print_json, rules_heading
+    from ..exact.yamb_down import solve_yamb_down
+
+    sol = solve_yamb_down(rules)
+    if args.json:
+        print_json(dict(sol.summary(), options=list(rules.options)))
+        return 0
+    print(f"{rules_heading(rules)}: optimal play of the Down column alone (top to bottom)")
+    print(f"  expected score   {sol.expected_score:.4f} (its rows, +30 at 60, (Max - Min) x Ones)")
+    print(f"  states solved    {sol.n_states:,}")
+    print(f"  solver seconds   {sol.seconds:.2f} (float64; not cached)")
+    return 0
+
+
 def add_commands(sub) -> None:
     """Register the ``solve`` subcommand."""
     from ._common import add_json_arg, add_rules_args, positive_int
@@ -90,4 +113,6 @@ def add_commands(sub) -> None:
                    help="processes (default: the CPUs available, at most 2)")
     p.add_argument("--score-only", action="store_true",
                    help="the optimum of the score alone, by counts of identical boxes (Balut, points set aside)")
+    p.add_argument("--down-column", action="store_true",
+                   help="Yamb: the optimum of its Down column played alone (a sub-game; the whole game is too large)")
     p.set_defaults(func=cmd_solve)

@@ -1,0 +1,115 @@
+"""Yamb's Down column played alone, solved exactly (:mod:`yahtzee_sim.exact.yamb_down`):
+against a plain recursion over the dice on a reduced Yamb (three dice of three faces,
+Kenta a three-dice straight paid by its throw, a bonus the upper rows can reach), and
+its last four rows against the main solver on the same boxes filled in order."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import itertools
+
+import numpy as np
+import pytest
+
+from yahtzee_sim import get_rules
+from yahtzee_sim.exact.solver import solve
+from yahtzee_sim.exact.yamb_down import solve_yamb_down
+from yahtzee_sim.rules import catalog, scoring
+from yahtzee_sim.rules.base import RuleSet
+
+
+def brute_force_down(rules, bonus_at: int, bonus: int) -> float:
+    """The column's optimal mean by plain recursion: the real upper total, Ones and Max
+    carried, every sub-multiset kept, every ordered outcome thrown, holding every die
+    a decision that makes no throw (the engine's rule), the rule set's score tables."""
+    rows = catalog.YAMB_ROWS
+    down = [rules.box_index(f"down_{r}") for r in rows]
+    d = rules.dice
+    n, f = rules.n_dice, rules.n_faces
+    outs = {k: list(itertools.product(range(1, f + 1), repeat=k)) for k in range(n + 1)}
+
+    @functools.lru_cache(maxsize=None)
+    def rest(i, upper, ones, top):
+        """Expected score of rows i.. given the upper total, Ones and Max so far."""
+        if i == len(rows):
+            return 0.0
+
+        def pay(dice, throw):
+            s = int(rules.score_tables[throw - 1, d.roll_index_of(list(dice)), down[i]])
+            if i < 6:
+                reached = bonus if upper < bonus_at <= upper + s else 0
+                return s + reached + rest(i + 1, upper + s, s if i == 0 else ones, top)
+            if rows[i] == "max":
+                return rest(i + 1, upper, ones, s)
+            if rows[i] == "min":
+                return (top - s) * ones + rest(i + 1, upper, ones, top)
+            return s + rest(i + 1, upper, ones, top)
+
+        @functools.lru_cache(maxsize=None)
+        def best(dice, throw, left):
+            if left == 0:
+                return pay(dice, throw)
+            value = best(dice, throw, left - 1)                  # hold every die: no throw
+            for keep in set(itertools.chain.from_iterable(itertools.combinations(dice, k) for k in range(n))):
+                o = outs[n - len(keep)]
+                value = max(value, sum(best(tuple(sorted(keep + x)), throw + 1, left - 1) for x in o) / len(o))
+            return value
+
+        return sum(best(tuple(sorted(x)), 1, rules.n_rolls - 1) for x in outs[n]) / len(outs[n])
+
+    return rest(0, 0, 0, 0)
+
+
+def _reduced_yamb():
+    """Yamb with three dice of three faces: Fours to Sixes count the faces 1 to 3 again,
+    and Kenta is a straight of the three (1-2-3) paid 66 / 56 / 46 by the throw that
+    made it, so the throw rule is exercised."""
+    yamb = get_rules("yamb")
+    kenta = scoring.by_throw(scoring.straight(3, 1), (66, 56, 46))
+
+    def reduced(b):
+        if b.name.endswith("_kenta"):
+            return dataclasses.replace(b, score=kenta)
+        if b.upper_face is not None and b.upper_face > 3:
+            return dataclasses.replace(b, score=scoring.upper(b.upper_face - 3))
+        return b
+
+    return dataclasses.replace(yamb, boxes=tuple(reduced(b) for b in yamb.boxes), n_dice=3, n_faces=3)
+
+
+@pytest.mark.parametrize("bonus_at", [20, 60])
+def test_reduced_column_matches_brute_force(bonus_at):
+    rules = _reduced_yamb()
+    exact = brute_force_down(rules, bonus_at, 30)
+    sol = solve_yamb_down(rules, bonus_at=bonus_at)
+    assert abs(sol.expected_score - exact) < 1e-9, (sol.expected_score, exact)
+    # the comparison can fail: Kenta is paid by its throw, and the bonus moves the value
+    assert len(set(rules.score_tables[:, :, rules.box_index("down_kenta")].max(axis=1).tolist())) == 3
+    if bonus_at == 20:
+        assert sol.expected_score > solve_yamb_down(rules, bonus_at=60).expected_score + 1
+
+
+def test_last_rows_equal_the_solver_on_the_same_boxes_in_order():
+    yamb = get_rules("yamb")
+    last = ("triling", "full", "poker", "yamb")
+    boxes = tuple(b for b in yamb.boxes if b.name in {f"down_{r}" for r in last})
+    rules = RuleSet(name="yamb-down-last", title="Yamb's last four Down rows", boxes=boxes, upper_bonus=0,
+                    five_box=None, joker="none", fill_order="in-order")
+    sol = solve_yamb_down()
+    assert abs(sol.values[catalog.YAMB_ROWS.index("triling")][0] - solve(rules, dtype=np.float64, cache=False)
+               .expected_score) < 1e-9
+
+
+def test_cli_down_column(capsys):
+    import json
+
+    from yahtzee_sim.cli import main
+
+    assert main(["solve", "--rules", "yamb", "--down-column", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["column"] == "down" and out["expected_score"] == pytest.approx(solve_yamb_down().expected_score)
+    assert main(["solve", "--rules", "yacht", "--down-column"]) == 2
+    assert "the Down-column solver is for yamb" in capsys.readouterr().err
+    assert main(["solve", "--rules", "yamb"]) == 2          # the whole game: refused, pointing here
+    assert "yahtzee-sim solve --rules yamb --down-column" in capsys.readouterr().err
