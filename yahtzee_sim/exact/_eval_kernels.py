@@ -252,20 +252,7 @@ def lattice_best_keeps(final_values, roll_keep, down, children, up, parents, inv
                 for t in range(tile):
                     best[k, t] = e[k, t]
                     arg[k, t] = k
-            for i in range(len(up)):                         # max over sub-keeps, smallest first
-                k = up[i]
-                bk = best[k]
-                ak = arg[k]
-                for f in range(n_faces):
-                    p = parents[k, f]
-                    if p < 0:
-                        continue
-                    bp = best[p]
-                    ap = arg[p]
-                    for t in range(tile):
-                        if bp[t] > bk[t]:
-                            bk[t] = bp[t]
-                            ak[t] = ap[t]
+            lattice_best_subkeep(best, arg, up, parents)      # max over sub-keeps, smallest first
             for t in range(n):
                 for r in range(n_rolls):
                     k = roll_keep[r]
