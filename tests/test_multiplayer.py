@@ -129,6 +129,13 @@ def test_bad_input():
         simulate_table("yacht", ["greedy", "nope"], 10)
     with pytest.raises(ValueError, match="2 to 20 players"):
         simulate_table("yacht", ["greedy"] * 21, 10)
+    for seat in (2, -1, "first", True):
+        with pytest.raises(ValueError, match=r"seat must be 'every' or 0 to 1"):
+            seat_gain("yacht", "greedy", "keep-largest", 1, 10, seat=seat)
+    with pytest.raises(ValueError, match=r"n_games must be an integer >= 4"):
+        seat_gain("yacht", "greedy", "keep-largest", 3, 3)
+    with pytest.raises(ValueError, match="endgame must be a whole number"):
+        PlayToWin(endgame=-1)
 
 
 @pytest.mark.parametrize("key", ["yamb", "maxi-yatzy"])
