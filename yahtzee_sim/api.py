@@ -19,7 +19,7 @@ import numpy as np
 
 import time
 
-from .engine import SEED_BLOCK, play_blocks, play_turn_blocks, seed_entropy
+from .engine import SEED_BLOCK, play_blocks, play_turn_blocks, seed_from_rng
 from .results import SimulationResult, TurnsResult, max_total
 from .rules import RuleSet, get_rules
 from .runner import check_backend, run_chunks
@@ -153,6 +153,7 @@ def simulate(
     *,
     options: Iterable[str] = (),
     seed: int | np.random.SeedSequence | None = None,
+    rng: int | np.random.SeedSequence | np.random.Generator | None = None,
     batch: int = 65536,
     keep_games: bool | None = None,
     progress=False,
@@ -168,7 +169,11 @@ def simulate(
     ----------
     rules, options : a rule-set name (see :func:`yahtzee_sim.rules.rule_names`) and its options.
     strategy : a strategy name or instance.
-    seed : one seed in, reproducible results out (recorded in the result).
+    seed : one seed in, reproducible results out (recorded in the result): an integer or
+        a ``SeedSequence`` (spawned children play different games; the same child, the
+        same games).
+    rng : the same as ``seed`` under SPEC 7's name, also taking a ``Generator`` (a seed
+        is drawn from it and recorded); give one of the two.
     batch : games played at once (memory ~ 0.5 kB per game); does not change results.
     keep_games : keep the per-game table (default: when ``n_games <= 1_000_000`` and
         no checkpoint); otherwise only exact aggregates are kept and memory stays bounded.
@@ -196,7 +201,7 @@ def simulate(
     rules = get_rules(rules, options)
     n_games = check_count(n_games, "the number of games")
     batch = check_batch(batch)
-    entropy = None if seed is None else seed_entropy(seed)
+    entropy = seed_from_rng(seed, rng)
     if checkpoint is not None:
         checkpoint = check_checkpoint(checkpoint)
     if out is not None:
@@ -220,6 +225,7 @@ def simulate_turns(
     *,
     options: Iterable[str] = (),
     seed: int | np.random.SeedSequence | None = None,
+    rng: int | np.random.SeedSequence | np.random.Generator | None = None,
     batch: int = 262144,
     progress=False,
     target: str | None = None,
@@ -250,7 +256,7 @@ def simulate_turns(
     check_backend(backend, jobs, scheduler)
     rules = get_rules(rules, options)
     n_turns = check_count(n_turns, "the number of turns")
-    entropy = None if seed is None else seed_entropy(seed)
+    entropy = seed_from_rng(seed, rng)
     per_batch = max(1, check_batch(batch) // SEED_BLOCK)
     if checkpoint is not None:
         checkpoint = check_checkpoint(checkpoint)

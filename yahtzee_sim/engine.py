@@ -36,7 +36,8 @@ from .rules import RuleSet
 from .state import GameState, TurnOptions
 from .strategies.base import Strategy
 
-__all__ = ["SEED_BLOCK", "StrategyError", "MoveChecks", "seed_entropy", "block_tapes", "family_tapes",
+__all__ = ["SEED_BLOCK", "StrategyError", "MoveChecks", "SpawnedSeed", "RunSeed", "seed_entropy", "seed_sequence",
+           "seed_from_rng", "block_tapes", "family_tapes",
            "play_turn", "play_blocks", "play_turn_blocks"]
 
 SEED_BLOCK = 1024
@@ -52,27 +53,102 @@ FRESH_SEED_BELOW = 10**9
 reduced): short enough to retype, and the printed seed is the one used."""
 
 
-def seed_entropy(seed) -> int:
-    """The entropy of a run's ``SeedSequence``: ``seed`` itself, or for None a fresh
-    seed below :data:`FRESH_SEED_BELOW`.
+@dataclass(frozen=True)
+class SpawnedSeed:
+    """The seed of a run started from a spawned ``SeedSequence`` (one with a spawn key).
+
+    Block ``b`` of the run draws from ``SeedSequence(entropy, spawn_key=spawn_key + (b,))``,
+    which is exactly the ``b``-th child numpy's ``spawn`` gives that sequence: children
+    of one parent play different games, and the same child always the same ones.
+    Pass it back as ``seed=`` to replay the run.
+
+    >>> SpawnedSeed(7, (0,)).seed_sequence(3).spawn_key
+    (0, 3)
+    """
+
+    entropy: int | tuple[int, ...]
+    spawn_key: tuple[int, ...]
+
+    def seed_sequence(self, *key: int) -> np.random.SeedSequence:
+        """The ``SeedSequence`` of the stream ``key`` below this seed."""
+        return np.random.SeedSequence(self.entropy, spawn_key=self.spawn_key + tuple(key))
+
+    def to_json(self) -> dict:
+        """A JSON-ready description (numbers as numbers)."""
+        return {"entropy": self.entropy if isinstance(self.entropy, int) else list(self.entropy),
+                "spawn_key": list(self.spawn_key)}
+
+    def __str__(self) -> str:
+        return f"SeedSequence(entropy={self.entropy}, spawn_key={self.spawn_key})"
+
+
+RunSeed = int | SpawnedSeed
+"""What a run records as its seed: an integer (a plain seed) or a :class:`SpawnedSeed`."""
+
+
+def seed_entropy(seed) -> RunSeed:
+    """The seed a run records: ``seed`` itself, for None a fresh seed below
+    :data:`FRESH_SEED_BELOW`, and for a ``SeedSequence`` its entropy, with its spawn key
+    when it has one (a :class:`SpawnedSeed`), so that spawned children differ.
 
     >>> seed_entropy(7), seed_entropy(np.random.SeedSequence(7)), 0 <= seed_entropy(None) < FRESH_SEED_BELOW
     (7, 7, True)
+    >>> a, b = np.random.SeedSequence(7).spawn(2)
+    >>> seed_entropy(a), seed_entropy(b)
+    (SpawnedSeed(entropy=7, spawn_key=(0,)), SpawnedSeed(entropy=7, spawn_key=(1,)))
     >>> seed_entropy(-1)
     Traceback (most recent call last):
     ...
-    ValueError: seed must be a non-negative integer or None, got -1
+    ValueError: seed must be a non-negative integer, a numpy SeedSequence or None, got -1
     """
     if seed is None:
         return int(np.random.SeedSequence().entropy) % FRESH_SEED_BELOW
+    if isinstance(seed, SpawnedSeed):
+        return seed
     if isinstance(seed, np.random.SeedSequence):
-        return int(seed.entropy)
+        entropy = seed.entropy
+        entropy = int(entropy) if isinstance(entropy, (int, np.integer)) else tuple(int(e) for e in entropy)
+        if seed.spawn_key or not isinstance(entropy, int):
+            return SpawnedSeed(entropy, tuple(int(k) for k in seed.spawn_key))
+        return entropy
     if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0:
         return int(seed)
-    raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+    raise ValueError(f"seed must be a non-negative integer, a numpy SeedSequence or None, got {seed!r}")
 
 
-def block_tapes(rules: RuleSet, entropy: int, blocks: range, n_turns: int, uniforms: bool = True):
+def seed_sequence(seed: RunSeed, *key: int) -> np.random.SeedSequence:
+    """The ``SeedSequence`` of stream ``key`` of a run seeded ``seed``.
+
+    >>> seed_sequence(7, 2).spawn_key, seed_sequence(SpawnedSeed(7, (1,)), 2).spawn_key
+    ((2,), (1, 2))
+    """
+    if isinstance(seed, SpawnedSeed):
+        return seed.seed_sequence(*key)
+    return np.random.SeedSequence(seed, spawn_key=tuple(key))
+
+
+def seed_from_rng(seed, rng) -> RunSeed | None:
+    """The one seed of a call that accepts ``seed=`` and ``rng=`` (SPEC 7: an int, a
+    ``SeedSequence`` or a ``Generator``). A ``Generator`` gives a fresh 63-bit seed
+    drawn from it (recorded, so the run replays with ``seed=``); both at once is refused.
+
+    >>> seed_from_rng(None, 5), seed_from_rng(5, None), seed_from_rng(None, None)
+    (5, 5, None)
+    >>> seed_from_rng(None, np.random.default_rng(1)) == seed_from_rng(None, np.random.default_rng(1))
+    True
+    """
+    if rng is None:
+        return None if seed is None else seed_entropy(seed)
+    if seed is not None:
+        raise ValueError("give seed= or rng=, not both (they would be two seeds for one run)")
+    if isinstance(rng, np.random.Generator):
+        return int(rng.integers(2**63))
+    if isinstance(rng, (int, np.integer, np.random.SeedSequence)) and not isinstance(rng, bool):
+        return seed_entropy(rng)
+    raise ValueError(f"rng must be an integer, a numpy SeedSequence or a numpy Generator, got {rng!r}")
+
+
+def block_tapes(rules: RuleSet, entropy: RunSeed, blocks: range, n_turns: int, uniforms: bool = True):
     """Dice tape (n, T, rolls, dice) uint8 and decision uniforms (n, T, rolls) float32.
 
     ``uniforms=False`` gives None instead of the uniforms and leaves every die as it
@@ -94,12 +170,12 @@ def block_tapes(rules: RuleSet, entropy: int, blocks: range, n_turns: int, unifo
     return np.concatenate(dice), (np.concatenate(unif) if uniforms else None)
 
 
-def _block_generators(entropy: int, blocks: range):
+def _block_generators(entropy: RunSeed, blocks: range):
     for b in blocks:
-        yield np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy, spawn_key=(b,))))
+        yield np.random.Generator(np.random.PCG64(seed_sequence(entropy, b)))
 
 
-def _block_turn_tapes(rules: RuleSet, entropy: int, blocks: range, n_turns: int, stop: int, uniforms: bool):
+def _block_turn_tapes(rules: RuleSet, entropy: RunSeed, blocks: range, n_turns: int, stop: int, uniforms: bool):
     """The first ``stop`` games of :func:`block_tapes`, the dice as tape codes (n, T, rolls)
     when the dice tables have them (:meth:`DiceTables.tape_codes`, computed block by block
     while the dice are in cache), else as the dice themselves; uniforms or None."""
@@ -122,7 +198,7 @@ def _block_turn_tapes(rules: RuleSet, entropy: int, blocks: range, n_turns: int,
     return tape, unif
 
 
-def family_tapes(rules: RuleSet, entropy: int, blocks: range, n_turns: int) -> dict:
+def family_tapes(rules: RuleSet, entropy: RunSeed, blocks: range, n_turns: int) -> dict:
     """Extra random tapes of the games that need them, from each block's own second
     stream (spawn key ``(b, 1)``), so the dice of every other game are untouched.
 
@@ -141,7 +217,7 @@ def family_tapes(rules: RuleSet, entropy: int, blocks: range, n_turns: int) -> d
     slots = max(1, (rules.n_rolls - 1) * n_turns)
     parts: dict[str, list] = {"bank_dice": [], "bank_u": [], "announce_u": []}
     for b in blocks:
-        gen = np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy, spawn_key=(b, 1))))
+        gen = np.random.Generator(np.random.PCG64(seed_sequence(entropy, b, 1)))
         parts["bank_dice"].append(gen.integers(1, rules.n_faces + 1, size=(SEED_BLOCK, slots, rules.n_dice),
                                                dtype=np.uint8))
         parts["bank_u"].append(gen.random((SEED_BLOCK, slots), dtype=np.float32))
@@ -390,7 +466,7 @@ def _tune_allocator() -> None:
         return
 
 
-def play_blocks(rules: RuleSet, strategy: Strategy, entropy: int, blocks: range, n_games: int) -> dict:
+def play_blocks(rules: RuleSet, strategy: Strategy, entropy: RunSeed, blocks: range, n_games: int) -> dict:
     """Play every game of seed ``blocks`` (the last one cut at game ``n_games``).
 
     Returns per-game arrays. This is the unit of work of every runner backend: the
@@ -445,7 +521,7 @@ def play_blocks(rules: RuleSet, strategy: Strategy, entropy: int, blocks: range,
     return out
 
 
-def play_turn_blocks(rules: RuleSet, strategy: Strategy, entropy: int, blocks: range, n_turns: int) -> np.ndarray:
+def play_turn_blocks(rules: RuleSet, strategy: Strategy, entropy: RunSeed, blocks: range, n_turns: int) -> np.ndarray:
     """Roll counts (R,) of the single turns of seed ``blocks`` (the last cut at turn ``n_turns``).
 
     Turn i uses the dice tape of game i's first turn; only the strategy's keeps matter.

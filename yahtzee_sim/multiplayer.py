@@ -44,7 +44,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .engine import SEED_BLOCK, MoveChecks, block_tapes, family_tapes, play_turn, seed_entropy
+from .engine import (SEED_BLOCK, MoveChecks, RunSeed, block_tapes, family_tapes, play_turn, seed_entropy,
+                     seed_from_rng, seed_sequence)
 from .rules import RuleSet, get_rules
 from .state import GameState
 from .strategies import Strategy, get_strategy
@@ -117,13 +118,13 @@ class TableResult:
         return pd.DataFrame(rows).set_index("player")
 
 
-def seat_entropy(entropy: int, seat: int) -> int:
+def seat_entropy(entropy: RunSeed, seat: int) -> int:
     """The entropy of seat ``seat``'s dice tape in a run of seed ``entropy``.
 
     >>> seat_entropy(7, 0) != seat_entropy(7, 1)
     True
     """
-    return int(np.random.SeedSequence(entropy, spawn_key=(1_000_000 + seat,)).generate_state(1)[0])
+    return int(seed_sequence(entropy, 1_000_000 + seat).generate_state(1)[0])
 
 
 def _play_blocks(rules, players, entropy, blocks, n_games, lean=True):
@@ -187,7 +188,7 @@ def _play_blocks(rules, players, entropy, blocks, n_games, lean=True):
     return totals, winner
 
 
-def simulate_table(rules: str | RuleSet, players, n_games: int, *, seed=None, options=(),
+def simulate_table(rules: str | RuleSet, players, n_games: int, *, seed=None, rng=None, options=(),
                    batch: int = 16 * SEED_BLOCK, progress=None) -> TableResult:
     """Play ``n_games`` games with one seat per entry of ``players`` (names or instances).
 
@@ -211,7 +212,8 @@ def simulate_table(rules: str | RuleSet, players, n_games: int, *, seed=None, op
     players = [copy.copy(p) if any(p is q for q in players[:i]) else p for i, p in enumerate(players)]
     for p in players:
         p.prepare(rules)
-    entropy = seed_entropy(seed)
+    entropy = seed_from_rng(seed, rng)
+    entropy = seed_entropy(None) if entropy is None else entropy
     t0 = time.perf_counter()
     per = max(1, int(batch) // SEED_BLOCK)
     n_blocks = -(-int(n_games) // SEED_BLOCK)
@@ -316,8 +318,7 @@ def seat_gain(rules, player, baseline, opponents: int, n_games: int, *, seed=Non
         raise ValueError(f"n_games must be an integer >= {len(seats)} (a game per seat), got {n_games!r}")
     entropy = seed_entropy(seed)
     per_seat = [n_games // len(seats) + (i < n_games % len(seats)) for i in range(len(seats))]
-    jobs_list = [(st, min(chunk, n - lo), int(np.random.SeedSequence(entropy, spawn_key=(opponents, st, i))
-                                          .generate_state(1)[0]))
+    jobs_list = [(st, min(chunk, n - lo), int(seed_sequence(entropy, opponents, st, i).generate_state(1)[0]))
                  for st, n in zip(seats, per_seat) for i, lo in enumerate(range(0, n, chunk))]
     lineup = (rules, player, baseline, opponent, opponents)
     done = []

@@ -25,6 +25,8 @@ import numpy as np
 from .intervals import binomial_interval, check_level, t_interval
 from .rules import RuleSet
 
+if TYPE_CHECKING:
+    from .engine import SpawnedSeed
 if TYPE_CHECKING:  # pandas is imported where a table is made: start-up stays fast
     import pandas as pd
 
@@ -360,14 +362,15 @@ class SimulationResult:
 
     ``games`` holds the per-game arrays (total, box_scores, upper_total, upper_bonus,
     five_bonus_count, five_count, five_box_full) when the run kept them; the
-    ``aggregate`` is always there. ``seed`` is the entropy of the run's
-    ``SeedSequence``: pass it back to reproduce the run exactly.
+    ``aggregate`` is always there. ``seed`` is the run's seed (an integer, or a
+    :class:`~yahtzee_sim.engine.SpawnedSeed` for a run seeded by a spawned
+    ``SeedSequence``): pass it back as ``seed=`` to reproduce the run exactly.
     """
 
     rules: RuleSet
     strategy: str
     n_games: int
-    seed: int
+    seed: int | SpawnedSeed
     aggregate: GameAggregate
     games: dict[str, np.ndarray] | None = field(default=None, repr=False)
     seconds: float = float("nan")
@@ -507,7 +510,7 @@ class TurnsResult:
     rules: RuleSet
     strategy: str
     n_turns: int
-    seed: int
+    seed: int | SpawnedSeed
     roll_counts: np.ndarray  # (R,) how many turns ended in each roll
     seconds: float = float("nan")
 

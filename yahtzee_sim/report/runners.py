@@ -51,7 +51,11 @@ def run_experiment(spec: ExperimentSpec, *, command: str = "", **extra) -> Repor
 
 
 def _spawned_seeds(seed: int, n: int) -> list[int]:
-    """Independent streams: one int seed per run, spawned from the spec's seed."""
+    """Independent streams: one int seed per run, spawned from the spec's seed.
+
+    An integer per run (rather than the spawned children themselves, which the
+    engine also takes) keeps the committed reports' games and lets the CSVs list a
+    seed a reader can retype."""
     return [int(child.generate_state(1)[0]) for child in np.random.SeedSequence(seed).spawn(n)]
 
 

@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
+from ..engine import RunSeed
 from ..rules import RuleSet, get_rules
 from ..strategies.base import Strategy
 from .plan import ChunkPlan, play_chunk
@@ -124,7 +125,7 @@ class Job:
     options: tuple[str, ...]
     strategy_name: str
     strategy_blob: bytes
-    entropy: int
+    entropy: RunSeed
     keep_games: bool
     token: str
     rules_toml: str | None = None   # a house rule set travels as its file's text
@@ -150,7 +151,7 @@ class _Unpickler(pickle.Unpickler):
         return self._objs[pid]
 
 
-def make_job(plan: ChunkPlan, rules: RuleSet, strategy: Strategy, entropy: int, keep_games: bool,
+def make_job(plan: ChunkPlan, rules: RuleSet, strategy: Strategy, entropy: RunSeed, keep_games: bool,
              backend: str) -> Job:
     """Pack a run for workers; a clear ``ValueError`` if the rules or strategy cannot travel."""
     try:

@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..engine import SEED_BLOCK, seed_entropy
+from ..engine import SEED_BLOCK, RunSeed, SpawnedSeed, seed_entropy
 from ..files import WriteError
 from ..results import GameAggregate
 from ..rules import RuleSet
@@ -61,7 +61,7 @@ class RunOutcome:
 
     value: Any  # GameAggregate (games) or (R,) int64 roll counts (turns)
     rows: dict[str, np.ndarray] | None
-    entropy: int
+    entropy: RunSeed
     seconds: float
     resumed: int = 0  # games/turns taken from a checkpoint
 
@@ -72,7 +72,7 @@ def run_chunks(
     strategy: Strategy,
     n: int,
     *,
-    entropy: int | None,
+    entropy: RunSeed | None,
     chunk_blocks: int,
     keep_games: bool = False,
     backend: str = "serial",
@@ -117,8 +117,15 @@ def run_chunks(
                   "chunk_games": plan.chunk_size, "seed_block": SEED_BLOCK}
         if out_path is not None:
             params["out"] = str(out_path.resolve())
+        if isinstance(entropy, SpawnedSeed):  # a spawned child: its key is part of the run (plain seeds have none)
+            params["spawn_key"] = list(entropy.spawn_key)
+            if not isinstance(entropy.entropy, int):
+                raise ValueError("a checkpoint records an integer seed: seed this run with an integer or a "
+                                 "SeedSequence of one integer")
         ckpt = Checkpoint(checkpoint, params, plan, check)
-        entropy, stored = ckpt.load(entropy, empty)
+        key = entropy.spawn_key if isinstance(entropy, SpawnedSeed) else None
+        stored_entropy, stored = ckpt.load(entropy.entropy if key is not None else entropy, empty)
+        entropy = stored_entropy if key is None or stored_entropy is None else SpawnedSeed(stored_entropy, key)
         if stored is not None:
             done = stored
             rows_state = ckpt.rows_state
@@ -155,7 +162,8 @@ def run_chunks(
     def save():
         if sink is not None:
             sink.sync()
-        ckpt.save(done, entropy, rows=None if sink is None else sink.state())
+        ckpt.save(done, entropy.entropy if isinstance(entropy, SpawnedSeed) else entropy,
+                  rows=None if sink is None else sink.state())
 
     try:
         with contextlib.closing(results):

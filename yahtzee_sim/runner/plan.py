@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from ..engine import SEED_BLOCK, play_blocks, play_turn_blocks
+from ..engine import SEED_BLOCK, RunSeed, play_blocks, play_turn_blocks
 from ..results import GameAggregate
 from ..rules import RuleSet
 from ..strategies.base import Strategy
@@ -56,7 +56,7 @@ class ChunkPlan:
         return min(first + self.chunk_size, self.n) - first
 
 
-def play_chunk(plan: ChunkPlan, rules: RuleSet, strategy: Strategy, entropy: int, keep_games: bool, i: int):
+def play_chunk(plan: ChunkPlan, rules: RuleSet, strategy: Strategy, entropy: RunSeed, keep_games: bool, i: int):
     """One chunk's summary: (GameAggregate, rows or None) for games, roll counts for turns.
 
     >>> from yahtzee_sim import get_rules, get_strategy
