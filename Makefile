@@ -15,13 +15,13 @@ $(BIN)/yahtzee-sim: pyproject.toml
 demo: $(BIN)/yahtzee-sim
 	$(BIN)/yahtzee-sim run experiments/claims.toml experiments/strategies.toml
 
-# The whole suite, doctests included (what CI runs).
+# The whole suite, doctests included (what CI runs), on every core (pytest-xdist).
 test: $(BIN)/yahtzee-sim
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist worksteal
 
 # The same without the large statistical checks marked slow: for a quick run while working.
 test-fast: $(BIN)/yahtzee-sim
-	$(BIN)/python -m pytest -m "not slow"
+	$(BIN)/python -m pytest -n auto --dist worksteal -m "not slow"
 
 bench: $(BIN)/yahtzee-sim
 	$(BIN)/pip install --quiet -e '.[test,bench]'   # yatzy-solver, for the side-by-side solve
