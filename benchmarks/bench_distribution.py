@@ -103,7 +103,8 @@ def run_one(kind: str, key: str, arg: str) -> dict:
         odds = win_odds(pmfs)
         out.update(players=int(arg), share_sum=float(odds.win_share.sum()))
     elif kind == "table":
-        from yahtzee_sim.multiplayer import PlayToWin, simulate_table
+        from yahtzee_sim.multiplayer import simulate_table
+        from yahtzee_sim.strategies.play_to_win import PlayToWin
 
         players = [PlayToWin() if p == "play-to-win" else p for p in arg.split(",")]
         n = 20_000

@@ -120,7 +120,7 @@ def main(argv=None) -> int:
         print(json.dumps(_child(args.child, args.option, args.repeats, args.workers)))
         return 0
 
-    from yahtzee_sim.exact._solver_space import state_space
+    from yahtzee_sim.exact.space import state_space
     from yahtzee_sim.rules import get_rules, rule_names
 
     from yahtzee_sim.progress import as_progress

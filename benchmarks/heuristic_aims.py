@@ -26,7 +26,7 @@ import time
 import numpy as np
 
 from yahtzee_sim import get_rules, simulate
-from yahtzee_sim.strategies.lookahead import HeuristicStrategy
+from yahtzee_sim.strategies.heuristic import HeuristicStrategy
 
 GOAL_RULE_SETS = ["balut", "yamb"]
 OTHER_RULE_SETS = ["yahtzee", "yahtzee-free-joker", "yahtzee-original-joker", "yacht", "yacht-classic", "yatzy",

@@ -43,7 +43,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     from yahtzee_sim.exact.distribution import distribution
     from yahtzee_sim.exact.winodds import win_odds
-    from yahtzee_sim.multiplayer import THETAS, PlayToWin, seat_gain
+    from yahtzee_sim.multiplayer import seat_gain
+    from yahtzee_sim.strategies.play_to_win import THETAS, PlayToWin
 
     kwargs = {} if args.endgame is None else {"endgame": args.endgame}
     player = PlayToWin(THETAS if args.thetas is None else [float(t) for t in args.thetas.split(",")], **kwargs)

@@ -11,7 +11,7 @@ differences between candidates are paired and far less noisy than their means.
 knobs (throws) move by whole steps.
 
 Prints each improvement and the final knobs; copy them into
-``yahtzee_sim/strategies/lookahead.py`` (``HeuristicStrategy``) by hand.
+``yahtzee_sim/strategies/heuristic.py`` (``HeuristicStrategy``) by hand.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import argparse
 import sys
 
 from yahtzee_sim import simulate
-from yahtzee_sim.strategies.lookahead import HeuristicStrategy
+from yahtzee_sim.strategies.heuristic import HeuristicStrategy
 
 KNOBS = {  # name: (initial step, lower bound, upper bound)
     "reserve_upper": (0.25, 0.0, 3.0),

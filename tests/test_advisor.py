@@ -210,7 +210,7 @@ BAD = [
                                     "0..5 times its face; nearest possible totals 0 and 5"),
     (dict(filled="fives,sixes", upper=19), "nearest possible totals 18 and 20"),
     (dict(filled="ones", upper=-1), "upper total must be a non-negative integer, got -1"),
-    (dict(filled="ones", upper=2.0), "upper total must be a non-negative integer"),
+    (dict(filled="ones", upper=2.5), "upper total must be a non-negative integer"),
     (dict(filled="ones", upper=True), "upper total must be a non-negative integer"),
     (dict(yahtzee_box=50), "the yahtzee box is not filled"),
     (dict(filled="yahtzee"), "the yahtzee box is filled: give its points, 50 or 0"),

@@ -380,7 +380,7 @@ def test_cached_distribution_is_keyed_by_the_strategys_code(tmp_path, monkeypatc
     """A cached distribution answers only for the same code: a strategy changed under
     the same name (here: its code fingerprint) is recomputed, not read from the old file."""
     from yahtzee_sim.exact import distribution as D
-    from yahtzee_sim import strategies
+    from yahtzee_sim import strategy as strategies   # the registry module distribution reads it from
 
     args = dict(options=["fill-in-order"], cache=True, cache_dir=tmp_path)
     first = D.distribution("yacht", "keep-largest", **args)

@@ -198,16 +198,16 @@ def test_unsolvable_rule_sets_say_why_and_what_works_instead(name, options, why)
 def test_a_state_space_over_the_limit_is_refused_before_any_work(monkeypatch):
     """Maxi Yatzy without saved throws (29,360,126 states) is within MAX_STATES; a limit
     below a game's count gives the one-line refusal, as soon as the states are counted."""
-    from yahtzee_sim.exact import _solver_space
+    from yahtzee_sim.exact import space
 
     rules = get_rules("maxi-yatzy", ["no-saved-throws"])
-    _solver_space.state_space.cache_clear()
-    monkeypatch.setattr(_solver_space, "MAX_STATES", 29_000_000)
+    space.state_space.cache_clear()
+    monkeypatch.setattr(space, "MAX_STATES", 29_000_000)
     try:
         with pytest.raises(ValueError) as err:
             solve(rules, cache=False)
     finally:
-        _solver_space.state_space.cache_clear()
+        space.state_space.cache_clear()
     msg = str(err.value)
     assert "\n" not in msg and "29,360,126 reachable states (at most 29,000,000 here)" in msg and "simulate" in msg
 

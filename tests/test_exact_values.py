@@ -20,7 +20,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from yahtzee_sim.exact._solver_space import state_space
+from yahtzee_sim.exact.space import state_space
 from yahtzee_sim.exact.solver import solve
 from yahtzee_sim.rules import Box, RuleSet, get_rules
 from yahtzee_sim.rules import scoring as sc

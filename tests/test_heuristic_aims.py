@@ -13,7 +13,7 @@ from yahtzee_sim.rules import catalog
 from yahtzee_sim.state import GameState
 from yahtzee_sim.strategies import best_legal, get_strategy
 from yahtzee_sim.strategies.aims import card_aims
-from yahtzee_sim.strategies.lookahead import HeuristicStrategy
+from yahtzee_sim.strategies.heuristic import HeuristicStrategy
 
 # The rule sets without end-of-game goals (every registered one but Balut and Yamb,
 # with the options that change the card or the bonuses).
@@ -201,7 +201,7 @@ def test_goal_knobs_must_be_whole_throws():
 def test_yamb_announces_the_box_whose_turn_is_worth_most():
     """Only Announce boxes open: three ones on the first throw go to Ones (worth about
     12 a point there) rather than to Min or Max, which the first dice score most in."""
-    from yahtzee_sim.strategies.base import default_announcement
+    from yahtzee_sim.strategy import default_announcement
 
     rules = get_rules("yamb")
     state = GameState.from_arrays(rules, ~rules.is_announce[None, :], 0)

@@ -5,8 +5,13 @@ functions (a lazy import is still a dependency): nothing outside the command lin
 imports it, the module graph has no cycle, and a module imports only modules of
 its own layer or below:
 
-    dice/rules (and the plain statistics) < engine < runner/exact < public API
-    < report/verify < command line
+    dice/rules (and the plain statistics) < engine (with the strategy interface)
+    < exact/runner < strategies < public API < report/verify < command line
+
+Packages are held to the same: the graph of top-level packages (every module of
+``exact`` counted as ``exact``, importing a module counted as importing its package,
+whose ``__init__`` runs) has no cycle, and no module imports a private name (or a
+private module) of another top-level package.
 """
 
 from __future__ import annotations
@@ -25,21 +30,23 @@ PACKAGE_DIR = Path(yahtzee_sim.__file__).parent
 # A new module must be placed here: an unplaced module fails the test.
 LAYERS = {
     # 0: the bottom: dice and rules as data, plain statistics and interval math, safe file writes
-    "dice": 0, "patterns": 0, "rules": 0, "intervals": 0, "stats": 0, "files": 0,
+    "dice": 0, "patterns": 0, "rules": 0, "intervals": 0, "stats": 0, "files": 0, "validate": 0, "fmt": 0,
     "progress": 0,  # the progress= callback protocol and its terminal display (stdlib; tqdm lazily)
-    # 1: the engine: game state, the strategy interface, the simulator, its result objects
-    "state": 1, "strategies.base": 1, "strategies.simple": 1, "engine": 1, "results": 1,
+    # 1: the engine: game state, the strategy interface and registry, the simulator, its result objects
+    "state": 1, "strategy": 1, "engine": 1, "results": 1,
     "tableplay": 1,  # the engine's lean loop for strategies that decide by table lookup
-    # 2: runners and the exact engine (and the strategies built on it; the registry imports them all)
-    "runner": 2, "exact": 2, "strategies": 2, "multiplayer": 2,
-    # 3: the public API (simulate, simulate_turns; the package's __init__ re-exports it)
-    "api": 3, "": 3,
-    # 4: reports and the claims catalog
-    "report": 4, "verify": 4,
-    # 5: the command line (``python -m yahtzee_sim`` is its entry point)
-    "cli": 5, "__main__": 5,
+    # 2: the exact engine and the runners (chunks, backends, checkpoints)
+    "runner": 2, "exact": 2,
+    # 3: the strategies (plug-ins, several built on the exact engine) and tables of players
+    "strategies": 3, "multiplayer": 3,
+    # 4: the public API (simulate, simulate_turns; the package's __init__ re-exports it)
+    "api": 4, "": 4,
+    # 5: reports and the claims catalog
+    "report": 5, "verify": 5,
+    # 6: the command line (``python -m yahtzee_sim`` is its entry point)
+    "cli": 6, "__main__": 6,
 }
-LAYER_NAMES = ["dice/rules", "engine", "runner/exact", "api", "report/verify", "cli"]
+LAYER_NAMES = ["dice/rules", "engine", "exact/runner", "strategies", "api", "report/verify", "cli"]
 
 
 def module_files(root: Path, package: str) -> dict[str, Path]:
@@ -264,3 +271,89 @@ def test_cli_help_and_version_load_no_heavy_library(argv):
     modules = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
     assert f"{PACKAGE}.cli" in modules
     assert not {m.split(".")[0] for m in modules} & set(HEAVY)
+
+
+# -- packages: the same one-way order one level up ----------------------------------------
+
+def top_package(module: str, package: str = PACKAGE) -> str:
+    """The top-level package (or root module) a module belongs to: ``exact`` for
+    ``yahtzee_sim.exact.policy``, ``engine`` for ``yahtzee_sim.engine``, ``""`` for the root."""
+    rel = module.removeprefix(package).removeprefix(".")
+    return rel.split(".")[0]
+
+
+def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Top-level package -> the top-level packages its modules import. Importing any module
+    of a package counts as importing the package (its ``__init__`` runs first), which is
+    what closes a circle the module graph alone does not show."""
+    out: dict[str, set[str]] = {}
+    for mod, deps in graph.items():
+        here = top_package(mod)
+        out.setdefault(here, set()).update(top_package(d) for d in deps if top_package(d) != here)
+    return out
+
+
+def test_package_graph_sees_a_circle_through_a_package():
+    """The check below is worth something: a circle that passes through two different
+    modules of one package (a -> b.x, b.y -> a) is a package-level circle."""
+    graph = {f"{PACKAGE}.a": {f"{PACKAGE}.b.x"}, f"{PACKAGE}.b.x": set(), f"{PACKAGE}.b.y": {f"{PACKAGE}.a"}}
+    assert not cycles(graph)
+    assert cycles(package_graph(graph)) == [["a", "b"]]
+
+
+def test_no_package_cycles(graph):
+    found = cycles(package_graph(graph))
+    assert not found, "package import cycles: " + "; ".join(" <-> ".join(c) for c in found)
+
+
+def private_imports(root: Path, package: str) -> list[str]:
+    """Imports of a private name, or a name from a private module, of another top-level
+    package (``from ..exact._kernels import x`` outside ``exact``; ``from ..verify.x import _y``)."""
+    files = module_files(root, package)
+    bad = []
+
+    def private(parts: list[str]) -> bool:
+        return any(p.startswith("_") and not p.startswith("__") for p in parts)
+
+    for mod, path in files.items():
+        is_package = path.name == "__init__.py"
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = mod.split(".") if is_package else mod.split(".")[:-1]
+                    base = base[:len(base) - (node.level - 1)]
+                    source = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    source = node.module or ""
+                pairs = [(source, a.name) for a in node.names]
+            elif isinstance(node, ast.Import):
+                pairs = [(a.name, None) for a in node.names]
+            else:
+                continue
+            for source, name in pairs:
+                if not (source == package or source.startswith(package + ".")):
+                    continue
+                full = f"{source}.{name}" if name else source
+                target = full if full in files or name is None else source
+                if top_package(target, package) == top_package(mod, package):
+                    continue
+                parts = target.split(".")[1:] + ([name] if name and full not in files else [])
+                if private(parts):
+                    bad.append(f"{mod} imports {'.'.join(parts)}")
+    return sorted(bad)
+
+
+def test_private_imports_are_seen(tmp_path):
+    pkg = tmp_path / "pkg"
+    (pkg / "a").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a" / "__init__.py").write_text("")
+    (pkg / "a" / "_inner.py").write_text("x = 1\n_y = 2\n")
+    (pkg / "a" / "same.py").write_text("from ._inner import x, _y\n")          # its own package: fine
+    (pkg / "b.py").write_text("from .a._inner import x\nfrom .a import same\nimport pkg.a._inner\n")
+    assert private_imports(tmp_path, "pkg") == ["pkg.b imports a._inner", "pkg.b imports a._inner.x"]
+
+
+def test_no_private_names_across_packages():
+    bad = private_imports(PACKAGE_DIR.parent, PACKAGE)
+    assert not bad, "private names imported across packages: " + "; ".join(bad)

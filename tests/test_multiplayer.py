@@ -9,11 +9,12 @@ from yahtzee_sim import simulate
 from yahtzee_sim.exact.distribution import distribution
 from yahtzee_sim.exact.winodds import win_odds
 from yahtzee_sim.engine import SEED_BLOCK, block_tapes
-from yahtzee_sim.multiplayer import PlayToWin, seat_entropy, seat_gain, simulate_table
+from yahtzee_sim.multiplayer import seat_entropy, seat_gain, simulate_table
+from yahtzee_sim.strategies.play_to_win import PlayToWin
 from yahtzee_sim.rules import get_rules
 from yahtzee_sim.state import GameState
 from yahtzee_sim.stats import proportion_ci
-from yahtzee_sim.strategies.base import Strategy, best_legal
+from yahtzee_sim.strategy import Strategy, best_legal
 
 OPTS = ["fill-in-order"]
 

@@ -17,7 +17,8 @@ from yahtzee_sim import simulate, simulate_turns
 from yahtzee_sim.cli import main
 from yahtzee_sim.dice import dice_tables
 from yahtzee_sim.exact.odds import box_score_distribution, one_roll_odds, roll_counts_exact
-from yahtzee_sim.exact.turns import (ChasePattern, best_turn_odds, expected_rolls,
+from yahtzee_sim.strategies.chase import ChasePattern
+from yahtzee_sim.exact.turns import (best_turn_odds, expected_rolls,
                                      pattern_policy, per_turn_report, strategy_policy,
                                      transition_counts, turn_odds)
 from yahtzee_sim.exact.widget import best_keeps

@@ -131,7 +131,8 @@ def test_endgame_target_play_gains_in_the_last_seat():
     """Yacht (classic card): in the second seat, the last turns played by the target
     tables against the known (or nearly known) opponent score win more than the risk
     tables alone, paired on the same dice (measured +0.0027, CI +0.0015 to +0.0038)."""
-    from yahtzee_sim.multiplayer import PlayToWin, seat_gain
+    from yahtzee_sim.multiplayer import seat_gain
+    from yahtzee_sim.strategies.play_to_win import PlayToWin
 
     g = seat_gain("yacht-classic", PlayToWin(endgame=2, progress=False), PlayToWin(endgame=0, progress=False),
                   1, 40_000, seed=5, seat=1, chunk=10_000)

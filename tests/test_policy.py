@@ -13,7 +13,7 @@ from scipy import stats
 
 from yahtzee_sim import GameState, StrategyError, simulate
 from yahtzee_sim.cli import main
-from yahtzee_sim.exact._solver_space import state_space
+from yahtzee_sim.exact.space import state_space
 from yahtzee_sim.exact.policy import (PolicyValue, achievable_upper_totals, policy_value,
                                       reachable_states)
 from yahtzee_sim.exact.solver import solve
@@ -462,7 +462,7 @@ def test_decision_table_evaluation_equals_the_widget_one_state_for_state(name, o
 def test_yahtzee_decision_table_reads_the_widget_decisions_on_its_first_levels():
     """On yahtzee's first levels (and a sample of two later ones) the boxes and keeps read
     from the decision table are the widget's, state by state and roll by roll."""
-    from yahtzee_sim.exact.policy import _probe, _table_decisions, _Turn
+    from yahtzee_sim.exact.policy import _probe, table_decisions, EvalChunk
     from yahtzee_sim.engine import MoveChecks
 
     rules = get_rules("yahtzee")
@@ -478,8 +478,8 @@ def test_yahtzee_decision_table_reads_the_widget_decisions_on_its_first_levels()
         if len(mask) > 64:
             pick = rng.choice(len(mask), 64, replace=False)
             mask, u, flag = mask[pick], u[pick], flag[pick]
-        turn = _Turn(rules, sp, mask, u, flag)
-        boxes, keeps = _table_decisions(table, turn)
+        turn = EvalChunk(rules, sp, mask, u, flag)
+        boxes, keeps = table_decisions(table, turn)
         w_boxes, w_keeps, _ = _probe(widget, rules, turn, is_subkeep)
         np.testing.assert_array_equal(boxes, w_boxes)
         for j in w_keeps:

@@ -187,7 +187,7 @@ def test_value_api():
 
 def _solvable(name, opts=()) -> bool:
     """Can the exact engine solve it here? (The others refuse: tests/test_exact_family.py.)"""
-    from yahtzee_sim.exact._solver_space import require_solvable
+    from yahtzee_sim.exact.space import require_solvable
 
     try:
         require_solvable(get_rules(name, opts))
@@ -411,7 +411,7 @@ def test_cli_solve(capsys):
                          ids=["forced", "free", "original", "yacht-bonus"])
 def test_fast_five_of_a_kind_rows_match_generic(rules, monkeypatch):
     """The shortcut for five-of-a-kind rolls equals the plain per-box computation."""
-    from yahtzee_sim.exact import _solver_space as space_mod
+    from yahtzee_sim.exact import space as space_mod
 
     monkeypatch.setattr(space_mod, "FIVE_ROWS", "generic")
     a = solve(rules, cache=False, dtype=np.float64)

@@ -11,7 +11,7 @@ from test_exact_family import _reduced
 from test_exact_values import _small_served
 from test_solver import _tiny
 
-from yahtzee_sim.exact import _solver_space as space_mod
+from yahtzee_sim.exact import space as space_mod
 from yahtzee_sim.exact.solver import solve
 from yahtzee_sim.rules import get_rules
 

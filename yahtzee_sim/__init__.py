@@ -36,8 +36,9 @@ _EXPORTS = {
     "GameAggregate": "results", "SimulationResult": "results", "TurnsResult": "results",
     "RuleSet": "rules", "get_rules": "rules", "rule_names": "rules", "rule_options": "rules",
     "GameState": "state", "TurnOptions": "state",
-    "Strategy": "strategies", "get_strategy": "strategies", "register": "strategies",
-    "strategy_names": "strategies",
+    "Strategy": "strategy", "get_strategy": "strategy", "register": "strategy",
+    "strategy_names": "strategy", "best_legal": "strategy", "ChunkDecisions": "strategy",
+    "compare_results": "stats",
 }
 
 
@@ -57,7 +58,7 @@ def __dir__():
 __all__ = [
     "DiceTables", "dice_tables", "simulate", "simulate_turns", "simulate_table", "solve", "policy_value",
     "distribution", "target", "target_solve", "advise", "advise_batch", "one_roll_odds", "win_odds",
-    "extreme_score", "solve_risk", "SEED_BLOCK", "StrategyError",
+    "extreme_score", "solve_risk", "best_legal", "ChunkDecisions", "compare_results", "SEED_BLOCK", "StrategyError",
     "TurnsResult", "GameAggregate", "SimulationResult", "RuleSet", "get_rules", "rule_names",
     "rule_options", "GameState", "TurnOptions", "Strategy", "get_strategy", "register",
     "strategy_names", "__version__",

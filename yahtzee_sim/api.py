@@ -26,7 +26,8 @@ from .runner import check_backend, run_chunks
 from .runner.backends import usable_cores
 from .runner.driver import check_checkpoint
 from .runner.rows import check_out
-from .strategies import Strategy, get_strategy
+from .strategy import Strategy, get_strategy
+from .validate import whole_number
 
 __all__ = ["simulate", "simulate_turns", "check_batch", "check_count", "check_countable", "check_finishes", "MAX_BATCH", "MAX_RUN_SECONDS"]
 
@@ -100,18 +101,17 @@ def check_finishes(kind: str, rules: RuleSet, strategy: Strategy, n: int, backen
 
 
 def check_count(n, what: str) -> int:
-    """A positive integer count, else a one-line ``ValueError`` naming ``what``.
+    """A positive integer count (a whole float such as ``1e5`` too, as on the command
+    line), else a one-line ``ValueError`` naming ``what``.
 
-    >>> check_count(10, "the number of games")
-    10
+    >>> check_count(10, "the number of games"), check_count(1e5, "the number of games")
+    (10, 100000)
     >>> check_count(0, "batch")
     Traceback (most recent call last):
     ...
     ValueError: batch must be a positive integer, got 0
     """
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n <= 0:
-        raise ValueError(f"{what} must be a positive integer, got {n!r}")
-    return int(n)
+    return whole_number(n, what)
 
 
 MAX_BATCH = 1 << 22
@@ -241,7 +241,7 @@ def simulate_turns(
     :func:`simulate`. ``target`` (a pattern name, see
     :func:`yahtzee_sim.patterns.pattern_names`) overrides the strategy's keeps with
     the keeps that maximize the exact chance of ending in that pattern
-    (:class:`yahtzee_sim.exact.turns.ChasePattern`). ``backend``, ``jobs``,
+    (:class:`yahtzee_sim.strategies.chase.ChasePattern`). ``backend``, ``jobs``,
     ``scheduler`` and ``checkpoint`` work as in :func:`simulate` (chunks of ``batch``
     turns, each played by :func:`yahtzee_sim.engine.play_turn_blocks`).
 
@@ -263,7 +263,7 @@ def simulate_turns(
     check_countable("turns", rules, n_turns)
     strat = _named_with_progress(strategy, progress)
     if target is not None:
-        from .exact.turns import ChasePattern
+        from .strategies.chase import ChasePattern
 
         strat = ChasePattern(target)
     strat = strat.prepare(rules)

@@ -34,7 +34,7 @@ import numpy as np
 
 from .rules import RuleSet
 from .state import GameState, TurnOptions
-from .strategies.base import Strategy
+from .strategy import Strategy
 
 __all__ = ["SEED_BLOCK", "StrategyError", "MoveChecks", "SpawnedSeed", "RunSeed", "seed_entropy", "seed_sequence",
            "seed_from_rng", "block_tapes", "family_tapes",

@@ -8,11 +8,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 
-from .rules import RuleSet
+from .rules import RuleSet, get_rules  # noqa: F401  (get_rules: the examples below)
 
 
 @dataclass
@@ -129,3 +130,33 @@ class TurnOptions:
 
     def __repr__(self) -> str:
         return f"TurnOptions(games={len(self.legal)}, boxes={self.legal.shape[1]})"
+
+
+def take_games(state: GameState, idx) -> GameState:
+    """The cards of games ``idx`` of ``state`` (copies, C-ordered).
+
+    >>> st = GameState.new(get_rules("yacht"), 4)
+    >>> st.upper_total[:] = [1, 2, 3, 4]
+    >>> take_games(st, np.array([3, 1])).upper_total.tolist()
+    [4, 2]
+    """
+    parts = {f.name: np.ascontiguousarray(getattr(state, f.name)[idx]) for f in dataclasses.fields(state)
+             if isinstance(getattr(state, f.name), np.ndarray)}
+    return dataclasses.replace(state, **parts)
+
+
+def put_games(state: GameState, idx, part: GameState) -> None:
+    """Write the cards of ``part`` back as games ``idx`` of ``state`` (same turn after).
+
+    >>> st = GameState.new(get_rules("yacht"), 4)
+    >>> sub = take_games(st, np.array([0, 2]))
+    >>> sub.upper_total += 7
+    >>> put_games(st, np.array([0, 2]), sub)
+    >>> st.upper_total.tolist()
+    [7, 0, 7, 0]
+    """
+    for f in dataclasses.fields(state):
+        a = getattr(state, f.name)
+        if isinstance(a, np.ndarray):
+            a[idx] = getattr(part, f.name)
+    state.turn = part.turn

@@ -83,7 +83,8 @@ def cmd_head_to_head(args) -> int:
         if args.games is not None:
             raise ValueError("--games is for simulated tables; --exact computes the odds exactly")
         return _exact_table(args, rules, players)
-    from ..multiplayer import PlayToWin, simulate_table
+    from ..multiplayer import simulate_table
+    from ..strategies.play_to_win import PlayToWin
 
     games = 10_000 if args.games is None else args.games
     seats = [PlayToWin(progress=not args.json) if p == "play-to-win" else p for p in players]

@@ -4,7 +4,7 @@ Loaded only when :func:`yahtzee_sim.exact.solver.solve` computes a table (never 
 package import: numba and its NumPy support take about 0.3 s to load; the machine
 code comes from numba's on-disk cache, compiled once per dtype on first use). Each
 kernel does the floating-point operations of the NumPy path of
-:func:`~yahtzee_sim.exact._solver_space.turn_values`, in the same order, so the
+:func:`~yahtzee_sim.exact.space.turn_values`, in the same order, so the
 tables are bit-identical (``tests/test_solver_kernels.py`` compares both paths):
 
 * :func:`turn_tables`: per state, the scratch value of every box, the best of them
@@ -187,7 +187,7 @@ def fill_rolls(z, q, second, q0, tz, tv, row_ptr, ent_row, ent_add, special, z5,
 @nb.njit(**_JIT)
 def five_rows(legal5, sc5, bonus5, ginv, v0c, w5, wv5, var0, v1, var1, lower, five, second, tol):
     """(k5, U) values relative to the best scratch, and second moments, of the
-    five-of-a-kind rolls: :func:`~._solver_space._five_rows`'s loop, state by state.
+    five-of-a-kind rolls: :func:`~.space._five_rows`'s loop, state by state.
 
     A box's candidate: a lower box its score plus its scratch value ``v0c``, an upper
     box its count-5 value ``w5`` if it scores, else its scratch value; the

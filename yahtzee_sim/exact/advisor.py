@@ -31,6 +31,7 @@ import numpy as np
 from ..rules import RuleSet, get_rules
 from .policy import achievable_upper_totals
 from .widget import best_subkeep, keep_expectations
+from ..validate import whole_number
 
 __all__ = ["advise", "Advice", "advise_batch", "BatchAdvice", "parse_filled"]
 
@@ -203,7 +204,7 @@ def _check_rolls_left(rules: RuleSet, rolls_left) -> int:
 
 
 def _check_card(rules: RuleSet, mask: np.ndarray) -> None:
-    from ._solver_space import state_space
+    from .space import state_space
 
     n = int(mask.sum())
     if n == rules.n_boxes:
@@ -237,8 +238,7 @@ def _check_upper(rules: RuleSet, mask: np.ndarray, upper) -> tuple[int, bool, li
             notes.append(f"upper total not given: assumed {value} ({par} of each filled upper "
                          f"face); give it for the exact bonus chances")
         return value, False, notes
-    if isinstance(upper, bool) or not isinstance(upper, (int, np.integer)) or upper < 0:
-        raise ValueError(f"upper total must be a non-negative integer, got {upper!r}")
+    upper = whole_number(upper, "upper total", low=0)
     upper = int(upper)
     if upper not in set(totals.tolist()):
         if not has_upper:
@@ -345,7 +345,7 @@ def advise(rules: str | RuleSet, dice, *, rolls_left: int, filled=(), upper: int
     ValueError: upper total 7 is impossible: the filled upper boxes (ones) hold at most 5
     """
     from .solver import rules_fingerprint, solve
-    from ._solver_space import state_space
+    from .space import state_space
 
     rules = get_rules(rules, options)
     dice = _check_dice(rules, dice)
@@ -478,7 +478,7 @@ def advise_batch(rules: str | RuleSet, rolls, *, rolls_left, filled, upper=0, fi
     True
     """
     from .solver import rules_fingerprint, solve
-    from ._solver_space import state_space, turn_model, turn_values
+    from .space import state_space, turn_model, turn_values
 
     rules = get_rules(rules, options)
     sp = state_space(rules)

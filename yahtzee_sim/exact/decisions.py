@@ -12,7 +12,7 @@ total class, five-box flag) and every roll, the table holds
 The decisions are the ones the value-table strategies make one batch at a time
 (:class:`~yahtzee_sim.strategies.optimal.OptimalStrategy`): the keep is the
 argmax over the sub-keeps of the same one-turn widget
-(:func:`~yahtzee_sim.exact._solver_space.turn_values` with ``plan=True``, or
+(:func:`~yahtzee_sim.exact.space.turn_values` with ``plan=True``, or
 :func:`~yahtzee_sim.exact.risk.risk_turn`), ties to the larger keep; the box is
 the legal box with the largest ``gain + value(next state)`` from
 :meth:`RuleSet.turn_options` (first box on ties). Upper totals of one class share
@@ -47,7 +47,8 @@ import numpy as np
 
 from ..rules import RuleSet
 from . import cache as _cache
-from ._solver_space import StateSpace, state_space, turn_model, turn_values
+from .space import StateSpace, state_space, turn_model, turn_values
+from ..validate import whole_number
 
 __all__ = ["DecisionTable", "decision_table", "table_of_values", "sub_keep_order", "table_bytes",
            "MAX_TABLE_BYTES",
@@ -193,7 +194,7 @@ def _box_picks_generic(rules: RuleSet, space: StateSpace, values: np.ndarray, m,
     """(U, len(rolls)) uint8: the legal box with the largest ``gain + value(next)`` of each
     final roll (first box on ties), every option from :meth:`RuleSet.turn_options`: the
     arithmetic of the strategies' ``box``, on (U * rolls, B) arrays."""
-    from ..strategies.base import best_legal
+    from ..strategy import best_legal
 
     n, r = len(m), len(rolls)
     bits = np.int64(1) << np.arange(space.n_boxes, dtype=np.int64)
@@ -391,8 +392,7 @@ def table_of_values(rules: RuleSet, kind: str, theta: float, values: np.ndarray,
     >>> bool((t.boxes == decision_table(sol, cache=False).boxes).all())
     True
     """
-    if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
-        raise ValueError(f"chunk must be a positive integer, got {chunk!r}")
+    chunk = whole_number(chunk, "chunk")
     if rules.n_boxes > 255 or rules.dice.subkeeps.shape[1] > 255:      # pragma: no cover
         raise ValueError(f"the decisions of {rules.key} do not fit one byte each")
     size = table_bytes(rules)

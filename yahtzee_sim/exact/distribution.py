@@ -60,10 +60,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..rules import RuleSet, get_rules
-from ..strategies import Strategy, get_strategy
+from ..strategy import Strategy, get_strategy
+from ..validate import whole_number
 from . import cache as _cache
 from .policy import (DEFAULT_CHUNK_ROWS, PROBE_STATES, _box_array, _Decider, _points_bound, _probe,
-                     _throw, _Turn, _uniform_served_distribution, evaluation_setup, final_roll_masses,
+                     _throw, EvalChunk, _uniform_served_distribution, evaluation_setup, final_roll_masses,
                      served_final_roll_masses)
 
 __all__ = ["distribution", "ScoreDistribution", "pmf_mean_sd"]
@@ -276,23 +277,12 @@ class _Moves:
     p_no_served: np.ndarray | None = None   # served scores: the part with no served five of a kind
 
 
-def _is_plain_optimal(strategy) -> bool:
-    """An optimal (or risk-sensitive optimal) strategy whose decisions are its tables'."""
-    from ..strategies.optimal import OptimalStrategy
-    from ..strategies.risk import RiskStrategy
-
-    cls = type(strategy)
-    return isinstance(strategy, OptimalStrategy) and cls.keep is OptimalStrategy.keep \
-        and cls.box is OptimalStrategy.box and cls._plan in (OptimalStrategy._plan, RiskStrategy._plan) \
-        and cls.prepare in (OptimalStrategy.prepare, RiskStrategy.prepare)
-
-
-def _optimal_keeps(strategy, turn) -> dict:
+def optimal_keeps(strategy, turn) -> dict:
     """The optimal strategy's keeps for every (state, roll) of a chunk, from the solver's
     keep values and one max-over-sub-keeps sweep of the lattice per rerolls left
     (instead of one question per row: same choices up to exact ties, which only arise
     between keeps of equal value)."""
-    from ._solver_space import turn_values
+    from .space import turn_values
     from .widget import best_subkeep
 
     sp, model = strategy._space, strategy._model
@@ -345,7 +335,7 @@ def _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk,
     five_final = np.zeros(len(mask))
     for lo in range(0, len(mask), per_chunk):
         hi = min(lo + per_chunk, len(mask))
-        turn = _Turn(rules, sp, mask[lo:hi], u[lo:hi], flag[lo:hi])
+        turn = EvalChunk(rules, sp, mask[lo:hi], u[lo:hi], flag[lo:hi])
         shown[0], shown[1] = shown[1], turn
         n, r = turn.n, turn.r
         views = [turn, turn.served] if served else [turn]
@@ -585,11 +575,10 @@ def distribution(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
     """
     rules = get_rules(rules, options)
     strat = get_strategy(strategy)
-    if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, (int, np.integer)) or chunk_rows < 1:
-        raise ValueError(f"chunk_rows must be a positive integer, got {chunk_rows!r}")
+    chunk_rows = whole_number(chunk_rows, "chunk_rows")
     cache = cache and isinstance(strategy, str)
     if cache:
-        from ..strategies import code_fingerprint
+        from ..strategy import code_fingerprint
 
         code = code_fingerprint(strat)
         hit = _load(rules, strat.name, code, cache_dir)
@@ -606,8 +595,7 @@ def distribution(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
 def _distribution(rules, strat, chunk_rows, progress) -> ScoreDistribution:
     t0 = time.perf_counter()
     sp, uniform, avg_keep, is_subkeep, table, counts = evaluation_setup(rules, strat, "distribution")
-    decide = _Decider(strat, rules, is_subkeep,
-                      optimal_keeps=_optimal_keeps if _is_plain_optimal(strat) else None)
+    decide = _Decider(strat, rules, is_subkeep, ties_ok=True)
     d = rules.dice
     per_chunk = max(1, int(chunk_rows) // d.n_rolls)
     row_of = np.full(sp.size, -1, dtype=np.int64)
@@ -632,7 +620,7 @@ def _distribution(rules, strat, chunk_rows, progress) -> ScoreDistribution:
         u = (fl // sp.n_flag) % sp.n_u
         mask = fl // (sp.n_flag * sp.n_u)
         if not uniform:
-            probe = _Turn(rules, sp, mask[:PROBE_STATES], u[:PROBE_STATES], flag[:PROBE_STATES])
+            probe = EvalChunk(rules, sp, mask[:PROBE_STATES], u[:PROBE_STATES], flag[:PROBE_STATES])
             shown[0], shown[1] = shown[1], probe
             decide.check(probe, *_probe(strat, rules, probe, is_subkeep))
         moves = _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk, shown)

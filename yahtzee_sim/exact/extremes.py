@@ -41,7 +41,7 @@ import numpy as np
 
 from ..progress import as_progress
 from ..rules import RuleSet, get_rules
-from ._solver_space import needs_flag
+from .space import needs_flag
 
 if TYPE_CHECKING:  # imported where a table is made: keeps the CLI's start-up fast
     import pandas as pd
@@ -237,7 +237,7 @@ def _solve_table(rules: RuleSet, kind: str, constraints: tuple[str, ...], report
     (five-of-a-kind box holds its full value) can only be set once that box is
     filled, so masks with it open are solved for flag 0 alone (flag 1 stays at the
     "impossible" value and is never read)."""
-    from ._solver_space import require_solvable
+    from .space import require_solvable
 
     require_solvable(rules, "the extremes engine")        # one line: why, and what works instead
     n_boxes = rules.n_boxes

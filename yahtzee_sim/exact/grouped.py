@@ -32,7 +32,7 @@ import numpy as np
 
 from ..rules import RuleSet, get_rules
 from ._solver_lattice import first_roll_mean, lattice, sweep_keeps
-from ._solver_space import needs_flag
+from .space import needs_flag
 
 __all__ = ["solve_grouped", "GroupedSolution", "require_grouped"]
 

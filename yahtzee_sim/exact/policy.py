@@ -68,9 +68,9 @@ import numpy as np
 from ..engine import MoveChecks, StrategyError
 from ..rules import RuleSet, get_rules
 from ..state import GameState, TurnOptions
-from ..strategies import Strategy, get_strategy
-from ..strategies.simple import RandomStrategy
-from ._solver_space import StateSpace, state_space
+from ..strategy import Strategy, chunk_decisions_of, get_strategy
+from .space import StateSpace, state_space
+from ..validate import whole_number
 
 __all__ = ["policy_value", "PolicyValue", "achievable_upper_totals", "reachable_states", "MAX_EVAL_STATES"]
 
@@ -134,8 +134,7 @@ def reachable_states(rules: RuleSet | str, level: int, *, options=()) -> tuple:
     """
     rules = get_rules(rules, options)
     sp = state_space(rules)
-    if isinstance(level, bool) or not isinstance(level, (int, np.integer)) or not 0 <= level <= sp.n_boxes:
-        raise ValueError(f"level must be an integer in 0..{sp.n_boxes}, got {level!r}")
+    level = whole_number(level, "level", low=0, high=sp.n_boxes)
     table, counts = _reach_table(rules, sp)
     return _level_states(sp, table, counts, level)
 
@@ -246,7 +245,8 @@ def evaluation_setup(rules: RuleSet, strat: Strategy, what: str):
                          f"of its target: yahtzee_sim.exact.target.target_solve(...).p_reach); "
                          f"simulate it instead")
     strat.prepare(rules)
-    uniform = _is_uniform_random(strat)
+    declared = chunk_decisions_of(strat, rules)
+    uniform = declared is not None and declared.uniform
     avg_keep = uniform_keep_average(rules.dice) if uniform else None
     is_subkeep = MoveChecks.of(rules).is_subkeep
     table, counts = _reach_table(rules, sp)
@@ -267,12 +267,6 @@ def uniform_keep_average(d) -> np.ndarray:
     return avg_keep
 
 
-def _is_uniform_random(strategy: Strategy) -> bool:
-    cls = type(strategy)
-    return isinstance(strategy, RandomStrategy) and cls.keep is RandomStrategy.keep \
-        and cls.box is RandomStrategy.box
-
-
 def _bits_of(mask: np.ndarray, n_boxes: int) -> np.ndarray:
     return ((mask[:, None] >> np.arange(n_boxes, dtype=np.int64)) & 1).astype(bool)
 
@@ -290,7 +284,7 @@ def _upper_gain_table(rules: RuleSet) -> np.ndarray:
     return out
 
 
-class _Turn:
+class EvalChunk:
     """One chunk of states of a level, every roll: the batch the strategy sees.
 
     The options are what :meth:`RuleSet.turn_options` and
@@ -322,11 +316,11 @@ class _Turn:
         self.g_flag = flag[first].astype(bool)
 
     @functools.cached_property
-    def served(self) -> "_Turn":
+    def served(self) -> "EvalChunk":
         """The same chunk with the final dice still the first throw's (Generala's served
         scores, ``throws=1``): what a strategy's box() is shown then. Without served
-        scores (see :func:`~yahtzee_sim.exact._solver_space.served_only`) the scores of
-        every later throw are the ``score_table``'s, those of :class:`_Turn` itself."""
+        scores (see :func:`~yahtzee_sim.exact.space.served_only`) the scores of
+        every later throw are the ``score_table``'s, those of :class:`EvalChunk` itself."""
         import copy
 
         rules, r = self.rules, self.r
@@ -403,7 +397,7 @@ def _ask_keep(strategy, turn, rolls_left: int, u: np.ndarray, is_subkeep) -> np.
     return keeps.astype(np.intp)
 
 
-def _probe(strategy, rules, turn: _Turn, is_subkeep):
+def _probe(strategy, rules, turn: EvalChunk, is_subkeep):
     """Refuse strategies whose decisions change with their uniform ``u``; returns the
     decisions at ``u = 0``: boxes (C, R), keeps ``{rolls left: (C, R)}`` and, where
     served dice score more, the boxes with served scores (C, R) (else None)."""
@@ -460,12 +454,12 @@ class _Keeps:
         return iter(self.plans)
 
 
-def _keep_largest_keeps(strategy, turn):
+def keep_largest_keeps(strategy, turn):
     table = np.asarray(strategy._keep_table, dtype=np.intp)[None, :]    # the roll alone
     return _Keeps({j: table for j in range(1, turn.rules.n_rolls)}, np.zeros(turn.n, np.intp))
 
 
-def _best_gain_boxes(strategy, turn):
+def best_gain_boxes_of(strategy, turn):
     """keep-largest's box for every (state, final roll) of a chunk: what its box() does
     (``best_legal(options.gain, options.legal)``: the legal box gaining most, bonuses
     included, the first on ties), in one compiled loop over the chunk's options."""
@@ -477,7 +471,7 @@ def _best_gain_boxes(strategy, turn):
     return out
 
 
-def _lookahead_tables(strategy, turn):
+def lookahead_tables(strategy, turn):
     """Greedy and heuristic: each position's plan (its box for every final roll, its
     keep for every roll and rerolls left) is what keep() and box() look up."""
     rules = turn.rules
@@ -497,7 +491,7 @@ def _subkeep_lookup(dice):
     return dice.subkeeps.astype(np.intp)
 
 
-def _optimal_boxes(strategy, turn):
+def optimal_boxes(strategy, turn):
     """The optimal strategy's box for every (state, final roll) of a chunk: what box()
     computes (the legal box of largest ``gain + value of the next state``, in float32,
     the first on ties), box by box over (C, R) arrays. A box's next state depends only
@@ -553,36 +547,18 @@ def _optimal_boxes(strategy, turn):
         rep = np.repeat(np.arange(n), len(special))
         idx = sp.next_flat(mask[rep], u[rep], flag[rep], sc)
         worth = gain + table[idx]
-        from ..strategies import best_legal
+        from ..strategy import best_legal
 
         arg[:, special] = best_legal(worth, turn.g_legal[row]).reshape(n, len(special))
         del roll
     return arg
 
 
-def _reads_decision_table(strategy, rules) -> bool:
-    """An optimal (or risk-sensitive optimal) strategy that plays by its decision table
-    (:mod:`yahtzee_sim.exact.decisions`): its keep() and box() are the table's look-ups
-    once the table is loaded, so an evaluation reads the table per state instead."""
-    from ..strategies.optimal import OptimalStrategy
-    from .decisions import MAX_TABLE_BYTES, table_bytes
-
-    cls = type(strategy)
-    # whichever table _decision_table gives (the risk strategies' own), keep() and box()
-    # read the same one
-    plain = isinstance(strategy, OptimalStrategy) and all(
-        getattr(cls, name) is getattr(OptimalStrategy, name)
-        for name in ("keep", "_best_keeps", "box", "decision_table", "_use", "_rows", "_state"))
-    # served rule sets: the table is read even with table=False (the same decisions as its
-    # widget, tested game by game), since keep() then remembers which dice are still served
-    return plain and (strategy.use_table or rules.roll_dependent) \
-        and table_bytes(rules) <= MAX_TABLE_BYTES
-
-
-def _table_decisions(strategy, turn):
+def table_decisions(strategy, turn):
     """Boxes and keeps of a chunk read from the strategy's decision table: one keep plan
-    per table row (upper totals no decision tells apart share a row)."""
-    table = strategy.decisions
+    per table row (upper totals no decision tells apart share a row). The table is
+    built (or read from the disk cache) the first time."""
+    table = strategy.decision_table()
     mask, u, flag = turn.chunk
     rows = table.row_of[turn.sp.flat(mask, u, flag)]
     if (rows < 0).any():                              # pragma: no cover - internal error
@@ -591,16 +567,6 @@ def _table_decisions(strategy, turn):
     boxes = np.asarray(table.boxes)[rows]
     keeps = {j: np.asarray(table.keeps[j])[plans] for j in range(1, turn.rules.n_rolls)}
     return boxes, _Keeps(keeps, inv.reshape(-1), np.asarray(strategy._sub_keep, dtype=np.intp))
-
-
-def _is_optimal(strategy) -> bool:
-    """The optimal strategy itself (its decisions are its solver tables')."""
-    from ..strategies.optimal import OptimalStrategy
-
-    cls = type(strategy)
-    return isinstance(strategy, OptimalStrategy) and cls.keep is OptimalStrategy.keep \
-        and cls.box is OptimalStrategy.box and cls._plan is OptimalStrategy._plan \
-        and cls.prepare is OptimalStrategy.prepare and cls._state is OptimalStrategy._state
 
 
 class _Decider:
@@ -625,44 +591,22 @@ class _Decider:
     served boxes, not from its keep()'s memory of the turn).
     """
 
-    def __init__(self, strategy, rules, is_subkeep, *, optimal_keeps=None):
-        from ..strategies.lookahead import LookaheadStrategy
-        from ..strategies.simple import KeepLargestStrategy
-
+    def __init__(self, strategy, rules, is_subkeep, *, ties_ok=False):
         self.strategy, self.rules, self.is_subkeep = strategy, rules, is_subkeep
-        cls = type(strategy)
         self.tables = self.box_fn = self.keep_fn = None
         self.exact_keeps = True
-        if _reads_decision_table(strategy, rules):
-            strategy.decision_table()                 # built once, or read from the disk cache
-            self.tables = _table_decisions
-        elif isinstance(strategy, LookaheadStrategy) and cls.keep is LookaheadStrategy.keep \
-                and cls.box is LookaheadStrategy.box and cls._plans is LookaheadStrategy._plans \
-                and not rules.announces:
-            self.tables = _lookahead_tables
-        elif isinstance(strategy, KeepLargestStrategy):
-            if cls.keep is KeepLargestStrategy.keep:
-                self.keep_fn = _keep_largest_keeps
-            if cls.box is KeepLargestStrategy.box:
-                self.box_fn = _best_gain_boxes
-        elif optimal_keeps is not None:
-            self.keep_fn, self.exact_keeps = optimal_keeps, False
-            if _is_optimal(strategy):
-                self.box_fn = _optimal_boxes
-        elif _is_optimal(strategy):
-            self.box_fn = _optimal_boxes
-        self.hold_served = rules.roll_dependent and self.tables is _table_decisions
-        if rules.roll_dependent and not self.hold_served:
-            from ..strategies.optimal import OptimalStrategy
-
-            if isinstance(strategy, OptimalStrategy):       # keep() remembers the turn
-                from .decisions import MAX_TABLE_BYTES, table_bytes
-
-                raise ValueError(
-                    f"{strategy.name} on {rules.key} is evaluated exactly only from its own "
-                    f"decision table (its keeps remember which dice are still served), and "
-                    f"that table ({table_bytes(rules):,} bytes, at most {MAX_TABLE_BYTES:,}) "
-                    f"is not what it plays by here; simulate it instead")
+        self.served_boxes_are_boxes = False
+        fast = chunk_decisions_of(strategy, rules)   # the strategy's own fast path, if it declares one
+        if fast is not None and fast.tables is not None:
+            self.tables = fast.tables
+            self.served_boxes_are_boxes = fast.served_boxes_are_boxes
+        elif fast is not None:
+            self.box_fn = fast.boxes
+            if fast.keeps is not None:
+                self.keep_fn = fast.keeps
+            elif ties_ok and fast.keeps_up_to_ties is not None:
+                self.keep_fn, self.exact_keeps = fast.keeps_up_to_ties, False
+        self.hold_served = rules.roll_dependent and fast is not None and fast.hold_served
 
     @property
     def fast(self) -> bool:
@@ -676,7 +620,7 @@ class _Decider:
     def fast_keeps(self) -> bool:
         return self.tables is not None or self.keep_fn is not None
 
-    def __call__(self, turn: _Turn):
+    def __call__(self, turn: EvalChunk):
         strategy, rules = self.strategy, self.rules
         shape = (turn.n, turn.r)
         if self.tables is not None:
@@ -692,7 +636,7 @@ class _Decider:
             keeps = _Keeps(keeps)
         return boxes, keeps
 
-    def served(self, turn: _Turn, boxes) -> np.ndarray:
+    def served(self, turn: EvalChunk, boxes) -> np.ndarray:
         """Boxes (C, R) of the chunk's final rolls when they are still the first throw's
         (served scores), given the chunk's ordinary ``boxes``."""
         strategy = self.strategy
@@ -700,14 +644,14 @@ class _Decider:
             table = strategy.decisions
             mask, u, flag = turn.chunk
             return np.asarray(table.served_boxes)[table.row_of[turn.sp.flat(mask, u, flag)]]
-        if self.tables is _lookahead_tables:
+        if self.served_boxes_are_boxes:
             return boxes                  # its box() reads its plan, not the scores offered
         if self.box_fn is not None:
             return self.box_fn(strategy, turn.served)
         u0 = np.zeros(turn.n * turn.r, dtype=np.float32)
         return _ask_box(strategy, turn.served, u0, self.rules).reshape(turn.n, turn.r)
 
-    def check(self, turn: _Turn, boxes, keeps, served=None) -> None:
+    def check(self, turn: EvalChunk, boxes, keeps, served=None) -> None:
         """The tables' decisions on the probe states equal the row-by-row ones (for
         optimal play on served rule sets its keep() and box() answers depend on the
         turn so far: its decision table is read, nothing to compare)."""
@@ -852,7 +796,7 @@ def _move_table(rules: RuleSet):
     return out
 
 
-def _move_values(rules, sp, turn: _Turn, values, second):
+def _move_values(rules, sp, turn: EvalChunk, values, second):
     """(C, M) per state and move: upper bonus earned plus the next state's value, and
     the matching part of the second moment (see :func:`_final_values`)."""
     mask, u, flag = turn.chunk
@@ -882,7 +826,7 @@ def _box_array(boxes) -> np.ndarray:
     return np.ascontiguousarray(boxes)
 
 
-def _chunk_values(rules, sp, turn: _Turn, boxes, keeps, values, second, served=None):
+def _chunk_values(rules, sp, turn: EvalChunk, boxes, keeps, values, second, served=None):
     """Expected future score and its second moment (C,) of a chunk of states, for
     boxes (C, R) of every final roll and keeps (C, R) per rerolls left; ``served``:
     ``(boxes (C, R) with served scores, hold_served)`` where dice still the first
@@ -930,7 +874,7 @@ def _chunk_values(rules, sp, turn: _Turn, boxes, keeps, values, second, served=N
     return v, v2
 
 
-def _chunk_values_uniform(rules, sp, turn: _Turn, avg_keep, values, second):
+def _chunk_values_uniform(rules, sp, turn: EvalChunk, avg_keep, values, second):
     """Expected future score and its second moment (C,) of a chunk of states under
     ``random``: the mean over every legal box of each final roll, weighted by the
     final roll's probability under uniform keeps (the same in every state).
@@ -1041,8 +985,7 @@ def policy_value(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
     """
     rules = get_rules(rules, options)
     strat = get_strategy(strategy)
-    if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, (int, np.integer)) or chunk_rows < 1:
-        raise ValueError(f"chunk_rows must be a positive integer, got {chunk_rows!r}")
+    chunk_rows = whole_number(chunk_rows, "chunk_rows")
     t0 = time.perf_counter()
     sp, uniform, avg_keep, is_subkeep, table, counts = evaluation_setup(rules, strat, "policy_value")
     decide = _Decider(strat, rules, is_subkeep)
@@ -1067,12 +1010,12 @@ def policy_value(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
             second[idx] = 0.0
         else:
             if not uniform:
-                shown = [shown[1], _Turn(rules, sp, mask[:PROBE_STATES], u[:PROBE_STATES],
+                shown = [shown[1], EvalChunk(rules, sp, mask[:PROBE_STATES], u[:PROBE_STATES],
                                          flag[:PROBE_STATES])]
                 decide.check(shown[1], *_probe(strat, rules, shown[1], is_subkeep))
             for lo in range(0, len(mask), per_chunk):      # chunks of states
                 hi = min(lo + per_chunk, len(mask))
-                shown = [shown[1], _Turn(rules, sp, mask[lo:hi], u[lo:hi], flag[lo:hi])]
+                shown = [shown[1], EvalChunk(rules, sp, mask[lo:hi], u[lo:hi], flag[lo:hi])]
                 if uniform:
                     v, m2 = _chunk_values_uniform(rules, sp, shown[1], avg_keep, values, second)
                 else:

@@ -35,8 +35,8 @@ import numpy as np
 from ..rules import RuleSet, get_rules
 from . import cache as _cache
 from ._solver_lattice import first_roll_mean, lattice, sweep_keeps
-from ._solver_space import state_space
-from .policy import _level_states, _reach_table, _Turn
+from .space import state_space
+from .policy import _level_states, _reach_table, EvalChunk
 from .solver import rules_fingerprint
 
 __all__ = ["solve_risk", "RiskSolution", "MAX_THETA", "RISK_VERSION", "parse_theta"]
@@ -76,7 +76,7 @@ class RiskSolution:
     Attributes
     ----------
     rules, theta : what was solved.
-    values : flat table (solver layout, see :class:`~yahtzee_sim.exact._solver_space.StateSpace`)
+    values : flat table (solver layout, see :class:`~yahtzee_sim.exact.space.StateSpace`)
         of the certainty equivalent of every reachable state's future score; NaN elsewhere.
     seconds, solve_seconds, cache : as :class:`~yahtzee_sim.exact.solver.Solution`.
     """
@@ -111,7 +111,7 @@ def risk_turn(rules: RuleSet, values: np.ndarray, mask, u, flag, theta: float, *
     sp = state_space(rules)
     lat = lattice(rules.dice)
     if turn is None:
-        turn = _Turn(rules, sp, np.asarray(mask, np.int64), np.asarray(u, np.int64),
+        turn = EvalChunk(rules, sp, np.asarray(mask, np.int64), np.asarray(u, np.int64),
                      np.asarray(flag, np.int64))
     opts = turn.options
     n, r = turn.n, turn.r

@@ -57,7 +57,8 @@ import numpy as np
 
 from ..rules import RuleSet, get_rules
 from . import cache as _cache
-from ._solver_space import StateSpace, state_space, turn_model, turn_values
+from .space import StateSpace, state_space, turn_model, turn_values
+from ..validate import whole_number
 
 __all__ = ["solve", "Solution", "SOLVER_VERSION", "rules_fingerprint", "cache_path", "default_workers"]
 
@@ -451,12 +452,10 @@ def solve(rules: str | RuleSet, *, options: Iterable[str] = (), dtype=np.float32
     """
     rules = get_rules(rules, options)
     dtype = _dtype_name(dtype)
-    if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
-        raise ValueError(f"chunk must be a positive integer, got {chunk!r}")
+    chunk = whole_number(chunk, "chunk")
     if workers is None:
         workers = default_workers()
-    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
-        raise ValueError(f"workers must be a positive integer, got {workers!r}")
+    workers = whole_number(workers, "workers")
     meta = _meta(rules, dtype)
     memo_key = (meta["fingerprint"], dtype)
     status = "off"

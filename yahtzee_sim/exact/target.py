@@ -17,7 +17,7 @@ target ``T <= R`` at once, and ``P(score >= T)`` under target-T play is
 
 Each turn is the solver's keep-lattice sweep (:mod:`yahtzee_sim.exact._solver_lattice`)
 over (state, r) columns, with the solver's state space and per-roll box tables
-(:func:`~yahtzee_sim.exact._solver_space.turn_model`); five-of-a-kind rolls go
+(:func:`~yahtzee_sim.exact.space.turn_model`); five-of-a-kind rolls go
 through :meth:`RuleSet.turn_options` (jokers, bonuses) as everywhere else. Served
 scores (Generala) are the solver's first-throw layer: the full keep of the turn's
 first decision keeps the dice served, so the roll block there holds their served W. Upper
@@ -56,7 +56,8 @@ import numpy as np
 from ..rules import RuleSet, get_rules
 from . import cache as _cache
 from ._solver_lattice import best_subkeep_mean, expect, first_roll_mean, sweep_keeps
-from ._solver_space import StateSpace, TurnModel, state_space, turn_model
+from .space import StateSpace, TurnModel, state_space, turn_model
+from ..validate import whole_number
 
 __all__ = ["target_solve", "TargetSolution", "target_turn", "parse_target", "DEFAULT_MAX_TARGET",
            "MAX_TABLE_BYTES", "TARGET_VERSION"]
@@ -601,8 +602,7 @@ def target_solve(rules: str | RuleSet, max_target: int = DEFAULT_MAX_TARGET, *, 
     dtype = _dtype_name(dtype)
     if workers is None:
         workers = default_workers()
-    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
-        raise ValueError(f"workers must be a positive integer, got {workers!r}")
+    workers = whole_number(workers, "workers")
     n_rows = require_target_solvable(rules).n_states + 1      # + the full card; no layout yet
     item = np.dtype(dtype).itemsize
     size = n_rows * (max_target + 1) * item

@@ -41,14 +41,14 @@ from ..dice import DiceTables
 from ..patterns import HAND_CLASSES, check_pattern, hand_class, pattern_names, pattern_table
 from ..rules import RuleSet, get_rules
 from ..state import GameState
-from ..strategies import Strategy, best_legal, get_strategy
+from ..strategy import Strategy, get_strategy
 from .odds import one_in, roll_counts_exact
 from .widget import best_keeps, best_subkeep, keep_expectations
 
 __all__ = [
     "transition_counts", "KeepPolicy", "strategy_policy", "pattern_policy", "TurnOdds",
     "turn_odds", "best_turn_odds", "RollsToPattern", "expected_rolls", "PerTurnReport",
-    "per_turn_report", "ChasePattern", "U_POINTS",
+    "per_turn_report", "pattern_keep_tables", "U_POINTS",
 ]
 
 U_POINTS = 1440
@@ -172,7 +172,15 @@ def strategy_policy(rules: str | RuleSet | None, strategy: str | Strategy = "kee
 
 
 @functools.lru_cache(maxsize=None)
-def _pattern_keep_tables(dice: DiceTables, pattern: str, n_rerolls: int) -> tuple:
+def pattern_keep_tables(dice: DiceTables, pattern: str, n_rerolls: int) -> tuple:
+    """The keeps (one table per rerolls left, indexed by roll) that maximize the exact
+    chance of ending the turn in ``pattern``.
+
+    >>> from yahtzee_sim.dice import dice_tables
+    >>> tables = pattern_keep_tables(dice_tables(5, 6), "five_of_a_kind", 2)
+    >>> len(tables), tables[1].shape
+    (3, (252,))
+    """
     final = pattern_table(dice)[pattern].to_numpy(np.float64)[None, :]
     plan = best_keeps(dice, final, rolls_left=n_rerolls)
     tables = [None] + [plan.keeps[j][0].astype(np.intp) for j in range(1, n_rerolls + 1)]
@@ -193,7 +201,7 @@ def pattern_policy(rules: str | RuleSet | None, pattern: str, *, options: Iterab
     """
     rules = _rules(rules, options)
     pattern = check_pattern(pattern, rules.dice)
-    tables = _pattern_keep_tables(rules.dice, pattern, rules.n_rolls - 1)
+    tables = pattern_keep_tables(rules.dice, pattern, rules.n_rolls - 1)
     return KeepPolicy(name=f"chase:{pattern}", keeps=(None,) + tuple(t[:, None] for t in tables[1:]))
 
 
@@ -462,7 +470,7 @@ def _optimal_rolls_policy(rules: RuleSet, pattern: str) -> np.ndarray:
     the chance of the pattern on the next roll (finite from every roll)."""
     d = rules.dice
     hit = pattern_table(d)[pattern].to_numpy()
-    keeps = _pattern_keep_tables(d, pattern, 1)[1][:, None].copy()
+    keeps = pattern_keep_tables(d, pattern, 1)[1][:, None].copy()
     for _ in range(100):
         _, _, h = _evaluate_rolls(d, hit, keeps, exact=False)
         if not np.isfinite(h).all():  # pragma: no cover - the start policy always absorbs
@@ -534,36 +542,14 @@ def per_turn_report(rules: str | RuleSet | None = None, strategy: str | Strategy
     return PerTurnReport(rules=rules, strategy=pol.name, under_strategy=under, best=best, rolls=rolls)
 
 
-# -- a keep policy for the turn simulator --------------------------------------------------
+def __getattr__(name: str):
+    """``ChasePattern`` moved to :mod:`yahtzee_sim.strategies.chase` (strategies live in
+    ``strategies/``); its old address keeps working, with a warning."""
+    if name == "ChasePattern":
+        import importlib
+        import warnings
 
-class ChasePattern(Strategy):
-    """Keeps that maximize the exact chance of ending the turn in ``pattern``; the box
-    is the one that gains most now. Used by ``simulate_turns(..., target=...)``;
-    also playable as a (weak) full-game strategy.
-
-    >>> from yahtzee_sim import simulate_turns
-    >>> res = simulate_turns("yahtzee", ChasePattern("large_straight"), 4096, seed=2)
-    >>> bool(0.22 < res.to_frame().loc["large_straight", "frequency"] < 0.31)
-    True
-    """
-
-    description = "keeps that maximize the chance of one pattern; box: most points now"
-
-    def __init__(self, pattern: str = "five_of_a_kind"):
-        self.pattern = check_pattern(pattern)
-        self.name = f"chase:{self.pattern}"
-
-    def prepare(self, rules: RuleSet) -> "ChasePattern":
-        super().prepare(rules)
-        self._keeps = _pattern_keep_tables(rules.dice, check_pattern(self.pattern, rules.dice),
-                                           rules.n_rolls - 1)
-        return self
-
-    def keep(self, state, rolls, rolls_left, u):
-        return self._keeps[min(rolls_left, len(self._keeps) - 1)][rolls]
-
-    def box(self, state, rolls, options, u):
-        return best_legal(options.gain, options.legal)
-
-    def __repr__(self) -> str:
-        return f"ChasePattern({self.pattern!r})"
+        warnings.warn("yahtzee_sim.exact.turns.ChasePattern moved to yahtzee_sim.strategies.chase.ChasePattern",
+                      DeprecationWarning, stacklevel=2)
+        return importlib.import_module("yahtzee_sim.strategies.chase").ChasePattern
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -108,7 +108,7 @@ def markdown_table(frame: pd.DataFrame, float_format: str | None = None, index: 
     | y | 0.00006 |
     | z | – |
     """
-    from .fmt import cell
+    from ..fmt import cell
 
     def fmt(v):
         if float_format and isinstance(v, (float, np.floating)) and np.isfinite(v) and not float(v).is_integer():

@@ -26,7 +26,7 @@ from ..intervals import t_interval
 from ..results import max_total, min_total
 from ..rules import get_rules, rule_names
 from ..strategies import strategy_names
-from . import fmt
+from .. import fmt
 from .document import Report
 from .experiment import ExperimentSpec
 from .runners import _spawned_seeds, runner

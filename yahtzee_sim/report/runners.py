@@ -19,7 +19,7 @@ from ..api import simulate
 from ..rules import get_rules
 from ..stats import compare_results, proportion_ci
 from ..strategies import strategy_names
-from . import fmt
+from .. import fmt
 from .document import Report
 from .experiment import ExperimentSpec
 
@@ -509,7 +509,8 @@ def _head_to_head_play_to_win(rep, spec, rules, progress) -> list[str]:
     """The opponent-aware player against the spec's numbers of optimal players, paired with
     optimal in its seat, the games split evenly over the seats."""
     from ..exact.winodds import win_odds
-    from ..multiplayer import PlayToWin, seat_gain
+    from ..multiplayer import seat_gain
+    from ..strategies.play_to_win import PlayToWin
 
     opt = _exact_dists(rules, ["optimal"], progress)["optimal"]
     player = PlayToWin()
@@ -541,7 +542,7 @@ def _head_to_head_play_to_win(rep, spec, rules, progress) -> list[str]:
                                                   zip(frame["mean_score"], frame["baseline_mean_score"])],
         })
         rep.add_table("play_to_win", frame, display=display, heading="Playing to win: the opponent-aware player",
-                      caption=f"`play-to-win` (`yahtzee_sim.multiplayer.PlayToWin`: before each of its turns it "
+                      caption=f"`play-to-win` (`yahtzee_sim.strategies.play_to_win.PlayToWin`: before each of its turns it "
                               f"reads the table and plays the turn with the risk-sensitive optimal strategy "
                               f"`optimal:theta=θ` whose exact rest-of-game mean and variance give it the best normal "
                               f"chance to finish above the best opponent; its last {player.endgame} turns it plays "
@@ -644,9 +645,10 @@ def run_claims(spec: ExperimentSpec, context=None, *, run_options: dict | None =
 # -- odds ----------------------------------------------------------------------------------
 
 def _share_cells(k: int, n: int, exact: float) -> dict:
-    from ..verify.evaluators import _wilson
+    from ..stats import proportion_ci
 
-    lo, hi = _wilson(k, n)
+    ci = proportion_ci(int(k), int(n))
+    lo, hi = float(ci.low), float(ci.high)
     return {"simulated": k / n, "ci95_low": lo, "ci95_high": hi, "inside_ci": bool(lo <= exact <= hi)}
 
 
@@ -656,7 +658,7 @@ def run_odds(spec: ExperimentSpec, *, run_options: dict | None = None) -> Report
     from ..api import simulate_turns
     from ..exact.odds import one_roll_odds
     from ..exact.turns import pattern_policy, turn_odds
-    from ..verify.evaluators import KeepAll
+    from ..strategies.simple import KeepAll
 
     rules = get_rules(spec.rules, spec.options)
     policy = spec.strategy

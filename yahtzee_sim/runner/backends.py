@@ -26,8 +26,9 @@ import numpy as np
 
 from ..engine import RunSeed
 from ..rules import RuleSet, get_rules
-from ..strategies.base import Strategy
+from ..strategy import Strategy
 from .plan import ChunkPlan, play_chunk
+from ..validate import whole_number
 
 __all__ = ["BACKENDS", "DASK_MISSING", "IN_FLIGHT_PER_WORKER", "JobsWarning", "check_backend", "check_scheduler",
            "usable_cores", "worker_count", "Job", "make_job",
@@ -53,8 +54,7 @@ def check_backend(backend: str, jobs: int | None, scheduler: Any) -> None:
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; valid backends: {', '.join(BACKENDS)}")
     if jobs is not None:
-        if isinstance(jobs, bool) or not isinstance(jobs, (int, np.integer)) or jobs <= 0:
-            raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
+        jobs = whole_number(jobs, "jobs")
         if backend == "serial":
             raise ValueError("jobs needs the processes or dask backend (the serial backend runs in this process)")
     if scheduler is not None and backend != "dask":

@@ -22,7 +22,7 @@ from ..engine import SEED_BLOCK, RunSeed, SpawnedSeed, seed_entropy
 from ..files import WriteError
 from ..results import GameAggregate
 from ..rules import RuleSet
-from ..strategies.base import Strategy
+from ..strategy import Strategy
 from .backends import (DASK_MISSING, IN_FLIGHT_PER_WORKER, check_backend, dask_results, make_job,  # noqa: F401
                        process_results, serial_results, worker_count)
 from .checkpoint import Checkpoint

@@ -20,7 +20,7 @@ from typing import Any, Iterator
 from ..engine import SEED_BLOCK, RunSeed, play_blocks, play_turn_blocks
 from ..results import GameAggregate
 from ..rules import RuleSet
-from ..strategies.base import Strategy
+from ..strategy import Strategy
 
 __all__ = ["KINDS", "ChunkPlan", "play_chunk", "Done", "merge_games", "merge_turns"]
 

@@ -1,9 +1,14 @@
-"""Strategies: small vectorized plug-ins behind one interface (see :class:`Strategy`)."""
+"""Strategies: small vectorized plug-ins behind one interface (:mod:`yahtzee_sim.strategy`).
 
-from .base import (STRATEGIES, Strategy, best_legal, code_fingerprint, get_strategy, register,
-                   register_family, strategy_names, uniform_choice)
+Importing this package registers the built-in ones; the registry imports it the first
+time a strategy is asked for by name.
+"""
+
+from ..strategy import (STRATEGIES, Strategy, best_legal, code_fingerprint, get_strategy, register,
+                        register_family, strategy_names, uniform_choice)
 from . import simple  # noqa: F401  (registers random and keep-largest)
-from . import lookahead  # noqa: F401  (registers greedy and heuristic)
+from . import lookahead  # noqa: F401  (registers greedy)
+from . import heuristic  # noqa: F401  (registers heuristic)
 from . import optimal  # noqa: F401  (registers optimal)
 from . import levels  # noqa: F401  (registers cpu:weak|normal|strong)
 

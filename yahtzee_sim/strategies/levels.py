@@ -36,8 +36,8 @@ ValueError: unknown computer level 'expert'; valid levels: weak, normal, strong
 
 from __future__ import annotations
 
-from .base import register_family
-from .lookahead import HeuristicStrategy
+from ..strategy import register_family
+from .heuristic import HeuristicStrategy
 from .optimal import OptimalStrategy
 from .simple import KeepLargestStrategy
 

@@ -35,9 +35,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..exact._solver_space import turn_model, turn_values
+from ..exact.space import turn_model, turn_values
 from ..tableplay import PlayTable
-from .base import Strategy, best_legal, register
+from ..strategy import ChunkDecisions, Strategy, best_legal, register
 
 __all__ = ["OptimalStrategy", "GAMES_BEFORE_BUILD"]
 
@@ -261,6 +261,28 @@ class OptimalStrategy(Strategy):
         worth = options.gain + self._values[nxt]   # NaN only where illegal
         self._kept = None
         return best_legal(worth, options.legal)
+
+    def chunk_decisions(self, rules):
+        """Where it plays by its decision table (always on served rule sets, whose keeps
+        remember the turn), the table read per state; otherwise its boxes from the
+        solver's values (``gain + value of the next state``) and its keeps up to exact
+        ties (for score distributions)."""
+        from ..exact.decisions import MAX_TABLE_BYTES, table_bytes
+        from ..exact.distribution import optimal_keeps
+        from ..exact.policy import optimal_boxes, table_decisions
+
+        if (self.use_table or rules.roll_dependent) and table_bytes(rules) <= MAX_TABLE_BYTES:
+            return ChunkDecisions(tables=table_decisions, hold_served=rules.roll_dependent, mirrors={
+                "tables": ("keep", "_best_keeps", "box", "decision_table", "_use", "_rows", "_state")})
+        if rules.roll_dependent:
+            raise ValueError(
+                f"{self.name} on {rules.key} is evaluated exactly only from its own decision table "
+                f"(its keeps remember which dice are still served), and that table "
+                f"({table_bytes(rules):,} bytes, at most {MAX_TABLE_BYTES:,}) is not what it plays by "
+                f"here; simulate it instead")
+        return ChunkDecisions(boxes=optimal_boxes, keeps_up_to_ties=optimal_keeps, mirrors={
+            "boxes": ("keep", "box", "_plan", "prepare", "_state"),
+            "keeps_up_to_ties": ("keep", "box", "_plan", "prepare")})
 
     def _served_now(self, n: int) -> np.ndarray:
         """(N,) the final dice are still the first throw's (no keep asked: all are)."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..strategy import ChunkDecisions
 from .optimal import OptimalStrategy
 
 __all__ = ["RiskStrategy", "from_params", "risk_decision_table"]
@@ -50,6 +51,17 @@ class RiskStrategy(OptimalStrategy):
             self.risk_solution = sol
             self._values = np.ascontiguousarray(sol.values).reshape(-1)
         return self
+
+    def chunk_decisions(self, rules):
+        """As optimal's, but its boxes are never computed from the plain values: a
+        chunk's keeps up to exact ties where it does not read its decision table."""
+        declared = super().chunk_decisions(rules)
+        if declared.tables is not None:
+            return declared
+        from ..exact.distribution import optimal_keeps
+
+        return ChunkDecisions(keeps_up_to_ties=optimal_keeps,
+                              mirrors={"keeps_up_to_ties": ("keep", "box", "_plan", "prepare")})
 
     def _table_kind(self) -> tuple:
         return ("mean", 0.0) if self.theta == 0 else ("risk", float(self.theta))

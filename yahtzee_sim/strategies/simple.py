@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Strategy, best_legal, register, uniform_choice
+from ..strategy import ChunkDecisions, Strategy, best_legal, register, uniform_choice
 
 
 @register
@@ -39,6 +39,10 @@ class RandomStrategy(Strategy):
     def box(self, state, rolls, options, u):
         return uniform_choice(options.legal, u)
 
+    def chunk_decisions(self, rules):
+        """Uniform over the legal choices: the exact evaluator averages over them."""
+        return ChunkDecisions(uniform=True)
+
 
 @register
 class KeepLargestStrategy(Strategy):
@@ -66,3 +70,27 @@ class KeepLargestStrategy(Strategy):
 
     def box(self, state, rolls, options, u):
         return best_legal(options.gain, options.legal)
+
+    def chunk_decisions(self, rules):
+        """The keep table (the roll alone decides) and the best-gain box, for a chunk."""
+        from ..exact.policy import best_gain_boxes_of, keep_largest_keeps
+
+        return ChunkDecisions(keeps=keep_largest_keeps, boxes=best_gain_boxes_of,
+                              mirrors={"keeps": ("keep", "prepare"), "boxes": ("box",)})
+
+
+class KeepAll(Strategy):
+    """Holds every die: the turn simulator then reports first rolls (not registered: it
+    never fills a box, so it plays turns, not games).
+
+    >>> from yahtzee_sim import simulate_turns
+    >>> res = simulate_turns("yahtzee", KeepAll(), 20000, seed=1)    # five of a kind: 6/7776 a throw
+    >>> bool(res.to_frame().loc["five_of_a_kind", "frequency"] < 0.003)
+    True
+    """
+
+    name = "keep-all"
+    uses_uniforms = False
+
+    def keep(self, state, rolls, rolls_left, u):
+        return self.dice.roll_keep_index[rolls].astype(np.int64)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..state import GameState
-from .base import best_legal
+from ..strategy import best_legal
 from .optimal import OptimalStrategy
 
 __all__ = ["TargetStrategy", "PayoffPlay", "from_params"]
@@ -165,7 +165,7 @@ class PayoffPlay(TargetStrategy):
     longer change (all steps 0) plays as ``optimal``. Needs beyond the table's
     ``max_target`` count as out of reach.
 
-    :class:`~yahtzee_sim.multiplayer.PlayToWin` sets ``f`` before each of its last
+    :class:`~yahtzee_sim.strategies.play_to_win.PlayToWin` sets ``f`` before each of its last
     turns to its chance of finishing above the other players.
 
     >>> from yahtzee_sim import get_rules

@@ -51,7 +51,7 @@ def _claimed_value(c):
 
 def _text(x, unit: str) -> str:
     """An exact or simulated value as a reader wants it: shares in percent, fractions kept."""
-    from ..report import fmt
+    from .. import fmt
 
     if x is None:
         return ""
@@ -67,7 +67,7 @@ def _text(x, unit: str) -> str:
 
 
 def _simulated_text(m: Measurement) -> str:
-    from ..report import fmt
+    from .. import fmt
 
     if m.estimate is None:
         return ""
@@ -85,7 +85,7 @@ def _simulated_text(m: Measurement) -> str:
 
 
 def _stated_text(c: dict, unit: str) -> str:
-    from ..report import fmt
+    from .. import fmt
 
     if "criterion" in c:
         return c["criterion"].get("reading", "")

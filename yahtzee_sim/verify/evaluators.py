@@ -20,7 +20,7 @@ import numpy as np
 from ..api import simulate, simulate_turns
 from ..rules import get_rules
 from ..stats import mean_ci, proportion_ci
-from ..strategies import Strategy
+from ..strategies.simple import KeepAll
 
 
 @dataclass
@@ -81,15 +81,6 @@ EVALUATORS: dict = {}
 def evaluator(fn):
     EVALUATORS[fn.__name__] = fn
     return fn
-
-
-class KeepAll(Strategy):
-    """Holds every die: the turn simulator then reports first rolls."""
-
-    name = "keep-all"
-
-    def keep(self, state, rolls, rolls_left, u):
-        return self.dice.roll_keep_index[rolls].astype(np.int64)
 
 
 # -- dice -------------------------------------------------------------------------------

@@ -1,0 +1,65 @@
+"""One place for the checks of what users pass in: each public entry point validates its
+arguments with these, so the same mistake gets the same one-line ``ValueError``
+wherever it is made (the command line turns it into one line and exit code 2).
+
+>>> whole_number(1e5, "the number of games")
+100000
+>>> whole_number(0, "batch")
+Traceback (most recent call last):
+...
+ValueError: batch must be a positive integer, got 0
+>>> whole_number(2.5, "jobs")
+Traceback (most recent call last):
+...
+ValueError: jobs must be a positive integer, got 2.5
+>>> whole_number(14, "level", low=0, high=13)
+Traceback (most recent call last):
+...
+ValueError: level must be an integer in 0..13, got 14
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+__all__ = ["whole_number", "expected_kind"]
+
+
+def expected_kind(low: int | None, high: int | None) -> str:
+    """What a whole number between ``low`` and ``high`` is called in a message.
+
+    >>> expected_kind(1, None), expected_kind(0, None), expected_kind(3, None), expected_kind(0, 5)
+    ('a positive integer', 'a non-negative integer', 'an integer >= 3', 'an integer in 0..5')
+    """
+    if high is not None:
+        return f"an integer in {low}..{high}"
+    if low == 1:
+        return "a positive integer"
+    if low == 0:
+        return "a non-negative integer"
+    return "an integer" if low is None else f"an integer >= {low}"
+
+
+def whole_number(value, name: str, *, low: int | None = 1, high: int | None = None) -> int:
+    """``value`` as an ``int`` when it is a whole number in ``low..high`` (a float with no
+    fraction, such as ``1e5``, counts: the command line reads ``--games 1e5`` the same
+    way), else a one-line ``ValueError`` naming ``name`` and what it must be. Booleans,
+    strings, NaN and infinities are refused.
+
+    >>> whole_number(3, "jobs"), whole_number(0, "upper total", low=0)
+    (3, 0)
+    >>> whole_number(True, "jobs")
+    Traceback (most recent call last):
+    ...
+    ValueError: jobs must be a positive integer, got True
+    """
+    ok = not isinstance(value, bool) and isinstance(value, numbers.Real)
+    if ok and not isinstance(value, numbers.Integral):
+        ok = math.isfinite(value) and float(value).is_integer()
+    if ok:
+        number = int(value)
+        ok = (low is None or number >= low) and (high is None or number <= high)
+    if not ok:
+        raise ValueError(f"{name} must be {expected_kind(low, high)}, got {value!r}")
+    return number
