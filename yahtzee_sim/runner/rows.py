@@ -4,7 +4,7 @@ The driver hands a :class:`RowSink` the rows of each chunk in game order. The ta
 written to a hidden file beside the target and renamed over it when the run is
 complete, so a reader never sees a partial table:
 
-* without a checkpoint, a temporary ``.<name>.tmp-<pid>-*`` file
+* without a checkpoint, a temporary ``.<name>.yahtzee-sim-tmp-<pid>-*`` file
   (:mod:`yahtzee_sim.files`), removed on failure;
 * with a checkpoint, ``.<name>.partial``, kept when the run stops: the checkpoint
   records its length and SHA-256, and the resumed run checks both, cuts off any
