@@ -178,3 +178,107 @@ def test_a_run_given_relative_paths_resumes_from_another_working_folder(tmp_path
     monkeypatch.chdir(tmp_path)
     simulate("yacht", "random", N, seed=5, batch=SEED_BLOCK, checkpoint="work/run.json", out="work/games.csv")
     assert (work / "games.csv").read_bytes() == whole_table
+
+
+# -- report files the user edited are the user's ---------------------------------------------
+
+def _report(folder: Path, version: str, extra: dict | None = None) -> None:
+    from yahtzee_sim.report.output import write_folder
+
+    def fill(tmp: Path) -> None:
+        (tmp / "README.md").write_text(f"# report {version}\n")
+        (tmp / "table.csv").write_text(f"x\n{version}\n")
+        (tmp / "figure.png").write_bytes(b"\x89PNG" + version.encode())
+    write_folder(folder, fill, {"version": version, **(extra or {})})
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+EDITS = {
+    "readme-appended": ("README.md", lambda b: b + b"my note\n"),
+    "readme-one-byte": ("README.md", lambda b: b[:-2] + b"X\n"),
+    "readme-emptied": ("README.md", lambda b: b""),
+    "csv-edited": ("table.csv", lambda b: b.replace(b"x", b"y")),
+    "figure-replaced": ("figure.png", lambda b: b"\x89PNG my own figure"),
+}
+
+
+@pytest.mark.parametrize("edit", list(EDITS))
+def test_an_edited_report_file_is_never_replaced(tmp_path, edit):
+    from yahtzee_sim.report.output import check_replaceable
+
+    folder = tmp_path / "rep"
+    _report(folder, "one")
+    name, change = EDITS[edit]
+    (folder / name).write_bytes(change((folder / name).read_bytes()))
+    before = _snapshot(folder)
+    with pytest.raises(ValueError, match=f"refusing to replace report folder .*{name} changed since yahtzee-sim"):
+        check_replaceable(folder)
+    with pytest.raises(ValueError, match="an edit would be lost"):
+        _report(folder, "two")
+    assert _snapshot(folder) == before
+    # the way out the message gives: move the changed file away, and the report is written again
+    (folder / name).rename(tmp_path / name)
+    _report(folder, "two")
+    assert (folder / "README.md").read_text() == "# report two\n"
+    assert (tmp_path / name).read_bytes() == before[name]
+
+
+def test_an_edit_undone_byte_for_byte_lets_the_report_be_replaced(tmp_path):
+    folder = tmp_path / "rep"
+    _report(folder, "one")
+    original = (folder / "README.md").read_bytes()
+    (folder / "README.md").write_bytes(original + b"note")
+    (folder / "README.md").write_bytes(original)
+    _report(folder, "two")
+    assert (folder / "README.md").read_text() == "# report two\n"
+
+
+def test_a_marker_of_an_earlier_version_protects_files_touched_after_it(tmp_path):
+    """A marker without checksums (earlier versions): a file modified after the marker is an edit."""
+    from yahtzee_sim.report.output import MARKER, check_replaceable
+
+    folder = tmp_path / "rep"
+    _report(folder, "one")
+    marker = json.loads((folder / MARKER).read_text())
+    del marker["sha256"]
+    (folder / MARKER).write_text(json.dumps(marker))
+    past = time.time() - 3600
+    os.utime(folder / MARKER, (past, past))
+    for p in folder.iterdir():
+        if p.name != MARKER:
+            os.utime(p, (past - 10, past - 10))
+    check_replaceable(folder)  # untouched since: replaceable
+    (folder / "README.md").write_text("# my edit\n")
+    with pytest.raises(ValueError, match="README.md changed since"):
+        check_replaceable(folder)
+
+
+def test_run_refuses_before_any_work_when_the_user_edited_the_readme(tmp_path, capsys):
+    from yahtzee_sim.cli import main
+
+    spec = tmp_path / "mine.toml"
+    spec.write_text('kind = "strategies"\nstrategies = ["random"]\ngames = 32\nplots = []\n')
+    out = tmp_path / "reports"
+    assert main(["run", str(spec), "--out", str(out)]) == 0
+    readme = out / "mine" / "README.md"
+    readme.write_text(readme.read_text() + "\nMy conclusions.\n")
+    before = _snapshot(out / "mine")
+    capsys.readouterr()
+    assert main(["run", str(spec), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err and "README.md changed since" in err, err
+    assert _snapshot(out / "mine") == before
+
+
+def test_the_committed_reports_record_their_files_as_written():
+    """Every committed report folder can be regenerated in place (nothing in it counts as edited)."""
+    from yahtzee_sim.report.output import MARKER, check_replaceable
+
+    folders = sorted(p.parent for p in (ROOT / "reports").glob(f"*/{MARKER}"))
+    if not folders:
+        pytest.skip("no committed reports in this checkout")
+    for folder in folders:
+        check_replaceable(folder)

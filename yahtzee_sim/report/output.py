@@ -2,10 +2,12 @@
 
 A report is a folder written as a whole: files go to a hidden temporary folder
 beside it, a marker file ``.yahtzee-sim-report`` (a small JSON identity listing
-every file) is written last, and the folder is swapped into place in one
-rename. An existing folder is replaced only if it carries that marker and holds
-nothing but the files listed in it; anything else is refused with a one-line
-``ValueError`` naming the folder. Every check here runs before any work starts.
+every file with its SHA-256) is written last, and the folder is swapped into place
+in one rename. An existing folder is replaced only if it carries that marker, holds
+nothing but the files listed in it, and each of them is still as written (a file the
+user edited is the user's now); anything else is refused with a one-line
+``ValueError`` naming the folder and the files. Every check here runs before any
+work starts.
 
 >>> check_report_name("head-to-head")
 'head-to-head'
@@ -157,10 +159,62 @@ def check_replaceable(folder) -> Path:
     extra = [name for name in entries if name != MARKER and name not in marker["files"]]
     extra += [name for name in entries if name in marker["files"] and not (folder / name).is_file()]
     if extra:
-        listed = ", ".join(extra[:5]) + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
         raise ValueError(f"refusing to replace report folder {shown!r}: it holds files {MADE_BY} did not write "
-                         f"({listed}); move them away first")
+                         f"({_listed(extra)}); move them away first")
+    changed = changed_files(folder, marker, [name for name in entries if name != MARKER])
+    if changed:
+        raise ValueError(f"refusing to replace report folder {shown!r}: {_listed(changed)} changed since "
+                         f"{MADE_BY} wrote {'it' if len(changed) == 1 else 'them'} (an edit would be lost); "
+                         "move the changed files out of the folder, then run again")
     return folder
+
+
+def _listed(names: list[str]) -> str:
+    return ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+
+
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of a file's content, in hex.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "x"; _ = p.write_bytes(b"abc")
+    >>> file_sha256(p)[:16]
+    'ba7816bf8f01cfea'
+    """
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def changed_files(folder: Path, marker: dict, names: list[str]) -> list[str]:
+    """Which of ``names`` (files a marked report folder lists) are no longer as written.
+
+    The marker records each file's SHA-256; a marker of an earlier version records
+    none, and there a file modified after the marker (which is written last) counts as
+    changed. An unreadable file counts as changed: nothing is replaced unseen.
+    """
+    sums = marker.get("sha256")
+    changed = []
+    if not isinstance(sums, dict):
+        try:
+            written = (folder / MARKER).stat().st_mtime_ns
+        except OSError:
+            return list(names)
+    for name in names:
+        try:
+            if isinstance(sums, dict):
+                same = sums.get(name) == file_sha256(folder / name)
+            else:
+                same = (folder / name).stat().st_mtime_ns <= written
+        except OSError:
+            same = False
+        if not same:
+            changed.append(name)
+    return changed
 
 
 def clean_stale(parent) -> list[Path]:
@@ -266,7 +320,8 @@ def write_folder(folder, fill: Callable[[Path], None], identity: dict) -> Path:
         tmp.chmod(0o777 & ~current_umask())  # mkdtemp makes 0700; a report folder is as readable as any other
         fill(tmp)
         files = sorted(p.name for p in tmp.iterdir())
-        marker = {"made_by": MADE_BY, **identity, "files": files}
+        marker = {"made_by": MADE_BY, **identity, "files": files,
+                  "sha256": {name: file_sha256(tmp / name) for name in files}}
         (tmp / MARKER).write_text(json.dumps(marker, indent=1, sort_keys=True) + "\n", encoding="utf-8")
         _fsync_tree(tmp)
         check_replaceable(folder)  # again: it may have changed while the report was computed
