@@ -77,12 +77,20 @@ def partial(tmp_path, monkeypatch, capsys):
     return ckpt, full
 
 
-def forge(path: Path, edit) -> None:
-    """Edit a checkpoint's content and recompute its checksum, as a careful forger would."""
+def forge(path: Path, edit, *, with_key: bool = True) -> None:
+    """Edit a checkpoint's content and recompute its checksum, as a careful forger would;
+    ``with_key``: and its signature, as only one holding the user's key could (so that the
+    checks behind the signature are tested; without the key, see tests/test_faults_files.py)."""
+    from yahtzee_sim.exact.cache import cache_dir
+    from yahtzee_sim.signing import sign, signing_key
+
     data = json.loads(path.read_text())
     data.pop("checksum")
+    data.pop("signature", None)
     edit(data)
     canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    if with_key:
+        data["signature"] = sign(signing_key(cache_dir()), canonical.encode())
     data["checksum"] = hashlib.sha256(canonical.encode()).hexdigest()
     path.write_text(json.dumps(data))
 
@@ -156,9 +164,9 @@ DAMAGE = {
     "not an object": b"[1, 2, 3]",
     "deep nesting": b"[" * 200_000 + b"]" * 200_000,
     "deep nesting in the value": None,
-    "huge integer": b'{"format": "yahtzee-sim checkpoint", "version": 2, "done": 1' + b"0" * 5000 + b"}",
-    "infinity": b'{"format": "yahtzee-sim checkpoint", "version": 2, "done": 1e999, "checksum": "x"}',
-    "nan": b'{"format": "yahtzee-sim checkpoint", "version": 2, "done": NaN, "checksum": "x"}',
+    "huge integer": b'{"format": "yahtzee-sim checkpoint", "version": 3, "done": 1' + b"0" * 5000 + b"}",
+    "infinity": b'{"format": "yahtzee-sim checkpoint", "version": 3, "done": 1e999, "checksum": "x"}',
+    "nan": b'{"format": "yahtzee-sim checkpoint", "version": 3, "done": NaN, "checksum": "x"}',
 }
 
 
