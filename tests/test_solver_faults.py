@@ -188,4 +188,4 @@ def test_a_killed_cache_write_is_cleaned_up_by_the_next_one(tmp_path):
     cache.save(target, {"k": 1}, {"x": np.arange(3)})
     assert not dead.exists() and alive.exists()
     assert cache.load(target, {"k": 1})["x"].tolist() == [0, 1, 2]
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([target.name, alive.name])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([target.name, alive.name, "signing-key"])
