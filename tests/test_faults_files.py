@@ -282,3 +282,24 @@ def test_the_committed_reports_record_their_files_as_written():
         pytest.skip("no committed reports in this checkout")
     for folder in folders:
         check_replaceable(folder)
+
+
+# -- report folders: only our own abandoned temporary folders are removed -----------------------
+
+def test_report_clean_up_touches_only_abandoned_folders_named_as_ours(tmp_path):
+    from yahtzee_sim.report.output import OLD_PREFIX, TMP_PREFIX, clean_stale
+
+    dead = _dead_pid()
+    ours = [tmp_path / f"{TMP_PREFIX}{dead}-claims.ab12cd34", tmp_path / f"{OLD_PREFIX}{dead}-strategies.x"]
+    users = [tmp_path / f"{TMP_PREFIX}notes", tmp_path / f"{TMP_PREFIX}{dead}-claims",          # no random part
+             tmp_path / f"{TMP_PREFIX}{os.getpid()}-claims.ab12cd34",                            # a live writer's
+             tmp_path / f"{TMP_PREFIX}0-claims.ab12cd34", tmp_path / f"x{TMP_PREFIX}{dead}-a.ab12cd34",
+             tmp_path / f"{OLD_PREFIX}{dead}-strategies.y"]
+    old = time.time() - 30 * 24 * 3600
+    for folder in ours + users:
+        folder.mkdir()
+        (folder / "thesis.tex").write_text("mine")
+        os.utime(folder, (old, old))
+    removed = clean_stale(tmp_path)
+    assert sorted(removed) == sorted(ours)
+    assert all((f / "thesis.tex").read_text() == "mine" for f in users)

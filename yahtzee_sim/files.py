@@ -35,8 +35,8 @@ __all__ = ["WriteError", "atomic_write", "temp_file", "finish_temp", "clean_stal
            "describe_os_error", "current_umask", "pid_alive", "STALE_AFTER", "TEMP_MARK"]
 
 STALE_AFTER = 24 * 3600.0
-"""Seconds after which a report's temporary folder is removed even if its writer's pid is alive
-(pid reuse; :mod:`yahtzee_sim.report.output`). Temporary files are never removed for age alone."""
+"""Kept for callers of earlier versions: nothing is removed for its age alone any more (a file
+of a live pid may be a user's; only a dead writer's, named as ours, is removed)."""
 
 TEMP_MARK = ".yahtzee-sim-tmp-"
 """What every temporary file name carries after the target's name: proof, with the pid, that it is ours."""

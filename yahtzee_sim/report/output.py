@@ -33,11 +33,10 @@ import re
 import shutil
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Callable
 
-from ..files import STALE_AFTER, WriteError, pid_alive, current_umask
+from ..files import WriteError, current_umask, pid_alive
 from ..files import describe_os_error as _reason
 
 MARKER = ".yahtzee-sim-report"
@@ -217,11 +216,20 @@ def changed_files(folder: Path, marker: dict, names: list[str]) -> list[str]:
     return changed
 
 
+_STALE_NAMES = {
+    TMP_PREFIX: re.compile(re.escape(TMP_PREFIX) + r"([0-9]{1,9})-(.+)\.[a-z0-9_]{8}"),  # mkdtemp's 8 characters
+    OLD_PREFIX: re.compile(re.escape(OLD_PREFIX) + r"([0-9]{1,9})-(.+)\.x"),
+}
+
+
 def clean_stale(parent) -> list[Path]:
     """Remove the temporary folders of killed writes in ``parent`` (and put back an
     old report a killed swap left aside). Returns what was removed or restored.
 
-    Only folders named by this module, of processes that no longer run, are touched.
+    Only folders named exactly as this module names them, of processes that no longer
+    run, are touched: proof that they are ours and abandoned. A folder of a writer
+    still running is left alone however old (its pid may have been reused: a stray
+    folder is harmless, removing someone's is not).
     """
     parent = Path(parent)
     touched = []
@@ -230,20 +238,14 @@ def clean_stale(parent) -> list[Path]:
     except OSError:
         return touched
     for entry in entries:
-        name = entry.name
-        for prefix in (TMP_PREFIX, OLD_PREFIX):
-            if not name.startswith(prefix):
+        for prefix, pattern in _STALE_NAMES.items():
+            match = pattern.fullmatch(entry.name)
+            if match is None:
                 continue
-            pid_text, _, rest = name[len(prefix):].partition("-")
-            if not pid_text.isdigit() or entry.is_symlink() or not entry.is_dir():
+            pid = int(match.group(1))
+            if pid <= 0 or entry.is_symlink() or not entry.is_dir() or pid_alive(pid):
                 break
-            try:  # a live pid may be a reused one: a day-old temporary folder is stale anyway
-                old = time.time() - entry.stat().st_mtime > STALE_AFTER
-            except OSError:
-                break
-            if pid_alive(int(pid_text)) and not old:
-                break
-            target = parent / rest.rsplit(".", 1)[0] if prefix == OLD_PREFIX else None
+            target = parent / match.group(2) if prefix == OLD_PREFIX else None
             try:
                 if target is not None and not target.exists() and read_marker(entry) is not None:
                     entry.rename(target)  # killed between the two renames: the old report comes back
