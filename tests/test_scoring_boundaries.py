@@ -319,3 +319,30 @@ def test_generala_doble_is_100_only_with_a_generala_in_its_box():
     five_full = np.array([True, False])            # the Generala box holds a Generala, or holds 0
     legal, scores, _ = rules.turn_options(filled, five_full, np.repeat(roll, 2), throws=np.array([2, 2]))
     assert scores[:, doble].tolist() == [100, 0]
+
+
+# -- the tests above can fail: planted changes (all of them: python tests/plant_scoring_changes.py .) --
+
+@pytest.mark.parametrize("planted", [("YAMB_BONUS_AT", 61), ("YAMB_BONUS_AT", 59), ("YAMB_BONUS", 31)])
+def test_the_reported_planted_yamb_change_is_caught(monkeypatch, planted):
+    from yahtzee_sim.rules import catalog
+
+    monkeypatch.setattr(catalog, *planted)
+    with pytest.raises(AssertionError):
+        for upper_total in around(YAMB_COLUMN_BONUS_AT):
+            test_yamb_column_bonus_at_its_threshold(0, upper_total)
+
+
+@pytest.mark.parametrize("planted", [
+    ("BALUT_TOTAL_POINTS", (("fours", 53, 2), ("fives", 65, 2), ("sixes", 78, 2), ("choice", 100, 2))),
+    ("BALUT_SCORE_BANDS", (350, 50, -2, 5)),
+])
+def test_a_planted_balut_change_is_caught(monkeypatch, planted):
+    from yahtzee_sim.rules import catalog
+
+    monkeypatch.setattr(catalog, *planted)
+    with pytest.raises(AssertionError):
+        for totals in BALUT_CASES:
+            test_balut_points_at_each_threshold(totals)
+        for score in (649, 650, 700):
+            test_balut_points_at_each_score_band(score)
