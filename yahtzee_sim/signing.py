@@ -60,6 +60,11 @@ def signing_key(folder: str | os.PathLike, *, create: bool = True) -> bytes | No
     it). A key file that is not one (a wrong size) is replaced by a new key: whatever
     it signed can no longer be told from a forgery anyway. Raises ``OSError`` when the
     key cannot be made (an unwritable folder).
+
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> signing_key(folder, create=False) is None, len(signing_key(folder))
+    (True, 32)
     """
     folder = Path(folder)
     path = folder / KEY_NAME
@@ -108,7 +113,11 @@ def sign(key: bytes, data: bytes) -> str:
 
 
 def verify(key: bytes | None, data: bytes, tag) -> bool:
-    """Does ``tag`` sign ``data`` under ``key`` (compared in constant time)? False without a key."""
+    """Does ``tag`` sign ``data`` under ``key`` (compared in constant time)? False without a key.
+
+    >>> verify(b"Jefe", b"what do ya want for nothing?", sign(b"Jefe", b"what do ya want for nothing?"))
+    True
+    """
     if key is None or not isinstance(tag, str):
         return False
     return hmac.compare_digest(sign(key, data), tag)

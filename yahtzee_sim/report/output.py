@@ -195,6 +195,13 @@ def changed_files(folder: Path, marker: dict, names: list[str]) -> list[str]:
     The marker records each file's SHA-256; a marker of an earlier version records
     none, and there a file modified after the marker (which is written last) counts as
     changed. An unreadable file counts as changed: nothing is replaced unseen.
+
+    >>> import tempfile, pathlib
+    >>> out = pathlib.Path(tempfile.mkdtemp()) / "demo"
+    >>> _ = write_folder(out, lambda d: (d / "README.md").write_text("# demo"), {"report": "demo"})
+    >>> _ = (out / "README.md").write_text("# demo, with my notes")
+    >>> changed_files(out, read_marker(out), ["README.md"])
+    ['README.md']
     """
     sums = marker.get("sha256")
     changed = []

@@ -71,7 +71,12 @@ def _checksum(body: dict) -> str:
 
 
 def key_folder() -> Path:
-    """Where the key that signs checkpoints lives: the user's cache folder (``$YAHTZEE_SIM_CACHE``, ...)."""
+    """Where the key that signs checkpoints lives: the user's cache folder (``$YAHTZEE_SIM_CACHE``, ...).
+
+    >>> from yahtzee_sim.exact.cache import cache_dir
+    >>> key_folder() == cache_dir()       # the same folder as the solver's tables
+    True
+    """
     from ..exact.cache import cache_dir
 
     return cache_dir()
