@@ -37,8 +37,8 @@ from .rules import RuleSet
 from .state import GameState, TurnOptions
 from .strategies.base import Strategy
 
-__all__ = ["SEED_BLOCK", "StrategyError", "read_only", "state_view", "ask", "MoveChecks", "seed_entropy", "block_tapes", "family_tapes",
-           "play_turn", "play_blocks", "play_turn_blocks"]
+__all__ = ["SEED_BLOCK", "StrategyError", "read_only", "state_view", "ask", "MoveChecks", "seed_entropy",
+           "block_tapes", "family_tapes", "play_turn", "play_blocks", "play_turn_blocks"]
 
 SEED_BLOCK = 1024
 """Games per seed block: part of the reproducibility contract, do not change."""
