@@ -487,8 +487,8 @@ def _umount(where: Path) -> None:
 def test_cleanup_touches_only_dead_writers_temp_folders(tmp_path):
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
-    live = tmp_path / f"{TMP_PREFIX}{os.getpid()}-rep.abc"  # a concurrent write of this very process
-    gone = tmp_path / f"{TMP_PREFIX}{dead.pid}-rep.abc"
+    live = tmp_path / f"{TMP_PREFIX}{os.getpid()}-rep.abcd1234"  # a concurrent write of this very process
+    gone = tmp_path / f"{TMP_PREFIX}{dead.pid}-rep.abcd1234"
     mine = tmp_path / f"{TMP_PREFIX}notapid"  # named like ours, but not by us
     for folder in (live, gone, mine):
         folder.mkdir()

@@ -77,18 +77,26 @@ def partial(tmp_path, monkeypatch, capsys):
     return ckpt, full
 
 
-def forge(path: Path, edit) -> None:
-    """Edit a checkpoint's content and recompute its checksum, as a careful forger would."""
+def forge(path: Path, edit, *, with_key: bool = True) -> None:
+    """Edit a checkpoint's content and recompute its checksum, as a careful forger would;
+    ``with_key``: and its signature, as only one holding the user's key could (so that the
+    checks behind the signature are tested; without the key, see tests/test_faults_files.py)."""
+    from yahtzee_sim.exact.cache import cache_dir
+    from yahtzee_sim.signing import sign, signing_key
+
     data = json.loads(path.read_text())
     data.pop("checksum")
+    data.pop("signature", None)
     edit(data)
     canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    if with_key:
+        data["signature"] = sign(signing_key(cache_dir()), canonical.encode())
     data["checksum"] = hashlib.sha256(canonical.encode()).hexdigest()
     path.write_text(json.dumps(data))
 
 
 def temp_files(folder: Path) -> list[str]:
-    return sorted(p.name for p in folder.iterdir() if ".tmp-" in p.name)
+    return sorted(p.name for p in folder.iterdir() if "tmp-" in p.name)
 
 
 # -- tampered and damaged checkpoints ------------------------------------------------------
@@ -156,9 +164,9 @@ DAMAGE = {
     "not an object": b"[1, 2, 3]",
     "deep nesting": b"[" * 200_000 + b"]" * 200_000,
     "deep nesting in the value": None,
-    "huge integer": b'{"format": "yahtzee-sim checkpoint", "version": 2, "done": 1' + b"0" * 5000 + b"}",
-    "infinity": b'{"format": "yahtzee-sim checkpoint", "version": 2, "done": 1e999, "checksum": "x"}',
-    "nan": b'{"format": "yahtzee-sim checkpoint", "version": 2, "done": NaN, "checksum": "x"}',
+    "huge integer": b'{"format": "yahtzee-sim checkpoint", "version": 3, "done": 1' + b"0" * 5000 + b"}",
+    "infinity": b'{"format": "yahtzee-sim checkpoint", "version": 3, "done": 1e999, "checksum": "x"}',
+    "nan": b'{"format": "yahtzee-sim checkpoint", "version": 3, "done": NaN, "checksum": "x"}',
 }
 
 
@@ -309,21 +317,26 @@ def _dead_pid() -> int:
 
 
 def test_stale_temporary_files_are_removed(tmp_path):
+    # issue 23 §1: only names proven ours (the project's prefix and a dead writer's pid)
+    # are removed; the ".tmp-" + 8 characters of earlier versions is a pattern a user's
+    # own file can match, and is left alone however old.
     target = tmp_path / "run.json"
-    dead = tmp_path / f".run.json.tmp-{_dead_pid()}-abc123.json"
+    dead = tmp_path / f".run.json.yahtzee-sim-tmp-{_dead_pid()}-abc12345.json"
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
-        alive = tmp_path / f".run.json.tmp-{sleeper.pid}-def456.json"
+        alive = tmp_path / f".run.json.yahtzee-sim-tmp-{sleeper.pid}-def45678.json"
         legacy_old = tmp_path / ".tmp-k2j4h5g6.json"
         legacy_new = tmp_path / ".tmp-a1b2c3d4.json"
-        others = [tmp_path / ".tmp-notes.txt", tmp_path / ".other.json.tmp-1-x.json", tmp_path / "run.json.bak"]
+        others = [tmp_path / ".tmp-notes.txt", tmp_path / ".other.json.yahtzee-sim-tmp-1-x.json",
+                  tmp_path / "run.json.bak", tmp_path / f".run.json.tmp-{_dead_pid()}-abc12345.json"]
         for p in (dead, alive, legacy_old, legacy_new, *others):
             p.write_text("x")
         day_ago = time.time() - 2 * 24 * 3600
-        os.utime(legacy_old, (day_ago, day_ago))
+        for p in (legacy_old, alive):
+            os.utime(p, (day_ago, day_ago))
         removed = clean_stale_temps(target)
-        assert sorted(p.name for p in removed) == sorted([dead.name, legacy_old.name])
-        assert all(p.exists() for p in (alive, legacy_new, *others))
+        assert sorted(p.name for p in removed) == [dead.name]
+        assert all(p.exists() for p in (alive, legacy_old, legacy_new, *others))
     finally:
         sleeper.kill()
         sleeper.wait()

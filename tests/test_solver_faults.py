@@ -181,11 +181,11 @@ def test_a_killed_cache_write_is_cleaned_up_by_the_next_one(tmp_path):
     from yahtzee_sim.exact import cache
 
     target = tmp_path / "table.npz"
-    dead = tmp_path / f".{target.name}.tmp-999999999-abcd.npz"
+    dead = tmp_path / f".{target.name}.yahtzee-sim-tmp-999999999-abcd1234.npz"
     dead.write_bytes(b"half a table")
-    alive = tmp_path / f".{target.name}.tmp-{os.getppid()}-abcd.npz"
+    alive = tmp_path / f".{target.name}.yahtzee-sim-tmp-{os.getppid()}-abcd1234.npz"
     alive.write_bytes(b"being written")
     cache.save(target, {"k": 1}, {"x": np.arange(3)})
     assert not dead.exists() and alive.exists()
     assert cache.load(target, {"k": 1})["x"].tolist() == [0, 1, 2]
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([target.name, alive.name])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([target.name, alive.name, "signing-key"])

@@ -28,6 +28,7 @@ True
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,16 +37,73 @@ from .rules import RuleSet
 from .state import GameState, TurnOptions
 from .strategy import Strategy
 
-__all__ = ["SEED_BLOCK", "StrategyError", "MoveChecks", "SpawnedSeed", "RunSeed", "seed_entropy", "seed_sequence",
-           "seed_from_rng", "block_tapes", "family_tapes",
-           "play_turn", "play_blocks", "play_turn_blocks"]
+__all__ = ["SEED_BLOCK", "StrategyError", "read_only", "state_view", "ask", "MoveChecks", "SpawnedSeed", "RunSeed",
+           "seed_entropy", "seed_sequence", "seed_from_rng", "block_tapes", "family_tapes", "play_turn", "play_blocks",
+           "play_turn_blocks"]
 
 SEED_BLOCK = 1024
 """Games per seed block: part of the reproducibility contract, do not change."""
 
 
 class StrategyError(ValueError):
-    """A strategy returned an illegal keep or box."""
+    """A strategy returned an illegal keep or box, or wrote into the arrays it was given."""
+
+
+def read_only(a):
+    """A view of array ``a`` that cannot be written (anything else is returned as it is).
+
+    Strategies see the game through such views: a strategy that writes into the card,
+    the dice or the options it is shown would change the games silently.
+
+    >>> v = read_only(np.zeros(3))
+    >>> v[0] = 1
+    Traceback (most recent call last):
+    ...
+    ValueError: assignment destination is read-only
+    """
+    if not isinstance(a, np.ndarray):
+        return a
+    view = a.view()
+    view.flags.writeable = False
+    return view
+
+
+def state_view(state: GameState) -> GameState:
+    """``state`` with every array a read-only view (what a strategy is handed).
+
+    >>> from yahtzee_sim import get_rules
+    >>> st = GameState.new(get_rules("yacht"), 2)
+    >>> state_view(st).box_scores.flags.writeable, st.box_scores.flags.writeable
+    (False, True)
+    """
+    parts = {f.name: read_only(getattr(state, f.name)) for f in dataclasses.fields(state)
+             if isinstance(getattr(state, f.name), np.ndarray)}
+    return dataclasses.replace(state, **parts)
+
+
+def ask(strategy: Strategy, what: str, method, *args):
+    """Call a strategy's ``method`` (named ``what``); a write into the read-only arrays it
+    was given becomes a :class:`StrategyError` naming the strategy.
+
+    >>> class Scribbler(Strategy):
+    ...     name = "scribbler"
+    ...     def keep(self, state, rolls, rolls_left, u):
+    ...         state.box_scores[:] = 0
+    >>> from yahtzee_sim import get_rules
+    >>> s = Scribbler()
+    >>> ask(s, "keep", s.keep, state_view(GameState.new(get_rules("yacht"), 2)), None, 2, None)
+    Traceback (most recent call last):
+    ...
+    yahtzee_sim.engine.StrategyError: strategy 'scribbler' wrote into an array it was given in keep() (assignment destination is read-only): the card, dice, options and uniforms a strategy sees are read-only; copy them to change them
+    """
+    try:
+        return method(*args)
+    except ValueError as exc:
+        if isinstance(exc, StrategyError) or "read-only" not in str(exc):
+            raise
+        raise StrategyError(f"strategy {getattr(strategy, 'name', type(strategy).__name__)!r} wrote into an array "
+                            f"it was given in {what}() ({exc}): the card, dice, options and uniforms a strategy "
+                            "sees are read-only; copy them to change them") from exc
 
 
 FRESH_SEED_BELOW = 10**9
@@ -288,25 +346,28 @@ def play_turn(rules: RuleSet, strategy: Strategy, state: GameState, tape: np.nda
     # depends on the roll number (a combination "served" on the first roll) need it.
     banks = rules.banked_throws
     throws = np.ones(len(rolls), dtype=np.int8) if (rules.roll_dependent or banks) else None
+    seen = state_view(state)  # what the strategy sees cannot be written (ask() names a scribbler)
     if rules.announces:
-        _announce(rules, strategy, state, rolls, extra["announce_u"][:, state.turn])
+        _announce(rules, strategy, state, rolls, extra["announce_u"][:, state.turn], seen)
     for r in range(1, rules.n_rolls):
-        keeps = _checked_keeps(strategy.keep(state, rolls, rules.n_rolls - r, None if unif is None else unif[:, r - 1]),
+        keeps = _checked_keeps(ask(strategy, "keep", strategy.keep, seen, read_only(rolls), rules.n_rolls - r,
+                                   None if unif is None else read_only(unif[:, r - 1])),
                                rules, strategy, state, rolls, checks, f"roll {r}")
         if throws is not None:
             throws = np.where(d.keep_size[keeps] < d.n_dice, throws + 1, throws).astype(np.int8)
         rolls = d.reroll_code(keeps, tape[:, r]) if coded else d.reroll(keeps, tape[:, r]).astype(np.intp)
     if banks:
-        rolls, throws = _spend_banked(rules, strategy, state, rolls, throws, checks, extra)
+        rolls, throws = _spend_banked(rules, strategy, state, rolls, throws, checks, extra, seen)
     announced = state.announced if rules.announces else None
     legal, scores, bonus = rules.turn_options(state.filled, state.five_box_full, rolls, throws=throws,
                                               announced=announced, column_major=True)
     # the gains on demand (random never reads them), from this turn's upper total: a copy,
     # since the state moves on after the box is chosen
     upper_now = state.upper_total.copy()
-    options = TurnOptions(legal, scores, make_gain=lambda: rules.turn_gain(upper_now, scores, bonus))
-    boxes = np.asarray(strategy.box(state, rolls, options,
-                                    None if unif is None else unif[:, -1]))
+    options = TurnOptions(read_only(legal), read_only(scores),
+                          make_gain=lambda: read_only(rules.turn_gain(upper_now, scores, bonus)))
+    boxes = np.asarray(ask(strategy, "box", strategy.box, seen, read_only(rolls), options,
+                           None if unif is None else read_only(unif[:, -1])))
     if boxes.shape != rolls.shape or boxes.dtype.kind not in "iu":
         raise StrategyError(f"strategy {strategy.name!r}: box() must return {rolls.shape} box indices")
     n = len(rolls)
@@ -383,10 +444,10 @@ def _checked_keeps(keeps, rules: RuleSet, strategy: Strategy, state: GameState, 
     return keeps
 
 
-def _announce(rules: RuleSet, strategy: Strategy, state: GameState, rolls, u) -> None:
+def _announce(rules: RuleSet, strategy: Strategy, state: GameState, rolls, u, seen: GameState) -> None:
     """Ask for this turn's announcements and check them (an open announce box or -1;
     a game whose only open boxes are announce boxes must announce)."""
-    said = np.asarray(strategy.announce(state, rolls, u))
+    said = np.asarray(ask(strategy, "announce", strategy.announce, seen, read_only(rolls), read_only(u)))
     if said.shape != rolls.shape or said.dtype.kind not in "iu":
         raise StrategyError(f"strategy {strategy.name!r}: announce() must return {rolls.shape} box indices or -1")
     open_ = ~state.filled
@@ -405,7 +466,7 @@ def _announce(rules: RuleSet, strategy: Strategy, state: GameState, rolls, u) ->
 
 
 def _spend_banked(rules: RuleSet, strategy: Strategy, state: GameState, rolls, throws, checks: MoveChecks,
-                  extra: dict):
+                  extra: dict, seen: GameState):
     """Maxi Yatzy: throws paid from the bank, then the regular throws not made are saved."""
     d = rules.dice
     regular = throws.copy()                      # throws made with the turn's own throws
@@ -414,7 +475,8 @@ def _spend_banked(rules: RuleSet, strategy: Strategy, state: GameState, rolls, t
     step = 0
     while active.any():
         slot = np.minimum(state.bank_used, extra["bank_dice"].shape[1] - 1).astype(np.intp)
-        keeps = _checked_keeps(strategy.keep_banked(state, rolls, state.banked.copy(), extra["bank_u"][rows, slot]),
+        keeps = _checked_keeps(ask(strategy, "keep_banked", strategy.keep_banked, seen, read_only(rolls),
+                                   read_only(state.banked.copy()), read_only(extra["bank_u"][rows, slot])),
                                rules, strategy, state, rolls, checks, f"saved throw {step + 1}")
         active &= d.keep_size[keeps] < d.n_dice
         if not active.any():

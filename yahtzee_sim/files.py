@@ -1,11 +1,14 @@
 """Writing files safely: atomic replace, the user's umask, one-line errors, no litter.
 
 Every file the project writes goes first to a hidden temporary file beside the target,
-named ``.<target name>.tmp-<pid>-<random>``, which is renamed over the target only when
-complete: a reader never sees a partial file, and a failed write (a full disk, a
-killed process) leaves the previous file untouched. A killed writer cannot remove its
+named ``.<target name>.yahtzee-sim-tmp-<pid>-<random>``, which is renamed over the target
+only when complete: a reader never sees a partial file, and a failed write (a full disk,
+a killed process) leaves the previous file untouched. A killed writer cannot remove its
 temporary file, so the next write to the same target removes the leftovers of writers
-that are gone (:func:`clean_stale_temps`).
+that are gone (:func:`clean_stale_temps`). Only a name that carries this project's
+prefix, the target's name, a writer's pid and the random part and suffix the project
+gives it is ever removed, and only once that writer is gone: a user's file named like
+``.tmp-mynotes1`` is never touched, however old.
 
 ``mkstemp`` creates files readable by their owner only; the finished file gets the
 mode a plain ``open()`` would give it (``0o666`` less the umask), or keeps the mode of
@@ -26,17 +29,17 @@ import errno
 import os
 import re
 import stat
-import time
 from pathlib import Path
 
 __all__ = ["WriteError", "atomic_write", "temp_file", "finish_temp", "clean_stale_temps", "file_mode",
-           "describe_os_error", "current_umask", "pid_alive", "STALE_AFTER"]
+           "describe_os_error", "current_umask", "pid_alive", "STALE_AFTER", "TEMP_MARK"]
 
 STALE_AFTER = 24 * 3600.0
-"""Seconds after which a temporary file is removed even if its writer's pid is alive (pid reuse)."""
+"""Kept for callers of earlier versions: nothing is removed for its age alone any more (a file
+of a live pid may be a user's; only a dead writer's, named as ours, is removed)."""
 
-_LEGACY = re.compile(r"^\.tmp-[a-z0-9_]{8}(\.json|\.csv|\.parquet|\.npz)?$")
-"""The temporary names of earlier versions (``.tmp-`` + mkstemp's 8 random characters)."""
+TEMP_MARK = ".yahtzee-sim-tmp-"
+"""What every temporary file name carries after the target's name: proof, with the pid, that it is ours."""
 
 
 class WriteError(ValueError):
@@ -89,7 +92,12 @@ def file_mode(target: str | os.PathLike) -> int:
 
 
 def _prefix(target: Path) -> str:
-    return f".{target.name}.tmp-"
+    return f".{target.name}{TEMP_MARK}"
+
+
+def _temp_name(target: Path) -> re.Pattern:
+    """The exact names :func:`temp_file` gives: prefix, pid, mkstemp's 8 characters, the suffix."""
+    return re.compile(re.escape(_prefix(target)) + r"([0-9]+)-[a-z0-9_]{8}" + re.escape(target.suffix))
 
 
 def pid_alive(pid: int) -> bool:
@@ -112,37 +120,37 @@ def pid_alive(pid: int) -> bool:
 def clean_stale_temps(target: str | os.PathLike) -> list[Path]:
     """Remove leftover temporary files of ``target`` whose writer is gone; returns them.
 
-    Only files named like ours are touched: ``.<name>.tmp-<pid>-*`` whose process no
-    longer runs (or older than :data:`STALE_AFTER`), and the ``.tmp-XXXXXXXX[.json|.csv|
-    .parquet]`` files of earlier versions once older than :data:`STALE_AFTER`.
+    Only regular files named exactly as :func:`temp_file` names them
+    (``.<name>.yahtzee-sim-tmp-<pid>-<8 characters><suffix>``) are touched, and only
+    once process ``<pid>`` no longer runs. A pattern a user's own name can fall into
+    by accident (``.tmp-`` plus eight characters, as earlier versions removed) is never
+    touched; neither is a file of a writer still running, however old (its pid may
+    have been reused: leaving a stray file is harmless, removing a user's file is not).
+
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / ".tmp-mynotes1").write_text("mine")
+    >>> clean_stale_temps(folder / "games.csv"), (folder / ".tmp-mynotes1").exists()
+    ([], True)
     """
     target = Path(target)
     folder = target.parent if str(target.parent) else Path(".")
-    prefix = _prefix(target)
+    ours = _temp_name(target)
     removed = []
-    now = time.time()
     try:
         entries = list(os.scandir(folder))
     except OSError:
         return removed
     for entry in entries:
-        name = entry.name
-        if name.startswith(prefix):
-            pid_text = name[len(prefix):].split("-", 1)[0]
-            if not pid_text.isdigit():
-                continue
-            stale = not pid_alive(int(pid_text))
-        elif _LEGACY.match(name):
-            stale = False
-        else:
+        match = ours.fullmatch(entry.name)
+        pid = int(match.group(1)) if match is not None and len(match.group(1)) <= 9 else 0
+        if pid <= 0 or pid_alive(pid):  # no pid we could have had (0 is the process group): not ours
             continue
         try:
-            info = entry.stat(follow_symlinks=False)
-            if not stat.S_ISREG(info.st_mode):
+            if not stat.S_ISREG(entry.stat(follow_symlinks=False).st_mode):
                 continue
-            if stale or now - info.st_mtime > STALE_AFTER:
-                os.unlink(entry.path)
-                removed.append(Path(entry.path))
+            os.unlink(entry.path)
+            removed.append(Path(entry.path))
         except OSError:
             continue
     return removed

@@ -41,8 +41,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .engine import (SEED_BLOCK, MoveChecks, RunSeed, block_tapes, family_tapes, play_turn, seed_entropy,
-                     seed_from_rng, seed_sequence)
+from .engine import (SEED_BLOCK, MoveChecks, RunSeed, ask, block_tapes, family_tapes, play_turn, seed_entropy,
+                     seed_from_rng, seed_sequence, state_view)
 from .rules import RuleSet, get_rules
 from .state import GameState, put_games, take_games
 from .strategy import get_strategy
@@ -156,8 +156,8 @@ def _play_blocks(rules, players, entropy, blocks, n_games, lean=True):
     d = rules.dice
     for t in range(n_turns):
         for s, strategy in enumerate(players):
-            if hasattr(strategy, "see_table"):
-                strategy.see_table(states, s, t)
+            if hasattr(strategy, "see_table"):  # every card at the table, read-only (engine.ask)
+                ask(strategy, "see_table", strategy.see_table, [state_view(st) for st in states], s, t)
             tape, unif, extra = tapes[s]
             groups = strategy.turn_tables(n) if by_turn[s] else None if tables[s] is None else [(None, tables[s])]
             if groups is not None:

@@ -3,10 +3,22 @@
 "Or better" patterns are inclusive (four of a kind counts five of a kind); the
 ``*_exactly`` ones are not. Used by the turn simulator and the exact odds.
 
+Every name means what it says for any number of dice and faces: ``five_of_a_kind``
+is at least five dice alike (on Maxi Yatzy's six dice 186 of the 46,656 rolls, not
+the 6 of six alike), ``full_house`` three of one face and two of another,
+``large_straight`` five faces in a row. A pattern no roll of the dice can show (five
+of a kind with four dice, a large straight with four faces) is not offered for those
+dice: :func:`check_pattern` refuses it in one line.
+
 >>> from yahtzee_sim.dice import dice_tables
 >>> t = pattern_table(dice_tables())
 >>> int((t["five_of_a_kind"] * 7776 * dice_tables().first_roll_prob).sum().round())
 6
+>>> six = dice_tables(6, 6)
+>>> int((pattern_table(six)["five_of_a_kind"] * 46656 * six.first_roll_prob).sum().round())
+186
+>>> "five_of_a_kind" in pattern_names(dice_tables(4, 6))
+False
 """
 
 from __future__ import annotations
@@ -29,18 +41,21 @@ def _has_run(counts: np.ndarray, length: int) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=None)
-def _pattern_table(dice: DiceTables) -> pd.DataFrame:
+def _all_patterns(dice: DiceTables) -> pd.DataFrame:
+    """Every pattern's column for these dice, also those no roll can show (all False)."""
     c = dice.roll_counts.astype(np.int64)
     n = dice.n_dice
     top = c.max(axis=1)
     pairs = (c >= 2).sum(axis=1)
-    strict_fh = (c == 3).any(axis=1) & (c == 2).any(axis=1)
+    # three of one face and two of another: the face holding three is one with the most dice,
+    # and another face must hold two (a face with 3+ plus any other face with 2+)
+    full_house = (top >= 3) & (((c >= 2).sum(axis=1) >= 2))
     cols = {
-        "five_of_a_kind": top == n,
+        "five_of_a_kind": top >= 5,
         "four_of_a_kind": top >= 4,
         "four_of_a_kind_exactly": top == 4,
-        "full_house": strict_fh,
-        "full_house_or_five": strict_fh | (top == n),
+        "full_house": full_house,
+        "full_house_or_five": full_house | (top >= 5),
         "large_straight": _has_run(c, 5),
         "small_straight": _has_run(c, 4),
         "small_straight_exactly": _has_run(c, 4) & ~_has_run(c, 5),
@@ -54,8 +69,19 @@ def _pattern_table(dice: DiceTables) -> pd.DataFrame:
     return pd.DataFrame(cols)
 
 
+@functools.lru_cache(maxsize=None)
+def _pattern_table(dice: DiceTables) -> pd.DataFrame:
+    table = _all_patterns(dice)
+    return table.loc[:, table.any(axis=0).to_numpy()]  # a pattern no roll shows has no meaning here
+
+
 def pattern_table(dice: DiceTables) -> pd.DataFrame:
-    """(R, P) bool table: does each roll show each pattern?"""
+    """(R, P) bool table: does each roll show each pattern (those some roll of ``dice`` can show)?
+
+    >>> from yahtzee_sim.dice import dice_tables
+    >>> list(pattern_table(dice_tables(3, 6)).columns)
+    ['three_of_a_kind', 'three_of_a_kind_exactly', 'one_pair', 'largest_group_1', 'largest_group_2', 'largest_group_3']
+    """
     return _pattern_table(dice)
 
 
@@ -82,9 +108,15 @@ def check_pattern(name: str, dice: DiceTables | None = None) -> str:
     ...
     ValueError: unknown pattern 'yahtzee'; valid patterns: five_of_a_kind, four_of_a_kind, four_of_a_kind_exactly, full_house, full_house_or_five, large_straight, small_straight, small_straight_exactly, three_of_a_kind, three_of_a_kind_exactly, two_pairs, one_pair, largest_group_1, largest_group_2, largest_group_3, largest_group_4, largest_group_5
     """
+    from .dice import dice_tables
+
+    dice = dice or dice_tables()
     names = pattern_names(dice)
     key = str(name).strip().lower().replace("-", "_").replace(" ", "_")
     if key not in names:
+        if key in _all_patterns(dice).columns or (key.startswith("largest_group_") and key[14:].isdigit()):
+            raise ValueError(f"pattern {name!r} cannot happen with {dice.n_dice} dice of {dice.n_faces} faces; "
+                             f"valid patterns for these dice: {', '.join(names)}")
         raise ValueError(f"unknown pattern {name!r}; valid patterns: {', '.join(names)}")
     return key
 
@@ -162,7 +194,7 @@ HAND_CLASSES = ("five_of_a_kind", "four_of_a_kind", "full_house", "three_of_a_ki
 
 @functools.lru_cache(maxsize=None)
 def _hand_class(dice: DiceTables) -> np.ndarray:
-    t = pattern_table(dice)
+    t = _all_patterns(dice)  # every class, also those these dice cannot show (then empty)
     # Precedence order: a roll takes the first class it qualifies for.
     tests = [t["five_of_a_kind"], t["four_of_a_kind"], t["full_house"], t["three_of_a_kind"],
              t["large_straight"], t["small_straight"], t["two_pairs"], t["one_pair"]]

@@ -515,9 +515,10 @@ class TurnsResult:
     seconds: float = float("nan")
 
     def __repr__(self) -> str:
-        five = self.pattern_counts()["five_of_a_kind"] / self.n_turns
+        counts = self.pattern_counts()  # with fewer than five dice there is no five of a kind to show
+        name = "five_of_a_kind" if "five_of_a_kind" in counts else counts.index[0]
         return (f"TurnsResult({self.rules.key!r}, {self.strategy!r}, turns={self.n_turns:,}, "
-                f"seed={self.seed}: five_of_a_kind {five:.4f})")
+                f"seed={self.seed}: {name} {counts[name] / self.n_turns:.4f})")
 
     def pattern_counts(self) -> "pd.Series":
         """Turns ending in each pattern of :data:`yahtzee_sim.patterns.PATTERNS` ("or better" counts)."""

@@ -5,8 +5,11 @@ else ``$YAHTZEE_SIM_CACHE``, else ``$XDG_CACHE_HOME/yahtzee-sim``, else
 ``~/.cache/yahtzee-sim``. A file is keyed by the rule set (name, options and a
 fingerprint of its scoring), the float type and the solver version. It is an
 ``.npz`` written atomically (temporary file, then rename) with a SHA-256 of its
-contents; loading uses ``allow_pickle=False`` and any mismatch, truncation or
-checksum error makes :func:`load` return ``None`` so the caller recomputes.
+contents and an HMAC of that SHA-256 under the user's key (``signing-key`` in the
+same folder, :mod:`yahtzee_sim.signing`): anyone can recompute a checksum after an
+edit, only this user's yahtzee-sim can sign. Loading uses ``allow_pickle=False`` and
+any mismatch, truncation, checksum or signature error makes :func:`load` return
+``None`` so the caller recomputes.
 
 >>> import tempfile
 >>> d = tempfile.mkdtemp()
@@ -80,8 +83,12 @@ def save(path: str | os.PathLike, meta: dict, arrays: dict[str, np.ndarray]) -> 
     meta_json = json.dumps(meta, sort_keys=True)
     payload = {f"a_{k}": _contiguous(v) for k, v in arrays.items()}
     payload["meta"] = np.array(meta_json)
-    payload["sha256"] = np.array(_digest(meta_json, arrays))
+    digest = _digest(meta_json, arrays)
+    payload["sha256"] = np.array(digest)
     from ..files import WriteError, finish_temp, temp_file
+    from ..signing import sign, signing_key
+
+    payload["hmac"] = np.array(sign(signing_key(path.parent), digest.encode()))  # OSError: cannot store
 
     try:  # named after this process, so a later run removes what a killed writer left
         fd, tmp = temp_file(path)
@@ -135,6 +142,7 @@ def read(path: str | os.PathLike, meta: dict, *, mapped: bool = False,
         with np.load(path, allow_pickle=False) as z:
             stored_meta = str(z["meta"][()])
             stored_sum = str(z["sha256"][()])
+            stored_tag = str(z["hmac"][()]) if "hmac" in z.files else None
             if mapped:
                 arrays = _mapped_arrays(path, [k for k in z.files if k.startswith("a_")], z)
             else:
@@ -150,6 +158,10 @@ def read(path: str | os.PathLike, meta: dict, *, mapped: bool = False,
         return arrays, ""
     if _digest(stored_meta, arrays) != stored_sum:
         return None, "fails its checksum"
+    from ..signing import signing_key, verify
+
+    if not verify(signing_key(path.parent, create=False), stored_sum.encode(), stored_tag):
+        return None, "is not signed with this user's key (changed by something else, or made elsewhere)"
     return arrays, ""
 
 

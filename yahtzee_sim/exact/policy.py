@@ -65,7 +65,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..engine import MoveChecks, StrategyError
+from ..engine import MoveChecks, StrategyError, ask, read_only, state_view
 from ..rules import RuleSet, get_rules
 from ..state import GameState, TurnOptions
 from ..strategy import Strategy, chunk_decisions_of, get_strategy
@@ -372,7 +372,10 @@ class EvalChunk:
 
 
 def _ask_box(strategy, turn, u: np.ndarray, rules: RuleSet) -> np.ndarray:
-    boxes = np.asarray(strategy.box(turn.state, turn.rolls, turn.options, u))
+    opts = turn.options  # read-only views: the same rows are shown again for every roll left
+    shown = TurnOptions(read_only(opts.legal), read_only(opts.scores), read_only(opts.gain))
+    boxes = np.asarray(ask(strategy, "box", strategy.box, state_view(turn.state), read_only(turn.rolls), shown,
+                           read_only(u)))
     if boxes.shape != turn.rolls.shape or boxes.dtype.kind not in "iu":
         raise StrategyError(f"strategy {strategy.name!r}: box() must return {turn.rolls.shape} box indices")
     ok = (boxes >= 0) & (boxes < rules.n_boxes)
@@ -385,7 +388,8 @@ def _ask_box(strategy, turn, u: np.ndarray, rules: RuleSet) -> np.ndarray:
 
 
 def _ask_keep(strategy, turn, rolls_left: int, u: np.ndarray, is_subkeep) -> np.ndarray:
-    keeps = np.asarray(strategy.keep(turn.state, turn.rolls, rolls_left, u))
+    keeps = np.asarray(ask(strategy, "keep", strategy.keep, state_view(turn.state), read_only(turn.rolls),
+                           rolls_left, read_only(u)))
     if keeps.shape != turn.rolls.shape or keeps.dtype.kind not in "iu":
         raise StrategyError(f"strategy {strategy.name!r}: keep() must return {turn.rolls.shape} keep indices")
     ok = (keeps >= 0) & (keeps < is_subkeep.shape[1])

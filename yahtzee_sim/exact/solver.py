@@ -507,8 +507,9 @@ def _from_cache(rules: RuleSet, dtype: str, stored: dict) -> tuple[Solution | No
 
     Checksums catch accidents, not a forged or stale file: here the arrays must have
     the layout of this rule set's tables, be finite in every solved state, and the
-    start state and a few random states must equal their turn recomputed from the
-    stored values of the next states (one exact Bellman step, a few milliseconds).
+    start state, one state of every level and a few random states must equal their turn
+    recomputed from the stored values of the next states (one exact Bellman step, a few
+    milliseconds), and every finished card must be worth 0 more.
     """
     space = state_space(rules)
     shape = (1 << space.n_boxes, space.n_u, space.n_flag)
@@ -525,6 +526,13 @@ def _from_cache(rules: RuleSet, dtype: str, stored: dict) -> tuple[Solution | No
         return None, "holds per-level arrays of the wrong length"
     if stored["solve_seconds"].shape != () or not np.isfinite(stored["solve_seconds"]):
         return None, "holds a bad solve time"
+    # A finished card scores nothing more (its bonuses came with the boxes): value and
+    # variance 0, known without the table. Without this check a table with every value
+    # raised by the same amount passes every Bellman step below.
+    last = space.level_masks[space.n_boxes]
+    if not ((values.reshape(-1, space.n_u, space.n_flag)[last] == 0).all()
+            and (variances.reshape(-1, space.n_u, space.n_flag)[last] == 0).all()):
+        return None, "holds a value other than 0 for a finished card (forged or stale)"
     states = [space.level_states(space.level_masks[lv])[0] for lv in range(space.n_boxes)]
     flat_v, flat_var = values.reshape(-1), variances.reshape(-1)
     for m, u, fl in states:
@@ -533,7 +541,10 @@ def _from_cache(rules: RuleSet, dtype: str, stored: dict) -> tuple[Solution | No
             return None, "holds missing or negative values in solved states"
     rng = np.random.default_rng(len(flat_v))
     level = rng.integers(0, space.n_boxes, PLAUSIBILITY_STATES)
-    pick = [(0, 0)] + [(int(lv), int(rng.integers(len(states[lv][0])))) for lv in level]
+    # the start state, one state of every level (a level shifted against the next is caught
+    # for sure: the finished cards are pinned above), then random ones
+    pick = [(0, 0)] + [(int(lv), int(rng.integers(len(states[lv][0]))))
+                       for lv in (*range(space.n_boxes), *level)]
     m, u, fl = (np.array([states[lv][j][i] for lv, i in pick]) for j in range(3))
     model = turn_model(rules, _DTYPES[dtype])
     v, var = turn_values(model, flat_v, flat_var, m, u, fl)

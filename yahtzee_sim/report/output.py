@@ -2,10 +2,12 @@
 
 A report is a folder written as a whole: files go to a hidden temporary folder
 beside it, a marker file ``.yahtzee-sim-report`` (a small JSON identity listing
-every file) is written last, and the folder is swapped into place in one
-rename. An existing folder is replaced only if it carries that marker and holds
-nothing but the files listed in it; anything else is refused with a one-line
-``ValueError`` naming the folder. Every check here runs before any work starts.
+every file with its SHA-256) is written last, and the folder is swapped into place
+in one rename. An existing folder is replaced only if it carries that marker, holds
+nothing but the files listed in it, and each of them is still as written (a file the
+user edited is the user's now); anything else is refused with a one-line
+``ValueError`` naming the folder and the files. Every check here runs before any
+work starts.
 
 >>> check_report_name("head-to-head")
 'head-to-head'
@@ -31,11 +33,10 @@ import re
 import shutil
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Callable
 
-from ..files import STALE_AFTER, WriteError, pid_alive, current_umask
+from ..files import WriteError, current_umask, pid_alive
 from ..files import describe_os_error as _reason
 
 MARKER = ".yahtzee-sim-report"
@@ -157,17 +158,85 @@ def check_replaceable(folder) -> Path:
     extra = [name for name in entries if name != MARKER and name not in marker["files"]]
     extra += [name for name in entries if name in marker["files"] and not (folder / name).is_file()]
     if extra:
-        listed = ", ".join(extra[:5]) + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
         raise ValueError(f"refusing to replace report folder {shown!r}: it holds files {MADE_BY} did not write "
-                         f"({listed}); move them away first")
+                         f"({_listed(extra)}); move them away first")
+    changed = changed_files(folder, marker, [name for name in entries if name != MARKER])
+    if changed:
+        raise ValueError(f"refusing to replace report folder {shown!r}: {_listed(changed)} changed since "
+                         f"{MADE_BY} wrote {'it' if len(changed) == 1 else 'them'} (an edit would be lost); "
+                         "move the changed files out of the folder, then run again")
     return folder
+
+
+def _listed(names: list[str]) -> str:
+    return ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+
+
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of a file's content, in hex.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "x"; _ = p.write_bytes(b"abc")
+    >>> file_sha256(p)[:16]
+    'ba7816bf8f01cfea'
+    """
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def changed_files(folder: Path, marker: dict, names: list[str]) -> list[str]:
+    """Which of ``names`` (files a marked report folder lists) are no longer as written.
+
+    The marker records each file's SHA-256; a marker of an earlier version records
+    none, and there a file modified after the marker (which is written last) counts as
+    changed. An unreadable file counts as changed: nothing is replaced unseen.
+
+    >>> import tempfile, pathlib
+    >>> out = pathlib.Path(tempfile.mkdtemp()) / "demo"
+    >>> _ = write_folder(out, lambda d: (d / "README.md").write_text("# demo"), {"report": "demo"})
+    >>> _ = (out / "README.md").write_text("# demo, with my notes")
+    >>> changed_files(out, read_marker(out), ["README.md"])
+    ['README.md']
+    """
+    sums = marker.get("sha256")
+    changed = []
+    if not isinstance(sums, dict):
+        try:
+            written = (folder / MARKER).stat().st_mtime_ns
+        except OSError:
+            return list(names)
+    for name in names:
+        try:
+            if isinstance(sums, dict):
+                same = sums.get(name) == file_sha256(folder / name)
+            else:
+                same = (folder / name).stat().st_mtime_ns <= written
+        except OSError:
+            same = False
+        if not same:
+            changed.append(name)
+    return changed
+
+
+_STALE_NAMES = {
+    TMP_PREFIX: re.compile(re.escape(TMP_PREFIX) + r"([0-9]{1,9})-(.+)\.[a-z0-9_]{8}"),  # mkdtemp's 8 characters
+    OLD_PREFIX: re.compile(re.escape(OLD_PREFIX) + r"([0-9]{1,9})-(.+)\.x"),
+}
 
 
 def clean_stale(parent) -> list[Path]:
     """Remove the temporary folders of killed writes in ``parent`` (and put back an
     old report a killed swap left aside). Returns what was removed or restored.
 
-    Only folders named by this module, of processes that no longer run, are touched.
+    Only folders named exactly as this module names them, of processes that no longer
+    run, are touched: proof that they are ours and abandoned. A folder of a writer
+    still running is left alone however old (its pid may have been reused: a stray
+    folder is harmless, removing someone's is not).
     """
     parent = Path(parent)
     touched = []
@@ -176,20 +245,14 @@ def clean_stale(parent) -> list[Path]:
     except OSError:
         return touched
     for entry in entries:
-        name = entry.name
-        for prefix in (TMP_PREFIX, OLD_PREFIX):
-            if not name.startswith(prefix):
+        for prefix, pattern in _STALE_NAMES.items():
+            match = pattern.fullmatch(entry.name)
+            if match is None:
                 continue
-            pid_text, _, rest = name[len(prefix):].partition("-")
-            if not pid_text.isdigit() or entry.is_symlink() or not entry.is_dir():
+            pid = int(match.group(1))
+            if pid <= 0 or entry.is_symlink() or not entry.is_dir() or pid_alive(pid):
                 break
-            try:  # a live pid may be a reused one: a day-old temporary folder is stale anyway
-                old = time.time() - entry.stat().st_mtime > STALE_AFTER
-            except OSError:
-                break
-            if pid_alive(int(pid_text)) and not old:
-                break
-            target = parent / rest.rsplit(".", 1)[0] if prefix == OLD_PREFIX else None
+            target = parent / match.group(2) if prefix == OLD_PREFIX else None
             try:
                 if target is not None and not target.exists() and read_marker(entry) is not None:
                     entry.rename(target)  # killed between the two renames: the old report comes back
@@ -266,7 +329,8 @@ def write_folder(folder, fill: Callable[[Path], None], identity: dict) -> Path:
         tmp.chmod(0o777 & ~current_umask())  # mkdtemp makes 0700; a report folder is as readable as any other
         fill(tmp)
         files = sorted(p.name for p in tmp.iterdir())
-        marker = {"made_by": MADE_BY, **identity, "files": files}
+        marker = {"made_by": MADE_BY, **identity, "files": files,
+                  "sha256": {name: file_sha256(tmp / name) for name in files}}
         (tmp / MARKER).write_text(json.dumps(marker, indent=1, sort_keys=True) + "\n", encoding="utf-8")
         _fsync_tree(tmp)
         check_replaceable(folder)  # again: it may have changed while the report was computed

@@ -4,12 +4,14 @@ Written atomically (:func:`yahtzee_sim.files.atomic_write`) every few seconds an
 a run stops, so an interrupted run resumes where it stopped and ends with the same
 result as an uninterrupted one.
 
-Nothing in a checkpoint is trusted: a SHA-256 checksum covers the whole content, and
-on load the parameters must be the run's, the chunk bookkeeping must add up to the
-games done, and the summary must be a possible summary of that many games (no
-negative count, every histogram counting each game once, the totals adding up).
-A file failing any check is refused in one line, with the advice to delete it, and
-is never overwritten by the refused run.
+Nothing in a checkpoint is trusted: a SHA-256 checksum covers the whole content
+(accidents), an HMAC signature made with the user's key (:mod:`yahtzee_sim.signing`,
+kept in the cache folder) covers it too (edits: a checksum anyone can recompute, a
+signature only this user's yahtzee-sim can make), and on load the parameters must be
+the run's, the chunk bookkeeping must add up to the games done, and the summary must
+be a possible summary of that many games (no negative count, every histogram counting
+each game once, the totals adding up). A file failing any check is refused in one
+line, with the advice to delete it, and is never overwritten by the refused run.
 
 >>> import tempfile, pathlib
 >>> from yahtzee_sim import get_rules, get_strategy
@@ -51,18 +53,39 @@ MAX_CHECKPOINT_BYTES = 64 << 20
 """A checkpoint holds histograms, a few kB: a bigger file is not one of ours."""
 
 _CHECKPOINT_FORMAT = "yahtzee-sim checkpoint"
-_CHECKPOINT_VERSION = 2  # 2: with a checksum
+_CHECKPOINT_VERSION = 3  # 2: with a checksum; 3: and signed
 
 
 class _Damaged(ValueError):
     """Why a checkpoint cannot be trusted (the reason goes in the one-line message)."""
 
 
+def _canonical(body: dict) -> bytes:
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode("ascii")
+
+
 def _checksum(body: dict) -> str:
     import hashlib
 
-    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
-    return hashlib.sha256(canonical.encode("ascii")).hexdigest()
+    return hashlib.sha256(_canonical(body)).hexdigest()
+
+
+def key_folder() -> Path:
+    """Where the key that signs checkpoints lives: the user's cache folder (``$YAHTZEE_SIM_CACHE``, ...).
+
+    >>> from yahtzee_sim.exact.cache import cache_dir
+    >>> key_folder() == cache_dir()       # the same folder as the solver's tables
+    True
+    """
+    from ..exact.cache import cache_dir
+
+    return cache_dir()
+
+
+def _key(create: bool) -> bytes | None:
+    from ..signing import signing_key
+
+    return signing_key(key_folder(), create=create)
 
 
 def _value_to_json(value):
@@ -130,6 +153,11 @@ class Checkpoint:
             raise ValueError(f"cannot write checkpoint {str(self.path)!r}: it is a folder; give a file name")
         if not os.access(folder, os.W_OK):
             raise ValueError(f"cannot write checkpoint {str(self.path)!r}: permission denied")
+        try:  # before any work: a run that could not save its checkpoint must not start
+            self.key = _key(create=True)
+        except OSError as exc:
+            raise ValueError(f"cannot make the key that signs checkpoints in {str(key_folder())!r}: "
+                             f"{exc.strerror or exc}; set YAHTZEE_SIM_CACHE to a writable folder") from None
         self.params = params
         self.plan = plan
         self.check_value = check_value
@@ -165,12 +193,18 @@ class Checkpoint:
                 raise ValueError(f"checkpoint {str(self.path)!r} has format version {version!r}; this "
                                  f"yahtzee-sim reads version {_CHECKPOINT_VERSION}: delete it to start afresh")
             stored_sum = data.pop("checksum", None)
+            signature = data.pop("signature", None)
             try:
                 ok = isinstance(stored_sum, str) and stored_sum == _checksum(data)
             except (ValueError, TypeError, RecursionError):  # NaN or other things JSON should not hold
                 ok = False
             if not ok:
                 raise _Damaged("its checksum does not match its content")
+            from ..signing import verify
+
+            if not verify(self.key, _canonical(data), signature):
+                raise _Damaged("its signature does not match: it was changed after yahtzee-sim wrote it, or "
+                               f"written under another user's key than {str(key_folder() / 'signing-key')!r}")
             return self._read(data, entropy, empty)
         except _Damaged as exc:
             raise self.damaged(str(exc)) from None
@@ -224,7 +258,11 @@ class Checkpoint:
                 "chunks_extra": sorted(done.extra), "value": _value_to_json(done.value)}
         if rows is not None:
             body["rows"] = rows
+        from ..signing import sign
+
+        signature = sign(self.key, _canonical(body))
         body["checksum"] = _checksum(body)
+        body["signature"] = signature
         try:
             with atomic_write(self.path, "w", clean=math.isinf(self.saved_at)) as fh:
                 json.dump(body, fh, separators=(",", ":"))

@@ -115,8 +115,8 @@ def run_chunks(
         check = (lambda value, count: value.check(rules, count)) if kind == "games" else _check_roll_counts
         params = {"kind": kind, "rules": rules.key, "strategy": strategy.name, "n": plan.n,
                   "chunk_games": plan.chunk_size, "seed_block": SEED_BLOCK}
-        if out_path is not None:
-            params["out"] = str(out_path.resolve())
+        if out_path is not None:  # relative to the checkpoint: a folder moved with both still resumes
+            params["out"] = os.path.relpath(out_path.resolve(), Path(checkpoint).resolve().parent)
         if isinstance(entropy, SpawnedSeed):  # a spawned child: its key is part of the run (plain seeds have none)
             params["spawn_key"] = list(entropy.spawn_key)
             if not isinstance(entropy.entropy, int):
@@ -218,10 +218,13 @@ def run_chunks(
             bar.close()
     if done.count != plan.n:  # pragma: no cover - guarded by the chunk arithmetic
         raise RuntimeError(f"played {done.count} {unit} instead of {plan.n}")
+    if ckpt is not None:
+        # The final checkpoint first, then the table into place: a kill between the two
+        # leaves a checkpoint of the whole run and either the partial table or the
+        # finished one, and the next run completes from either (RowSink.resume).
+        save()
     if sink is not None:
         sink.finish()
-    if ckpt is not None:
-        save()
     table = None
     if keep_games:
         order = sorted(rows)

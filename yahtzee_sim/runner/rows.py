@@ -4,7 +4,7 @@ The driver hands a :class:`RowSink` the rows of each chunk in game order. The ta
 written to a hidden file beside the target and renamed over it when the run is
 complete, so a reader never sees a partial table:
 
-* without a checkpoint, a temporary ``.<name>.tmp-<pid>-*`` file
+* without a checkpoint, a temporary ``.<name>.yahtzee-sim-tmp-<pid>-*`` file
   (:mod:`yahtzee_sim.files`), removed on failure;
 * with a checkpoint, ``.<name>.partial``, kept when the run stops: the checkpoint
   records its length and SHA-256, and the resumed run checks both, cuts off any
@@ -165,10 +165,11 @@ class RowSink:
             raise ValueError("the checkpoint's record of the per-game table is damaged")
         import hashlib
 
-        candidates = [self.path]
-        if state["chunks"] == n_chunks:
-            candidates.append(self.out)  # finished and renamed just before the checkpoint's last save
-        where = next((p for p in candidates if p.is_file()), None)
+        # The partial table, or the finished one: a run killed after renaming its table into
+        # place left it there (a checkpoint of an earlier version was saved after that
+        # rename, so it may record fewer chunks than the finished table holds: the table's
+        # first recorded bytes, checked below, are then picked up and the rest played again).
+        where = next((p for p in (self.path, self.out) if p.is_file()), None)
         if where is None:
             raise ValueError(f"the partial per-game table {str(self.path)!r} of this checkpoint is gone: "
                              "delete the checkpoint to start afresh")
@@ -187,8 +188,13 @@ class RowSink:
         self.games, self.bytes, self.chunks = state["games"], state["bytes"], state["chunks"]
         self._hash = digest
         if where == self.out:
-            self.path = self.out  # already in place
-            return
+            if state["chunks"] == n_chunks:
+                self.path = self.out  # complete and in place
+                return
+            try:  # ours (its bytes are the checkpoint's): the partial table again, to be completed
+                os.replace(self.out, self.path)
+            except OSError as exc:
+                raise self._error(exc) from None
         try:
             with open(self.path, "r+b") as fh:
                 fh.truncate(self.bytes)  # a chunk half-written when the run stopped
