@@ -1,5 +1,8 @@
 """The vectorized simulator: plays seed blocks of complete games (or single turns).
 
+Over 600 lines: the seed tapes, the move checks and the one-turn step the simulator,
+the turn simulator and tables of players share.
+
 This is the pure engine: it knows rules, strategies and the random tapes, nothing of
 backends, checkpoints or progress bars (those are :mod:`yahtzee_sim.runner`, and
 :func:`yahtzee_sim.simulate` is the public API on top).

@@ -521,7 +521,7 @@ class TurnsResult:
                 f"seed={self.seed}: {name} {counts[name] / self.n_turns:.4f})")
 
     def pattern_counts(self) -> "pd.Series":
-        """Turns ending in each pattern of :data:`yahtzee_sim.patterns.PATTERNS` ("or better" counts)."""
+        """Turns ending in each pattern of :func:`yahtzee_sim.patterns.pattern_names` ("or better" counts)."""
         import pandas as pd
 
         from .patterns import pattern_table

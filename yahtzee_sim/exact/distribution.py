@@ -1,5 +1,8 @@
 """Exact distribution of the final score of a state-based strategy.
 
+Over 600 lines: the forward pass of score masses shares the evaluation's chunks
+(:mod:`yahtzee_sim.exact.policy`) and carries every game event beside the score.
+
 A strategy whose decisions depend only on the state (the filled boxes, the
 upper total up to the bonus threshold, whether the five-of-a-kind box holds its
 full value, the roll and the rolls left) turns the game into a Markov chain on

@@ -1,5 +1,9 @@
 """Exact expected score of a strategy: policy evaluation by backward induction.
 
+Over 600 lines: the evaluation loop, the chunk of states a strategy is shown, the keep
+plans' forward pushes and the built-in strategies' fast paths share private arrays; the
+fast paths are reached through each strategy's own ``chunk_decisions`` hook.
+
 For a strategy whose decisions depend only on the state (the filled boxes, the
 upper total up to the bonus threshold, whether the five-of-a-kind box holds its
 full value, the roll and the rolls left), the expected final score is a finite

@@ -1,4 +1,8 @@
-"""Private: the solver's state space and its one-turn evaluation ("widget").
+"""The exact engine's state space and its one-turn evaluation ("widget").
+
+Over 600 lines: the state space, its reachable-state layout and the turn model the
+solver, the evaluations, the advisor and the target tables all index by; splitting it
+would spread one layout over several files.
 
 A solitaire state is ``(mask, u, flag)``: the filled boxes as a bit mask, the
 upper-section total capped at the bonus threshold, and, only for rule sets with

@@ -1,5 +1,8 @@
 """Target play: the strategy that maximizes P(final score >= T), for every target at once.
 
+Over 600 lines: the target tables' solve, cache and turn step are one algorithm over
+the solver's layout.
+
 The state of a target player is the solver's turn-start state ``s`` (filled boxes,
 upper total up to the bonus threshold, the five-of-a-kind box's value) plus the
 points still needed, ``r = T - points so far``. Let

@@ -1,5 +1,8 @@
 """Rule sets as data: boxes with pure scoring functions plus a few switches.
 
+Over 600 lines: the one RuleSet dataclass, with the derived tables every layer reads
+(score table, joker and bonus rules, columns); its parts are not used apart.
+
 Everything that depends on the score card rather than on the dice alone (upper
 bonus, Yahtzee/Yacht bonus, joker placement and values, fill order) is handled
 here, vectorized over a batch of games, so that the simulator, the strategies
