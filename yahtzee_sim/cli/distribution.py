@@ -41,7 +41,7 @@ def cmd_distribution(args) -> int:
         with atomic_write(out, "w") as fh:
             dist.to_frame().to_csv(fh)
     if args.json:
-        print_json(dict(s, rules=rules.name, options=list(rules.options), percentiles=pct,
+        print_json(dict(s, rules=rules.key, options=list(rules.options), percentiles=pct,
                         p_at_least=at_least, pmf=dist.pmf.tolist() if args.pmf else None))
         return 0
     print(f"{rules_heading(rules)}: exact final-score distribution of {dist.strategy}")
@@ -94,7 +94,7 @@ def cmd_head_to_head(args) -> int:
     frame.insert(0, "strategy", players)
     if args.json:
         rows = frame.reset_index().to_dict(orient="records")
-        print_json({"rules": rules.name, "options": list(rules.options), "method": "simulated",
+        print_json({"rules": rules.key, "options": list(rules.options), "method": "simulated",
                     "games": games, "seed": res.seed, "players": rows})
         return 0
     print(f"{rules_heading(rules)}: {len(players)} players at one table, {games:,} simulated games "
@@ -125,7 +125,7 @@ def _exact_table(args, rules, players) -> int:
         out = odds.summary()
         for row, p in zip(out["players"], players):
             row["strategy"] = p
-        print_json(dict(out, rules=rules.name, options=list(rules.options), method="exact"))
+        print_json(dict(out, rules=rules.key, options=list(rules.options), method="exact"))
         return 0
     print(f"{rules_heading(rules)}: {len(players)} players, independent games, exact")
     frame = odds.to_frame()[["mean_score", "p_win", "p_tie", "win_share", "expected_rank"]]

@@ -108,7 +108,7 @@ class Advice:
         >>> sorted(advise("yacht", "12345", rolls_left=1).to_dict())[:4]
         ['choices', 'dice', 'explanation', 'filled']
         """
-        return {"rules": self.rules.name, "options": list(self.rules.options),
+        return {"rules": self.rules.key, "options": list(self.rules.options),
                 "dice": list(self.dice), "rolls_left": self.rolls_left,
                 "filled": list(self.filled), "upper": self.upper, "upper_given": self.upper_given,
                 "yahtzee_box": self.yahtzee_box, "kind": self.kind, "notes": list(self.notes),

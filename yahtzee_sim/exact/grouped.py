@@ -81,9 +81,9 @@ class GroupedSolution:
         """The headline numbers as a plain dict.
 
         >>> sorted(solve_grouped("balut").summary())
-        ['expected_score', 'groups', 'method', 'rules', 'seconds', 'states']
+        ['expected_score', 'groups', 'mean', 'method', 'rules', 'seconds', 'states']
         """
-        return {"rules": self.rules.key, "expected_score": self.expected_score,
+        return {"rules": self.rules.key, "mean": self.expected_score, "expected_score": self.expected_score,
                 "groups": list(self.groups), "states": self.n_states, "seconds": self.seconds,
                 "method": "exact (score only: points set aside)"}
 

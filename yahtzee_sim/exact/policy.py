@@ -198,6 +198,12 @@ class PolicyValue:
         sp = state_space(self.rules)
         return self.values[sp.flat(*sp.index(filled, upper_total, five_box_full))]
 
+    @property
+    def mean(self) -> float:
+        """The strategy's exact mean final score: the project's one word for this number
+        (``expected_score`` is the same, kept for scripts)."""
+        return self.expected_score
+
     def summary(self) -> dict:
         """The headline numbers as a plain dict.
 
@@ -205,8 +211,9 @@ class PolicyValue:
         >>> s["strategy"], s["rules"]
         ('keep-largest', 'yacht+fill-in-order')
         """
-        return {"rules": self.rules.key, "strategy": self.strategy,
-                "expected_score": self.expected_score, "sd": self.sd, "states": self.states,
+        return {"rules": self.rules.key, "strategy": self.strategy, "mean": self.expected_score,
+                "expected_score": self.expected_score,     # the old name of "mean", kept for scripts
+                "sd": self.sd, "states": self.states,
                 "seconds": self.seconds, "method": self.method}
 
     def to_frame(self) -> "pd.DataFrame":

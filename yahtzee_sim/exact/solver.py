@@ -148,8 +148,14 @@ class Solution:
 
     @property
     def expected_score(self) -> float:
-        """Optimal expected final score from a fresh card."""
+        """Optimal expected final score from a fresh card (also :attr:`mean`)."""
         return float(self.values[0, 0, 0])
+
+    @property
+    def mean(self) -> float:
+        """The mean final score of optimal play: the project's one word for this number
+        (``expected_score`` is the same, kept for scripts)."""
+        return self.expected_score
 
     @property
     def sd(self) -> float:
@@ -204,7 +210,8 @@ class Solution:
         >>> sorted(s)[:4]
         ['cache', 'cache_note', 'dtype', 'expected_score']
         """
-        return {"rules": self.rules.key, "expected_score": self.expected_score, "sd": self.sd,
+        return {"rules": self.rules.key, "mean": self.expected_score, "sd": self.sd,
+                "expected_score": self.expected_score,     # the old name of "mean", kept for scripts
                 "seconds": self.seconds, "solve_seconds": self.solve_seconds,
                 "cache": self.cache, "cache_note": self.cache_note, "dtype": self.dtype,
                 "states": int(np.sum(self.levels["states"]))}

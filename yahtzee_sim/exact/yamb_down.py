@@ -60,9 +60,10 @@ class DownSolution:
         """The headline numbers as a plain dict.
 
         >>> sorted(solve_yamb_down().summary())
-        ['column', 'expected_score', 'method', 'rules', 'seconds', 'states']
+        ['column', 'expected_score', 'mean', 'method', 'rules', 'seconds', 'states']
         """
-        return {"rules": self.rules.key, "column": "down", "expected_score": self.expected_score,
+        return {"rules": self.rules.key, "column": "down", "mean": self.expected_score,
+                "expected_score": self.expected_score,
                 "states": self.n_states, "seconds": self.seconds,
                 "method": "exact (the Down column alone, float64)"}
 
