@@ -461,7 +461,9 @@ def test_count_limits_in_python():
     with pytest.raises(ValueError, match=r"would take about [\d,]+ years"):
         simulate_turns("yahtzee", "random", 10**18)
     with pytest.raises(ValueError, match="positive integer"):
-        simulate("yahtzee", "random", 1e6)  # a float count is refused, not rounded
+        simulate("yahtzee", "random", 1e3 + 0.5)  # a count with a fraction is refused, not rounded
+    # a whole float is the count it writes, as --games 1e3 is on the command line
+    assert simulate("yahtzee", "random", 1e3, seed=1).summary()["games"] == 1000
 
 
 # -- the Python API checks as the CLI does ------------------------------------------------------
