@@ -48,13 +48,13 @@ class Strategy:
     ``uses_uniforms = False``.
     """
 
-    name: ClassVar[str] = "base"
-    description: ClassVar[str] = ""
+    name: str = "base"          # a class attribute; an instance may set its own (e.g. ``chase:<pattern>``)
+    description: str = ""
     #: Does the strategy read the uniforms ``u``? A strategy that never does may say
     #: ``uses_uniforms = False``: the simulator then skips drawing them (faster) and
     #: passes ``u=None``; the dice, and so the games, are the same either way (each
     #: block's uniforms are drawn after its dice). The default, True, is always safe.
-    uses_uniforms: ClassVar[bool] = True
+    uses_uniforms: bool = True
 
     def prepare(self, rules: RuleSet) -> "Strategy":
         """Bind to a rule set (called by the engine once per run); precompute here."""
@@ -151,7 +151,6 @@ class ChunkDecisions:
     served_boxes_are_boxes: bool = False
     mirrors: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
-    PARTS: ClassVar[tuple[str, ...]] = ("tables", "boxes", "keeps", "keeps_up_to_ties", "uniform")
 
 
 def chunk_decisions_of(strategy: Strategy, rules: RuleSet) -> ChunkDecisions | None:
@@ -176,13 +175,18 @@ def chunk_decisions_of(strategy: Strategy, rules: RuleSet) -> ChunkDecisions | N
     home = next(c for c in cls.__mro__ if "chunk_decisions" in c.__dict__)
 
     def holds(part: str) -> bool:
-        return all(getattr(cls, m, None) is getattr(home, m, None) for m in declared.mirrors.get(part, ("keep", "box")))
+        mirrored = declared.mirrors.get(part, ("keep", "box"))
+        return all(getattr(cls, m, None) is getattr(home, m, None) for m in mirrored)
 
-    kept = {p: getattr(declared, p) if getattr(declared, p) and holds(p) else type(declared).__dataclass_fields__[p].default
-            for p in ChunkDecisions.PARTS}
-    if not any(kept.values()):
+    tables = declared.tables if declared.tables is not None and holds("tables") else None
+    boxes = declared.boxes if declared.boxes is not None and holds("boxes") else None
+    keeps = declared.keeps if declared.keeps is not None and holds("keeps") else None
+    ties = declared.keeps_up_to_ties if declared.keeps_up_to_ties is not None and holds("keeps_up_to_ties") else None
+    uniform = declared.uniform and holds("uniform")
+    if tables is None and boxes is None and keeps is None and ties is None and not uniform:
         return None
-    return replace(declared, **kept, hold_served=declared.hold_served and kept["tables"] is not None)
+    return replace(declared, tables=tables, boxes=boxes, keeps=keeps, keeps_up_to_ties=ties, uniform=uniform,
+                   hold_served=declared.hold_served and tables is not None)
 
 
 STRATEGIES: dict[str, type[Strategy]] = {}
