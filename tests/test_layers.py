@@ -36,6 +36,7 @@ LAYERS = {
     "api": 3, "": 3,
     # 4: reports and the claims catalog
     "report": 4, "verify": 4,
+    "questions": 4,  # a writer's questions and claims files (exact engine + simulation + verdicts)
     # 5: the command line (``python -m yahtzee_sim`` is its entry point)
     "cli": 5, "__main__": 5,
 }

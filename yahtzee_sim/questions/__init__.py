@@ -19,10 +19,11 @@ from __future__ import annotations
 import time
 
 from .answer import Answer
+from .claims import check, check_claims, load_claims_file
 from .spec import ASKS, SCOPES, Event, Question, parse_claimed, parse_event, parse_precision, parse_question
 
 __all__ = ["ask", "answer", "Answer", "Question", "Event", "parse_question", "parse_event", "ASKS", "SCOPES",
-           "DEFAULT_GAMES", "DEFAULT_THROWS", "DEFAULT_SEED"]
+           "DEFAULT_GAMES", "DEFAULT_THROWS", "DEFAULT_SEED", "check", "check_claims", "load_claims_file"]
 
 DEFAULT_GAMES = 20_000
 """Simulated games (or tables) beside a game or table question: a 95% interval of
