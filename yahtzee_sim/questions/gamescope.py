@@ -57,10 +57,11 @@ def pmf_statistic(ask: str, pmf, *, q=None, event=None):
 
 def _distribution(rules, play, cache: dict, progress=None):
     from ..exact.distribution import distribution
+    from ..rules import REGISTRY
 
     key = ("dist", rules.key, play)
-    if key not in cache:
-        cache[key] = distribution(rules, play, cache=True, progress=progress)
+    if key not in cache:   # the disk cache for the named rule sets only (not a test's own RuleSet)
+        cache[key] = distribution(rules, play, cache=rules.name in REGISTRY, progress=progress)
     return cache[key]
 
 
@@ -102,7 +103,8 @@ def _exact_game(q, dist):
         return float(dist.five_per_game), "the exact mean number of turns ending in five of a kind"
     five = rules.five_box
     if ev.kind == "box" and five is not None and ev.name == rules.box_names[rules.box_index(five)] \
-            and ask == "chance" and ev.op in (">=", "==") and ev.low == rules.five_box_points:
+            and ask == "chance" and ev.low == rules.five_box_points \
+            and (ev.op == ">=" or (ev.op == "==" and not rules.roll_dependent)):   # Generala: served pays more
         return float(dist.p_five_box_full), f"the exact chance that {ev.name} ends with its full value"
     return None, (f"the exact distribution does not carry {ev.text!r}" + (f" for {ask}" if ask != "chance" else ""))
 
@@ -120,7 +122,7 @@ def _simulated_game(q, res):
     elif ev.kind == "five_of_a_kind":
         x = np.asarray(g["five_count"])
     elif ev.kind == "scored_five":
-        full = np.asarray(g["box_scores"][:, rules.five_box_index]) == rules.five_box_points
+        full = np.asarray(g["box_scores"][:, rules.five_box_index]) >= rules.five_box_points
         x = full.astype(np.int64) + np.asarray(g["five_bonus_count"])
     elif ev.kind == "zeros":
         x = (np.asarray(g["box_scores"]) == 0).sum(axis=1)
