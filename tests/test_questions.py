@@ -15,15 +15,17 @@ from collections import Counter, defaultdict
 from fractions import Fraction
 from pathlib import Path
 
-import numpy as np
 import pytest
+from conftest import tiny_rules
 
 import yahtzee_sim as ys
 from yahtzee_sim.cli import main
 from yahtzee_sim.questions import answer, parse_question
-from yahtzee_sim.questions.claims import check_claims, load_claims_file, load_claims_text
-
-from conftest import tiny_rules
+from yahtzee_sim.questions.claims import (
+    check_claims,
+    load_claims_file,
+    load_claims_text,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 FACES = range(1, 7)
@@ -57,24 +59,24 @@ def sub_keeps(dice):
         yield tuple(f for f, k in zip(faces, counts) for _ in range(k))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def throws(m: int):
     return list(itertools.product(FACES, repeat=m))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def brute_solver(value):
     """(best, after) for ``value(final dice)``: ``best(dice, j)`` the best expected value
     holding ``dice`` with ``j`` rerolls left, ``after(keep, j)`` that of holding ``keep``:
     every keep tried, every ordered throw of the other dice averaged (no lattice, no tables)."""
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def best(sorted_dice: tuple, j: int) -> Fraction:
         if j == 0:
             return Fraction(value(sorted_dice))
         return max(after(k, j) for k in sub_keeps(sorted_dice))
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def after(keep: tuple, j: int) -> Fraction:
         outs = throws(5 - len(keep))
         return sum((best(tuple(sorted(keep + o)), j - 1) for o in outs), Fraction(0)) / len(outs)
@@ -209,7 +211,7 @@ def test_turn_under_a_strategy_is_its_keeps():
         face = max(c, key=lambda f: (c[f], f))
         return (face,) * c[face]
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def value(dice, j):
         if j == 0:
             return Fraction(is_five(dice))
@@ -251,6 +253,7 @@ def test_expected_rolls_of_a_yahtzee_by_a_plain_chain():
 @pytest.fixture(scope="module")
 def tiny():
     from test_distribution import brute_force
+
     from yahtzee_sim.strategies import get_strategy
 
     rules = tiny_rules()

@@ -22,9 +22,9 @@ def _players(values):
 
 
 def cmd_ask(args) -> int:
-    from ._common import print_json, progress_for
     from ..questions import answer, parse_question
     from ..questions.spec import parse_claimed, parse_precision
+    from ._common import print_json, progress_for
 
     if args.play is not None and args.strategy is not None and args.play != args.strategy:
         raise ValueError("give --play or --strategy, not both")

@@ -13,8 +13,8 @@ import shlex
 
 
 def cmd_check(args) -> int:
-    from ._common import print_json, print_wrapped, progress_for
     from ..questions.claims import check_claims, load_claims_file
+    from ._common import print_json, print_wrapped, progress_for
 
     claims = load_claims_file(args.file)          # a malformed file: one line, before any work
     out_dir = None

@@ -20,10 +20,34 @@ import time
 
 from .answer import Answer
 from .claims import check, check_claims, load_claims_file
-from .spec import ASKS, SCOPES, Event, Question, parse_claimed, parse_event, parse_precision, parse_question
+from .spec import (
+    ASKS,
+    SCOPES,
+    Event,
+    Question,
+    parse_claimed,
+    parse_event,
+    parse_precision,
+    parse_question,
+)
 
-__all__ = ["ask", "answer", "Answer", "Question", "Event", "parse_question", "parse_event", "ASKS", "SCOPES",
-           "DEFAULT_GAMES", "DEFAULT_THROWS", "DEFAULT_SEED", "check", "check_claims", "load_claims_file"]
+__all__ = [
+    "ASKS",
+    "DEFAULT_GAMES",
+    "DEFAULT_SEED",
+    "DEFAULT_THROWS",
+    "SCOPES",
+    "Answer",
+    "Event",
+    "Question",
+    "answer",
+    "ask",
+    "check",
+    "check_claims",
+    "load_claims_file",
+    "parse_event",
+    "parse_question",
+]
 
 DEFAULT_GAMES = 20_000
 """Simulated games (or tables) beside a game or table question: a 95% interval of

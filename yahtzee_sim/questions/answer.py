@@ -66,7 +66,7 @@ class Answer:
             return self.exact
         return None
 
-    def judge(self, claimed=None, precision=0, criterion=None) -> "Answer":
+    def judge(self, claimed=None, precision=0, criterion=None) -> Answer:
         """Attach a verdict on a claimed value stated to ``precision`` (or on a criterion).
 
         The exact value decides when there is one; otherwise the simulated 95% interval
@@ -172,7 +172,7 @@ class Answer:
     def to_frame(self):
         """One row (pandas): the question, exact, simulated with interval, method, verdict.
 
-        >>> Answer(question=None, exact=Fraction(1, 4), unit="share").to_frame().loc[0, "exact"]
+        >>> float(Answer(question=None, exact=Fraction(1, 4), unit="share").to_frame().loc[0, "exact"])
         0.25
         """
         import pandas as pd

@@ -37,11 +37,9 @@ the claim, the key and the valid choices.
 
 from __future__ import annotations
 
-import math
 import time
 import tomllib
 from dataclasses import dataclass, field
-from fractions import Fraction
 from pathlib import Path
 
 from .spec import KEYS, parse_claimed, parse_precision, parse_question
@@ -233,8 +231,8 @@ def check_claims(claims: ClaimsFile, *, games: int = 20_000, throws: int = 100_0
                  progress=None, run_options=None) -> ClaimsResult:
     """Answer every claim of a parsed file (questions on the same rules and strategy
     share their exact distribution and their simulated games)."""
-    from . import answer
     from ..progress import as_progress
+    from . import answer
 
     report = as_progress(progress)
     start = time.perf_counter()
