@@ -425,12 +425,13 @@ def parse_claimed(value) -> Fraction | float:
 def parse_precision(value) -> float:
     """The unit a claim was stated in: a number or a percentage (``"1%"`` is 0.01); 0 = exact.
 
-    >>> parse_precision("1%"), parse_precision(0.001), parse_precision(0)
-    (0.01, 0.001, 0)
+    >>> parse_precision("1%"), parse_precision(0.001), parse_precision("0.5"), parse_precision(0)
+    (0.01, 0.001, 0.5, 0)
     """
-    if isinstance(value, str) and value.strip().endswith("%"):
+    if isinstance(value, str):   # from the shell or a file: "0.01", "1%"
+        text = value.strip()
         try:
-            value = float(value.strip()[:-1]) / 100
+            value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
         except ValueError:
             pass
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
