@@ -17,8 +17,6 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..verify.verdict import verdict_for_criterion, verdict_for_value
-
 Z95 = 1.959963984540054  # the two-sided 95% normal quantile
 
 
@@ -72,6 +70,12 @@ class Answer:
         The exact value decides when there is one; otherwise the simulated 95% interval
         (see :mod:`yahtzee_sim.verify.verdict`).
         """
+        if claimed is None and criterion is None:
+            return self
+        # imported here: the verify package loads the catalog's evaluators (and scipy),
+        # which a question without a claim does not need
+        from ..verify.verdict import verdict_for_criterion, verdict_for_value
+
         if claimed is not None:
             self.claimed, self.precision = claimed, precision
             if self.exact is not None:
