@@ -126,7 +126,10 @@ class Answer:
         if self.claimed is None:
             return ""
         if isinstance(self.claimed, Fraction):
-            return f"{self.claimed} (exact)" if not self.precision else f"{self.claimed}"
+            if not self.precision:
+                return f"{self.claimed} (exact)"
+            step = f"{self.precision * 100:g} percentage point" if self.unit == "share" else f"{self.precision:g}"
+            return f"{self.claimed} (to {step}{'s' if self.unit == 'share' and step[:2] != '1 ' else ''})"
         if self.unit == "share":
             text = f"{float(self.claimed) * 100:g}%"
             step = f"{self.precision * 100:g}" if self.precision else ""

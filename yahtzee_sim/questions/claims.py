@@ -186,7 +186,7 @@ class ClaimsResult:
                 "ci95_high": None if a.ci is None else a.ci[1], "n_simulated": a.n,
                 "exact_text": a.exact_text, "simulated_text": a.simulated_text, "verdict": a.verdict,
                 "method": a.method + (f"; simulated: {a.simulated_method}" if a.simulated_method else ""),
-                "note": a.note, "seconds": round(a.seconds, 2)})
+                "note": a.note})   # no timings: the same inputs give the same report, byte for byte
         return pd.DataFrame(rows).set_index("id")
 
     def to_json(self) -> dict:
@@ -221,7 +221,8 @@ class ClaimsResult:
         lines = []
         for cid, row in frame.iterrows():
             quote = f" “{row['quote']}”" if row["quote"] else ""
-            lines.append(f"* **{cid}**{quote} Question: {row['question']}. {row['method']}."
+            how = row["method"][:1].upper() + row["method"][1:]
+            lines.append(f"* **{cid}**{quote} Question: {row['question']}. {how}."
                          + (f" Note: {row['note']}." if row["note"] else ""))
         rep.add_text("How it was computed", "\n".join(lines))
         return rep
