@@ -47,7 +47,7 @@ def cmd_check(args) -> int:
             found.append(f"simulated {a.simulated_text}")
         print_wrapped("; ".join(found), indent="    ", hang=2)
         print_wrapped(f"how: {a.method}" + (f" (note: {a.note})" if a.note else ""), indent="    ", hang=2)
-    counts = {}
+    counts: dict[str, int] = {}
     for a in result.answers:
         counts[a.verdict] = counts.get(a.verdict, 0) + 1
     print()

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -36,8 +37,8 @@ class Answer:
     claimed, precision, criterion, verdict : filled by :meth:`judge`.
     """
 
-    question: object
-    exact: object = None
+    question: Any
+    exact: Any = None
     estimate: float | None = None
     ci: tuple | None = None
     n: int = 0
@@ -46,7 +47,7 @@ class Answer:
     simulated_method: str = ""
     note: str = ""
     extra: dict = field(default_factory=dict)
-    claimed: object = None
+    claimed: Any = None
     precision: float | None = None
     criterion: dict | None = None
     verdict: str | None = None
@@ -55,7 +56,7 @@ class Answer:
     @property
     def value(self) -> float:
         """The exact value as a float, else the simulated estimate."""
-        return float(self.exact) if self.exact is not None else float(self.estimate)
+        return float(self.exact) if self.exact is not None else float(self.estimate)  # type: ignore[arg-type]
 
     @property
     def exact_fraction(self) -> Fraction | None:
@@ -231,7 +232,7 @@ def sample_statistic(ask: str, x, *, q: float | None = None) -> tuple[float, tup
         var_s2 = max(m4 - s ** 4, 0.0) / n
         half = Z95 * math.sqrt(var_s2) / (2 * s) if s > 0 else 0.0
         return s, (max(0.0, s - half), s + half)
-    if ask == "percentile":
+    if ask == "percentile" and q is not None:
         xs = np.sort(x)
         p = q / 100
         k = max(int(math.ceil(p * n)) - 1, 0)   # the smallest x with at least q% at or below

@@ -196,7 +196,7 @@ def simulate_final(q, tables: dict, n: int, rng, *, first_keep: int | None = Non
     return rolls
 
 
-def _simulate_rolls_until(q, hit: np.ndarray, keeps: np.ndarray, n: int, rng, cap: int = 100_000) -> np.ndarray:
+def _simulate_rolls_until(q, hit: np.ndarray, keeps: np.ndarray | None, n: int, rng, cap: int = 100_000) -> np.ndarray:
     """(n,) throws until a roll shows the pattern (the first throw counted), keeping ``keeps``."""
     d = q.rules.dice
     thrower = _Thrower(d, rng)

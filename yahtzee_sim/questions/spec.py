@@ -21,6 +21,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
 
 ASKS = ("chance", "mean", "sd", "percentile", "expected-rolls", "max", "min")
 SCOPES = ("roll", "position", "turn", "game", "table")
@@ -194,14 +195,14 @@ class Question:
     ask: str
     event: Event
     scope: str
-    rules: object = field(repr=False)
+    rules: Any = field(repr=False)
     play: str = "chase"
-    keep: tuple | None = None
-    dice: tuple | None = None
-    hold: tuple | None = None
-    rolls_left: int | None = None
-    q: float | None = None
-    players: tuple | None = None
+    keep: Any = None
+    dice: Any = None
+    hold: Any = None
+    rolls_left: Any = None
+    q: Any = None
+    players: Any = None
 
     @property
     def text(self) -> str:
@@ -336,7 +337,7 @@ def parse_question(spec: dict, *, rules=None) -> Question:
     q = spec.get("q")
     if ask == "percentile":
         try:
-            q = float(q)
+            q = float(q)  # type: ignore[arg-type]
         except (TypeError, ValueError):
             raise ValueError(f"percentile needs q in (0, 100], got {spec.get('q')!r}") from None
         if not 0 < q <= 100:
