@@ -143,3 +143,21 @@ def test_questions_doc_dice_examples_print_what_the_doc_shows(command, printed, 
                          ids=lambda x: x[:60] if x.startswith("ask") else "")
 def test_questions_doc_game_examples_print_what_the_doc_shows(command, printed, capsys):
     assert _run_example(command, capsys) == printed
+
+
+@pytest.mark.slow
+def test_questions_doc_python_block_runs():
+    """The "From Python" block of docs/questions.md, as written."""
+    text = QUESTIONS.read_text(encoding="utf-8")
+    source = re.search(r"From Python:\n\n```python\n(.*?)```", text, re.S).group(1)
+    namespace: dict = {"__name__": "__questions__"}
+    cwd = os.getcwd()
+    try:
+        os.chdir(ROOT)   # the block names experiments/claims/yahtzee.toml from the project's folder
+        exec(compile(source, "docs/questions.md", "exec"), namespace)
+    finally:
+        os.chdir(cwd)
+    from fractions import Fraction
+
+    assert namespace["a"].exact == Fraction(5, 9) and namespace["a"].verdict == "confirmed"
+    assert len(namespace["result"].frame()) == len(namespace["result"].answers) >= 10

@@ -543,3 +543,11 @@ def test_a_game_the_exact_engine_cannot_follow():
     assert a.exact is None and "simulated only" in a.note and a.n == 500
     with pytest.raises(ValueError, match="cannot solve yamb"):
         ys.ask("mean", "score", scope="game", rules="yamb", play="optimal", games=500)
+
+
+def test_play_to_win_is_a_table_seat_only():
+    """It watches the other players: a seat at a table (simulated), not a game's strategy."""
+    qq = parse_question({"ask": "chance", "event": "win", "scope": "table", "players": ["play-to-win", "optimal"]})
+    assert qq.players == ("play-to-win", "optimal")
+    with pytest.raises(ValueError, match="unknown strategy 'play-to-win'"):
+        parse_question({"ask": "chance", "event": "upper_bonus", "scope": "game", "play": "play-to-win"})

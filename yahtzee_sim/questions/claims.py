@@ -242,7 +242,8 @@ def check_claims(claims: ClaimsFile, *, games: int = 20_000, throws: int = 100_0
     n = len(claims.claims)
     for i, c in enumerate(claims.claims):
         report("claims", i, n)
-        a = answer(c.question, games=games, throws=throws, seed=seed, cache=cache, run_options=run_options)
+        a = answer(c.question, games=games, throws=throws, seed=seed, cache=cache, progress=progress,
+                   run_options=run_options)
         answers.append(a.judge(c.claimed, c.precision, c.criterion))
     report("claims", n, n)
     return ClaimsResult(file=claims, answers=answers, games=games, throws=throws, seed=seed,

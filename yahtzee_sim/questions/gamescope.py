@@ -170,6 +170,8 @@ def answer_table(q, *, games: int = 20_000, seed=None, cache: dict | None = None
     exact, note = None, ""
     names = q.players
     try:
+        if "play-to-win" in names:
+            raise ValueError("play-to-win looks at the other players' cards, so its odds have no exact form")
         pmfs = [_distribution(q.rules, p, cache, progress) for p in dict.fromkeys(names)]
         by = dict(zip(dict.fromkeys(names), pmfs))
         odds = win_odds([by[p] for p in names], names=[f"{p} (seat {i + 1})" for i, p in enumerate(names)])
@@ -182,7 +184,11 @@ def answer_table(q, *, games: int = 20_000, seed=None, cache: dict | None = None
         note = f"simulated only: {exc}"
     key = ("table", q.rules.key, names, games, seed)
     if key not in cache:
-        cache[key] = simulate_table(q.rules, list(names), games, seed=seed)
+        from ..multiplayer import PlayToWin
+
+        seats = [PlayToWin(progress=progress if progress is not None else False) if p == "play-to-win" else p
+                 for p in names]
+        cache[key] = simulate_table(q.rules, seats, games, seed=seed, progress=progress)
     res = cache[key]
     win, tie = res.outcomes()
     x = (win if q.event.kind == "win" else tie)[:, 0]

@@ -297,7 +297,7 @@ def parse_question(spec: dict, *, rules=None) -> Question:
         play = "chase" if scope in DICE_SCOPES else "optimal"
     if not isinstance(play, str):
         raise ValueError(f"play must be 'chase' or a strategy name, got {play!r}")
-    if play != "chase":
+    if play not in ("chase", "play-to-win") or (play == "play-to-win" and scope != "table"):
         get_strategy(play)  # an unknown name: one line listing the strategies
     elif scope in ("game", "table"):
         raise ValueError(f"play 'chase' is for roll, position and turn questions; a {scope} question needs a "
@@ -381,11 +381,12 @@ def parse_question(spec: dict, *, rules=None) -> Question:
         raw = spec.get("players", 2)
         if isinstance(raw, (list, tuple)):
             players = tuple(str(p) for p in raw)
-            for p in players:
-                get_strategy(p)
         else:
             n = _int(raw, "players")
             players = (play,) * n
+        for p in players:
+            if p != "play-to-win":   # the table's own strategy: it watches the other players
+                get_strategy(p)
         if not 2 <= len(players) <= MAX_PLAYERS:
             raise ValueError(f"a table seats 2 to {MAX_PLAYERS} players, got {len(players)}")
         if ask != "chance":
