@@ -551,3 +551,16 @@ def test_play_to_win_is_a_table_seat_only():
     assert qq.players == ("play-to-win", "optimal")
     with pytest.raises(ValueError, match="unknown strategy 'play-to-win'"):
         parse_question({"ask": "chance", "event": "upper_bonus", "scope": "game", "play": "play-to-win"})
+
+
+@pytest.mark.parametrize("rules, options, n_dice, faces, group", [("maxi-yatzy", [], 6, 6, 6),
+                                                                   ("yahtzee", ["faces-8"], 5, 8, 5)])
+def test_other_dice_roll_chance_is_the_count_of_ordered_throws(rules, options, n_dice, faces, group):
+    """Six dice, eight faces: all dice alike on one throw, counted over every ordered throw."""
+    want = Fraction(faces, faces ** n_dice)
+    a = ys.ask("chance", f"largest_group_{group}", scope="roll", rules=rules, options=options, throws=N)
+    assert a.exact == want
+    held = "".join(["1"] * (n_dice - 1))
+    b = ys.ask("chance", f"largest_group_{group}", scope="position", keep=held, rolls_left=1, rules=rules,
+               options=options, throws=N)
+    assert b.exact == Fraction(1, faces)   # one die thrown: it matches the others one time in `faces`
