@@ -222,6 +222,8 @@ class Question:
         elif self.scope == "table":
             where = f"table of {len(self.players)} ({', '.join(self.players)})"
         ask = self.ask if self.q is None else f"percentile {_num(self.q)}"
+        if self.scope == "roll":   # one throw of all the dice: no decision to play
+            return f"{ask} of {self.event.text}, {where} ({self.rules.key})"
         return f"{ask} of {self.event.text}, {where}, playing {self.play} ({self.rules.key})"
 
 
