@@ -277,6 +277,9 @@ def answer_dice(q, *, n: int = 100_000, seed=None) -> Answer:
         how += "; the sd is the square root of the exact variance"
     extra = {}
     note = ""
+    if rules.roll_dependent and q.event.kind == "box" and q.scope != "roll":
+        note = ("the final dice are scored as made by a later throw, not served (served scores: a roll "
+                "question)")
     if q.scope == "position" and q.dice is not None and q.hold is not None:
         held = int(d.keep_index_of_counts(_counts(d, q.hold)))
         w_h, den_h = exact_final(q, tables, first_keep=held)
@@ -289,8 +292,8 @@ def answer_dice(q, *, n: int = 100_000, seed=None) -> Answer:
             extra["best_hold"] = _dice_word([f + 1 for f in range(d.n_faces)
                                              for _ in range(int(d.keep_counts[best_keep][f]))])
         extra["hold_costs"] = exact - value_h if not isinstance(exact, float) else float(exact) - float(value_h)
-        note = (f"the answer is for holding {_dice_word(q.hold)}; 'best' is the value with the best hold "
-                f"({q.play} play afterwards)")
+        note = "; ".join(filter(None, [note, f"the answer is for holding {_dice_word(q.hold)}; 'best' is the "
+                                              f"value with the best hold ({q.play} play afterwards)"]))
         exact, est, ci = value_h, est_h, ci_h
     return Answer(question=q, exact=exact, estimate=est, ci=ci, n=n, unit=unit, method=how,
                   simulated_method=sim_how, extra=extra, note=note)
