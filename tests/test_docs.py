@@ -98,3 +98,66 @@ def test_readme_simulate_figures_are_what_the_tool_prints():
     s = simulate("yahtzee", "keep-largest", 100_000, seed=1).summary()
     assert f"a game ({s['five_rolled_rate']:.3f} here)" in text
     assert f"not a chance ({s['five_count_mean']:.3f} here;" in text
+
+
+# -- docs/questions.md: the twenty worked examples, run and compared ---------------------------
+
+QUESTIONS = ROOT / "docs" / "questions.md"
+
+
+def _question_examples() -> list[tuple[str, str]]:
+    """(command, printed output) of every example of docs/questions.md."""
+    text = QUESTIONS.read_text(encoding="utf-8")
+    return re.findall(r"```bash\nyahtzee-sim (ask .*?)\n```\n\n```text\n(.*?)\n```", text, re.S)
+
+
+def _is_game(command: str) -> bool:
+    return "--scope game" in command or "--scope table" in command
+
+
+def test_questions_doc_has_twenty_examples():
+    examples = _question_examples()
+    assert len(examples) >= 20
+    assert {w for c, _ in examples for w in ("roll", "position", "turn", "game", "table")
+            if f"--scope {w}" in c or (w == "position" and ("--keep" in c or "--dice" in c))} == \
+        {"roll", "position", "turn", "game", "table"}
+
+
+def _run_example(command: str, capsys) -> str:
+    import shlex
+
+    from yahtzee_sim.cli import main
+
+    assert main(shlex.split(command)) == 0
+    return capsys.readouterr().out.rstrip()
+
+
+@pytest.mark.parametrize("command, printed", [e for e in _question_examples() if not _is_game(e[0])],
+                         ids=lambda x: x[:60] if x.startswith("ask") else "")
+def test_questions_doc_dice_examples_print_what_the_doc_shows(command, printed, capsys):
+    assert _run_example(command, capsys) == printed
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command, printed", [e for e in _question_examples() if _is_game(e[0])],
+                         ids=lambda x: x[:60] if x.startswith("ask") else "")
+def test_questions_doc_game_examples_print_what_the_doc_shows(command, printed, capsys):
+    assert _run_example(command, capsys) == printed
+
+
+@pytest.mark.slow
+def test_questions_doc_python_block_runs():
+    """The "From Python" block of docs/questions.md, as written."""
+    text = QUESTIONS.read_text(encoding="utf-8")
+    source = re.search(r"From Python:\n\n```python\n(.*?)```", text, re.S).group(1)
+    namespace: dict = {"__name__": "__questions__"}
+    cwd = os.getcwd()
+    try:
+        os.chdir(ROOT)   # the block names experiments/claims/yahtzee.toml from the project's folder
+        exec(compile(source, "docs/questions.md", "exec"), namespace)
+    finally:
+        os.chdir(cwd)
+    from fractions import Fraction
+
+    assert namespace["a"].exact == Fraction(5, 9) and namespace["a"].verdict == "confirmed"
+    assert len(namespace["result"].frame()) == len(namespace["result"].answers) >= 10

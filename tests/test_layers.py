@@ -44,6 +44,7 @@ LAYERS = {
     "api": 4, "": 4,
     # 5: reports and the claims catalog
     "report": 5, "verify": 5,
+    "questions": 5,  # a writer's questions and claims files (exact engine + simulation + verdicts)
     # 6: the command line (``python -m yahtzee_sim`` is its entry point)
     "cli": 6, "__main__": 6,
 }

@@ -39,6 +39,7 @@ _EXPORTS = {
     "Strategy": "strategy", "get_strategy": "strategy", "register": "strategy",
     "strategy_names": "strategy", "best_legal": "strategy", "ChunkDecisions": "strategy",
     "compare_results": "stats",
+    "ask": "questions", "check": "questions",
 }
 
 
@@ -61,5 +62,5 @@ __all__ = [
     "extreme_score", "solve_risk", "best_legal", "ChunkDecisions", "compare_results", "SEED_BLOCK", "StrategyError",
     "TurnsResult", "GameAggregate", "SimulationResult", "RuleSet", "get_rules", "rule_names",
     "rule_options", "GameState", "TurnOptions", "Strategy", "get_strategy", "register",
-    "strategy_names", "__version__",
+    "strategy_names", "ask", "check", "__version__",
 ]

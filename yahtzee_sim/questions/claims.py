@@ -1,0 +1,274 @@
+"""A writer's claims file: each claim a question, a claimed value and its precision.
+
+The format generalizes the seeds' catalog (``yahtzee_sim/verify/claims.toml``)::
+
+    title = "Claims in my article"          # optional
+    rules = "yahtzee"                        # default rule set for the claims below
+
+    [[claim]]
+    id = "large-straight-turn"
+    quote = "Going for a large straight, you make it about 26% of the time."
+    ask = "chance"
+    event = "large_straight"
+    scope = "turn"
+    play = "chase"
+    claimed = 0.26          # or "5/9", or "26%"
+    precision = 0.01        # the unit the claim was stated in; 0 = exact
+
+A claim gives ``claimed`` (with ``precision``) or a ``criterion``
+(``{ op = "at_least", low = 0.5, reading = "more often than not" }``) as the catalog
+does. Every claim is checked before any is computed: a bad one is one line naming
+the claim, the key and the valid choices.
+
+>>> claims = load_claims_text('''
+... [[claim]]
+... id = "open-ended"
+... ask = "chance"
+... event = "large_straight"
+... scope = "position"
+... keep = "2345"
+... rolls_left = 2
+... claimed = "5/9"
+... ''')
+>>> result = check_claims(claims, throws=2000)
+>>> result.frame().loc["open-ended", "verdict"]
+'confirmed'
+"""
+
+from __future__ import annotations
+
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .spec import KEYS, parse_claimed, parse_precision, parse_question
+
+CLAIM_KEYS = ("id", "quote", "source", "note", "claimed", "precision", "criterion") + KEYS
+TOP_KEYS = ("title", "rules", "options", "claim")
+
+
+@dataclass
+class Claim:
+    """One claim of a file: its id, words, the parsed question and what is claimed."""
+
+    id: str
+    question: object
+    quote: str = ""
+    claimed: object = None
+    precision: float = 0
+    criterion: dict | None = None
+
+
+@dataclass
+class ClaimsFile:
+    title: str
+    claims: list
+    source: str = ""
+
+
+def _criterion(value, cid: str) -> dict:
+    if not isinstance(value, dict):
+        raise ValueError(f"claim {cid!r}: key 'criterion' must be a table such as "
+                         "{ op = \"at_least\", low = 0.5 }")
+    op = value.get("op")
+    if op not in ("at_least", "at_most", "between"):
+        raise ValueError(f"claim {cid!r}: key 'criterion': unknown op {op!r}; valid: at_least, at_most, between")
+    for end in ("low", "high"):
+        if end in value and (isinstance(value[end], bool) or not isinstance(value[end], (int, float))):
+            raise ValueError(f"claim {cid!r}: key 'criterion': {end} must be a number")
+    need = {"at_least": ("low",), "at_most": ("high",), "between": ("low", "high")}[op]
+    missing = [k for k in need if k not in value]
+    if missing:
+        raise ValueError(f"claim {cid!r}: key 'criterion': op {op} needs {', '.join(need)}")
+    return dict(value)
+
+
+def load_claims_text(text: str, *, source: str = "") -> ClaimsFile:
+    """Parse and validate a claims file's text (see the module's docstring)."""
+    from ..rules import get_rules
+
+    where = f"{source}: " if source else ""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{where}not a valid TOML file: {exc}") from None
+    unknown = sorted(set(data) - set(TOP_KEYS))
+    if unknown:
+        raise ValueError(f"{where}unknown top-level key {unknown[0]!r}; valid keys: {', '.join(TOP_KEYS)} "
+                         "(each claim goes in a [[claim]] table)")
+    rows = data.get("claim", [])
+    if not isinstance(rows, list) or not rows:
+        raise ValueError(f"{where}no claims: write each one in a [[claim]] table")
+    options = data.get("options", ())
+    if isinstance(options, str):
+        options = [options]
+    try:
+        default_rules = get_rules(data.get("rules", "yahtzee"), options)
+    except ValueError as exc:
+        raise ValueError(f"{where}key 'rules': {exc}") from None
+    claims, seen = [], set()
+    for i, row in enumerate(rows):
+        cid = row.get("id")
+        if not isinstance(cid, str) or not cid.strip():
+            raise ValueError(f"{where}claim {i + 1}: key 'id' is missing (give every claim an id)")
+        if cid in seen:
+            raise ValueError(f"{where}duplicate claim id {cid!r}")
+        seen.add(cid)
+        bad = sorted(set(row) - set(CLAIM_KEYS))
+        if bad:
+            raise ValueError(f"{where}claim {cid!r}: unknown key {bad[0]!r}; valid keys: {', '.join(CLAIM_KEYS)}")
+        spec = {k: row[k] for k in KEYS if k in row}
+        try:
+            question = parse_question(spec, rules=default_rules)
+        except ValueError as exc:
+            raise ValueError(f"{where}claim {cid!r}: {exc}") from None
+        if ("claimed" in row) == ("criterion" in row):
+            raise ValueError(f"{where}claim {cid!r}: give exactly one of 'claimed' (with precision) or 'criterion'")
+        try:
+            claimed = parse_claimed(row["claimed"]) if "claimed" in row else None
+            precision = parse_precision(row.get("precision", 0))
+        except ValueError as exc:
+            key = "claimed" if "claimed" in str(exc) else "precision"
+            raise ValueError(f"{where}claim {cid!r}: key {key!r}: {exc}") from None
+        criterion = _criterion(row["criterion"], cid) if "criterion" in row else None
+        claims.append(Claim(id=cid, question=question, quote=str(row.get("quote", "")), claimed=claimed,
+                            precision=precision, criterion=criterion))
+    title = data.get("title", "Claims")
+    return ClaimsFile(title=str(title), claims=claims, source=source)
+
+
+def load_claims_file(path) -> ClaimsFile:
+    """Read and validate a claims file (a clear one-line error if missing or malformed)."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ValueError(f"claims file {str(path)!r} does not exist") from None
+    except IsADirectoryError:
+        raise ValueError(f"claims file {str(path)!r} is a folder, not a file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"cannot read claims file {str(path)!r}: {exc}") from None
+    return load_claims_text(text, source=str(path))
+
+
+@dataclass
+class ClaimsResult:
+    """The answers to a claims file, in its order."""
+
+    file: ClaimsFile
+    answers: list
+    games: int
+    throws: int
+    seed: int
+    seconds: float = 0.0
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    def frame(self):
+        """One row per claim: quote, question, claim, exact, simulated, verdict, method (pandas).
+
+        Numbers as numbers (``exact``, ``estimate``, ``ci95_low``, ``ci95_high``,
+        ``claimed``), the fraction as text in ``exact_fraction``, and the same in words
+        (``exact_text``, ``simulated_text``).
+        """
+        import pandas as pd
+
+        rows = []
+        for c, a in zip(self.file.claims, self.answers):
+            frac = a.exact_fraction
+            rows.append({
+                "id": c.id, "quote": c.quote, "question": c.question.text, "claim": a.claimed_text,
+                "unit": a.unit, "claimed": None if a.claimed is None else float(a.claimed),
+                "precision": a.precision if a.claimed is not None else None,
+                "exact": None if a.exact is None else float(a.exact),
+                "exact_fraction": None if frac is None else str(frac),
+                "estimate": a.estimate, "ci95_low": None if a.ci is None else a.ci[0],
+                "ci95_high": None if a.ci is None else a.ci[1], "n_simulated": a.n,
+                "exact_text": a.exact_text, "simulated_text": a.simulated_text, "verdict": a.verdict,
+                "method": a.method + (f"; simulated: {a.simulated_method}" if a.simulated_method else ""),
+                "note": a.note})   # no timings: the same inputs give the same report, byte for byte
+        return pd.DataFrame(rows).set_index("id")
+
+    def to_json(self) -> dict:
+        """Numbers as numbers and fractions as Fraction (the CLI prints them as
+        numerator/denominator/value)."""
+        out = []
+        for c, a in zip(self.file.claims, self.answers):
+            d = a.to_dict()
+            out.append({"id": c.id, "quote": c.quote, **d})
+        return {"title": self.file.title, "file": self.file.source, "games": self.games, "throws": self.throws,
+                "seed": self.seed, "claims": out}
+
+    def report(self, command: str):
+        """The report (README with the verdict table and how each number was computed, CSV)."""
+        from ..report.document import Report
+
+        frame = self.frame()
+        rep = Report(name="claims-check", title=self.file.title,
+                     question="Is each number of these claims right? Each is computed exactly where the exact "
+                              "engine can, beside a simulation with its 95% interval, and given a verdict.",
+                     command=command, seed=self.seed)
+        display = frame.reset_index()[["id", "claim", "exact_text", "simulated_text", "verdict"]].rename(
+            columns={"id": "claim id", "claim": "claimed", "exact_text": "exact",
+                     "simulated_text": "simulated (95% CI)"})
+        counts = frame["verdict"].value_counts()
+        rep.add_text("Verdicts", ", ".join(f"{v}: {int(n)}" for v, n in counts.items()) + ".\n\n"
+                     "Verdicts: **confirmed** (the true value rounds to the claim at its stated precision), "
+                     "**confirmed with rounding** (off by at most one unit of that precision), **imprecise** "
+                     "(within three units or 10%), **wrong** (anything else). The exact value decides where "
+                     "there is one; otherwise the simulated interval.")
+        rep.add_table("claims", frame, display=display)
+        lines = []
+        for cid, row in frame.iterrows():
+            quote = f" “{row['quote']}”" if row["quote"] else ""
+            how = row["method"][:1].upper() + row["method"][1:]
+            lines.append(f"* **{cid}**{quote} Question: {row['question']}. {how}."
+                         + (f" Note: {row['note']}." if row["note"] else ""))
+        rep.add_text("How it was computed", "\n".join(lines))
+        return rep
+
+
+def check_claims(claims: ClaimsFile, *, games: int = 20_000, throws: int = 100_000, seed: int = 2026,
+                 progress=None, run_options=None) -> ClaimsResult:
+    """Answer every claim of a parsed file (questions on the same rules and strategy
+    share their exact distribution and their simulated games)."""
+    from ..progress import as_progress
+    from . import answer
+
+    report = as_progress(progress)
+    start = time.perf_counter()
+    cache: dict = {}
+    answers = []
+    n = len(claims.claims)
+    for i, c in enumerate(claims.claims):
+        report("claims", i, n)
+        a = answer(c.question, games=games, throws=throws, seed=seed, cache=cache, progress=progress,
+                   run_options=run_options)
+        answers.append(a.judge(c.claimed, c.precision, c.criterion))
+    report("claims", n, n)
+    return ClaimsResult(file=claims, answers=answers, games=games, throws=throws, seed=seed,
+                        seconds=time.perf_counter() - start)
+
+
+def check(path, *, games: int = 20_000, throws: int = 100_000, seed: int = 2026, out=None, progress=None):
+    """Check the claims of the file at ``path``; with ``out``, also write the report there.
+
+    >>> import pathlib, tempfile
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "mine.toml"
+    >>> _ = f.write_text('[[claim]]\\nid = "y"\\nask = "chance"\\nevent = "five_of_a_kind"\\nscope = "roll"\\n'
+    ...                  'claimed = "6/7776"\\n')
+    >>> check(f, throws=1000).frame().loc["y", "verdict"]
+    'confirmed'
+    """
+    claims = load_claims_file(path)
+    if out is not None:
+        from ..report.output import check_output_root, check_replaceable
+
+        check_replaceable(check_output_root(out))   # before any work: a bad folder fails at once
+    result = check_claims(claims, games=games, throws=throws, seed=seed, progress=progress)
+    if out is not None:
+        from ..report.document import write_report
+
+        command = f"yahtzee-sim check {path} --games {games} --throws {throws} --seed {seed} --out {out}"
+        write_report(result.report(command), Path(out))
+    return result

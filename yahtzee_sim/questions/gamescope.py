@@ -1,0 +1,198 @@
+"""Game and table questions: the exact score distribution where it has the event, and
+simulated games beside it (alone, and saying so, where no exact method exists).
+
+Exact (through :func:`yahtzee_sim.exact.distribution.distribution`, floating point):
+the final score (chance of a range, mean, sd, percentiles, extremes), the upper
+bonus, the five-of-a-kind box at its full value, the number of five of a kinds that
+score (the full box plus each bonus, which needs the full box), the mean number of
+turns ending in five of a kind, a served Generala; at a table the chance to win or
+tie through :func:`yahtzee_sim.exact.winodds.win_odds`. Simulated only: how many
+turns end in five of a kind (beyond its mean), zeros, and a box's points other than
+the five box's full value.
+
+>>> from yahtzee_sim.questions.spec import parse_question
+>>> q = parse_question({"ask": "chance", "event": "score >= 150", "scope": "game", "play": "greedy",
+...                     "rules": "yacht", "options": ["fill-in-order"]})
+>>> a = answer_game(q, games=2000, seed=1)
+>>> a.ci[0] <= a.exact <= a.ci[1]
+True
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .answer import Answer, sample_statistic
+
+
+def pmf_statistic(ask: str, pmf, *, q=None, event=None):
+    """The ``ask`` of a quantity with ``pmf`` over 0, 1, 2, ... (``chance``: of ``event``).
+
+    >>> pmf_statistic("mean", [0.25, 0.5, 0.25]), pmf_statistic("percentile", [0.25, 0.5, 0.25], q=80)
+    (1.0, 2)
+    """
+    p = np.asarray(pmf, dtype=np.float64)
+    x = np.arange(len(p))
+    if ask == "chance":
+        return float(min(1.0, p[event.holds(x)].sum()))
+    if ask == "mean":
+        return float(p @ x)
+    if ask == "sd":
+        m = float(p @ x)
+        return math.sqrt(max(float(p @ (x * x)) - m * m, 0.0))
+    pos = np.flatnonzero(p > 0)
+    if ask == "max":
+        return int(pos[-1])
+    if ask == "min":
+        return int(pos[0])
+    if ask == "percentile":
+        if q == 100:
+            return int(pos[-1])
+        cdf = np.cumsum(p)
+        return int(min(np.searchsorted(cdf, q / 100 * cdf[-1] - 1e-13), pos[-1]))
+    raise ValueError(f"unknown ask {ask!r}")
+
+
+def _distribution(rules, play, cache: dict, progress=None):
+    from ..exact.distribution import distribution
+    from ..rules import REGISTRY
+
+    key = ("dist", rules.key, play)
+    if key not in cache:   # the disk cache for the named rule sets only (not a test's own RuleSet)
+        cache[key] = distribution(rules, play, cache=rules.name in REGISTRY, progress=progress)
+    return cache[key]
+
+
+def _games(rules, play, games, seed, cache: dict, progress=None, run_options=None):
+    from ..api import simulate
+
+    key = ("games", rules.key, play, games, seed)
+    if key not in cache:
+        cache[key] = simulate(rules, play, games, seed=seed, keep_games=True, progress=progress or False,
+                              **(run_options or {}))
+    return cache[key]
+
+
+def _scored_five_pmf(dist) -> np.ndarray:
+    """P(k five of a kinds score: the full box and each bonus); a bonus needs the full box."""
+    bonus = np.asarray(dist.five_bonus_pmf, dtype=np.float64)
+    full = float(dist.p_five_box_full)
+    out = np.zeros(len(bonus) + 1)
+    out[0] = 1.0 - full
+    out[1] = full - (1.0 - bonus[0])
+    out[2:] = bonus[1:]
+    return out
+
+
+def _exact_game(q, dist):
+    """(exact value, words) from the distribution, or (None, why not)."""
+    rules, ev, ask = q.rules, q.event, q.ask
+    if ev.kind == "score":
+        return pmf_statistic(ask, dist.pmf, q=q.q, event=ev), "the exact distribution of the final score"
+    if ev.kind == "upper_bonus":
+        return float(dist.p_upper_bonus), "the exact chance of the upper bonus"
+    if ev.kind == "served":
+        return float(dist.p_served_five), "the exact chance of at least one served Generala (first throw)"
+    if ev.kind == "scored_five":
+        return (pmf_statistic(ask, _scored_five_pmf(dist), q=q.q, event=ev),
+                "the exact distribution of the five of a kinds that score (the full box, then each bonus, "
+                "which needs the full box)")
+    if ev.kind == "five_of_a_kind" and ask == "mean":
+        return float(dist.five_per_game), "the exact mean number of turns ending in five of a kind"
+    five = rules.five_box
+    if ev.kind == "box" and five is not None and ev.name == rules.box_names[rules.box_index(five)] \
+            and ask == "chance" and ev.low == rules.five_box_points \
+            and (ev.op == ">=" or (ev.op == "==" and not rules.roll_dependent)):   # Generala: served pays more
+        return float(dist.p_five_box_full), f"the exact chance that {ev.name} ends with its full value"
+    return None, (f"the exact distribution does not carry {ev.text!r}" + (f" for {ask}" if ask != "chance" else ""))
+
+
+def _simulated_game(q, res):
+    """(sample (n,), words) of the question's quantity or condition in simulated games."""
+    rules, ev = q.rules, q.event
+    g = res.games
+    if ev.kind == "score":
+        x = np.asarray(g["total"])
+    elif ev.kind == "upper_bonus":
+        x = np.asarray(g["upper_bonus"]) > 0
+    elif ev.kind == "box":
+        x = np.asarray(g["box_scores"][:, rules.box_index(ev.name)])
+    elif ev.kind == "five_of_a_kind":
+        x = np.asarray(g["five_count"])
+    elif ev.kind == "scored_five":
+        full = np.asarray(g["box_scores"][:, rules.five_box_index]) >= rules.five_box_points
+        x = full.astype(np.int64) + np.asarray(g["five_bonus_count"])
+    elif ev.kind == "zeros":
+        x = (np.asarray(g["box_scores"]) == 0).sum(axis=1)
+    else:  # served: counted in the aggregate only
+        k = res.count("served_five")
+        x = np.zeros(res.n_games, dtype=bool)
+        x[:k] = True
+    if ev.op is not None:
+        x = ev.holds(x)
+    return x
+
+
+def answer_game(q, *, games: int = 20_000, seed=None, cache: dict | None = None, progress=None,
+                run_options=None) -> Answer:
+    """Answer a game question: exact where the distribution has it, and ``games`` simulated games."""
+    cache = {} if cache is None else cache
+    unit = "share" if q.ask == "chance" else "points" if q.event.kind in ("score", "box") else "number"
+    exact, words, note = None, "", ""
+    try:
+        dist = _distribution(q.rules, q.play, cache, progress)
+    except ValueError as exc:   # a strategy or rule set the exact engine does not handle
+        dist, words = None, str(exc)
+    if dist is not None:
+        exact, words = _exact_game(q, dist)
+    res = _games(q.rules, q.play, games, seed, cache, progress, run_options)
+    x = _simulated_game(q, res)
+    est, ci = sample_statistic(q.ask, x, q=q.q)
+    if q.ask in ("max", "min", "percentile") and exact is None:
+        note = f"simulated only ({words}); the {q.ask} of {games:,} games bounds the true value"
+    elif exact is None:
+        note = f"simulated only: {words}"
+    method = (f"{words}, pushed turn by turn through the {q.play} strategy's decisions (floating point)"
+              if exact is not None else f"simulation of {games:,} games")
+    return Answer(question=q, exact=exact, estimate=est, ci=ci, n=res.n_games, unit=unit, method=method,
+                  simulated_method=f"{res.n_games:,} games under {res.strategy} (seed {res.seed})", note=note)
+
+
+def answer_table(q, *, games: int = 20_000, seed=None, cache: dict | None = None, progress=None) -> Answer:
+    """Answer a table question (win or tie of seat 1): exact when every player's decisions
+    depend on their own card alone, and ``games`` simulated tables."""
+    from ..exact.winodds import win_odds
+    from ..multiplayer import simulate_table
+
+    cache = {} if cache is None else cache
+    exact, note = None, ""
+    names = q.players
+    try:
+        if "play-to-win" in names:
+            raise ValueError("play-to-win looks at the other players' cards, so its odds have no exact form")
+        pmfs = [_distribution(q.rules, p, cache, progress) for p in dict.fromkeys(names)]
+        by = dict(zip(dict.fromkeys(names), pmfs))
+        odds = win_odds([by[p] for p in names], names=[f"{p} (seat {i + 1})" for i, p in enumerate(names)])
+        exact = float(odds.p_win[0] if q.event.kind == "win" else odds.p_tie[0])
+        method = (f"exact: the {len(names)} players' exact score distributions (independent: no player looks at "
+                  "another's card) combined into P(seat 1 " + ("wins alone)" if q.event.kind == "win"
+                                                               else "ties for first)"))
+    except ValueError as exc:
+        method = f"simulation of {games:,} tables"
+        note = f"simulated only: {exc}"
+    key = ("table", q.rules.key, names, games, seed)
+    if key not in cache:
+        from ..strategies.play_to_win import PlayToWin
+
+        seats = [PlayToWin(progress=progress if progress is not None else False) if p == "play-to-win" else p
+                 for p in names]
+        cache[key] = simulate_table(q.rules, seats, games, seed=seed, progress=progress)
+    res = cache[key]
+    win, tie = res.outcomes()
+    x = (win if q.event.kind == "win" else tie)[:, 0]
+    est, ci = sample_statistic("chance", x)
+    return Answer(question=q, exact=exact, estimate=est, ci=ci, n=res.n_games, unit="share", method=method,
+                  simulated_method=f"{res.n_games:,} simulated tables, players taking turns (seed {res.seed})",
+                  note=note)
