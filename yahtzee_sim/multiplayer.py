@@ -332,16 +332,23 @@ def seat_gain(rules, player, baseline, opponents: int, n_games: int, *, seed=Non
             tell(_gain_chunk(*lineup, st, m, part))
     else:
         import multiprocessing
+        import os
         from concurrent.futures import ProcessPoolExecutor
+
+        from .runner.backends import close_pool, ordered_results, watch_parent
 
         global _FORKED
         _FORKED = lineup
+        pool = ProcessPoolExecutor(max_workers=min(int(jobs), len(jobs_list)),
+                                   mp_context=multiprocessing.get_context("fork"),
+                                   initializer=watch_parent, initargs=(os.getpid(),))
+        finished = False
         try:
-            with ProcessPoolExecutor(max_workers=min(int(jobs), len(jobs_list)),
-                                     mp_context=multiprocessing.get_context("fork")) as pool:
-                for out in pool.map(_forked_chunk, *zip(*jobs_list)):
-                    tell(out)
+            for out in ordered_results(pool, [pool.submit(_forked_chunk, *args) for args in jobs_list]):
+                tell(out)
+            finished = True
         finally:
+            close_pool(pool, finished)   # bounded on every path (an error, Ctrl-C)
             _FORKED = ()
     out = {"opponents": opponents, "seat": seat if seat == "every" else int(seat),
            **_gain_summary(done, proportion_ci), "seconds": sum(o[6] for o in done)}

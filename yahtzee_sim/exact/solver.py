@@ -399,7 +399,10 @@ def _compute(rules: RuleSet, dtype: str, chunk: int, workers: int, progress=None
             p.join(timeout=5)
             if p.is_alive():
                 p.terminate()
-                p.join()
+                p.join(timeout=5)
+            if p.is_alive():     # every wait bounded: SIGKILL cannot be ignored
+                p.kill()
+                p.join(timeout=5)
             conn.close()
     order = np.argsort(lv["filled"])
     levels = {k: np.asarray(x)[order] for k, x in lv.items()}

@@ -473,12 +473,21 @@ def _compute(rules: RuleSet, max_target: int, dtype: str, workers: int, progress
                                       part, n_parts, per_chunk))
                 p.start()
                 children.append(p)
+        finished = False
         try:
             _solve_part(model, table, row_of, states, first, 0, n_parts, per_chunk,
                         lambda done: report(phase, solved + min(done, n), total))
+            finished = True
         finally:
             for p in children:
-                p.join()
+                # done: the children finish their parts; an error or Ctrl-C here: they
+                # stop now (their parts are useless); every wait bounded either way
+                if not finished:
+                    p.terminate()
+                p.join(None if finished else 10)
+                if p.is_alive():
+                    p.kill()
+                    p.join(10)
         bad = [p.exitcode for p in children if p.exitcode != 0]
         if bad:
             raise RuntimeError(f"target solver worker failed (exit code {bad[0]})")
