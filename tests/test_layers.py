@@ -26,6 +26,7 @@ PACKAGE_DIR = Path(yahtzee_sim.__file__).parent
 LAYERS = {
     # 0: the bottom: dice and rules as data, plain statistics and interval math, safe file writes
     "dice": 0, "patterns": 0, "rules": 0, "intervals": 0, "stats": 0, "files": 0,
+    "limits": 0,    # memory and work limits checked before any table is built
     "progress": 0,  # the progress= callback protocol and its terminal display (stdlib; tqdm lazily)
     # 1: the engine: game state, the strategy interface, the simulator, its result objects
     "state": 1, "strategies.base": 1, "strategies.simple": 1, "engine": 1, "results": 1,

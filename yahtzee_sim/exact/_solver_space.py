@@ -237,9 +237,18 @@ def require_solvable(rules: RuleSet, what: str = "the exact engine") -> None:
     if needs_flag(rules):
         factors.append(f"2 values of the {rules.five_box} box")
     n = (1 << rules.n_boxes) * (tiers[-1][0] + 1 if tiers else 1) * (2 if needs_flag(rules) else 1)
-    if n > 8 * MAX_STATES:
-        raise ValueError(f"{head}: its state space has about {n / 1e6:,.0f} million states "
+    # without upper totals every card is reachable: the count is exact, so the bound is too
+    if n > (8 if tiers else 1) * MAX_STATES:
+        from ..limits import size_text
+
+        about = f"about {n / 1e6:,.0f} million" if n < 10**15 else size_text(n).replace(" bytes", "")
+        raise ValueError(f"{head}: its state space has {about} states "
                          f"({' times '.join(factors)}), more than this machine can solve; {instead}")
+    from ..limits import require_memory
+
+    # building the space takes a few int64 arrays over every card; solving, the values and
+    # variances (float64) of every state, twice (the shared tables and their copies)
+    require_memory(48 * (1 << rules.n_boxes) + 32 * min(n, MAX_STATES), f"solving {rules.key}", instead)
     if getattr(rules, "card_score", None) is not None or getattr(rules, "card_points", None) is not None:
         raise ValueError(f"{head}: its score or points depend on the whole finished card, so a "
                          f"state would have to hold every box's points; {instead}")

@@ -240,7 +240,12 @@ def _solve_table(rules: RuleSet, kind: str, constraints: tuple[str, ...], report
     from ._solver_space import require_solvable
 
     require_solvable(rules, "the extremes engine")        # one line: why, and what works instead
+    from ..limits import require_memory
+
     n_boxes = rules.n_boxes
+    # the value table (float32) and the (cards, boxes) bit table and its int64 temporary
+    require_memory((1 << n_boxes) * (4 * (_dims(rules)[0] + 1) * _dims(rules)[1] + 9 * n_boxes + 16),
+                   f"the extremes of {rules.key} ({n_boxes} boxes)", "simulate it instead")
     n_rolls = rules.dice.n_rolls
     threshold, n_flags = _dims(rules)
     upper = np.arange(threshold + 1)
