@@ -207,6 +207,11 @@ def simulate_table(rules: str | RuleSet, players, n_games: int, *, seed=None, op
     players = [get_strategy(p) for p in players]
     if not 2 <= len(players) <= MAX_SEATS:
         raise ValueError(f"a table seats 2 to {MAX_SEATS} players, got {len(players)}")
+    from .limits import require_memory
+
+    # every game's totals are kept (int64, and once more while the parts are joined)
+    require_memory(16 * int(n_games) * len(players), f"a table of {int(n_games):,} games of {len(players)} players",
+                   "pass fewer games")
     # one instance per seat (strategies keep per-batch state): a repeated one is copied
     players = [copy.copy(p) if any(p is q for q in players[:i]) else p for i, p in enumerate(players)]
     for p in players:

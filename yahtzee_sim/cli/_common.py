@@ -63,7 +63,15 @@ def positive_int(text: str) -> int:
     >>> positive_int("2.5e3"), positive_int("1_000")
     (2500, 1000)
     """
-    clean = text.replace("_", "").strip()
+    import re
+
+    text = text.strip()
+    # underscores only group the digits of a plain integer (1_000_000), as in Python: in
+    # 1e1_0 they would make an exponent of 10 out of what reads as 1e1 and 0
+    if "_" in text and not re.fullmatch(r"\d+(_\d+)*", text):
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}: underscores may only group "
+                                         "the digits of a whole number (1_000_000)")
+    clean = text.replace("_", "")
     try:
         if clean.isdigit():
             value = int(clean)
@@ -78,6 +86,21 @@ def positive_int(text: str) -> int:
         value = None
     if value is None or value <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def count_int(text: str) -> int:
+    """argparse type: a number of games or turns, as :func:`positive_int`, at most
+    :data:`yahtzee_sim.limits.MAX_GAMES` (a run beyond it would not end).
+
+    >>> count_int("1e6")
+    1000000
+    """
+    from ..limits import MAX_GAMES
+
+    value = positive_int(text)
+    if value > MAX_GAMES:
+        raise argparse.ArgumentTypeError(f"{value:,} is more than any run can finish (at most {MAX_GAMES:,})")
     return value
 
 
