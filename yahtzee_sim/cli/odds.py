@@ -69,12 +69,12 @@ def _one_in_number(p):
     return None if p == 0 else 1 / p
 
 
-def _per_turn_section(rules, strategy: str, json_out: dict | None):
+def _per_turn_section(rules, strategy: str, json_out: dict | None, rep=None):
     import pandas as pd
 
     from ..exact.turns import per_turn_report
 
-    rep = per_turn_report(rules, strategy)
+    rep = per_turn_report(rules, strategy) if rep is None else rep
     frame = rep.to_frame()
     rolls = rep.rolls_frame()
     five = frame.loc["five_of_a_kind"]
@@ -115,7 +115,7 @@ def _per_turn_section(rules, strategy: str, json_out: dict | None):
     print_wrapped("Expected rolls to five of a kind, rolling without limit (the first throw counts):")
     print_table(pd.DataFrame({
         "expected rolls": [f"{v:.6f}" for v in rolls["expected_rolls"]],
-        "exact": ["-" if f is None else _frac_text(f) for f in rolls["fraction"]],
+        "exact": [_frac_text(f) if hasattr(f, "denominator") else "-" for f in rolls["fraction"]],   # None, NaN
     }, index=rolls.index))
     if not all(math.isfinite(v) for v in rolls["expected_rolls"]):
         print_wrapped("(inf: that policy can get stuck without ever rolling five of a kind, "
@@ -165,9 +165,14 @@ def cmd_odds(args) -> int:
     strategy = "keep-largest" if args.strategy is None else args.strategy  # "" is refused by get_strategy
     get_strategy(strategy)  # unknown names fail before any work
     out = {"rules": rules.key, "options": list(rules.options)} if args.json else None
+    rep = None
+    if args.per_turn:   # the part that can refuse (a game the exact engine cannot solve): before any output
+        from ..exact.turns import per_turn_report
+
+        rep = per_turn_report(rules, strategy)
     _one_roll_section(rules, out)
     if args.per_turn:
-        _per_turn_section(rules, strategy, out)
+        _per_turn_section(rules, strategy, out, rep)
     if out is None:
         _note(rules)
     if args.boxes:

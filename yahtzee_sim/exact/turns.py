@@ -523,6 +523,9 @@ def per_turn_report(rules: str | RuleSet | None = None, strategy: str | Strategy
     ['keep-largest', 'optimal']
     """
     rules = _rules(rules, options)
+    if rules.n_rolls < 2:   # no keep is ever chosen: nothing per turn beyond the one roll's odds
+        raise ValueError(f"per-turn odds need at least 2 rolls a turn; {rules.key} has {rules.n_rolls}, so a "
+                         "turn is one roll: its odds are the one-roll odds (odds without --per-turn)")
     strat = get_strategy(strategy)
     pol = strategy_policy(rules, strat)
     under = turn_odds(rules, pol)
