@@ -128,6 +128,23 @@ class Job:
     keep_games: bool
     token: str
     rules_toml: str | None = None   # a house rule set travels as its file's text
+    module_roots: tuple[str, ...] = ()   # where the strategy's module was imported from
+
+
+def _module_roots(strategy: Strategy) -> tuple[str, ...]:
+    """The folder the strategy's class was imported from (``module:Class`` from the current
+    folder: a console script's workers do not search it), for the workers' ``sys.path``."""
+    import sys
+    from pathlib import Path
+
+    name = type(strategy).__module__
+    path = getattr(sys.modules.get(name), "__file__", None)
+    if not path or name.startswith("yahtzee_sim."):
+        return ()
+    root = Path(path).resolve().parent
+    for _ in range(name.count(".")):        # a module in a package: the folder above the package
+        root = root.parent
+    return (str(root),)
 
 
 class _Pickler(pickle.Pickler):
@@ -171,7 +188,7 @@ def make_job(plan: ChunkPlan, rules: RuleSet, strategy: Strategy, entropy: int, 
     blob = buf.getvalue()
     token = hashlib.sha256(repr((rules.key, entropy, plan)).encode() + blob).hexdigest()[:16]
     return Job(plan, rules.name, tuple(rules.options), strategy.name, blob, entropy, keep_games, token,
-               rules.house_toml)
+               rules.house_toml, _module_roots(strategy))
 
 
 def _rebuild(name: str, options: tuple[str, ...], house_toml: str | None) -> RuleSet:
@@ -194,6 +211,11 @@ def _load(job: Job) -> tuple[RuleSet, Strategy]:
         hit = _WORKER_CACHE.get(job.token)
         if hit is None:
             rules = _rebuild(job.rules_name, job.options, job.rules_toml)
+            import sys
+
+            for root in job.module_roots:
+                if root not in sys.path:
+                    sys.path.append(root)     # after the worker's own path: nothing of it is shadowed
             try:
                 strategy = _Unpickler(io.BytesIO(job.strategy_blob), rules).load()
             except Exception as exc:
