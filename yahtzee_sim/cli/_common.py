@@ -215,13 +215,14 @@ def print_wrapped(text: str, indent: str = "", hang: int = 2) -> None:
 
 
 def progress_for(args):
-    """The progress display of a command: a bar on stderr when it is a terminal and
-    the output is not ``--json``, else silent (see :mod:`yahtzee_sim.progress`)."""
-    from ..progress import TerminalProgress, silent
+    """The progress display of a command: a bar on stderr when it is a terminal, plain
+    lines off a terminal, silent with ``--json`` (see :mod:`yahtzee_sim.progress`)."""
+    from ..progress import PlainProgress, TerminalProgress, silent
 
-    if getattr(args, "json", False) or not sys.stderr.isatty():
+    if getattr(args, "json", False):
         return silent
-    return TerminalProgress()
+    # off a terminal: plain lines, for work over ten seconds and before long work starts
+    return TerminalProgress() if sys.stderr.isatty() else PlainProgress()
 
 
 def call_with_progress(func, progress, phase: str, *args, **kwargs):
