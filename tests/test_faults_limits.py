@@ -514,3 +514,13 @@ def test_plain_progress_off_a_terminal():
     assert out.getvalue().splitlines()[0] == "solving: about 5 minutes"
     assert out.getvalue().splitlines()[1].startswith("quick: 1 of 2 (50%)")
     assert out.getvalue().splitlines()[2].startswith("quick: 2 of 2 (100%)")
+
+
+def test_long_extremes_are_announced_with_their_estimate():
+    from yahtzee_sim.exact.extremes import check_extremes_work
+    from yahtzee_sim.rules import get_rules
+
+    seen = []
+    check_extremes_work(get_rules("yahtzee", faces=8), 10, lambda *a: seen.append(a))
+    assert len(seen) == 1 and "10 value tables of 32,768 score cards x 792 rolls" in seen[0][0]
+    assert "timed on a pilot" in seen[0][0]

@@ -264,17 +264,14 @@ def table_seconds(rules: RuleSet, n_masks: int = 8) -> float:
     return (time.perf_counter() - start) / max(1, len(mid) - 1) * (1 << n_boxes)
 
 
-def _duration(seconds: float) -> str:
-    return f"about {seconds / 3600:,.1f} hours" if seconds >= 5400 else (
-        f"about {seconds / 60:,.0f} minutes" if seconds >= 90 else f"about {seconds:,.0f} seconds")
-
-
 def check_extremes_work(rules: RuleSet, n_tables: int, report=None) -> None:
     """Refuse (one line) extremes estimated above :data:`MAX_EXTREMES_SECONDS`; announce,
     through ``report``, work estimated above :data:`SAY_ABOVE_SECONDS`.
 
     >>> check_extremes_work(get_rules("yacht-classic"), 1)
     """
+    from ..progress import duration_text as _duration
+
     seconds = table_seconds(rules) * n_tables
     what = f"the extremes of {rules.key} ({n_tables} value table{'s' if n_tables > 1 else ''} of " \
            f"{1 << rules.n_boxes:,} score cards x {len(rules.dice.roll_counts):,} rolls)"
@@ -283,7 +280,9 @@ def check_extremes_work(rules: RuleSet, n_tables: int, report=None) -> None:
                          f"{MAX_EXTREMES_SECONDS / 3600:.0f} hour; ask for fewer faces or dice, or one --kind "
                          "and --constraint")
     if seconds > SAY_ABOVE_SECONDS and report is not None:
-        report(f"{what}: {_duration(seconds)}", 0, None)
+        from ..progress import announce
+
+        announce(report, f"{what}: {_duration(seconds)} here (timed on a pilot)")
 
 
 def _solve_table(rules: RuleSet, kind: str, constraints: tuple[str, ...], report) -> np.ndarray:
