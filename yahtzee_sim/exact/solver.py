@@ -412,7 +412,7 @@ def _compute(rules: RuleSet, dtype: str, chunk: int, workers: int, progress=None
 SOLVE_STATES_PER_SECOND = 170_000
 """Solved states a second on two workers for five dice of six faces (benchmarks/RESULTS.md:
 yahtzee 314,876 in 1.8 s, yatzy 839,678 in 5.0 s); more dice or faces cost in
-proportion to their rolls times keeps."""
+proportion to their rolls."""
 
 
 def solve_estimate(rules: RuleSet, workers: int = 2) -> tuple[int, int, float]:
@@ -430,8 +430,7 @@ def solve_estimate(rules: RuleSet, workers: int = 2) -> tuple[int, int, float]:
     tiers = bonus_tiers(rules)
     dense = (1 << rules.n_boxes) * (tiers[-1][0] + 1 if tiers else 1) * (2 if needs_flag(rules) else 1)
     size = 32 * dense + 24 * n
-    d = rules.dice
-    per_state = (d.n_rolls * d.n_keeps) / (252 * 462)
+    per_state = rules.dice.n_rolls / 252   # fits yacht+faces-7 (benchmarks) and Maxi Yatzy's ~5 minutes (README)
     return n, size, n * per_state / (SOLVE_STATES_PER_SECOND * max(1, min(workers, 2)) / 2)
 
 
