@@ -123,21 +123,25 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux) to find the workers")
-@pytest.mark.parametrize("command", [
-    ["simulate", "--strategy", "greedy", "--games", "2e7", "--seed", "1", "--backend", "processes", "--jobs", "2"],
-    ["turns", "--strategy", "greedy", "--turns", "1e9", "--seed", "1", "--backend", "processes", "--jobs", "2"],
-])
-def test_kill_9_of_the_parent_leaves_no_worker(command):
-    proc = subprocess.Popen([sys.executable, "-m", "yahtzee_sim", *command], env=ENV,
+@pytest.mark.parametrize("command, least", [
+    (["-m", "yahtzee_sim", "simulate", "--strategy", "greedy", "--games", "2e7", "--seed", "1", "--backend",
+      "processes", "--jobs", "2"], 3),                       # two spawned workers and the resource tracker
+    (["-m", "yahtzee_sim", "turns", "--strategy", "greedy", "--turns", "1e9", "--seed", "1", "--backend",
+      "processes", "--jobs", "2"], 3),
+    (["-c", "from yahtzee_sim.multiplayer import seat_gain\nseat_gain('yacht', 'greedy', 'keep-largest', 1, "
+      "10**7, seed=1, opponent='greedy', jobs=2, options=['fill-in-order'])"], 2),   # the forked pool of seat_gain
+], ids=["simulate", "turns", "seat_gain"])
+def test_kill_9_of_the_parent_leaves_no_worker(command, least):
+    proc = subprocess.Popen([sys.executable, *command], env=ENV,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    workers: set[int] = set()
     try:
         deadline = time.monotonic() + 90
-        workers: set[int] = set()
-        while time.monotonic() < deadline and len(workers) < 3:   # two workers and the resource tracker
+        while time.monotonic() < deadline and len(workers) < least:
             time.sleep(0.5)
             workers |= _children(proc.pid)
             assert proc.poll() is None, "the run ended before it could be killed"
-        assert len(workers) >= 3, workers
+        assert len(workers) >= least, workers
         time.sleep(2)                       # let the workers get into their chunks
         workers |= _children(proc.pid)
         os.kill(proc.pid, signal.SIGKILL)
@@ -151,8 +155,9 @@ def test_kill_9_of_the_parent_leaves_no_worker(command):
         if proc.poll() is None:
             proc.kill()
             proc.wait(10)
-        for w in _children(proc.pid):
-            os.kill(w, signal.SIGKILL)
+        for w in workers | _children(proc.pid):     # a failed case leaves no orphan behind either
+            if _alive(w):
+                os.kill(w, signal.SIGKILL)
 
 
 def test_a_worker_dead_mid_send_ends_the_run_instead_of_hanging_it():
