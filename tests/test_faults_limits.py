@@ -529,3 +529,15 @@ def test_long_extremes_are_announced_with_their_estimate():
     check_extremes_work(get_rules("yahtzee", faces=8), 10, lambda *a: seen.append(a))
     assert len(seen) == 1 and "10 value tables of 32,768 score cards x 792 rolls" in seen[0][0]
     assert "timed on a pilot" in seen[0][0]
+
+
+def test_a_long_head_to_head_says_how_long_it_takes():
+    proc = subprocess.Popen([sys.executable, "-m", "yahtzee_sim", "head-to-head", "--players", "greedy", "greedy",
+                             "greedy", "--games", "3e7", "--seed", "1"], env=ENV, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stderr.readline()
+    finally:
+        proc.kill()
+        proc.wait(30)
+    assert line.startswith("30,000,000 games of 3 players: about ") and "(timed on the first 16,384)" in line, line

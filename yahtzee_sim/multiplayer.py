@@ -227,6 +227,14 @@ def simulate_table(rules: str | RuleSet, players, n_games: int, *, seed=None, op
     for b in range(0, n_blocks, per):
         report("games", min(b * SEED_BLOCK, int(n_games)), int(n_games))
         parts.append(_play_blocks(rules, players, entropy, range(b, min(b + per, n_blocks)), int(n_games)))
+        if b == 0 and n_blocks > per:    # timed on the first part: say how long the rest takes
+            from .progress import announce, duration_text
+
+            played = min(per * SEED_BLOCK, int(n_games))
+            rest = (time.perf_counter() - t0) / played * (int(n_games) - played)
+            if rest > 10:
+                announce(report, f"{int(n_games):,} games of {len(players)} players: {duration_text(rest)} more "
+                                 f"(timed on the first {played:,})")
     report("games", int(n_games), int(n_games))
     winner = None if parts[0][1] is None else np.concatenate([w for _, w in parts])
     return TableResult(rules, tuple(p.name for p in players), np.concatenate([t for t, _ in parts]), entropy,
