@@ -368,7 +368,8 @@ def test_target_on_maxi_yatzy_refuses_before_work():
 
 def test_a_family_spec_of_optimal_on_an_unsolvable_game_writes_its_report(tmp_path):
     spec = tmp_path / "fam.toml"
-    spec.write_text('kind = "family"\ngames = 50\nrule_sets = ["balut"]\nstrategies = ["optimal"]\n')
+    spec.write_text('kind = "family"\ngames = 50\nrule_sets = ["balut"]\nstrategies = ["optimal"]\ntables = ["means"]\n'
+                    'plots = []\n')
     code, out, err = cli("run", spec, "--out", tmp_path / "out", timeout=120)
     assert code == 0 and "Traceback" not in err, err[-2000:]
     readme = (tmp_path / "out" / "fam" / "README.md").read_text()
