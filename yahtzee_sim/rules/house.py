@@ -6,7 +6,7 @@ spells out Japanese Yacht (experiments/rules/yacht.toml has it whole)::
 
     name = "my-yacht"                 # the rule set's key; not a built-in name
     title = "Yacht, as we play it"
-    dice = 5                          # 1..8 (default 5)
+    dice = 5                          # 1..8 (default 5; 8 dice take up to 9 faces, 7 up to 11)
     faces = 6                         # 2..12 (default 6)
     rolls = 3                         # throws a turn, 1..5 (default 3)
     joker = "none"                    # none, forced, free, original
