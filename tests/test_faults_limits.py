@@ -130,8 +130,12 @@ def _alive(pid: int) -> bool:
       "processes", "--jobs", "2"], 3),
     (["-c", "from yahtzee_sim.multiplayer import seat_gain\nseat_gain('yacht', 'greedy', 'keep-largest', 1, "
       "10**7, seed=1, opponent='greedy', jobs=2, options=['fill-in-order'])"], 2),   # the forked pool of seat_gain
-], ids=["simulate", "turns", "seat_gain"])
+    (["-m", "yahtzee_sim", "simulate", "--strategy", "greedy", "--games", "2e7", "--seed", "1", "--backend",
+      "dask", "--jobs", "2"], 3),                            # a LocalCluster's processes
+], ids=["simulate", "turns", "seat_gain", "dask"])
 def test_kill_9_of_the_parent_leaves_no_worker(command, least):
+    if "dask" in command:
+        pytest.importorskip("dask.distributed", reason="the dask backend needs dask.distributed")
     proc = subprocess.Popen([sys.executable, *command], env=ENV,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     workers: set[int] = set()
