@@ -397,6 +397,13 @@ class Bad(KeepLargestStrategy):
 
 class Good(KeepLargestStrategy):
     name = "good-one"
+
+
+class WrongValue(KeepLargestStrategy):
+    name = "wrong-value"
+
+    def keep(self, state, rolls, rolls_left, u):
+        raise ValueError("my own bad value")
 '''
 
 
@@ -546,3 +553,17 @@ def test_a_long_head_to_head_says_how_long_it_takes():
         proc.kill()
         proc.wait(30)
     assert line.startswith("30,000,000 games of 3 players: about ") and "(timed on the first 16,384)" in line, line
+
+
+def test_a_value_error_of_the_users_code_is_theirs_not_bad_input(user_folder):
+    folder, script = user_folder
+    args = [sys.executable, str(script), "simulate", "--strategy", "mystrat:WrongValue", "--games", "100"]
+    out = subprocess.run(args, env=ENV, cwd=folder, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and out.stderr.startswith(
+        "yahtzee-sim: error: strategy 'wrong-value' raised ValueError: my own bad value\n"), out.stderr
+    assert 'mystrat.py", line' in out.stderr and "yahtzee_sim" not in out.stderr
+    out = subprocess.run(args[:2] + ["--debug"] + args[2:], env=ENV, cwd=folder, capture_output=True, text=True,
+                         timeout=60)
+    assert "Traceback" in out.stderr and "yahtzee_sim" in out.stderr
+    code, out, err = cli("simulate", "--games", "0")             # the project's own refusal stays one line
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err

@@ -114,19 +114,20 @@ def main(argv: list[str] | None = None) -> int:
             args = build_parser().parse_args(argv)
             return int(args.func(args) or 0)
     except (ValueError, argparse.ArgumentTypeError) as exc:  # bad input: one line, exit 2
-        if not _debug(args) and _user_error(exc, args):
-            return 2
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return 2
-    except Exception as exc:   # raised in the user's strategy: their frames, not the project's
-        if _debug(args) or not _user_error(exc, args):
+        if _debug(args) and _user_frames(exc)[0]:
             raise
+        if not _user_error(exc, args):     # (raised in the user's own code: said so, with its frames)
+            print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:  # RunInterrupted says how much was done
         print(f"{PROG}: {str(exc) or 'interrupted'}", file=sys.stderr)
         return 130
     except BrokenPipeError:  # e.g. piped into head
         return 0
+    except Exception as exc:   # raised in the user's strategy: their frames, not the project's
+        if _debug(args) or not _user_error(exc, args):
+            raise
+        return 2
 
 
 def _debug(args) -> bool:
