@@ -32,6 +32,7 @@ LAYERS = {
     # 0: the bottom: dice and rules as data, plain statistics and interval math, safe file writes
     "dice": 0, "patterns": 0, "rules": 0, "intervals": 0, "stats": 0, "files": 0, "validate": 0, "fmt": 0,
     "signing": 0,  # the user's key that signs checkpoints and caches (hmac, stdlib)
+    "limits": 0,    # memory and work limits checked before any table is built
     "progress": 0,  # the progress= callback protocol and its terminal display (stdlib; tqdm lazily)
     # 1: the engine: game state, the strategy interface and registry, the simulator, its result objects
     "state": 1, "strategy": 1, "engine": 1, "results": 1,

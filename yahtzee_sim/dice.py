@@ -351,6 +351,43 @@ def _compact_keys(n_dice: int, n_faces: int) -> tuple[int, ...]:
     return tuple(weights[1:])
 
 
+def tables_bytes(n_dice: int, n_faces: int) -> int:
+    """Peak bytes :func:`dice_tables` takes: the keep-to-roll table (float64) and, while
+    it is filled, the index arrays of one size of reroll.
+
+    >>> tables_bytes(5, 6) >= 462 * 252 * 8    # official Yahtzee: 462 keeps x 252 rolls, float64
+    True
+    """
+    def multisets(k: int) -> int:   # multisets of k dice of n_faces faces
+        return math.comb(k + n_faces - 1, k)
+
+    keeps, rolls = math.comb(n_dice + n_faces, n_dice), multisets(n_dice)
+    filling = max(multisets(n_dice - s) * multisets(s) for s in range(n_dice + 1))
+    return 8 * keeps * rolls + 32 * filling
+
+
+def require_tables_fit(n_dice: int, n_faces: int) -> None:
+    """One-line ``ValueError``, before anything is built, for dice whose tables do not fit.
+
+    The tables index keeps with 16 bits (at most 32,767 keeps) and must fit in memory
+    (:func:`yahtzee_sim.limits.require_memory`).
+
+    >>> require_tables_fit(8, 12)
+    Traceback (most recent call last):
+    ...
+    ValueError: 8 dice of 12 faces have 125,970 distinct keeps, more than the dice tables can index (32,767: at most 8 dice of 9 faces, 7 of 11, 6 of 12); their keep-to-roll table alone would take 70.9 GiB
+    """
+    from .limits import require_memory, size_text
+
+    keeps = math.comb(n_dice + n_faces, n_dice)
+    need = tables_bytes(n_dice, n_faces)
+    if keeps >= 2**15:
+        raise ValueError(f"{n_dice} dice of {n_faces} faces have {keeps:,} distinct keeps, more than the dice "
+                         "tables can index (32,767: at most 8 dice of 9 faces, 7 of 11, 6 of 12); their keep-to-roll "
+                         f"table alone would take {size_text(8 * keeps * math.comb(n_dice + n_faces - 1, n_dice))}")
+    require_memory(need, f"the dice tables of {n_dice} dice of {n_faces} faces")
+
+
 @functools.lru_cache(maxsize=None)
 def dice_tables(n_dice: int = 5, n_faces: int = 6) -> DiceTables:
     """Build (once) the exact dice tables for ``n_dice`` dice with ``n_faces`` faces.
@@ -361,6 +398,7 @@ def dice_tables(n_dice: int = 5, n_faces: int = 6) -> DiceTables:
     """
     if n_dice < 1 or n_faces < 2:
         raise ValueError("need at least one die and two faces")
+    require_tables_fit(n_dice, n_faces)
     powers = face_keys(n_dice, n_faces)
     n_keys = int(n_dice * powers[-1]) + 1
 

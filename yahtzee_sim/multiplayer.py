@@ -202,6 +202,11 @@ def simulate_table(rules: str | RuleSet, players, n_games: int, *, seed=None, rn
     players = [get_strategy(p) for p in players]
     if not 2 <= len(players) <= MAX_SEATS:
         raise ValueError(f"a table seats 2 to {MAX_SEATS} players, got {len(players)}")
+    from .limits import require_memory
+
+    # every game's totals are kept (int64, and once more while the parts are joined)
+    require_memory(16 * int(n_games) * len(players), f"a table of {int(n_games):,} games of {len(players)} players",
+                   "pass fewer games")
     # one instance per seat (strategies keep per-batch state): a repeated one is copied
     players = [copy.copy(p) if any(p is q for q in players[:i]) else p for i, p in enumerate(players)]
     for p in players:
@@ -218,6 +223,14 @@ def simulate_table(rules: str | RuleSet, players, n_games: int, *, seed=None, rn
     for b in range(0, n_blocks, per):
         report("games", min(b * SEED_BLOCK, int(n_games)), int(n_games))
         parts.append(_play_blocks(rules, players, entropy, range(b, min(b + per, n_blocks)), int(n_games)))
+        if b == 0 and n_blocks > per:    # timed on the first part: say how long the rest takes
+            from .progress import announce, duration_text
+
+            played = min(per * SEED_BLOCK, int(n_games))
+            rest = (time.perf_counter() - t0) / played * (int(n_games) - played)
+            if rest > 10:
+                announce(report, f"{int(n_games):,} games of {len(players)} players: {duration_text(rest)} more "
+                                 f"(timed on the first {played:,})")
     report("games", int(n_games), int(n_games))
     winner = None if parts[0][1] is None else np.concatenate([w for _, w in parts])
     return TableResult(rules, tuple(p.name for p in players), np.concatenate([t for t, _ in parts]), entropy,
@@ -326,16 +339,23 @@ def seat_gain(rules, player, baseline, opponents: int, n_games: int, *, seed=Non
             tell(_gain_chunk(*lineup, st, m, part))
     else:
         import multiprocessing
+        import os
         from concurrent.futures import ProcessPoolExecutor
+
+        from .runner.backends import close_pool, ordered_results, watch_parent
 
         global _FORKED
         _FORKED = lineup
+        pool = ProcessPoolExecutor(max_workers=min(int(jobs), len(jobs_list)),
+                                   mp_context=multiprocessing.get_context("fork"),
+                                   initializer=watch_parent, initargs=(os.getpid(),))
+        finished = False
         try:
-            with ProcessPoolExecutor(max_workers=min(int(jobs), len(jobs_list)),
-                                     mp_context=multiprocessing.get_context("fork")) as pool:
-                for out in pool.map(_forked_chunk, *zip(*jobs_list)):
-                    tell(out)
+            for out in ordered_results(pool, [pool.submit(_forked_chunk, *args) for args in jobs_list]):
+                tell(out)
+            finished = True
         finally:
+            close_pool(pool, finished)   # bounded on every path (an error, Ctrl-C)
             _FORKED = ()
     out = {"opponents": opponents, "seat": seat if seat == "every" else int(seat),
            **_gain_summary(done, proportion_ci), "seconds": sum(o[6] for o in done)}

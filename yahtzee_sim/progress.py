@@ -8,8 +8,10 @@ callable ``progress(phase, done, total)``:
 * ``done`` of ``total`` units are finished (``total`` ``None`` when unknown).
 
 A new phase starts whenever the name changes. The command line passes a
-:class:`TerminalProgress` (a bar with ETA on stderr, only on a terminal and never
-with ``--json``); a test or notebook may pass any function:
+:class:`TerminalProgress` (a bar with ETA on stderr) on a terminal, a
+:class:`PlainProgress` (plain lines, for work over ten seconds) elsewhere, nothing
+with ``--json``; :func:`announce` says what long work will build and how long it
+takes before it starts. A test or notebook may pass any function:
 
 >>> seen = []
 >>> report = as_progress(lambda phase, done, total: seen.append((phase, done, total)))
@@ -29,7 +31,8 @@ import threading
 import time
 from typing import Protocol
 
-__all__ = ["ProgressCallback", "as_progress", "silent", "TerminalProgress", "phases", "heartbeat"]
+__all__ = ["ProgressCallback", "as_progress", "silent", "TerminalProgress", "PlainProgress", "phases", "heartbeat",
+           "announce", "duration_text"]
 
 DELAY = 2.0
 """Seconds of work before a bar appears: quick commands stay quiet."""
@@ -63,14 +66,50 @@ silent = _Silent()
 
 def as_progress(progress) -> ProgressCallback:
     """Normalize a ``progress=`` argument: ``None``/``False`` -> :func:`silent`, ``True``
-    -> a :class:`TerminalProgress` (stderr, if it is a terminal), a callable -> itself."""
+    -> a :class:`TerminalProgress` on a terminal's stderr (off a terminal a
+    :class:`PlainProgress`: lines for work over ten seconds only), a callable -> itself."""
     if progress is None or progress is False:
         return silent
     if progress is True:
-        return TerminalProgress() if sys.stderr.isatty() else silent
+        return TerminalProgress() if sys.stderr.isatty() else PlainProgress()
     if not callable(progress):
         raise ValueError(f"progress must be None, True/False or a callable (phase, done, total), got {progress!r}")
     return progress
+
+
+def announce(progress, text: str) -> None:
+    """Say, before long work starts, what will be built and how long it takes.
+
+    A display with an ``announce`` method prints ``text`` as a line of its own
+    (:class:`TerminalProgress` above its bar, :class:`PlainProgress` at once); any
+    other callback is told it as a phase with nothing done yet; :data:`silent` says nothing.
+
+    >>> seen = []
+    >>> announce(lambda *a: seen.append(a), "solving x: about 5 minutes")
+    >>> seen
+    [('solving x: about 5 minutes', 0, None)]
+    """
+    report = as_progress(progress)
+    if report is silent:
+        return
+    say = getattr(report, "announce", None)
+    if say is not None:
+        say(text)
+    else:
+        report(text, 0, None)
+
+
+def duration_text(seconds: float) -> str:
+    """A duration for a reader, rounded to what an estimate can say.
+
+    >>> duration_text(42), duration_text(600), duration_text(7200)
+    ('about 42 seconds', 'about 10 minutes', 'about 2.0 hours')
+    """
+    if seconds >= 5400:
+        return f"about {seconds / 3600:,.1f} hours"
+    if seconds >= 90:
+        return f"about {seconds / 60:,.0f} minutes"
+    return f"about {seconds:,.0f} seconds"
 
 
 def phases(progress, names: list[str]):
@@ -175,9 +214,65 @@ class TerminalProgress:
         self._bar = None
         self._phase = None
 
+    def announce(self, text: str) -> None:
+        from tqdm import tqdm
+
+        tqdm.write(text, file=self.stream or sys.stderr)
+
     def __enter__(self) -> "TerminalProgress":
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
 
+
+class PlainProgress:
+    """Off a terminal (a log, a pipe): plain lines on ``stream`` (default stderr).
+
+    Announcements (:func:`announce`) at once; a phase only once it has run ``after``
+    seconds (quick work says nothing), then at most every ``every`` seconds and when
+    it ends.
+
+    >>> import io
+    >>> out = io.StringIO()
+    >>> p = PlainProgress(out, after=0.0, every=0.0)
+    >>> p("solving", 5, 10); p.announce("about 1 minute")
+    >>> out.getvalue().splitlines()
+    ['solving: 5 of 10 (50%), 0 s', 'about 1 minute']
+    """
+
+    def __init__(self, stream=None, after: float = 10.0, every: float = 30.0):
+        self.stream = stream
+        self.after = after
+        self.every = every
+        self._phase = None
+        self._started = self._last = 0.0
+
+    def _print(self, text: str) -> None:
+        print(text, file=self.stream or sys.stderr, flush=True)
+
+    def __call__(self, phase: str, done: int, total: int | None) -> None:
+        now = time.monotonic()
+        if phase != self._phase:
+            self._phase, self._started, self._last = phase, now, -math.inf
+        finished = bool(total) and done >= total
+        if now - self._started < self.after or (now - self._last < self.every and not finished):
+            return
+        self._last = now
+        elapsed = f"{now - self._started:,.0f} s"
+        if total:
+            self._print(f"{phase}: {done:,} of {total:,} ({100 * done / total:.0f}%), {elapsed}")
+        else:
+            self._print(f"{phase}: {elapsed} elapsed")
+
+    def announce(self, text: str) -> None:
+        self._print(text)
+
+    def close(self) -> None:
+        self._phase = None
+
+    def __enter__(self) -> "PlainProgress":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

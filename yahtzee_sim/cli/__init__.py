@@ -28,6 +28,8 @@ COMMAND_MODULES = ["core", "run", "verify", "odds", "extremes", "solve", "advise
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog=PROG, description="Exact and simulated answers about Yahtzee-family dice games.")
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    parser.add_argument("--debug", action="store_true",
+                        help=f"on an error in your own code (a strategy), the whole traceback (or {DEBUG_ENV}=1)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     sub.required = True
     for name in COMMAND_MODULES:
@@ -39,24 +41,99 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
     print(f"{PROG}: warning: {message}", file=sys.stderr if file is None else file)
 
 
+DEBUG_ENV = "YAHTZEE_SIM_DEBUG"
+"""Set (to anything but 0) for the whole traceback of an error in the user's own code, as ``--debug``."""
+
+
+def _is_users(filename: str) -> bool:
+    """Is ``filename`` the user's own code (not this package, the standard library or an installed one)?"""
+    import os
+    import sysconfig
+
+    if not filename or filename.startswith("<"):
+        return False
+    path = os.path.realpath(filename)
+    ours = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))      # the yahtzee_sim package
+    if path.startswith(ours + os.sep):
+        return False
+    libs = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    return not any(path.startswith(os.path.realpath(lib) + os.sep) for lib in libs)
+
+
+def _user_frames(exc: BaseException) -> tuple[list, str | None]:
+    """The frames of ``exc``'s traceback in the user's code (a worker's remote trace included),
+    and the name of the strategy whose method raised, if a frame tells."""
+    import re
+    import traceback
+
+    frames, name = [], None
+    tb = exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if _is_users(code.co_filename):
+            frames.extend(traceback.extract_tb(tb, limit=1))
+            me = tb.tb_frame.f_locals.get("self")
+            if name is None and isinstance(getattr(me, "name", None), str):
+                name = me.name
+        tb = tb.tb_next
+    remote = getattr(exc.__cause__, "tb", None)        # a worker process's trace, as text
+    if isinstance(remote, str):
+        for m in re.finditer(r'File "([^"]+)", line (\d+), in (\S+)\n\s*(.*)', remote):
+            if _is_users(m.group(1)):
+                frames.append(traceback.FrameSummary(m.group(1), int(m.group(2)), m.group(3), line=m.group(4)))
+    return frames, name
+
+
+def _user_error(exc: BaseException, args) -> bool:
+    """One line for an exception raised by the user's own code (a strategy), then only the
+    user's frames; False when the error is not the user's (the whole trace is then due)."""
+    import traceback
+
+    frames, name = _user_frames(exc)
+    if not frames:
+        return False
+    if name is None:
+        named = getattr(args, "strategy", None) or getattr(args, "players", None)
+        name = named if isinstance(named, str) else None
+    who = f"strategy {name!r}" if name else "your code"
+    print(f"{PROG}: error: {who} raised {type(exc).__name__}: {exc}", file=sys.stderr)
+    print("".join(traceback.format_list(frames)).rstrip("\n"), file=sys.stderr)
+    print(f"(your code's frames only; the whole trace: {PROG} --debug ..., or {DEBUG_ENV}=1)", file=sys.stderr)
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``yahtzee-sim`` console script; returns the exit code."""
     if (sys.argv[1:] if argv is None else list(argv)) == ["--version"]:
         print(f"{PROG} {__version__}")  # answered before any command module is imported
         return 0
+    args = None
     try:
         with warnings.catch_warnings():  # the library's warnings (e.g. --jobs above the cores): one line
             warnings.showwarning = _one_line_warning
             args = build_parser().parse_args(argv)
             return int(args.func(args) or 0)
     except (ValueError, argparse.ArgumentTypeError) as exc:  # bad input: one line, exit 2
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        if _debug(args) and _user_frames(exc)[0]:
+            raise
+        if not _user_error(exc, args):     # (raised in the user's own code: said so, with its frames)
+            print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:  # RunInterrupted says how much was done
         print(f"{PROG}: {str(exc) or 'interrupted'}", file=sys.stderr)
         return 130
     except BrokenPipeError:  # e.g. piped into head
         return 0
+    except Exception as exc:   # raised in the user's strategy: their frames, not the project's
+        if _debug(args) or not _user_error(exc, args):
+            raise
+        return 2
+
+
+def _debug(args) -> bool:
+    import os
+
+    return bool(getattr(args, "debug", False)) or os.environ.get(DEBUG_ENV, "0") not in ("", "0")
 
 
 if __name__ == "__main__":  # pragma: no cover

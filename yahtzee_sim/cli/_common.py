@@ -63,7 +63,15 @@ def positive_int(text: str) -> int:
     >>> positive_int("2.5e3"), positive_int("1_000")
     (2500, 1000)
     """
-    clean = text.replace("_", "").strip()
+    import re
+
+    text = text.strip()
+    # underscores only group the digits of a plain integer (1_000_000), as in Python: in
+    # 1e1_0 they would make an exponent of 10 out of what reads as 1e1 and 0
+    if "_" in text and not re.fullmatch(r"\d+(_\d+)*", text):
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}: underscores may only group "
+                                         "the digits of a whole number (1_000_000)")
+    clean = text.replace("_", "")
     try:
         if clean.isdigit():
             value = int(clean)
@@ -78,6 +86,21 @@ def positive_int(text: str) -> int:
         value = None
     if value is None or value <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def count_int(text: str) -> int:
+    """argparse type: a number of games or turns, as :func:`positive_int`, at most
+    :data:`yahtzee_sim.limits.MAX_GAMES` (a run beyond it would not end).
+
+    >>> count_int("1e6")
+    1000000
+    """
+    from ..limits import MAX_GAMES
+
+    value = positive_int(text)
+    if value > MAX_GAMES:
+        raise argparse.ArgumentTypeError(f"{value:,} is more than any run can finish (at most {MAX_GAMES:,})")
     return value
 
 
@@ -192,13 +215,14 @@ def print_wrapped(text: str, indent: str = "", hang: int = 2) -> None:
 
 
 def progress_for(args):
-    """The progress display of a command: a bar on stderr when it is a terminal and
-    the output is not ``--json``, else silent (see :mod:`yahtzee_sim.progress`)."""
-    from ..progress import TerminalProgress, silent
+    """The progress display of a command: a bar on stderr when it is a terminal, plain
+    lines off a terminal, silent with ``--json`` (see :mod:`yahtzee_sim.progress`)."""
+    from ..progress import PlainProgress, TerminalProgress, silent
 
-    if getattr(args, "json", False) or not sys.stderr.isatty():
+    if getattr(args, "json", False):
         return silent
-    return TerminalProgress()
+    # off a terminal: plain lines, for work over ten seconds and before long work starts
+    return TerminalProgress() if sys.stderr.isatty() else PlainProgress()
 
 
 def call_with_progress(func, progress, phase: str, *args, **kwargs):

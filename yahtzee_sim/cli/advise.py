@@ -14,6 +14,8 @@ strategy.
 
 from __future__ import annotations
 
+import argparse
+
 
 def cmd_advise(args) -> int:
     """Print (or emit as JSON) the advisor's table for one position."""
@@ -23,7 +25,7 @@ def cmd_advise(args) -> int:
     rules = rules_from(args)
     dice = parse_dice(args.dice, rules.n_dice, rules.n_faces)
     advice = advise(rules, dice, rolls_left=args.rolls_left, filled=args.filled or (),
-                    upper=args.upper, yahtzee_box=args.yahtzee_box)
+                    upper=args.upper, yahtzee_box=args.yahtzee_box, served=args.served)
     if args.json:
         print_json(advice.to_dict())
     else:
@@ -81,6 +83,9 @@ def add_commands(sub) -> None:
                    help="upper-section total so far (default: 3 of each filled upper face)")
     p.add_argument("--yahtzee-box", type=_int_arg("--yahtzee-box"), default=None,
                    help="points in the five-of-a-kind box when it is filled (50 or 0)")
+    p.add_argument("--served", action=argparse.BooleanOptionalAction, default=None,
+                   help="the dice are the turn's first throw, held since (Generala's served bonus; "
+                        "default: not served once a throw has been made)")
     add_json_arg(p)
     p.set_defaults(func=cmd_advise)
 

@@ -137,7 +137,7 @@ def _exact_table(args, rules, players) -> int:
 
 def add_commands(sub) -> None:
     """Register the ``distribution`` and ``head-to-head`` subcommands."""
-    from ._common import add_json_arg, add_rules_args, add_seed_arg, positive_int
+    from ._common import add_json_arg, add_rules_args, add_seed_arg, count_int
 
     p = sub.add_parser("distribution", help="exact distribution of a strategy's final score")
     add_rules_args(p)
@@ -155,7 +155,7 @@ def add_commands(sub) -> None:
     h.add_argument("--players", nargs="+", required=True, metavar="STRATEGY",
                    help="one strategy per seat (e.g. optimal greedy greedy; play-to-win watches the table)")
     h.add_argument("--exact", action="store_true", help="exact odds from the score distributions")
-    h.add_argument("--games", type=positive_int, help="simulated games (default 10000; not with --exact)")
+    h.add_argument("--games", type=count_int, help="simulated games (default 10000; not with --exact)")
     add_seed_arg(h)
     add_json_arg(h)
     h.set_defaults(func=cmd_head_to_head)

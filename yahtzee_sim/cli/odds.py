@@ -69,15 +69,17 @@ def _one_in_number(p):
     return None if p == 0 else 1 / p
 
 
-def _per_turn_section(rules, strategy: str, json_out: dict | None):
+def _per_turn_section(rules, strategy: str, json_out: dict | None, rep=None):
     import pandas as pd
 
     from ..exact.turns import per_turn_report
 
-    rep = per_turn_report(rules, strategy)
+    rep = per_turn_report(rules, strategy) if rep is None else rep
     frame = rep.to_frame()
     rolls = rep.rolls_frame()
-    five = frame.loc["five_of_a_kind"]
+    goal = rep.rolls[0].pattern          # five of a kind; with fewer dice, all of them alike
+    five = frame.loc[goal]
+    goal_text = "five of a kind" if goal == "five_of_a_kind" else f"all {rules.n_dice} dice alike"
     if json_out is not None:
         json_out["per_turn"] = {
             "strategy": rep.strategy, "rolls_per_turn": rules.n_rolls,
@@ -91,6 +93,7 @@ def _per_turn_section(rules, strategy: str, json_out: dict | None):
                  "best_turns_per": _finite(row["best_turns_per"])}
                 for name, row in frame.iterrows()
             ],
+            "expected_rolls_pattern": goal,
             "expected_rolls_to_five_of_a_kind": [
                 {"policy": pol, "expected_rolls": _finite(row["expected_rolls"]),
                  "fraction": row["fraction"]}
@@ -112,16 +115,16 @@ def _per_turn_section(rules, strategy: str, json_out: dict | None):
         [_frac_text(f) for f in frame["best_fraction"]])), index=frame.index, columns=columns)
     print_table(table)
     print()
-    print_wrapped("Expected rolls to five of a kind, rolling without limit (the first throw counts):")
+    print_wrapped(f"Expected rolls to {goal_text}, rolling without limit (the first throw counts):")
     print_table(pd.DataFrame({
         "expected rolls": [f"{v:.6f}" for v in rolls["expected_rolls"]],
-        "exact": ["-" if f is None else _frac_text(f) for f in rolls["fraction"]],
+        "exact": [_frac_text(f) if hasattr(f, "denominator") else "-" for f in rolls["fraction"]],   # None, NaN
     }, index=rolls.index))
     if not all(math.isfinite(v) for v in rolls["expected_rolls"]):
-        print_wrapped("(inf: that policy can get stuck without ever rolling five of a kind, "
-              "e.g. by holding all five dice)")
+        print_wrapped(f"(inf: that policy can get stuck without ever rolling {goal_text}, "
+                      "e.g. by holding all the dice)")
     print()
-    print_wrapped(f"Turns per five of a kind: {_fmt_turns(five['strategy_turns_per'])} under {rep.strategy}, "
+    print_wrapped(f"Turns per {goal_text}: {_fmt_turns(five['strategy_turns_per'])} under {rep.strategy}, "
                   f"{_fmt_turns(five['best_turns_per'])} chasing it with the best keeps")
 
 
@@ -165,9 +168,14 @@ def cmd_odds(args) -> int:
     strategy = "keep-largest" if args.strategy is None else args.strategy  # "" is refused by get_strategy
     get_strategy(strategy)  # unknown names fail before any work
     out = {"rules": rules.key, "options": list(rules.options)} if args.json else None
+    rep = None
+    if args.per_turn:   # the part that can refuse (a game the exact engine cannot solve): before any output
+        from ..exact.turns import per_turn_report
+
+        rep = per_turn_report(rules, strategy)
     _one_roll_section(rules, out)
     if args.per_turn:
-        _per_turn_section(rules, strategy, out)
+        _per_turn_section(rules, strategy, out, rep)
     if out is None:
         _note(rules)
     if args.boxes:

@@ -17,18 +17,18 @@ def cmd_target(args) -> int:
     """Solve (or load) the target table and print both strategies' exact chances."""
     from ._common import print_json, print_wrapped, progress_for, rules_from, rules_heading
     from ..exact.distribution import distribution
-    from ..exact.target import (DEFAULT_MAX_TARGET, max_possible_score, parse_target,
-                                require_target_solvable, target_solve)
+    from ..exact.target import (DEFAULT_MAX_TARGET, max_possible_score, parse_target, require_target_fits,
+                                target_solve)
     from ..progress import heartbeat
 
     rules = rules_from(args)
     targets = [parse_target(t) for t in args.target]
     max_target = max(targets + [DEFAULT_MAX_TARGET]) if args.max_target is None else \
         parse_target(args.max_target, "--max-target")
-    require_target_solvable(rules)
     if max(targets) > max_target:
         raise ValueError(f"--max-target {max_target} is below the target {max(targets)}")
     dtype = "float64" if args.float64 else "float32"
+    require_target_fits(rules, max_target, dtype)    # before any work: solvable, and the table fits
     # a heartbeat while the work cannot report (loading a cached table takes seconds)
     with progress_for(args) as progress, heartbeat(progress, f"target play on {rules.key}") as step:
         top = max_possible_score(rules)

@@ -299,7 +299,7 @@ def _check_served(rules: RuleSet, rolls_left: int, served, notes: list) -> bool:
     if served is None:
         if not first:
             notes.append("dice assumed made by a later throw than the first (not served); "
-                         "say served if they are the first throw's, held since")
+                         "say served (--served) if they are the first throw's, held since")
         return first
     if not isinstance(served, (bool, np.bool_)):
         raise ValueError(f"served must be True or False, got {served!r}")

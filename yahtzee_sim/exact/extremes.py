@@ -229,6 +229,62 @@ def _solve(rules: RuleSet, kind: str, constraints: tuple[str, ...], progress=Non
     return table
 
 
+MAX_EXTREMES_SECONDS = 3600.0
+"""Extremes estimated to take longer than this (an hour) are refused before any table is built."""
+
+SAY_ABOVE_SECONDS = 10.0
+"""Extremes estimated to take longer than this are announced (with the estimate) first."""
+
+
+def table_seconds(rules: RuleSet, n_masks: int = 8) -> float:
+    """Seconds one value table of ``rules`` takes here, timed on a pilot of ``n_masks``
+    score cards of the middle level (the costliest) and scaled to every card.
+
+    >>> 0 < table_seconds(get_rules("yacht-classic"), 2) < 60
+    True
+    """
+    from .space import require_solvable
+
+    require_solvable(rules, "the extremes engine")
+    n_boxes = rules.n_boxes
+    threshold, n_flags = _dims(rules)
+    upper = np.arange(threshold + 1)
+    worst = np.float32(-np.inf)
+    mid = np.arange(1 << n_boxes)
+    mid = mid[np.array([bin(int(m)).count("1") for m in mid]) == n_boxes // 2]
+    mid = mid[np.unique(np.linspace(0, len(mid) - 1, n_masks + 1).astype(int))]   # spread over the level
+    values = np.zeros((1 << n_boxes, threshold + 1, n_flags), dtype=np.float32)
+    groups = {box: [(int(p), np.flatnonzero(rules.score_table[:, box] == p))
+                    for p in np.unique(rules.score_table[:, box])] for box in np.flatnonzero(rules.is_upper)}
+    flags = np.arange(n_flags, dtype=bool)
+    args = (values, None, flags, upper, threshold, {}, groups, worst, np.maximum, np.max)
+    _level_chunk(rules, (), *((args[0], mid[:1]) + args[2:]))          # warm-up: the tables it reads
+    start = time.perf_counter()
+    _level_chunk(rules, (), *((args[0], mid[1:]) + args[2:]))
+    return (time.perf_counter() - start) / max(1, len(mid) - 1) * (1 << n_boxes)
+
+
+def check_extremes_work(rules: RuleSet, n_tables: int, report=None) -> None:
+    """Refuse (one line) extremes estimated above :data:`MAX_EXTREMES_SECONDS`; announce,
+    through ``report``, work estimated above :data:`SAY_ABOVE_SECONDS`.
+
+    >>> check_extremes_work(get_rules("yacht-classic"), 1)
+    """
+    from ..progress import duration_text as _duration
+
+    seconds = table_seconds(rules) * n_tables
+    what = f"the extremes of {rules.key} ({n_tables} value table{'s' if n_tables > 1 else ''} of " \
+           f"{1 << rules.n_boxes:,} score cards x {len(rules.dice.roll_counts):,} rolls)"
+    if seconds > MAX_EXTREMES_SECONDS:
+        raise ValueError(f"{what} would take {_duration(seconds)} here (timed on a pilot), more than "
+                         f"{MAX_EXTREMES_SECONDS / 3600:.0f} hour; ask for fewer faces or dice, or one --kind "
+                         "and --constraint")
+    if seconds > SAY_ABOVE_SECONDS and report is not None:
+        from ..progress import announce
+
+        announce(report, f"{what}: {_duration(seconds)} here (timed on a pilot)")
+
+
 def _solve_table(rules: RuleSet, kind: str, constraints: tuple[str, ...], report) -> np.ndarray:
     """Value table V[mask, upper, flag]: the best (max) or worst (min) points still to
     come from each state; -inf (max) / +inf (min) where no card completes.
@@ -240,7 +296,12 @@ def _solve_table(rules: RuleSet, kind: str, constraints: tuple[str, ...], report
     from .space import require_solvable
 
     require_solvable(rules, "the extremes engine")        # one line: why, and what works instead
+    from ..limits import require_memory
+
     n_boxes = rules.n_boxes
+    # the value table (float32) and the (cards, boxes) bit table and its int64 temporary
+    require_memory((1 << n_boxes) * (4 * (_dims(rules)[0] + 1) * _dims(rules)[1] + 9 * n_boxes + 16),
+                   f"the extremes of {rules.key} ({n_boxes} boxes)", "simulate it instead")
     n_rolls = rules.dice.n_rolls
     threshold, n_flags = _dims(rules)
     upper = np.arange(threshold + 1)
@@ -502,6 +563,8 @@ def extreme_score(rules: str | RuleSet = "yahtzee", *, kind: str = "max", constr
     cons = parse_constraints(constraint)
     rules = get_rules(rules, options)
     start = time.perf_counter()
+    if (rules, kind, cons) not in _TABLES:
+        check_extremes_work(rules, 1, as_progress(progress))
     values = _solve(rules, kind, cons, progress)
     best = values[0, 0, 0]
     if np.isinf(best):
@@ -536,6 +599,9 @@ def seed_claims_table(rules: str | RuleSet = "yahtzee", *, options: Iterable[str
     rows = []
     entries = list(SEED_CLAIMS) + (list(SEED_READINGS) if readings else [])
     report = as_progress(progress)
+    todo = {(kind, parse_constraints(cons)) for _, kind, cons in entries} - {k[1:] for k in _TABLES if k[0] is rules}
+    if todo:
+        check_extremes_work(rules, len(todo), report)
     for i, (claim, kind, cons) in enumerate(entries):
         report(f"seed 000's claims for {rules.key}", i, len(entries))
         res = extreme_score(rules, kind=kind, constraint=cons)

@@ -407,11 +407,51 @@ def _compute(rules: RuleSet, dtype: str, chunk: int, workers: int, progress=None
             p.join(timeout=5)
             if p.is_alive():
                 p.terminate()
-                p.join()
+                p.join(timeout=5)
+            if p.is_alive():     # every wait bounded: SIGKILL cannot be ignored
+                p.kill()
+                p.join(timeout=5)
             conn.close()
     order = np.argsort(lv["filled"])
     levels = {k: np.asarray(x)[order] for k, x in lv.items()}
     return np.array(dense), np.array(dvar), levels
+
+
+SOLVE_STATES_PER_SECOND = 170_000
+"""Solved states a second on two workers for five dice of six faces (benchmarks/RESULTS.md:
+yahtzee 314,876 in 1.8 s, yatzy 839,678 in 5.0 s); more dice or faces cost in
+proportion to their rolls."""
+
+
+def solve_estimate(rules: RuleSet, workers: int = 2) -> tuple[int, int, float]:
+    """(states, bytes, seconds) a cold solve of ``rules`` takes here, estimated before any
+    table is built: the states counted, the memory of the value and variance tables (and
+    their copies), the time from :data:`SOLVE_STATES_PER_SECOND`.
+
+    >>> n, size, secs = solve_estimate(get_rules("maxi-yatzy", ["no-saved-throws"]))
+    >>> n, size > 3 * 2**30, secs > 60      # the 29-million-state solve: GBs and minutes
+    (29360128, True, True)
+    """
+    from .space import bonus_tiers, estimate_states, needs_flag
+
+    n = estimate_states(rules)
+    tiers = bonus_tiers(rules)
+    dense = (1 << rules.n_boxes) * (tiers[-1][0] + 1 if tiers else 1) * (2 if needs_flag(rules) else 1)
+    size = 32 * dense + 24 * n
+    per_state = rules.dice.n_rolls / 252   # fits yacht+faces-7 (benchmarks) and Maxi Yatzy's ~5 minutes (README)
+    return n, size, n * per_state / (SOLVE_STATES_PER_SECOND * max(1, min(workers, 2)) / 2)
+
+
+def _announce_solve(rules: RuleSet, workers: int, progress) -> None:
+    """Refuse a solve that cannot fit in memory; say what a long one builds, and how long, first."""
+    from ..limits import require_memory, size_text
+    from ..progress import announce, duration_text
+
+    n, size, seconds = solve_estimate(rules, workers)
+    require_memory(size, f"solving {rules.key} ({n:,} states)", "simulate another strategy instead")
+    if seconds > 10:
+        announce(progress, f"solving {rules.key} exactly: {n:,} states, about {size_text(size)} of memory, "
+                           f"{duration_text(seconds)} (once: the table is cached)")
 
 
 def _meta(rules: RuleSet, dtype: str) -> dict:
@@ -481,6 +521,7 @@ def solve(rules: str | RuleSet, *, options: Iterable[str] = (), dtype=np.float32
         status = "damaged" if path.exists() else "miss"
         if status == "damaged":
             note = f"cache file {path} {why}: recomputed"
+    _announce_solve(rules, int(workers), progress)
     t0 = time.perf_counter()
     values, variances, levels = _compute(rules, dtype, int(chunk), int(workers), progress)
     seconds = time.perf_counter() - t0

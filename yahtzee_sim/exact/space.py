@@ -241,12 +241,60 @@ def require_solvable(rules: RuleSet, what: str = "the exact engine") -> None:
     if needs_flag(rules):
         factors.append(f"2 values of the {rules.five_box} box")
     n = (1 << rules.n_boxes) * (tiers[-1][0] + 1 if tiers else 1) * (2 if needs_flag(rules) else 1)
-    if n > 8 * MAX_STATES:
-        raise ValueError(f"{head}: its state space has about {n / 1e6:,.0f} million states "
+    # without upper totals every card is reachable: the count is exact, so the bound is too
+    if n > (8 if tiers else 1) * MAX_STATES:
+        from ..limits import size_text
+
+        about = f"about {n / 1e6:,.0f} million" if n < 10**15 else size_text(n).replace(" bytes", "")
+        raise ValueError(f"{head}: its state space has {about} states "
                          f"({' times '.join(factors)}), more than this machine can solve; {instead}")
+    from ..limits import require_memory
+
+    # building the space takes a few int64 arrays over every card; solving, the values and
+    # variances (float64) of every state, twice (the shared tables and their copies)
+    require_memory(48 * (1 << rules.n_boxes) + 32 * min(n, MAX_STATES), f"solving {rules.key}", instead)
     if getattr(rules, "card_score", None) is not None or getattr(rules, "card_points", None) is not None:
         raise ValueError(f"{head}: its score or points depend on the whole finished card, so a "
                          f"state would have to hold every box's points; {instead}")
+
+
+def estimate_states(rules: RuleSet) -> int:
+    """The number of solved states of ``rules``, counted without building the space
+    (milliseconds, where :func:`state_space` takes minutes on the largest games): the
+    classes of upper totals of each set of filled upper boxes, times the other boxes'
+    cards, times the five-box flag where it is filled.
+
+    >>> from yahtzee_sim.rules import get_rules
+    >>> estimate_states(get_rules("yahtzee")), state_space(get_rules("yahtzee")).n_states   # a few unreachable
+    (314880, 314876)
+    """
+    require_solvable(rules)
+    tiers = bonus_tiers(rules)
+    cap = tiers[-1][0] if tiers else 0
+    n_u = cap + 1
+    upper_boxes = np.flatnonzero(rules.is_upper)
+    faces = [int(f) for f in rules.upper_face[upper_boxes]]
+    n_up, n_low = len(upper_boxes), rules.n_boxes - len(upper_boxes)
+
+    def sums(face_list):
+        out = {0}
+        for f in face_list:
+            out = {a + c * f for a in out for c in range(rules.n_dice + 1)}
+        return np.array(sorted(out), dtype=np.int64)
+
+    classes = 0
+    for sub in range(1 << n_up):
+        reach = np.unique(np.minimum(sums([faces[j] for j in range(n_up) if sub >> j & 1]), cap))
+        adds = sums([faces[j] for j in range(n_up) if not sub >> j & 1])
+        keys = [np.zeros(n_u, dtype=np.int64)]
+        for threshold, _ in tiers:
+            pos = np.searchsorted(adds, np.maximum(threshold - np.arange(n_u), 0))
+            keys.append(np.where(pos < len(adds), adds[np.minimum(pos, len(adds) - 1)], -1))
+        classes += len({tuple(int(k[u]) for k in keys) for u in reach})
+    cards = classes * (1 << n_low)
+    if needs_flag(rules):   # the flag doubles the states of cards with the five box filled: half of them
+        cards += cards // 2
+    return int(cards)
 
 
 @functools.lru_cache(maxsize=32)

@@ -114,6 +114,33 @@ def require_target_solvable(rules: RuleSet) -> StateSpace:
     return state_space(rules)                         # refuses what the exact engine cannot do
 
 
+def require_target_fits(rules: RuleSet, max_target: int, dtype: str = "float32") -> None:
+    """One-line ``ValueError``, before any work, when the target table of ``rules`` for
+    targets 0..max_target would not fit (in the solver's cap or this machine's memory).
+
+    The states are counted, not built (building the space of the largest games takes
+    minutes).
+
+    >>> require_target_fits(get_rules("maxi-yatzy", ["no-saved-throws"]), 300)
+    Traceback (most recent call last):
+    ...
+    ValueError: the target table of maxi-yatzy+no-saved-throws for targets up to 300 would take 32.9 GiB (about 29,360,129 states x 301 probabilities), more than the 8 GiB this solver takes on; targets up to 72 fit
+    """
+    from ..limits import require_memory
+    from .space import estimate_states
+
+    n_rows = estimate_states(rules) + 1                  # + the full card
+    item = np.dtype(dtype).itemsize
+    size = n_rows * (max_target + 1) * item
+    if size > MAX_TABLE_BYTES:
+        fits = MAX_TABLE_BYTES // (n_rows * item) - 1
+        raise ValueError(f"the target table of {rules.key} for targets up to {max_target} would take "
+                         f"{size / 2**30:,.1f} GiB (about {n_rows:,} states x {max_target + 1:,} probabilities), "
+                         f"more than the {MAX_TABLE_BYTES / 2**30:g} GiB this solver takes on; "
+                         f"targets up to {fits} fit")
+    require_memory(size, f"the target table of {rules.key} for targets up to {max_target}")
+
+
 @functools.lru_cache(maxsize=8)
 def _layout(rules: RuleSet):
     """Row of every dense state (``-1``: not solved) and each level's states and first row.
@@ -477,12 +504,21 @@ def _compute(rules: RuleSet, max_target: int, dtype: str, workers: int, progress
                                       part, n_parts, per_chunk))
                 p.start()
                 children.append(p)
+        finished = False
         try:
             _solve_part(model, table, row_of, states, first, 0, n_parts, per_chunk,
                         lambda done: report(phase, solved + min(done, n), total))
+            finished = True
         finally:
             for p in children:
-                p.join()
+                # done: the children finish their parts; an error or Ctrl-C here: they
+                # stop now (their parts are useless); every wait bounded either way
+                if not finished:
+                    p.terminate()
+                p.join(None if finished else 10)
+                if p.is_alive():
+                    p.kill()
+                    p.join(10)
         bad = [p.exitcode for p in children if p.exitcode != 0]
         if bad:
             raise RuntimeError(f"target solver worker failed (exit code {bad[0]})")
@@ -596,7 +632,7 @@ def target_solve(rules: str | RuleSet, max_target: int = DEFAULT_MAX_TARGET, *, 
     >>> target_solve("yahtzee", max_target=10**6)
     Traceback (most recent call last):
     ...
-    ValueError: the target table of yahtzee for targets up to 1000000 would take 1,173.0 GiB (314,877 states x 1,000,001 probabilities), more than the 8 GiB this solver takes on; targets up to 6819 fit
+    ValueError: the target table of yahtzee for targets up to 1000000 would take 1,173.0 GiB (about 314,881 states x 1,000,001 probabilities), more than the 8 GiB this solver takes on; targets up to 6818 fit
     """
     from .solver import _dtype_name, default_workers
 
@@ -606,15 +642,7 @@ def target_solve(rules: str | RuleSet, max_target: int = DEFAULT_MAX_TARGET, *, 
     if workers is None:
         workers = default_workers()
     workers = whole_number(workers, "workers")
-    n_rows = require_target_solvable(rules).n_states + 1      # + the full card; no layout yet
-    item = np.dtype(dtype).itemsize
-    size = n_rows * (max_target + 1) * item
-    if size > MAX_TABLE_BYTES:
-        fits = MAX_TABLE_BYTES // (n_rows * item) - 1
-        raise ValueError(f"the target table of {rules.key} for targets up to {max_target} would take "
-                         f"{size / 2**30:,.1f} GiB ({n_rows:,} states x {max_target + 1:,} probabilities), "
-                         f"more than the {MAX_TABLE_BYTES / 2**30:g} GiB this solver takes on; "
-                         f"targets up to {fits} fit")
+    require_target_fits(rules, max_target, dtype)
     from .solver import rules_fingerprint
 
     memo_key = (rules_fingerprint(rules), dtype)

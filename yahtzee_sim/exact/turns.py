@@ -531,14 +531,19 @@ def per_turn_report(rules: str | RuleSet | None = None, strategy: str | Strategy
     ['keep-largest', 'optimal']
     """
     rules = _rules(rules, options)
+    if rules.n_rolls < 2:   # no keep is ever chosen: nothing per turn beyond the one roll's odds
+        raise ValueError(f"per-turn odds need at least 2 rolls a turn; {rules.key} has {rules.n_rolls}, so a "
+                         "turn is one roll: its odds are the one-roll odds (odds without --per-turn)")
     strat = get_strategy(strategy)
     pol = strategy_policy(rules, strat)
     under = turn_odds(rules, pol)
     best = best_turn_odds(rules)
-    rolls = [expected_rolls(rules, pol)]
+    # rolls until five of a kind; with fewer than five dice, until all the dice are alike
+    goal = "five_of_a_kind" if rules.n_dice >= 5 else f"largest_group_{rules.n_dice}"
+    rolls = [expected_rolls(rules, pol, pattern=goal)]
     if pol.name != "keep-largest":
-        rolls.append(expected_rolls(rules, "keep-largest"))
-    rolls.append(expected_rolls(rules, "optimal"))
+        rolls.append(expected_rolls(rules, "keep-largest", pattern=goal))
+    rolls.append(expected_rolls(rules, "optimal", pattern=goal))
     return PerTurnReport(rules=rules, strategy=pol.name, under_strategy=under, best=best, rolls=rolls)
 
 

@@ -173,6 +173,7 @@ def parse_spec(data: dict, *, name: str, source: str = "") -> ExperimentSpec:
         values["checkpoints"] = _as_tuple(data["checkpoints"], "checkpoints", name, int)
         if min(values["checkpoints"]) < 1:
             raise ValueError(f"{name}: checkpoints must be positive numbers of turns, got {data['checkpoints']!r}")
+        _check_size("odds", "turns", max(values["checkpoints"]), name)   # each is a simulation of that many turns
     for key, allowed in (("tables", KIND_TABLES[kind]), ("plots", KIND_PLOTS[kind])):
         for item in values.get(key, ()):
             if item not in allowed:

@@ -115,9 +115,12 @@ def run_family(spec: ExperimentSpec, *, run_options: dict | None = None) -> Repo
             "why_not_exact": "" if sol else refusal_reason(refusal), "refusal": refusal or "", "seed": seed,
             "score_only_optimum": bound})
         for name in names:
+            # every column present even when no cell was simulated (optimal alone on unsolvable games)
             row = {"rule_set": rules.key, "strategy": name, "games": spec.games, "seed": seed,
                    "solvable": sol is not None, "min_total": min_total(rules), "max_total": max_total(rules),
-                   "exact_mean": np.nan, "exact_sd": np.nan, "exact_inside_ci": np.nan}
+                   "exact_mean": np.nan, "exact_sd": np.nan, "exact_inside_ci": np.nan,
+                   "mean": np.nan, "ci95_low": np.nan, "ci95_high": np.nan, "sd": np.nan, "min": np.nan,
+                   "max": np.nan}
             if name == "optimal" and sol is None:
                 rows.append({**row, "games": 0, "note": NOT_SOLVABLE + ": " + refusal_reason(refusal)})
                 continue

@@ -6,7 +6,7 @@ spells out Japanese Yacht (experiments/rules/yacht.toml has it whole)::
 
     name = "my-yacht"                 # the rule set's key; not a built-in name
     title = "Yacht, as we play it"
-    dice = 5                          # 1..8 (default 5)
+    dice = 5                          # 1..8 (default 5; 8 dice take up to 9 faces, 7 up to 11)
     faces = 6                         # 2..12 (default 6)
     rolls = 3                         # throws a turn, 1..5 (default 3)
     joker = "none"                    # none, forced, free, original
@@ -63,6 +63,8 @@ TOP_KEYS = ("name", "title", "description", "dice", "faces", "rolls", "joker", "
 BOX_KEYS = ("name", "label", "scorer", "served", "joker_points")
 COLUMN_KEYS = ("name", "order", "boxes")
 BONUS_KEYS = ("threshold", "bonus", "tiers")
+MAX_BOXES = 100
+"""The most boxes a house card may have."""
 
 
 @dataclass(frozen=True)
@@ -207,7 +209,8 @@ def _build_box(p: _Problems, i: int, table: dict, faces: int) -> Box:
                 p.fail(where, f"sizes must be a list of group sizes such as [3, 2], got {v!r}")
         elif key == "runs":
             if not (isinstance(v, list) and v and all(
-                    isinstance(r, list) and r and all(isinstance(f, int) and 1 <= f <= faces for f in r) for r in v)):
+                    isinstance(r, list) and r and all(isinstance(f, int) and not isinstance(f, bool) and 1 <= f <= faces
+                                                       for f in r) for r in v)):
                 p.fail(where, f"runs must be a list of runs of faces in 1..{faces}, e.g. [[1, 2, 3, 4, 5]], got {v!r}")
         args[key] = v
     scorer = spec.make(**args)
@@ -262,10 +265,19 @@ def house_rules_from_dict(data: dict, source: str = "house rules") -> RuleSet:
         p.fail("", f"unknown fill_order {fill_order!r}; valid: {', '.join(FILL_ORDERS)}")
     five_bonus = _int(p, "", "five_bonus", data.get("five_bonus", 0), 0, 10_000)
 
+    try:   # before any table is built: dice whose tables cannot fit are refused here
+        from ..dice import require_tables_fit
+
+        require_tables_fit(n_dice, faces)
+    except ValueError as exc:
+        p.fail("", str(exc))
     raw_boxes = data.get("box")
     if not isinstance(raw_boxes, list) or not raw_boxes:
         p.fail("", "no boxes: add one [[box]] table per box, each with a name and a scorer "
                    f"(valid scorers: {', '.join(SCORERS)})")
+    if len(raw_boxes) > MAX_BOXES:
+        p.fail("", f"{len(raw_boxes):,} boxes: a card has at most {MAX_BOXES} (the engine records the turn "
+                   "of each box in 8 bits; the longest card of the family, Yamb, has 52)")
     boxes = [_build_box(p, i, b, faces) for i, b in enumerate(raw_boxes)]
     names = [b.name for b in boxes]
     for b in names:
@@ -320,6 +332,8 @@ def house_rules_from_dict(data: dict, source: str = "house rules") -> RuleSet:
             _check_keys(p, where, c, COLUMN_KEYS)
             if c.get("order", "any") not in COLUMN_ORDERS:
                 p.fail(where, f"unknown order {c.get('order')!r}; valid: {', '.join(COLUMN_ORDERS)}")
+            if not isinstance(c.get("name", ""), str):
+                p.fail(where, f"name must be text, got {c.get('name')!r}")
             members = c.get("boxes")
             if not isinstance(members, list) or not members or any(m not in names for m in members):
                 p.fail(where, f"boxes must list box names of this file ({', '.join(names)})")
@@ -360,17 +374,61 @@ def house_rules_from_text(text: str, source: str = "house rules") -> RuleSet:
     return _load(source, hashlib.sha256(content).hexdigest(), content)
 
 
+MAX_HOUSE_BYTES = 1 << 20
+"""The largest house-rules file read (the longest sensible card is a few kilobytes)."""
+
+
+def read_rules_file(path: str | os.PathLike, limit: int = MAX_HOUSE_BYTES) -> bytes:
+    """The bytes of a rules file: only a regular file, and at most ``limit`` bytes.
+
+    A FIFO would block the read forever and ``/dev/zero`` would never end, so the
+    file is opened without blocking and refused unless it is a regular file; never
+    more than ``limit + 1`` bytes are read (a file that grows while read is caught).
+
+    >>> read_rules_file("/dev/zero")
+    Traceback (most recent call last):
+    ...
+    ValueError: house rules '/dev/zero' is not a regular file (a device, FIFO or folder cannot be a rules file)
+    """
+    import stat
+
+    name = str(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise ValueError(f"cannot read house rules {name!r}: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError(f"house rules {name!r} is not a regular file (a device, FIFO or folder cannot be a "
+                             "rules file)")
+        if info.st_size > limit:
+            raise ValueError(f"house rules {name!r}: {info.st_size:,} bytes is too large for a rules file "
+                             f"(at most {limit:,})")
+        parts, size = [], 0
+        while size <= limit:
+            part = os.read(fd, limit + 1 - size)
+            if not part:
+                break
+            parts.append(part)
+            size += len(part)
+        if size > limit:
+            raise ValueError(f"house rules {name!r} is larger than a rules file may be (at most {limit:,} bytes)")
+        return b"".join(parts)
+    except OSError as exc:
+        raise ValueError(f"cannot read house rules {name!r}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+
+
 def load_house_rules(path: str | os.PathLike) -> RuleSet:
     """The rule set a house-rules TOML file describes (cached by the file's contents).
 
-    A missing or unreadable file, bad TOML or a bad key gets one-line ``ValueError``.
+    A missing or unreadable file, one that is not a regular file or is larger than
+    :data:`MAX_HOUSE_BYTES`, bad TOML or a bad key gets one-line ``ValueError``.
     """
-    path = Path(path)
-    try:
-        content = path.read_bytes()
-    except OSError as exc:
-        raise ValueError(f"cannot read house rules {str(path)!r}: {exc.strerror or exc}") from None
-    return _load(str(path), hashlib.sha256(content).hexdigest(), content)
+    content = read_rules_file(path)
+    return _load(str(Path(path)), hashlib.sha256(content).hexdigest(), content)
 
 
 _LOADED: dict[str, RuleSet] = {}
@@ -395,4 +453,6 @@ def _parse(source: str, content: bytes) -> RuleSet:
         raise ValueError(f"{source}: not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"{source}: not valid TOML ({exc})") from None
+    except RecursionError:   # the parser recurses once per level of nested arrays or tables
+        raise ValueError(f"{source}: not usable house rules (arrays or tables nested too deeply)") from None
     return dataclasses.replace(house_rules_from_dict(data, source), house_toml=content.decode("utf-8"))

@@ -31,7 +31,7 @@ from .plan import ChunkPlan, play_chunk
 from ..validate import whole_number
 
 __all__ = ["BACKENDS", "DASK_MISSING", "IN_FLIGHT_PER_WORKER", "JobsWarning", "check_backend", "check_scheduler",
-           "usable_cores", "worker_count", "Job", "make_job",
+           "usable_cores", "worker_count", "Job", "make_job", "close_pool", "ordered_results", "watch_parent",
            "serial_results", "process_results", "dask_results"]
 
 BACKENDS = ("serial", "processes", "dask")
@@ -129,6 +129,23 @@ class Job:
     keep_games: bool
     token: str
     rules_toml: str | None = None   # a house rule set travels as its file's text
+    module_roots: tuple[str, ...] = ()   # where the strategy's module was imported from
+
+
+def _module_roots(strategy: Strategy) -> tuple[str, ...]:
+    """The folder the strategy's class was imported from (``module:Class`` from the current
+    folder: a console script's workers do not search it), for the workers' ``sys.path``."""
+    import sys
+    from pathlib import Path
+
+    name = type(strategy).__module__
+    path = getattr(sys.modules.get(name), "__file__", None)
+    if not path or name.startswith("yahtzee_sim."):
+        return ()
+    root = Path(path).resolve().parent
+    for _ in range(name.count(".")):        # a module in a package: the folder above the package
+        root = root.parent
+    return (str(root),)
 
 
 class _Pickler(pickle.Pickler):
@@ -172,7 +189,7 @@ def make_job(plan: ChunkPlan, rules: RuleSet, strategy: Strategy, entropy: RunSe
     blob = buf.getvalue()
     token = hashlib.sha256(repr((rules.key, entropy, plan)).encode() + blob).hexdigest()[:16]
     return Job(plan, rules.name, tuple(rules.options), strategy.name, blob, entropy, keep_games, token,
-               rules.house_toml)
+               rules.house_toml, _module_roots(strategy))
 
 
 def _rebuild(name: str, options: tuple[str, ...], house_toml: str | None) -> RuleSet:
@@ -195,6 +212,11 @@ def _load(job: Job) -> tuple[RuleSet, Strategy]:
         hit = _WORKER_CACHE.get(job.token)
         if hit is None:
             rules = _rebuild(job.rules_name, job.options, job.rules_toml)
+            import sys
+
+            for root in job.module_roots:
+                if root not in sys.path:
+                    sys.path.append(root)     # after the worker's own path: nothing of it is shadowed
             try:
                 strategy = _Unpickler(io.BytesIO(job.strategy_blob), rules).load()
             except Exception as exc:
@@ -213,9 +235,45 @@ def run_job_chunk(job: Job, i: int):
     return i, play_chunk(job.plan, rules, strategy, job.entropy, job.keep_games, i)
 
 
-def _process_init(job: Job) -> None:
+PARENT_POLL_SECONDS = 0.5
+"""How often a pool worker checks that the process that started it is alive."""
+
+
+def watch_parent(parent_pid: int) -> None:
+    """Make this pool worker exit when ``parent_pid`` dies, even by ``kill -9``.
+
+    A worker left behind by a killed parent would play on (and hold its memory) for
+    as long as its work takes. On Linux the kernel sends SIGKILL at once
+    (``PR_SET_PDEATHSIG``); a daemon thread also polls the parent id, which covers
+    other systems, a parent that died before the request and a worker started by a
+    thread that has since ended.
+
+    >>> watch_parent(os.getppid())   # this process's parent is alive: nothing happens
+    """
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)   # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        pass
+    if os.getppid() != parent_pid:  # pragma: no cover - the parent is already gone
+        os._exit(1)
+
+    def poll():  # pragma: no cover - runs in the worker
+        import time
+
+        while os.getppid() == parent_pid:
+            time.sleep(PARENT_POLL_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=poll, name="watch-parent", daemon=True).start()
+
+
+def _process_init(job: Job, parent_pid: int | None = None) -> None:
     global _WORKER_JOB
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
+    if parent_pid is not None:
+        watch_parent(parent_pid)
     _WORKER_JOB = job
 
 
@@ -244,17 +302,81 @@ def serial_results(work: Callable[[int], Any], ids: Iterator[int]):
         yield i, work(i)
 
 
-def _terminate(pool) -> None:
-    stop = getattr(pool, "terminate_workers", None)  # Python >= 3.14
-    if stop is not None:
-        stop()
-        return
+POOL_JOIN_SECONDS = 10.0
+"""The longest a pool's shutdown waits for its workers and its result reader, each."""
+
+
+def close_pool(pool, finished: bool, timeout: float = POOL_JOIN_SECONDS) -> None:
+    """Shut a ``ProcessPoolExecutor`` down with every wait bounded: nothing is left waiting.
+
+    ``finished``: all its work is done, so the workers are asked to stop and given
+    ``timeout`` seconds; otherwise (an error, Ctrl-C, a consumer that stopped
+    early) the pending work is cancelled and the workers are terminated at once.
+
+    A worker terminated while it was sending a result leaves the pool's reader
+    thread blocked on a message that will never end (this process holds the
+    pipe's write end too, so no end-of-file comes), and the interpreter then
+    hangs at exit joining that thread. Once the workers are gone this closes the
+    write end: the reader gets end-of-file, marks the pool broken and ends.
+
+    >>> from concurrent.futures import ProcessPoolExecutor
+    >>> close_pool(ProcessPoolExecutor(1), finished=True)   # never started: nothing to wait for
+    """
+    import time
+
+    thread = getattr(pool, "_executor_manager_thread", None)
+    results = getattr(pool, "_result_queue", None)
     procs = list((getattr(pool, "_processes", None) or {}).values())
-    pool.shutdown(wait=False, cancel_futures=True)
+    pool.shutdown(wait=False, cancel_futures=not finished)
+    deadline = time.monotonic() + timeout
+    if finished and thread is not None:
+        thread.join(timeout)
     for p in procs:
-        p.terminate()
+        if p.is_alive():
+            p.terminate()
     for p in procs:
-        p.join(timeout=10)
+        p.join(max(0.1, deadline - time.monotonic()))
+        if p.is_alive():   # ignored SIGTERM: SIGKILL cannot be
+            p.kill()
+            p.join(timeout)
+    if thread is not None and thread.is_alive():
+        thread.join(min(1.0, timeout))
+        if thread.is_alive() and results is not None:
+            results._writer.close()     # every worker is dead: the reader gets end-of-file
+            thread.join(timeout)
+        if thread.is_alive():  # pragma: no cover - the reader still stuck: let the exit go on
+            import concurrent.futures.process as cfp
+
+            cfp._threads_wakeups.pop(thread, None)
+
+
+def ordered_results(pool, futures: list):
+    """The results of ``futures`` (submitted to ``pool``) in order, never waiting forever.
+
+    A worker that dies while sending its result leaves the pool's reader blocked and
+    the futures pending for good; this waits in bounded steps and raises
+    ``RuntimeError`` when a worker has died.
+
+    >>> from concurrent.futures import ProcessPoolExecutor
+    >>> list(ordered_results(ProcessPoolExecutor(1), []))
+    []
+    """
+    from concurrent.futures import wait
+    from concurrent.futures.process import BrokenProcessPool
+
+    for fut in futures:
+        while not wait([fut], timeout=POOL_JOIN_SECONDS).done:
+            if _dead_worker(pool):
+                raise RuntimeError("a worker process died (the machine may be out of memory)")
+        try:
+            yield fut.result()
+        except BrokenProcessPool:
+            raise RuntimeError("a worker process died (the machine may be out of memory)") from None
+
+
+def _dead_worker(pool) -> bool:
+    """A worker of ``pool`` has died (the pool's reader may not have noticed)."""
+    return any(p.exitcode is not None for p in list((getattr(pool, "_processes", None) or {}).values()))
 
 
 def process_results(job: Job, ids: Iterator[int], jobs: int):
@@ -267,13 +389,17 @@ def process_results(job: Job, ids: Iterator[int], jobs: int):
     if not first:
         return
     pool = ProcessPoolExecutor(max_workers=min(jobs, len(first)), mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_process_init, initargs=(job,))
+                               initializer=_process_init, initargs=(job, os.getpid()))
     finished = False
     try:
         with _sigint_ignored():
             pending = {pool.submit(_process_chunk, i) for i in first}
         while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            done, pending = wait(pending, timeout=POOL_JOIN_SECONDS, return_when=FIRST_COMPLETED)
+            if not done and _dead_worker(pool):
+                # a worker that died while sending its result leaves the pool's reader
+                # blocked mid-message: it will never report the pool broken
+                raise BrokenProcessPool("a worker died")
             for fut in done:
                 nxt = next(ids, None)
                 if nxt is not None:
@@ -285,10 +411,7 @@ def process_results(job: Job, ids: Iterator[int], jobs: int):
                            "`if __name__ == '__main__':` (workers start with spawn); "
                            "otherwise the machine may be out of memory") from None
     finally:
-        if finished:
-            pool.shutdown(wait=True)
-        else:
-            _terminate(pool)
+        close_pool(pool, finished)
 
 
 def _import_distributed():

@@ -198,6 +198,7 @@ class PlayToWin(Strategy):
             raise ValueError(f"play-to-win plays the risk-sensitive optimal strategies, whose solver does not "
                              f"model {rules.key}'s served, announced or saved throws; use optimal or heuristic")
         super().prepare(rules)
+        self._announce(rules)
         self.players = [RiskStrategy(t, progress=self.progress).prepare(rules) for t in self.thetas]
         sol = self.players[self._zero].solution
         self._space = sol.space
@@ -213,6 +214,22 @@ class PlayToWin(Strategy):
 
             self._payoff = PayoffPlay(progress=self.progress).prepare(rules)   # the target table, disk-cached
         return self
+
+    def _announce(self, rules) -> None:
+        """Before the first use on ``rules``: say which tables will be built, and roughly how long."""
+        from ..exact.risk import parse_theta, risk_cache_path
+        from ..exact.solver import solve_estimate
+        from ..progress import announce, duration_text
+
+        missing = [t for t in self.thetas if float(t) != 0.0 and not risk_cache_path(rules, parse_theta(t)).exists()]
+        if not missing:
+            return
+        _, _, seconds = solve_estimate(rules)
+        # per theta: a risk table, a decision table and the policy's moments, each about a solve
+        announce(self.progress, f"play-to-win on {rules.key}: building {len(missing)} risk-sensitive tables "
+                                f"(theta {', '.join(f'{t:g}' for t in missing)}), their decision tables and "
+                                f"moments, and the target table: {duration_text(max(3 * seconds, 30) * len(missing))} "
+                                "or more the first time (cached on disk for later runs)")
 
     # -- the table -----------------------------------------------------------------
     def _flat(self, state):
