@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test test-fast bench bench-startup reports clean
+.PHONY: demo check test test-fast bench bench-startup reports clean
 
 $(BIN)/yahtzee-sim: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,8 +15,14 @@ $(BIN)/yahtzee-sim: pyproject.toml
 demo: $(BIN)/yahtzee-sim
 	$(BIN)/yahtzee-sim run experiments/claims.toml experiments/strategies.toml
 
-# The whole suite, doctests included (what CI runs), on every core (pytest-xdist).
-test: $(BIN)/yahtzee-sim
+# The linter (ruff) and the type checker of the public API (mypy); both are configured
+# in pyproject.toml.
+check: $(BIN)/yahtzee-sim
+	$(BIN)/ruff check yahtzee_sim tests benchmarks
+	$(BIN)/mypy
+
+# The checks, then the whole suite, doctests included (what CI runs), on every core (pytest-xdist).
+test: check
 	$(BIN)/python -m pytest -n auto --dist worksteal
 
 # The same without the large statistical checks marked slow: for a quick run while working.

@@ -112,7 +112,7 @@ def run_one(kind: str, key: str, arg: str) -> dict:
             if not isinstance(p, str):
                 p.prepare(rules)
         t0 = time.perf_counter()
-        res = simulate_table(rules, players, n, seed=1)
+        simulate_table(rules, players, n, seed=1)
         out.update(games_per_s=n / (time.perf_counter() - t0))
     out["seconds"] = time.perf_counter() - t0
     out["cpu_seconds"] = time.process_time() - cpu0

@@ -14,8 +14,7 @@ import pytest
 from yahtzee_sim import GameState, simulate
 from yahtzee_sim.exact.distribution import ScoreDistribution, distribution, pmf_mean_sd
 from yahtzee_sim.exact.policy import policy_value
-from yahtzee_sim.rules import Box, RuleSet
-from yahtzee_sim.rules import scoring as sc
+from yahtzee_sim.rules import RuleSet
 from yahtzee_sim.state import TurnOptions
 from yahtzee_sim.stats import chisquare_gof
 from yahtzee_sim.strategies import Strategy

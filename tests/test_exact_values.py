@@ -22,7 +22,7 @@ import pytest
 
 from yahtzee_sim.exact.space import state_space
 from yahtzee_sim.exact.solver import solve
-from yahtzee_sim.rules import Box, RuleSet, get_rules
+from yahtzee_sim.rules import Box, RuleSet
 from yahtzee_sim.rules import scoring as sc
 
 

@@ -137,7 +137,7 @@ def test_the_committed_report_is_the_specs_default_run():
         pytest.skip("reports/family not generated yet")
     text = readme.read_text(encoding="utf-8")
     spec = load_spec(SPEC)
-    assert f"`yahtzee-sim run experiments/family.toml` (" in text and f"seed {spec.seed}" in text
+    assert "`yahtzee-sim run experiments/family.toml` (" in text and f"seed {spec.seed}" in text
     assert f"{spec.games:,} games per cell" in text
     for key in spec.rule_sets:
         assert f"| {key} |" in text

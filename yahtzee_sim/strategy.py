@@ -25,7 +25,7 @@ all bookkeeping and checks legality. Write your own by subclassing
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, ClassVar, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 

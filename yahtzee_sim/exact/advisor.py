@@ -26,7 +26,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:  # pandas is imported where a table is made: start-up stays fast
+    import pandas as pd
 
 from ..rules import RuleSet, get_rules
 from .policy import achievable_upper_totals
@@ -369,7 +374,6 @@ def advise(rules: str | RuleSet, dice, *, rolls_left: int, filled=(), upper: int
     u_cap = min(u, sp.cap)
     # every final roll (all of them while rolls are left, else just this one)
     rolls = np.arange(d.n_rolls) if rolls_left else np.array([roll])
-    n = len(rolls)
 
     def final(rolls, throw):
         """Legal boxes, points, gains, later values and worth (n, B) of final rolls."""

@@ -24,7 +24,6 @@ True
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
 

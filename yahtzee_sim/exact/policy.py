@@ -67,7 +67,12 @@ import math
 import time
 from dataclasses import dataclass, field
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:  # pandas is imported where a table is made: start-up stays fast
+    import pandas as pd
 
 from ..engine import MoveChecks, StrategyError, ask, read_only, state_view
 from ..rules import RuleSet, get_rules
@@ -494,7 +499,6 @@ def lookahead_tables(strategy, turn):
     state = GameState.from_arrays(rules, turn.filled, u, flag.astype(bool))
     rows = strategy._plans(state, rules.n_rolls - 1)
     store = strategy._store
-    roll = np.arange(turn.r)[None, :]
     boxes = store[0][rows]
     plans, inv = np.unique(rows, return_inverse=True)     # states of one position share it
     keeps = {j: store[j][plans] for j in range(1, rules.n_rolls)}      # ranks among the sub-keeps

@@ -53,7 +53,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Iterable
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:  # pandas is imported where a table is made: start-up stays fast
+    import pandas as pd
 
 from ..rules import RuleSet, get_rules
 from . import cache as _cache

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any, Callable, Iterator
 
-import numpy as np
 
 from ..engine import RunSeed
 from ..rules import RuleSet, get_rules

@@ -469,7 +469,6 @@ class HeuristicStrategy(LookaheadStrategy):
         typical Ones)."""
         if rules.card_score is None:
             return np.ones(rules.n_boxes)
-        d = self.dice
         raw = rules.score_table.T.astype(np.float64)
         weight = np.ones(rules.n_boxes)
         for _ in range(4):   # a box worth less with more points (Min) is aimed low: re-linearize
