@@ -68,17 +68,28 @@ def clear_kernels(py: Path) -> int:
     return n
 
 
+def _children_cpu() -> float:
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def timed(py: Path, args: list[str], cache: Path) -> dict:
+    """Wall seconds, CPU seconds (the command and every process it waited for: the figure
+    load changes least) and the load average around one run."""
     env = dict(os.environ, YAHTZEE_SIM_CACHE=str(cache))
     env.pop("PYTHONPATH", None)          # the installed copy, not a source tree
     env.pop("NUMBA_CACHE_DIR", None)
     before = load()
+    cpu = _children_cpu()
     start = time.perf_counter()
     res = subprocess.run([str(py), "-m", "yahtzee_sim", *args], env=env, capture_output=True, text=True, cwd="/")
     seconds = time.perf_counter() - start
+    cpu = _children_cpu() - cpu
     if res.returncode != 0:
         raise SystemExit(f"{' '.join(args)} failed ({res.returncode}): {res.stderr.strip()[-500:]}")
-    return {"seconds": seconds, "load_before": before, "load_after": load()}
+    return {"seconds": seconds, "cpu_seconds": cpu, "load_before": before, "load_after": load()}
 
 
 def main() -> None:
@@ -113,8 +124,9 @@ def main() -> None:
             warm = timed(py, cmd, cache)
             rows.append({"command": name, "argv": cmd, "cold": cold, "warm": warm, "kernel_files_cleared": cleared,
                          "cores": os.cpu_count()})
-            print(f"# {name}: cold {cold['seconds']:.1f} s (load {cold['load_before']:.1f}-{cold['load_after']:.1f}), "
-                  f"warm {warm['seconds']:.1f} s (load {warm['load_before']:.1f}-{warm['load_after']:.1f})",
+            print(f"# {name}: cold {cold['seconds']:.1f} s, {cold['cpu_seconds']:.1f} cpu s "
+                  f"(load {cold['load_before']:.1f}-{cold['load_after']:.1f}), warm {warm['seconds']:.1f} s, "
+                  f"{warm['cpu_seconds']:.1f} cpu s (load {warm['load_before']:.1f}-{warm['load_after']:.1f})",
                   file=sys.stderr)
     finally:
         if not args.keep:
@@ -123,19 +135,23 @@ def main() -> None:
         print(json.dumps(rows, indent=2))
         return
     if args.markdown:
-        print("| command | cold (fresh install, empty cache) | warm | cold / warm | load average (1 min) cold; warm |")
+        print("| command | cold: wall / CPU s (fresh install, empty cache) | warm: wall / CPU s | cold / warm (wall; CPU) "
+              "| load average (1 min) cold; warm |")
         print("|---|---|---|---|---|")
         for r in rows:
             c, w = r["cold"], r["warm"]
-            print(f"| `yahtzee-sim {' '.join(r['argv'])}` | {c['seconds']:.1f} s | {w['seconds']:.1f} s | "
-                  f"{c['seconds'] / w['seconds']:.1f}x | {c['load_before']:.1f}-{c['load_after']:.1f}; "
+            print(f"| `yahtzee-sim {' '.join(r['argv'])}` | {c['seconds']:.1f} / {c['cpu_seconds']:.1f} | "
+                  f"{w['seconds']:.1f} / {w['cpu_seconds']:.1f} | {c['seconds'] / w['seconds']:.1f}x; "
+                  f"{c['cpu_seconds'] / w['cpu_seconds']:.1f}x | {c['load_before']:.1f}-{c['load_after']:.1f}; "
                   f"{w['load_before']:.1f}-{w['load_after']:.1f} |")
         return
     width = max(len(r["command"]) for r in rows) if rows else 10
-    print(f"{'command':<{width}}  {'cold s':>8}  {'warm s':>8}  {'cold/warm':>9}  load cold; warm")
+    print(f"{'command':<{width}}  {'cold s':>8}  {'cold cpu':>8}  {'warm s':>8}  {'warm cpu':>8}  {'cold/warm':>9}  "
+          "load cold; warm")
     for r in rows:
         c, w = r["cold"], r["warm"]
-        print(f"{r['command']:<{width}}  {c['seconds']:>8.1f}  {w['seconds']:>8.1f}  {c['seconds'] / w['seconds']:>9.1f}  "
+        print(f"{r['command']:<{width}}  {c['seconds']:>8.1f}  {c['cpu_seconds']:>8.1f}  {w['seconds']:>8.1f}  "
+              f"{w['cpu_seconds']:>8.1f}  {c['seconds'] / w['seconds']:>9.1f}  "
               f"{c['load_before']:.1f}-{c['load_after']:.1f}; {w['load_before']:.1f}-{w['load_after']:.1f}")
 
 

@@ -63,7 +63,7 @@ def filled(tmp_path, monkeypatch):
 
 
 def test_cache_lists_rule_set_kind_size_and_age(filled, capsys):
-    folder, sizes = filled
+    _, sizes = filled
     assert main(["cache", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["total_bytes"] == sum(sizes.values()) + 1
