@@ -276,3 +276,28 @@ def test_a_table_is_built_once_a_run_is_long_enough(monkeypatch, tmp_path):
     assert D.decisions_cache_path(rules).is_file()
     _same_games(_games(rules, strat, 2 * SEED_BLOCK), first)
     assert OptimalStrategy(sol).prepare(rules).play_table is not None      # now on disk
+
+
+@pytest.mark.parametrize("backend", ["serial", "processes"])
+def test_a_run_long_enough_builds_the_table_once_before_its_work_is_shipped(monkeypatch, tmp_path, backend):
+    """The build is decided from the whole run's size, not from the games one process
+    has played: a run of GAMES_BEFORE_BUILD games split between two workers (each
+    below it) is played from the table, built once by the parent, in the same games
+    as the widget plays them; a shorter run builds nothing."""
+    from yahtzee_sim.strategies import optimal
+
+    monkeypatch.setenv(_cache.CACHE_ENV, str(tmp_path))
+    monkeypatch.setattr(optimal, "GAMES_BEFORE_BUILD", 4 * SEED_BLOCK)
+    rules = get_rules("yacht-classic")
+    sol = solve(rules)
+    D._MEMO.clear()
+    jobs = {"jobs": 2} if backend == "processes" else {}
+    short = OptimalStrategy(sol)
+    simulate(rules, short, 3 * SEED_BLOCK, seed=3, batch=SEED_BLOCK, backend=backend, **jobs)
+    assert short.decisions is None and not D.decisions_cache_path(rules).is_file()
+
+    strat = OptimalStrategy(sol)
+    res = simulate(rules, strat, 4 * SEED_BLOCK, seed=3, batch=2 * SEED_BLOCK, backend=backend, **jobs)
+    assert strat.decisions is not None and D.decisions_cache_path(rules).is_file()
+    widget = simulate(rules, OptimalStrategy(sol, table=False), 4 * SEED_BLOCK, seed=3, batch=SEED_BLOCK)
+    np.testing.assert_array_equal(res.to_frame()["total"], widget.to_frame()["total"])

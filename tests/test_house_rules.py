@@ -269,3 +269,28 @@ def test_house_rules_travel_to_worker_processes():
     a = simulate(FAMILY_FILE, "keep-largest", 3000, seed=2, backend="processes", jobs=2, batch=1024)
     b = simulate(FAMILY_FILE, "keep-largest", 3000, seed=2)
     assert a.rules is b.rules and (a.games["total"] == b.games["total"]).all()
+
+
+def test_finnish_maxi_yatzy_is_maxi_yatzys_card_with_its_bonus_and_is_within_the_solvers_reach():
+    """experiments/rules/maxi-yatzy-finnish.toml: the card of the built-in maxi-yatzy
+    (every box's score of every roll the same), +50 at 75 instead of +100 at 84, no saved
+    throws; its 32,473,086 reachable states (the count the issue quotes) pass the
+    memory estimate on a machine of 12 GB (the solve itself takes minutes: not run here)."""
+    from yahtzee_sim.exact import space as space_mod
+
+    finnish = get_rules(str(ROOT / "experiments" / "rules" / "maxi-yatzy-finnish.toml"))
+    maxi = get_rules("maxi-yatzy", ["no-saved-throws"])
+    assert finnish.n_dice == 6 and finnish.n_rolls == 3 and not finnish.banked_throws
+    assert finnish.box_names == maxi.box_names
+    np.testing.assert_array_equal(finnish.score_table, maxi.score_table)
+    assert (finnish.upper_bonus_threshold, finnish.upper_bonus) == (75, 50)
+    space_mod.state_space.cache_clear()
+    try:
+        import unittest.mock as mock
+
+        with mock.patch.object(space_mod, "machine_memory", lambda: 12_000_000_000):
+            space = space_mod.state_space(finnish)
+    finally:
+        space_mod.state_space.cache_clear()
+    assert space.n_states == 32_473_086
+    assert space_mod.solve_bytes(space.size, space.n_states) < 4_000_000_000

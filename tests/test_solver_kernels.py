@@ -93,3 +93,61 @@ def test_kernels_load_without_scipy_linalg_and_leave_it_importable():
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,
                          env=env, check=True).stdout.split()
     assert out == ["False", "2.0"]
+
+
+def test_the_kernels_are_compiled_ahead_with_the_types_a_solve_calls_them_with(monkeypatch):
+    """precompile() compiles each kernel for the argument types of signatures(dtype): every
+    call a solve makes must have one of them (another type would be a second
+    compilation, the precompiled one wasted)."""
+    import types
+
+    import numba
+
+    from yahtzee_sim.exact import _solver_kernels as K
+
+    seen = {name: set() for name in K.KERNEL_NAMES}
+
+    def spy(name):
+        kernel = getattr(K, name)
+
+        def call(*args):
+            seen[name].add(tuple(numba.typeof(a) for a in args))
+            return kernel(*args)
+        return call
+
+    proxy = types.SimpleNamespace(**{n: spy(n) for n in K.KERNEL_NAMES}, precompile=K.precompile)
+    monkeypatch.setattr(space_mod, "_kernels", lambda: proxy if space_mod.KERNELS == "numba" else None)
+    for dtype in ("float32", "float64"):
+        _both(get_rules("yacht-classic"), dtype, monkeypatch)
+    for name in K.KERNEL_NAMES:
+        ahead = {tuple(K.signatures(np.float32)[name]), tuple(K.signatures(np.float64)[name])}
+        assert seen[name] and seen[name] <= ahead, name
+
+
+@pytest.mark.slow
+def test_a_first_solve_compiles_the_largest_kernel_in_a_forked_process(tmp_path):
+    """With an empty numba cache the forked process compiles fill_rolls and this one loads
+    it from the cache (a cache hit here, one compilation in all), and the table is the
+    NumPy path's."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    code = """
+import json, numpy as np
+from yahtzee_sim.exact import space as S, _solver_kernels as K, solver
+solver.MIN_STATES_FOR_KERNELS = solver.MIN_STATES_FOR_WORKERS = 0
+a = solver.solve("yacht-classic", cache=False, workers=2)
+S.KERNELS = "numpy"
+b = solver.solve("yacht-classic", cache=False, workers=1)
+print(json.dumps({"hits": {n: sum(getattr(K, n).stats.cache_hits.values()) for n in K.KERNEL_NAMES},
+                  "sigs": {n: len(getattr(K, n).signatures) for n in K.KERNEL_NAMES},
+                  "same": bool(np.array_equal(a.values, b.values, equal_nan=True))}))
+"""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    assert res["same"]
+    assert res["sigs"] == {n: 1 for n in res["sigs"]}
+    assert res["hits"]["fill_rolls"] == 1 and sum(res["hits"].values()) == 1

@@ -208,6 +208,8 @@ def simulate(
         out = check_out(out, resumable=checkpoint is not None)
     check_countable("games", rules, n_games)
     strat = _named_with_progress(strategy, progress).prepare(rules)
+    if hasattr(strat, "expect_games"):
+        strat.expect_games(n_games)   # before the pilot: it then plays as the run will
     check_finishes("games", rules, strat, n_games, backend, jobs, scheduler)
     if keep_games is None:
         keep_games = n_games <= 1_000_000 and checkpoint is None and out is None

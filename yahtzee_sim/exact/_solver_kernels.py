@@ -298,3 +298,98 @@ def roll_mean(rolls, mult, n_outcomes):
     for i in range(n):
         out[i] /= n_outcomes
     return out
+
+
+# -- compiling ahead, on both cores --------------------------------------------------------
+KERNEL_NAMES = ("turn_tables", "five_rows", "fill_rolls", "reroll", "roll_mean")
+"""The kernels, in the order a turn calls them."""
+
+LARGEST = "fill_rolls"
+"""The kernel whose compilation takes longest (about 3 of the 5.5 CPU seconds of all five):
+a forked process compiles it while this one compiles the others."""
+
+
+def signatures(dtype) -> dict:
+    """The argument types each kernel is called with for work in ``dtype`` (what
+    :func:`~.space._turn_values_compiled` passes; ``tests/test_solver_kernels.py``
+    checks that a solve compiles exactly these).
+
+    >>> sorted(signatures(np.float32)) == sorted(KERNEL_NAMES)
+    True
+    """
+    t = nb.from_dtype(np.dtype(dtype))
+    f64, i64, b = nb.float64, nb.int64, nb.boolean
+
+    def a(ty, nd, readonly=False):
+        return nb.types.Array(ty, nd, "C", readonly=readonly)
+
+    return {
+        "turn_tables": (a(f64, 1), a(f64, 1), b, a(i64, 2), a(i64, 1), a(i64, 1), a(b, 2), i64, i64, i64,
+                        a(i64, 1), a(i64, 2), a(i64, 3), a(i64, 1), a(t, 2), a(t, 2), f64),
+        "five_rows": (a(b, 3), a(nb.int16, 3), a(f64, 2), a(i64, 1), a(f64, 2), a(f64, 2), a(f64, 2), a(f64, 2),
+                      a(f64, 1), a(f64, 1), a(b, 1), i64, b, f64),
+        "fill_rolls": (a(t, 2), a(t, 2), b, a(t, 1), a(t, 2), a(t, 2), a(i64, 1), a(i64, 1), a(t, 1), a(i64, 1),
+                       a(t, 2), a(t, 2), t),
+        "reroll": (a(t, 3), b, b, a(i64, 1), a(i64, 1), a(i64, 1), t, a(i64, 1), a(i64, 1), t),
+        "roll_mean": (a(t, 2), a(f64, 1, readonly=True), f64),
+    }
+
+
+def _on_disk(name: str) -> bool:
+    """Has numba's cache an index for this kernel (compiled by an earlier process)?"""
+    try:
+        import os
+
+        return os.path.exists(globals()[name]._cache._cache_file._index_path)
+    except AttributeError:  # pragma: no cover - another numba layout: assume not
+        return False
+
+
+def _compile(name: str, sig) -> None:
+    globals()[name].compile(sig)      # loads numba's cache file if it has it, else compiles and stores
+
+
+def _compile_child(name: str, dtype) -> None:  # pragma: no cover - runs in the forked child
+    import os
+
+    try:
+        _compile(name, signatures(dtype)[name])
+    except BaseException:
+        os._exit(1)
+    os._exit(0)
+
+
+def precompile(dtype, workers: int = 2) -> None:
+    """Compile (or load from numba's cache) every kernel for work in ``dtype`` before the
+    first turn. The first time on a machine, a forked process compiles the largest
+    kernel while this one compiles the others, then this one loads it from numba's
+    cache: the first solve after an install waits for the longest compilation, not
+    for their sum. Only the machine code's creation is split; the code is the same.
+
+    >>> precompile(np.float64, workers=1)
+    >>> len(roll_mean.signatures) >= 1
+    True
+    """
+    import os
+
+    sigs = signatures(dtype)
+    todo = [n for n in KERNEL_NAMES if tuple(sigs[n]) not in globals()[n].overloads]
+    if not todo:
+        return
+    child = None
+    if workers > 1 and LARGEST in todo and not _on_disk(LARGEST) and hasattr(os, "fork") and len(todo) > 1:
+        import multiprocessing
+
+        if not multiprocessing.current_process().daemon:
+            child = multiprocessing.get_context("fork").Process(target=_compile_child, args=(LARGEST, dtype),
+                                                                daemon=True)
+            child.start()
+    try:
+        for name in todo:
+            if name != LARGEST or child is None:
+                _compile(name, sigs[name])
+    finally:
+        if child is not None:
+            child.join()
+    if child is not None:
+        _compile(LARGEST, sigs[LARGEST])     # from the child's cache file (compiled here if it failed)

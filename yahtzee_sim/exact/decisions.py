@@ -218,22 +218,32 @@ def _box_picks(rules: RuleSet, space: StateSpace, values: np.ndarray, m, u, f, t
     table = table.astype(np.int64)
     n, r, b = len(m), rules.dice.n_rolls, space.n_boxes
     pts = [np.unique(table[:, j]) for j in range(b)]
-    width = max(len(p) for p in pts)
-    col = np.stack([np.searchsorted(pts[j], table[:, j]) for j in range(b)], axis=1)   # (R, B)
+    # one column per (box, distinct points) pair: each box's own points only (Chance's 26
+    # do not make Ones' 6 be evaluated 26 times)
+    box_of = np.concatenate([np.full(len(p), j, dtype=np.int64) for j, p in enumerate(pts)])
+    pts_of = np.concatenate(pts).astype(np.int16)
+    first = np.cumsum([0] + [len(p) for p in pts[:-1]])
+    col = np.stack([first[j] + np.searchsorted(pts[j], table[:, j]) for j in range(b)], axis=1)  # (R, B)
+    n_pairs = len(box_of)
     u16 = u.astype(np.int16)
-    worth = np.empty((n, width, b))
-    for i in range(width):                     # the i-th distinct points of every box
-        sc = np.array([p[min(i, len(p) - 1)] for p in pts], dtype=np.int16)
-        sc = np.broadcast_to(sc, (n, b))
-        gain = sc + rules.upper_bonus_gain(u16, sc)
-        worth[:, i] = gain + values[space.next_flat(m, u16, f, sc)]
+    gain = np.broadcast_to(pts_of, (n, n_pairs)).astype(np.int16)
+    if rules.upper_bonus:     # the upper bonus crossed: by the i-th distinct points of every box
+        upper = np.flatnonzero(rules.is_upper[box_of])
+        rank = np.arange(n_pairs) - first[box_of]       # the pair's place among its box's points
+        for i in range(int(rank[upper].max()) + 1):
+            sc = np.array([p[min(i, len(p) - 1)] for p in pts], dtype=np.int16)
+            ubg = rules.upper_bonus_gain(u16, np.broadcast_to(sc, (n, b)))
+            here = upper[rank[upper] == i]
+            gain[:, here] += ubg[:, box_of[here]]
+    nxt = space.next_flat(np.repeat(m, n_pairs), np.repeat(u16, n_pairs), np.repeat(f, n_pairs),
+                          np.tile(pts_of, n), boxes=np.tile(box_of, n)).reshape(n, n_pairs)
     bits = np.int64(1) << np.arange(b, dtype=np.int64)
     legal = rules.legal_boxes((m[:, None] & bits) != 0)
-    worth = np.where(legal[:, None, :], worth, -np.inf).reshape(n, width * b).T.copy()
+    worth = np.where(legal[:, box_of], gain + values[nxt], -np.inf).T.copy()    # (pairs, U)
     pick = np.zeros((r, n), dtype=np.uint8)             # the first maximum, box by box
-    best = worth[col[:, 0] * b]                         # (R, U) rows: roll by roll
+    best = worth[col[:, 0]]                             # (R, U) rows: roll by roll
     for j in range(1, b):
-        cand = worth[col[:, j] * b + j]
+        cand = worth[col[:, j]]
         better = cand > best
         np.copyto(best, cand, where=better)
         np.copyto(pick, np.uint8(j), where=better)
@@ -273,29 +283,90 @@ def _decide(rules, space, values, plan_values, m, u, f, served):
     return keeps, boxes, sboxes
 
 
+def _shared_u8(shape) -> np.ndarray:
+    """A uint8 array in anonymous shared memory (written by forked builders)."""
+    import mmap
+
+    n = int(np.prod(shape))
+    return np.frombuffer(mmap.mmap(-1, max(n, 1)), dtype=np.uint8, count=n).reshape(shape)
+
+
+def _build_part(rules, space, values, plan_values, served, chunk, states, out, part, n_parts,
+                on_chunk=None):
+    """Decide chunks part, part + n_parts, ... of the states into ``out`` (keeps, boxes, sboxes)."""
+    m, u, f = states
+    keeps, boxes, sboxes = out
+    n = len(m)
+    for lo in range(part * chunk, n, n_parts * chunk):
+        hi = min(lo + chunk, n)
+        k, b, sb = _decide(rules, space, values, plan_values, m[lo:hi], u[lo:hi], f[lo:hi], served)
+        for j in range(1, rules.n_rolls):
+            keeps[j][lo:hi] = k[j]
+        boxes[lo:hi] = b
+        if served:
+            sboxes[lo:hi] = sb
+        if on_chunk is not None:
+            on_chunk(min(hi * n_parts, n))       # all parts go at one pace
+
+
+def _builder(args) -> None:  # pragma: no cover - runs in the forked child
+    from .solver import _die_with_parent
+
+    parent_pid, *rest = args
+    _die_with_parent(parent_pid)
+    _build_part(*rest)
+
+
+MIN_STATES_FOR_WORKERS = 20_000
+"""Smaller tables are built in one process (forking costs more than it saves)."""
+
+
 def _build(rules: RuleSet, values: np.ndarray, plan_values, served: bool, chunk: int, progress,
-           phase: str):
+           phase: str, workers: int | None = None):
+    """The table's arrays; with ``workers`` > 1 (default: the solver's, at most 2 cores)
+    forked processes decide stripes of the states into shared memory: each state's
+    decisions are its own, so the table is the same whatever the split."""
+    import multiprocessing
+
     from ..progress import as_progress
+    from .solver import default_workers
 
     report = as_progress(progress)
     space = state_space(rules)
     (m, u, f), row_of = _states(space)
     n = len(m)
     r = rules.dice.n_rolls
-    keeps = [None] + [np.empty((n, r), dtype=np.uint8) for _ in range(1, rules.n_rolls)]
-    boxes = np.empty((n, r), dtype=np.uint8)
-    sboxes = np.empty((n, r), dtype=np.uint8) if served else None
+    if workers is None:
+        workers = default_workers()
+    if (n < MIN_STATES_FOR_WORKERS or not hasattr(os, "fork")
+            or multiprocessing.current_process().daemon):     # daemons may not have children
+        workers = 1
+    make = _shared_u8 if workers > 1 else (lambda shape: np.empty(shape, dtype=np.uint8))
+    keeps = [None] + [make((n, r)) for _ in range(1, rules.n_rolls)]
+    boxes = make((n, r))
+    sboxes = make((n, r)) if served else None
+    out = (keeps, boxes, sboxes)
     report(phase, 0, n)
-    for lo in range(0, n, chunk):
-        hi = min(lo + chunk, n)
-        k, b, sb = _decide(rules, space, values, plan_values, m[lo:hi], u[lo:hi], f[lo:hi],
-                           served)
-        for j in range(1, rules.n_rolls):
-            keeps[j][lo:hi] = k[j]
-        boxes[lo:hi] = b
-        if served:
-            sboxes[lo:hi] = sb
-        report(phase, hi, n)
+    args = (rules, space, values, plan_values, served, chunk, (m, u, f), out)
+    procs = []
+    try:
+        if workers > 1:
+            ctx = multiprocessing.get_context("fork")
+            for part in range(1, workers):
+                p = ctx.Process(target=_builder, args=((os.getpid(),) + args + (part, workers),), daemon=True)
+                p.start()
+                procs.append(p)
+        _build_part(*args, 0, workers, on_chunk=lambda k: report(phase, k, n))
+        for p in procs:
+            p.join()
+            if p.exitcode != 0:
+                raise RuntimeError(f"decision table builder failed (exit code {p.exitcode})")
+    finally:
+        for p in procs:
+            if p.is_alive():
+                p.terminate()
+                p.join()
+    report(phase, n, n)
     return row_of, tuple(keeps), boxes, sboxes
 
 

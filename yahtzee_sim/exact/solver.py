@@ -355,6 +355,10 @@ def _compute(rules: RuleSet, dtype: str, chunk: int, workers: int, progress=None
 
             m, u, fl = all_states[b - 1][0]
             with heartbeat(report, "preparing the compiled solver"):
+                from .space import _kernels
+
+                if _kernels() is not None:     # the first time: compiled on both cores
+                    _kernels().precompile(model.dtype, workers)
                 turn_values(model, values, variances, m[:2], u[:2], fl[:2], compiled=True)
         if workers > 1:
             ctx = multiprocessing.get_context("fork")

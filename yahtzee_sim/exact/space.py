@@ -25,6 +25,7 @@ elsewhere (unreachable positions).
 from __future__ import annotations
 
 import functools
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -178,11 +179,63 @@ class StateSpace:
         return (g_mask[group], u, g_flag[group]), (g_start, g_mask, g_flag, g_sub)
 
 
-MAX_STATES = 32_000_000
-"""Largest number of reachable turn-start states the exact engine takes on: enough for
-Maxi Yatzy without saved throws (29,360,126 states; its cold solve and memory are in
-benchmarks/RESULTS.md), whose dense tables of 2**20 cards x 85 upper totals take
-0.7 GB each in float64."""
+MEMORY_SHARE = 0.5
+"""Largest share of the machine's physical memory a solve may plan to use: the rest is
+left to the system and to the other programs (the estimate is :func:`solve_bytes`)."""
+
+BYTES_PER_DENSE = 32
+"""Bytes a solve holds per entry of the dense tables (cards x upper totals x flags):
+float64 values and variances, shared with the workers, and their copies returned."""
+
+BYTES_PER_STATE = 24
+
+BYTES_PER_CARD = 48
+"""Bytes building the state space takes per score card (a few int64 arrays over every card)."""
+"""Bytes a solve holds per reachable state: its (card, upper total, flag) as int64."""
+
+
+def machine_memory() -> int | None:
+    """Bytes of physical memory of this machine (None where the OS does not tell).
+
+    >>> machine_memory() is None or machine_memory() > 0
+    True
+    """
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
+        return None
+
+
+def memory_limit() -> int | None:
+    """Bytes a solve may plan to use here: :data:`MEMORY_SHARE` of :func:`machine_memory`,
+    or the budget ``YAHTZEE_SIM_MEMORY`` sets (:mod:`yahtzee_sim.limits`)."""
+    from ..limits import MEMORY_ENV, memory_budget
+
+    if os.environ.get(MEMORY_ENV):
+        return memory_budget()
+    total = machine_memory()
+    return None if total is None else int(total * MEMORY_SHARE)
+
+
+def solve_bytes(dense: int, n_states: int = 0) -> int:
+    """Estimated peak memory of a solve with ``dense`` table entries and ``n_states``
+    reachable states (measured for Maxi Yatzy without saved throws, 89 million
+    entries and 29 million states: 3.7 GB in the solving process; this gives 3.6 GB).
+
+    >>> round(solve_bytes(89_128_960, 29_360_126) / 1e9, 1)
+    3.6
+    """
+    return BYTES_PER_DENSE * int(dense) + BYTES_PER_STATE * int(n_states)
+
+
+def _memory_text(need: int, limit: int) -> str:
+    from ..limits import MEMORY_ENV, size_text
+
+    if os.environ.get(MEMORY_ENV):
+        return f"about {size_text(need)} of memory to solve, more than the {size_text(limit)} allowed by {MEMORY_ENV}"
+    total = machine_memory() or 0
+    return (f"about {need / 1e9:,.1f} GB to solve, more than the {limit / 1e9:,.1f} GB allowed here "
+            f"({MEMORY_SHARE:.0%} of this machine's {total / 1e9:,.1f} GB of memory)")
 
 
 def bonus_tiers(rules: RuleSet) -> tuple:
@@ -241,18 +294,14 @@ def require_solvable(rules: RuleSet, what: str = "the exact engine") -> None:
     if needs_flag(rules):
         factors.append(f"2 values of the {rules.five_box} box")
     n = (1 << rules.n_boxes) * (tiers[-1][0] + 1 if tiers else 1) * (2 if needs_flag(rules) else 1)
-    # without upper totals every card is reachable: the count is exact, so the bound is too
-    if n > (8 if tiers else 1) * MAX_STATES:
-        from ..limits import size_text
-
-        about = f"about {n / 1e6:,.0f} million" if n < 10**15 else size_text(n).replace(" bytes", "")
-        raise ValueError(f"{head}: its state space has {about} states "
-                         f"({' times '.join(factors)}), more than this machine can solve; {instead}")
-    from ..limits import require_memory
-
-    # building the space takes a few int64 arrays over every card; solving, the values and
-    # variances (float64) of every state, twice (the shared tables and their copies)
-    require_memory(48 * (1 << rules.n_boxes) + 32 * min(n, MAX_STATES), f"solving {rules.key}", instead)
+    limit = memory_limit()
+    # before the reachable states are counted: the dense tables, the few int64 arrays over
+    # every card that building the space takes and, where every entry is reachable (no upper
+    # totals), the states themselves (with upper totals they are checked once counted)
+    need = solve_bytes(n, 0 if tiers else n) + BYTES_PER_CARD * (1 << rules.n_boxes)
+    if limit is not None and need > limit:
+        raise ValueError(f"{head}: its state space of {' times '.join(factors)} ({n / 1e6:,.0f} million) "
+                         f"needs {_memory_text(need, limit)}; {instead}")
     if getattr(rules, "card_score", None) is not None or getattr(rules, "card_points", None) is not None:
         raise ValueError(f"{head}: its score or points depend on the whole finished card, so a "
                          f"state would have to hold every box's points; {instead}")
@@ -354,9 +403,11 @@ def state_space(rules: RuleSet) -> StateSpace:
         levels.append(np.unique(nxt))
     space = StateSpace(rules, n_boxes, cap, n_u, n_flag, five_bit, upper_sub, cls_idx,
                        tuple(rep_u), tuple(levels))
-    if space.n_states > MAX_STATES:
-        raise ValueError(f"the exact engine cannot solve {rules.key}: it has {space.n_states:,} "
-                         f"reachable states (at most {MAX_STATES:,} here); simulate it instead "
+    limit = memory_limit()
+    need = solve_bytes(space.size, space.n_states)
+    if limit is not None and need > limit:
+        raise ValueError(f"the exact engine cannot solve {rules.key}: its {space.n_states:,} reachable "
+                         f"states need {_memory_text(need, limit)}; simulate it instead "
                          f"(yahtzee-sim simulate --rules {rules.name})")
     return space
 

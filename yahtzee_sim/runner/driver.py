@@ -142,6 +142,9 @@ def run_chunks(
             sink.resume(rows_state, plan.n_chunks)
     want_rows = keep_games or sink is not None
     todo = done.todo(plan.n_chunks)
+    expect = getattr(strategy, "expect_games", None)
+    if kind == "games" and expect is not None:
+        expect(plan.n - done.count)   # a table is built from the whole run's size, once, before work is shipped
     if backend == "serial":
         results = serial_results(lambda i: play_chunk(plan, rules, strategy, entropy, want_rows, i), todo)
     else:

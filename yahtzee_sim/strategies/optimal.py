@@ -42,9 +42,12 @@ from ..strategy import ChunkDecisions, Strategy, best_legal, register
 __all__ = ["OptimalStrategy", "GAMES_BEFORE_BUILD"]
 
 GAMES_BEFORE_BUILD = 100_000
-"""A decision table not yet on disk is built once the strategy has played this many
-games from the widget in the process (about two seconds of play; the build of
-``yahtzee``'s takes about ten): short runs never pay for it, long ones soon do."""
+"""A decision table not yet on disk is built for a run of at least this many games
+(:meth:`OptimalStrategy.expect_games`, told by the runner before any work is shipped,
+so the parent builds it once and every worker maps the one file), or once the
+strategy has played this many games from the widget in the process (a strategy used
+outside a run). About two seconds of widget play; the build of ``yahtzee``'s takes
+about ten: short runs never pay for it, long ones soon do."""
 
 
 @register
@@ -92,7 +95,20 @@ class OptimalStrategy(Strategy):
         self._served = None                 # games whose dice are still the first throw's
         self.decisions = self._play_table = None      # built or loaded when first played
         self._games_played = 0.0                      # by the widget, in this process
+        self._run_end = 0.0                           # games played by the end of the run announced
         return self
+
+    def expect_games(self, n: int) -> None:
+        """Told by the runner before a run of ``n`` games starts (whatever processes play
+        them): the table is built for the whole run's size, not per process.
+
+        >>> from yahtzee_sim.exact.solver import solve
+        >>> sol = solve("yacht-classic", cache=False)
+        >>> s = OptimalStrategy(sol).prepare(sol.rules)
+        >>> s.expect_games(10); s._run_end
+        10.0
+        """
+        self._run_end = max(getattr(self, "_run_end", 0.0), self._games_played + int(n))
 
     def decision_table(self):
         """The strategy's :class:`~yahtzee_sim.exact.decisions.DecisionTable`, built (or read
@@ -118,7 +134,8 @@ class OptimalStrategy(Strategy):
             if table_bytes(self.rules) > MAX_TABLE_BYTES:    # too large: decide per batch
                 self.use_table = False
                 return None
-            if not self._table_on_disk() and self._games_played < GAMES_BEFORE_BUILD:
+            planned = max(self._games_played, getattr(self, "_run_end", 0.0))     # the whole run
+            if not self._table_on_disk() and planned < GAMES_BEFORE_BUILD:
                 return None                  # a short run: the widget is quicker than a build
             self.decision_table()
         return self._play_table

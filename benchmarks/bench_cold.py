@@ -1,0 +1,159 @@
+"""Cold and warm wall times of the commands a new user meets first, side by side (issue 21).
+
+Cold is a fresh install with nothing cached: the package is pip-installed into a new
+virtual environment (``python -m venv``, then ``pip install`` of this tree: no
+compiled kernels in its ``__pycache__``), and each command gets an empty solver
+cache folder and no compiled kernels (numba's cache files of the installed package
+are removed before each cold run; ``--venv-per-command`` makes a new environment for
+each command instead). Warm is the same command run again right after, with what
+the cold run left. The load average (1 minute) is read before and after each run:
+a figure measured under load is not comparable with one measured quiet.
+
+    python benchmarks/bench_cold.py                       # the quick commands
+    python benchmarks/bench_cold.py --long                # also target and Maxi Yatzy (minutes)
+    python benchmarks/bench_cold.py --venv /tmp/v --keep  # reuse/keep an environment
+    python benchmarks/bench_cold.py --markdown            # rows for benchmarks/RESULTS.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+COMMANDS = {
+    "solve yahtzee": ["solve", "--rules", "yahtzee"],
+    "solve yatzy": ["solve", "--rules", "yatzy"],
+    "simulate optimal 2M, 2 workers": ["simulate", "--rules", "yahtzee", "--strategy", "optimal", "--games",
+                                       "2000000", "--backend", "processes", "--jobs", "2", "--seed", "1"],
+    "distribution optimal": ["distribution", "--rules", "yahtzee", "--strategy", "optimal"],
+}
+LONG = {
+    "target yahtzee": ["target", "--rules", "yahtzee"],
+    "solve maxi-yatzy no-saved-throws": ["solve", "--rules", "maxi-yatzy", "--option", "no-saved-throws"],
+    "solve Finnish Maxi Yatzy (house file)": ["solve", "--rules",
+                                              str(ROOT / "experiments" / "rules" / "maxi-yatzy-finnish.toml")],
+}
+
+
+def load() -> float:
+    return os.getloadavg()[0]
+
+
+def make_venv(where: Path) -> Path:
+    """A new environment with this tree installed (not editable): its own ``__pycache__``."""
+    subprocess.run([sys.executable, "-m", "venv", str(where)], check=True)
+    py = where / "bin" / "python"
+    subprocess.run([str(py), "-m", "pip", "install", "-q", str(ROOT)], check=True)
+    return py
+
+
+def clear_kernels(py: Path) -> int:
+    """Remove numba's cache files of the installed package; returns how many."""
+    out = subprocess.run([str(py), "-c", "import yahtzee_sim, os; print(os.path.dirname(yahtzee_sim.__file__))"],
+                         check=True, capture_output=True, text=True, cwd="/")
+    n = 0
+    for p in Path(out.stdout.strip()).rglob("*"):
+        if p.suffix in (".nbi", ".nbc"):
+            p.unlink()
+            n += 1
+    return n
+
+
+def _children_cpu() -> float:
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def timed(py: Path, args: list[str], cache: Path) -> dict:
+    """Wall seconds, CPU seconds (the command and every process it waited for: the figure
+    load changes least) and the load average around one run."""
+    env = dict(os.environ, YAHTZEE_SIM_CACHE=str(cache))
+    env.pop("PYTHONPATH", None)          # the installed copy, not a source tree
+    env.pop("NUMBA_CACHE_DIR", None)
+    before = load()
+    cpu = _children_cpu()
+    start = time.perf_counter()
+    res = subprocess.run([str(py), "-m", "yahtzee_sim", *args], env=env, capture_output=True, text=True, cwd="/")
+    seconds = time.perf_counter() - start
+    cpu = _children_cpu() - cpu
+    if res.returncode != 0:
+        raise SystemExit(f"{' '.join(args)} failed ({res.returncode}): {res.stderr.strip()[-500:]}")
+    return {"seconds": seconds, "cpu_seconds": cpu, "load_before": before, "load_after": load()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--long", action="store_true", help="also target and the Maxi Yatzy solves (minutes each)")
+    parser.add_argument("--only", action="append", default=[], help="run only the commands whose name has this text")
+    parser.add_argument("--venv", help="the environment to use (made if missing); default: a new temporary one")
+    parser.add_argument("--venv-per-command", action="store_true", help="a new environment for every command")
+    parser.add_argument("--keep", action="store_true", help="keep the environment and the cache folders")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    args = parser.parse_args()
+
+    commands = dict(COMMANDS, **(LONG if args.long else {}))
+    if args.only:
+        commands = {k: v for k, v in commands.items() if any(o in k for o in args.only)}
+    work = Path(tempfile.mkdtemp(prefix="bench-cold-"))
+    venv = Path(args.venv) if args.venv else work / "venv"
+    py = venv / "bin" / "python"
+    rows = []
+    try:
+        for i, (name, cmd) in enumerate(commands.items()):
+            if args.venv_per_command and i:
+                shutil.rmtree(venv)
+            if not py.exists():
+                t = time.perf_counter()
+                make_venv(venv)
+                print(f"# new environment {venv}: {time.perf_counter() - t:.0f} s", file=sys.stderr)
+            cleared = clear_kernels(py)
+            cache = work / f"cache-{i}"
+            cold = timed(py, cmd, cache)
+            warm = timed(py, cmd, cache)
+            rows.append({"command": name, "argv": cmd, "cold": cold, "warm": warm, "kernel_files_cleared": cleared,
+                         "cores": os.cpu_count()})
+            print(f"# {name}: cold {cold['seconds']:.1f} s, {cold['cpu_seconds']:.1f} cpu s "
+                  f"(load {cold['load_before']:.1f}-{cold['load_after']:.1f}), warm {warm['seconds']:.1f} s, "
+                  f"{warm['cpu_seconds']:.1f} cpu s (load {warm['load_before']:.1f}-{warm['load_after']:.1f})",
+                  file=sys.stderr)
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return
+    if args.markdown:
+        print("| command | cold: wall / CPU s (fresh install, empty cache) | warm: wall / CPU s | cold / warm (wall; CPU) "
+              "| load average (1 min) cold; warm |")
+        print("|---|---|---|---|---|")
+        for r in rows:
+            c, w = r["cold"], r["warm"]
+            print(f"| `yahtzee-sim {' '.join(r['argv'])}` | {c['seconds']:.1f} / {c['cpu_seconds']:.1f} | "
+                  f"{w['seconds']:.1f} / {w['cpu_seconds']:.1f} | {c['seconds'] / w['seconds']:.1f}x; "
+                  f"{c['cpu_seconds'] / w['cpu_seconds']:.1f}x | {c['load_before']:.1f}-{c['load_after']:.1f}; "
+                  f"{w['load_before']:.1f}-{w['load_after']:.1f} |")
+        return
+    width = max(len(r["command"]) for r in rows) if rows else 10
+    print(f"{'command':<{width}}  {'cold s':>8}  {'cold cpu':>8}  {'warm s':>8}  {'warm cpu':>8}  {'cold/warm':>9}  "
+          "load cold; warm")
+    for r in rows:
+        c, w = r["cold"], r["warm"]
+        print(f"{r['command']:<{width}}  {c['seconds']:>8.1f}  {c['cpu_seconds']:>8.1f}  {w['seconds']:>8.1f}  "
+              f"{w['cpu_seconds']:>8.1f}  {c['seconds'] / w['seconds']:>9.1f}  "
+              f"{c['load_before']:.1f}-{c['load_after']:.1f}; {w['load_before']:.1f}-{w['load_after']:.1f}")
+
+
+if __name__ == "__main__":
+    main()
