@@ -18,7 +18,7 @@ import pytest
 from yahtzee_sim import simulate
 from yahtzee_sim.cli import main
 from yahtzee_sim.rules import get_rules, rule_names, rule_options
-from yahtzee_sim.strategies import strategy_names
+from yahtzee_sim.strategies import get_strategy, strategy_names
 
 JSON_KEYS = {"rules", "options", "strategy", "games", "seed", "mean", "sd", "se", "ci95_low", "ci95_high",
              "min", "p1", "p5", "p25", "p50", "p75", "p95", "p99", "max", "upper_bonus_rate", "five_box_50_rate",
@@ -57,8 +57,16 @@ def test_rules_lists_every_rule_set_and_option(capsys):
 def test_strategies_lists_every_strategy(capsys):
     code, out, err = run(capsys, "strategies")
     assert code == 0 and err == ""
-    assert all(name in out for name in strategy_names())
-    assert list(run_json(capsys, "strategies", "--json")) == strategy_names()
+    listed = list(run_json(capsys, "strategies", "--json"))
+    # the registry, every computer level, both parametrized families and the table-only play-to-win
+    from yahtzee_sim.strategies.levels import LEVELS
+
+    wanted = [*strategy_names(), *LEVELS, "optimal:theta=<x>", "target:T=<score>", "play-to-win"]
+    assert listed == wanted and all(f"{name}:" in out for name in wanted)
+    for name in listed:     # each listed form is one get_strategy builds (play-to-win: at a table)
+        if name != "play-to-win":
+            example = name.replace("<x>", "0.02").replace("<score>", "250")
+            assert get_strategy(example).name == example
 
 
 # -- score ------------------------------------------------------------------------------

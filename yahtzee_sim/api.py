@@ -13,6 +13,7 @@ True
 
 from __future__ import annotations
 
+import math
 from typing import Iterable
 
 import numpy as np
@@ -108,9 +109,19 @@ def check_count(n, what: str) -> int:
     Traceback (most recent call last):
     ...
     ValueError: batch must be a positive integer, got 0
+    >>> check_count(1e5, "the number of games")      # an integral float, as --games 1e5 takes
+    100000
+    >>> check_count(2.5, "the number of games")
+    Traceback (most recent call last):
+    ...
+    ValueError: the number of games must be a positive integer (a float such as 1e5 must be whole), got 2.5
     """
+    # A float that is a whole number (1e5) is the count the command line's --games 1e5 means.
+    if isinstance(n, (float, np.floating)) and math.isfinite(n) and float(n).is_integer() and n > 0:
+        return int(n)
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n <= 0:
-        raise ValueError(f"{what} must be a positive integer, got {n!r}")
+        hint = " (a float such as 1e5 must be whole)" if isinstance(n, (float, np.floating)) else ""
+        raise ValueError(f"{what} must be a positive integer{hint}, got {n!r}")
     return int(n)
 
 
