@@ -9,7 +9,10 @@ callable ``progress(phase, done, total)``:
 
 A new phase starts whenever the name changes. The command line passes a
 :class:`TerminalProgress` (a bar with ETA on stderr, only on a terminal and never
-with ``--json``); a test or notebook may pass any function:
+with ``--json``); off a terminal (output to a file, a pipe, a notebook) it passes
+:class:`PhaseLines`: once the work has run for :data:`PHASE_LINES_AFTER` seconds, one
+plain line per phase on stderr, and one a minute during a long phase. A test or
+notebook may pass any function:
 
 >>> seen = []
 >>> report = as_progress(lambda phase, done, total: seen.append((phase, done, total)))
@@ -29,10 +32,16 @@ import threading
 import time
 from typing import Protocol
 
-__all__ = ["ProgressCallback", "as_progress", "silent", "TerminalProgress", "phases", "heartbeat"]
+__all__ = ["ProgressCallback", "as_progress", "silent", "TerminalProgress", "PhaseLines", "phases", "heartbeat",
+           "off_terminal"]
 
 DELAY = 2.0
 """Seconds of work before a bar appears: quick commands stay quiet."""
+
+PHASE_LINES_AFTER = 10.0
+"""Seconds of work before phase lines appear off a terminal: only long work reports.
+``YAHTZEE_SIM_PHASE_LINES_AFTER`` overrides it (``inf``: never)."""
+PHASE_LINES_ENV = "YAHTZEE_SIM_PHASE_LINES_AFTER"
 
 
 class ProgressCallback(Protocol):
@@ -67,7 +76,7 @@ def as_progress(progress) -> ProgressCallback:
     if progress is None or progress is False:
         return silent
     if progress is True:
-        return TerminalProgress() if sys.stderr.isatty() else silent
+        return TerminalProgress() if sys.stderr.isatty() else off_terminal()
     if not callable(progress):
         raise ValueError(f"progress must be None, True/False or a callable (phase, done, total), got {progress!r}")
     return progress
@@ -181,3 +190,78 @@ class TerminalProgress:
     def __exit__(self, *exc) -> None:
         self.close()
 
+
+
+def _clock(seconds: float) -> str:
+    seconds = int(seconds)
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}" if seconds >= 3600 else \
+        f"{seconds // 60}:{seconds % 60:02d}"
+
+
+class PhaseLines:
+    """Progress off a terminal: plain lines on ``stream`` (default stderr), no bars.
+
+    Nothing in the first ``after`` seconds (quick work stays quiet); then a line when a
+    phase starts (or is still running when the wait ends), a line every ``every`` seconds
+    during a long phase with how much is done, and a last line on ``close()``.
+
+    >>> import io
+    >>> out = io.StringIO()
+    >>> lines = PhaseLines(out, after=0, every=3600)
+    >>> lines("solving yacht", 0, 12); lines("solving yacht", 6, 12); lines("writing", 1, None); lines.close()
+    >>> [line.split(" ", 2)[2] for line in out.getvalue().splitlines()]
+    ['solving yacht (0 of 12)', 'writing', 'done']
+    >>> quiet = io.StringIO()
+    >>> PhaseLines(quiet, after=60)("solving yacht", 0, 12); quiet.getvalue()
+    ''
+    """
+
+    def __init__(self, stream=None, after: float | None = None, every: float = 60.0):
+        self.stream = stream
+        self.after = PHASE_LINES_AFTER if after is None else float(after)
+        self.every = every
+        self._start = time.monotonic()
+        self._printed = None
+        self._last = 0.0
+
+    def _line(self, text: str) -> None:
+        print(f"yahtzee-sim: {_clock(time.monotonic() - self._start)} {text}", file=self.stream or sys.stderr,
+              flush=True)
+        self._last = time.monotonic()
+
+    def __call__(self, phase: str, done: int, total: int | None) -> None:
+        if time.monotonic() - self._start < self.after:
+            return
+        if phase != self._printed or time.monotonic() - self._last >= self.every:
+            self._line(phase + (f" ({done:,} of {total:,})" if total else ""))
+            self._printed = phase
+
+    def close(self) -> None:
+        if self._printed is not None:
+            self._line("done")
+            self._printed = None
+
+    def __enter__(self) -> "PhaseLines":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def off_terminal() -> "PhaseLines | _Silent":
+    """The progress of work whose stderr is not a terminal: :class:`PhaseLines` after
+    :data:`PHASE_LINES_AFTER` seconds (``YAHTZEE_SIM_PHASE_LINES_AFTER`` to change it;
+    ``inf`` keeps it quiet).
+
+    >>> import os
+    >>> os.environ.get(PHASE_LINES_ENV) is None or isinstance(off_terminal(), (PhaseLines, _Silent))
+    True
+    """
+    import os
+
+    text = os.environ.get(PHASE_LINES_ENV)
+    try:
+        after = PHASE_LINES_AFTER if text is None else float(text)
+    except ValueError:
+        raise ValueError(f"{PHASE_LINES_ENV} must be a number of seconds (or inf), got {text!r}") from None
+    return silent if math.isinf(after) else PhaseLines(after=after)

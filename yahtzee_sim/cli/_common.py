@@ -193,10 +193,14 @@ def print_wrapped(text: str, indent: str = "", hang: int = 2) -> None:
 
 def progress_for(args):
     """The progress display of a command: a bar on stderr when it is a terminal and
-    the output is not ``--json``, else silent (see :mod:`yahtzee_sim.progress`)."""
-    from ..progress import TerminalProgress, silent
+    the output is not ``--json``; off a terminal (a file, a pipe, a notebook), plain
+    phase lines on stderr once the work has run ten seconds; silent on a terminal with
+    ``--json`` (see :mod:`yahtzee_sim.progress`)."""
+    from ..progress import TerminalProgress, off_terminal, silent
 
-    if getattr(args, "json", False) or not sys.stderr.isatty():
+    if not sys.stderr.isatty():
+        return off_terminal()
+    if getattr(args, "json", False):
         return silent
     return TerminalProgress()
 
