@@ -131,6 +131,11 @@ def run_strategies(spec: ExperimentSpec, *, run_options: dict | None = None) -> 
     if baseline not in names:
         raise ValueError(f"{spec.name}: baseline {baseline!r} is not among the strategies {names}")
     results = {n: simulate(rules, n, spec.games, seed=spec.seed, keep_games=True, **(run_options or {})) for n in names}
+    # each strategy by its own name (a module:Class strategy shows its name attribute) where they stay distinct
+    label = {n: res.strategy for n, res in results.items()}
+    if len(set(label.values())) == len(label):
+        results = {label[n]: res for n, res in results.items()}
+        baseline = label[baseline]
     rep = Report(spec.name, spec.title or f"Strategies compared on {_rules_text(rules)}", question=spec.question)
     rep.add_text("Method", (
         f"{spec.games:,} games of {_rules_text(rules)} (rule key `{rules.key}`) per strategy, all with seed {spec.seed}: every "
@@ -187,8 +192,8 @@ def _strategy_figures(rep, spec, rules, results, boxes, baseline):
     totals = {n: r.games["total"] for n, r in results.items()}
     names = list(totals)
     games = _games_text(rules, spec.games, "games per strategy")
+    hi = max(int(np.percentile(t, 99.5)) for t in totals.values())   # the axes stop here: a rare 700 squeezes
     if "histogram" in spec.plots:
-        hi = max(int(np.percentile(t, 99.5)) for t in totals.values())
         cut = {n: int((t > hi + 5).sum()) for n, t in totals.items()}
         beyond = sum(cut.values())
 
@@ -196,13 +201,17 @@ def _strategy_figures(rep, spec, rules, results, boxes, baseline):
             axes = np.atleast_1d(fig.subplots(len(names), 1, sharex=True, sharey=True))
             bins = np.arange(0, hi + 10, 5)
             for i, (ax, n) in enumerate(zip(axes, names)):
-                ax.hist(totals[n], bins=bins, density=True, color=PALETTE[i % len(PALETTE)], alpha=0.85, label=n)
+                # weights 1/n: each bar is the share of games in its 5-point bin, read off the y axis
+                ax.hist(totals[n], bins=bins, weights=np.full(len(totals[n]), 1 / len(totals[n])),
+                        color=PALETTE[i % len(PALETTE)], alpha=0.85, label=n)
                 if n != baseline:
-                    ax.hist(totals[baseline], bins=bins, density=True, histtype="step", color="black",
-                            linewidth=0.9, label=f"{baseline} (outline)")
-                ax.set_ylabel(n, rotation=0, ha="right", va="center")
-                ax.set_yticks([])
+                    ax.hist(totals[baseline], bins=bins, weights=np.full(len(totals[baseline]),
+                                                                          1 / len(totals[baseline])),
+                            histtype="step", color="black", linewidth=0.9, label=f"{baseline} (outline)")
+                ax.yaxis.set_major_formatter(_percent_axis(0))
+                ax.yaxis.set_major_locator(_max_ticks(3))
                 ax.legend(loc="upper right", fontsize=8)
+            fig.supylabel("share of games in each 5-point bin", fontsize=9)
             axes[-1].set_xlabel(f"final score (points, 5-point bins; axis cut at {hi}, the 99.5th percentile)")
             axes[0].set_title(f"Score distribution per strategy\n{_rules_text(rules)}, {spec.games:,} games each")
         rep.add_figure("histogram", hist, heading="Figures", size=(7.5, 1.35 * len(names) + 1.2), caption=(
@@ -217,11 +226,16 @@ def _strategy_figures(rep, spec, rules, results, boxes, baseline):
                 ax.step(x, np.arange(1, len(x) + 1) / len(x), where="post", label=n,
                         linestyle=LINESTYLES[i % len(LINESTYLES)], linewidth=1.4)
             ax.yaxis.set_major_formatter(_percent_axis())
-            ax.set(xlabel="final score (points)", ylabel="games scoring at most x",
+            ax.set_xlim(right=hi + 5)
+            ax.set(xlabel=f"final score (points; axis cut at {hi}, the highest 99.5th percentile)",
+                   ylabel="games scoring at most x",
                    title=f"Cumulative distribution of the final score\n{_rules_text(rules)}, "
                          f"{spec.games:,} games each")
-            ax.legend()
-        rep.add_figure("ecdf", ecdf, caption=f"Empirical cumulative distribution of the final score; {games}.")
+            ax.legend(loc="lower right")     # a fixed place: "best" is slow on 100,000-step curves, and warns
+        above = sum(int((t > hi).sum()) for t in totals.values())
+        rep.add_figure("ecdf", ecdf, caption=(f"Empirical cumulative distribution of the final score; {games}. The "
+                                              f"x-axis stops at {hi} points: the {above:,} games above it make the "
+                                              "last half percent of their curves."))
     if "box-heatmap" in spec.plots:
         def heat(fig):
             ax = fig.add_subplot()
@@ -254,10 +268,16 @@ def _strategy_figures(rep, spec, rules, results, boxes, baseline):
             ax.set(xlabel=f"score difference against {baseline} on the same dice (points)",
                    ylabel="share of games per point",
                    title=f"Paired differences against {baseline}\n{_rules_text(rules)}, {spec.games:,} games")
-            ax.legend()
+            ax.legend(loc="upper left")
         rep.add_figure("paired", paired, caption=(
             f"Per-game difference against `{baseline}` on common dice; {games}; each curve drawn between its "
             "0.5th and 99.5th percentile."))
+
+
+def _max_ticks(n: int):
+    from matplotlib.ticker import MaxNLocator
+
+    return MaxNLocator(n)
 
 
 def _percent_axis(decimals: int | None = None):
@@ -942,8 +962,8 @@ def run_variants(spec: ExperimentSpec, *, run_options: dict | None = None) -> Re
                               label="exact mean of the same strategy"),
                        Line2D([], [], color="black", linewidth=6, alpha=0.25,
                               label="box: quartiles; whiskers: 5th to 95th percentile")]
-            fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=8)
-            fig.tight_layout(rect=(0, 0.5 / (0.38 * len(keys) + 1.8), 1, 1))
+            # below the figure's edge: the saved image grows to hold it, clear of the x labels
+            fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3, fontsize=8)
         rep.add_figure("variants", draw, heading="Figure", size=(4.5 + 3.2 * len(names), 0.38 * len(variants) + 1.8),
                        caption=(f"Simulated final scores per variant, one panel per strategy ({spec.games:,} games "
                                 "each): boxes span the quartiles, whiskers the 5th to 95th percentile, the orange line "
@@ -958,16 +978,19 @@ def run_variants(spec: ExperimentSpec, *, run_options: dict | None = None) -> Re
                 y = np.arange(len(keys)) + (j - (len(names) - 1) / 2) * step
                 e = effects.xs(n, level="strategy").reindex(keys)
                 ax.errorbar(e["change"], y, xerr=[e["change"] - e["ci95_low"], e["ci95_high"] - e["change"]],
-                            fmt="o", color=colors[j % len(colors)], markersize=4, capsize=2,
+                            fmt="o", color=colors[j % len(colors)], markersize=5, capsize=3,
                             label=f"{n}: simulated change, 95% CI")
-                ax.scatter(e["exact_change"], y, marker="x", color="black", zorder=3, s=20,
+                # the exact change as a tall tick, so the simulated dot stays visible beside it
+                ax.scatter(e["exact_change"], y, marker="|", color="black", zorder=3, s=90, linewidths=1.2,
                            label="exact change" if j == 0 else None)
             ax.axvline(0, color="grey", linewidth=0.8)
             ax.set_yticks(range(len(keys)), [f"{k} vs {effects.loc[k]['reference'].iloc[0]}" for k in keys])
             ax.invert_yaxis()
-            ax.set(xlabel="change in mean final score (points)", title="What each rule changes, per strategy")
+            ax.set(xlabel="change in mean final score against the reference (points)",
+                   title=f"What each rule changes, per strategy ({spec.games:,} games each)")
             ax.grid(axis="x", alpha=0.3)
-            ax.legend(loc="lower left", fontsize=8)
+            fig.legend(*ax.get_legend_handles_labels(), loc="upper center", bbox_to_anchor=(0.5, 0.0),
+                       ncol=len(names) + 1, fontsize=8)   # below the figure's edge, clear of the axis
         rep.add_figure("effects", draw_effects,
                        size=(9.5, 0.45 * len(set(effects.index.get_level_values(0))) * max(1, len(names) / 2) + 1.6),
                        caption=(f"Each rule variant's change in mean score against its reference under each strategy "
