@@ -84,9 +84,11 @@ def _strategy_summary(results: dict) -> pd.DataFrame:
         rows[name] = {
             "mean": s["mean"], "ci95_low": s["ci95_low"], "ci95_high": s["ci95_high"], "sd": s["sd"],
             "p5": s["p5"], "p25": s["p25"], "median": s["p50"], "p75": s["p75"], "p95": s["p95"],
-            "max": s["max"], "upper_bonus_rate": res.rate("upper_bonus"),
-            "five_box_50_rate": res.rate("five_box_50"), "five_rolled_rate": res.rate("five_rolled"),
+            "max": s["max"],
         }
+        for what in ("upper_bonus", "five_box_50", "five_rolled"):   # each rate with its 95% Wilson interval
+            low, high = res.ci(what)
+            rows[name].update({f"{what}_rate": res.rate(what), f"{what}_ci95_low": low, f"{what}_ci95_high": high})
     frame = pd.DataFrame(rows).T
     frame.index.name = "strategy"
     return frame
@@ -101,10 +103,16 @@ def _summary_display(summary: pd.DataFrame, rules) -> pd.DataFrame:
         "Median": [fmt.number(v, 0) for v in summary["median"]],
         "95th pct": [fmt.number(v, 0) for v in summary["p95"]],
         "Max": [fmt.number(v, 0) for v in summary["max"]],
-        "Upper bonus reached": [fmt.percent(v) for v in summary["upper_bonus_rate"]],
-        f"{_five_box_label(rules)} scored {rules.five_box_points}": [fmt.percent(v) for v in summary["five_box_50_rate"]],
-        "At least one five of a kind rolled": [fmt.percent(v) for v in summary["five_rolled_rate"]],
+        "Upper bonus reached (95% CI)": _rate_cells(summary, "upper_bonus"),
+        f"{_five_box_label(rules)} scored {rules.five_box_points} (95% CI)": _rate_cells(summary, "five_box_50"),
+        "At least one five of a kind rolled (95% CI)": _rate_cells(summary, "five_rolled"),
     })
+
+
+def _rate_cells(frame: pd.DataFrame, what: str) -> list[str]:
+    """``36.7% (36.4% to 37.0%)``: each simulated rate with its 95% interval, same digits."""
+    return [" (".join(fmt.percent_ci(p, lo, hi)) + ")" for p, lo, hi in
+            zip(frame[f"{what}_rate"], frame[f"{what}_ci95_low"], frame[f"{what}_ci95_high"])]
 
 
 def _paired(results: dict, baseline: str) -> pd.DataFrame:
