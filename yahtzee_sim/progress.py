@@ -203,7 +203,9 @@ class PhaseLines:
 
     Nothing in the first ``after`` seconds (quick work stays quiet); then a line when a
     phase starts (or is still running when the wait ends), a line every ``every`` seconds
-    during a long phase with how much is done, and a last line on ``close()``.
+    during a long phase with how much is done, and a last line on ``close()``. A file is
+    not a screen: lines come at most every ``gap`` seconds, and a return to the phase
+    that encloses the last one (``run`` after ``run: playing games``) prints nothing.
 
     >>> import io
     >>> out = io.StringIO()
@@ -211,15 +213,21 @@ class PhaseLines:
     >>> lines("solving yacht", 0, 12); lines("solving yacht", 6, 12); lines("writing", 1, None); lines.close()
     >>> [line.split(" ", 2)[2] for line in out.getvalue().splitlines()]
     ['solving yacht (0 of 12)', 'writing', 'done']
+    >>> out = io.StringIO()
+    >>> lines = PhaseLines(out, after=0, every=3600)
+    >>> lines("report", 0, None); lines("report: games", 1, 2); lines("report", 0, None); lines.close()
+    >>> [line.split(" ", 2)[2] for line in out.getvalue().splitlines()]
+    ['report', 'report: games (1 of 2)', 'done']
     >>> quiet = io.StringIO()
     >>> PhaseLines(quiet, after=60)("solving yacht", 0, 12); quiet.getvalue()
     ''
     """
 
-    def __init__(self, stream=None, after: float | None = None, every: float = 60.0):
+    def __init__(self, stream=None, after: float | None = None, every: float = 60.0, gap: float = 0.0):
         self.stream = stream
         self.after = PHASE_LINES_AFTER if after is None else float(after)
         self.every = every
+        self.gap = gap
         self._start = time.monotonic()
         self._printed = None
         self._last = 0.0
@@ -230,9 +238,12 @@ class PhaseLines:
         self._last = time.monotonic()
 
     def __call__(self, phase: str, done: int, total: int | None) -> None:
-        if time.monotonic() - self._start < self.after:
+        now = time.monotonic()
+        if now - self._start < self.after or (self._printed is not None and now - self._last < self.gap):
             return
-        if phase != self._printed or time.monotonic() - self._last >= self.every:
+        if self._printed is not None and self._printed.startswith(phase + ": ") and now - self._last < self.every:
+            return                      # back in the enclosing phase: nothing new to say
+        if phase != self._printed or now - self._last >= self.every:
             self._line(phase + (f" ({done:,} of {total:,})" if total else ""))
             self._printed = phase
 
@@ -264,4 +275,4 @@ def off_terminal() -> "PhaseLines | _Silent":
         after = PHASE_LINES_AFTER if text is None else float(text)
     except ValueError:
         raise ValueError(f"{PHASE_LINES_ENV} must be a number of seconds (or inf), got {text!r}") from None
-    return silent if math.isinf(after) else PhaseLines(after=after)
+    return silent if math.isinf(after) else PhaseLines(after=after, gap=5.0)
