@@ -104,7 +104,10 @@ def run_family(spec: ExperimentSpec, *, run_options: dict | None = None) -> Repo
     rule_sets = [get_rules(k) for k in keys]
     seeds = _spawned_seeds(spec.seed, len(rule_sets))
     rows, games_rows = [], []
+    step = (run_options or {}).get("progress")
     for rules, seed in zip(rule_sets, seeds):
+        if callable(step):      # the solve reports nothing itself: say which one runs (minutes for a large game)
+            step(f"exact solve of {rules.key}", 0, None)
         sol, refusal = _exact(rules)
         bound = _score_only_optimum(rules) if sol is None and rules.has_points else np.nan
         games_rows.append({

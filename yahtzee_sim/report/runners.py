@@ -860,6 +860,8 @@ def run_variants(spec: ExperimentSpec, *, run_options: dict | None = None) -> Re
             labels[strategy] = res.strategy       # a strategy's own name (module:Class shows its name)
             s = res.summary()
             totals[rules.key, strategy] = res.games["total"]
+            if callable((run_options or {}).get("progress")):   # a solve or policy evaluation says nothing itself
+                run_options["progress"](f"exact value of {res.strategy} on {rules.key}", 0, None)
             ex = _exact_value(rules, strategy)
             exact[rules.key, strategy] = ex[0] if ex else np.nan
             ub, fb = res.ci("upper_bonus"), res.ci("five_box_50")
