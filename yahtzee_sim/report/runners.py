@@ -836,10 +836,10 @@ def run_variants(spec: ExperimentSpec, *, run_options: dict | None = None) -> Re
     rule's effect per strategy, paired on common dice where the variants share them.
 
     >>> from yahtzee_sim.report.experiment import parse_spec
-    >>> spec = parse_spec({"kind": "variants", "strategies": ["keep-largest", "greedy"], "games": 500,
+    >>> spec = parse_spec({"kind": "variants", "strategies": ["keep-largest"], "games": 500,
     ...                    "rule_sets": ["yacht"], "yacht_options": ["no-bonus"], "plots": []}, name="demo")
     >>> rep = run_variants(spec)
-    >>> eff = rep.data["effects"].loc[("yacht+no-bonus", "greedy")]
+    >>> eff = rep.data["effects"].loc[("yacht+no-bonus", "keep-largest")]
     >>> bool(eff["common_dice"]), bool(eff["ci95_low"] <= eff["exact_change"] <= eff["ci95_high"])
     (True, True)
     """
