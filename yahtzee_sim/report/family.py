@@ -297,7 +297,8 @@ def _means_figure(rep: Report, spec: ExperimentSpec, means: pd.DataFrame, games:
         f"Mean final score of each strategy in each of the {len(keys)} rule sets of the Yahtzee family, {spec.games:,} games per cell, "
         "with 95% CI bars (most are narrower than the markers); the black tick is the exact optimal mean where the "
         "solver can compute it"
-        + (f"; {', '.join(large)} score on a larger scale and have their own panel" if large else "")
+        + (f"; {', '.join(large)} " + ("scores on a larger scale and has its own panel" if len(large) == 1 else
+                                       "score on a larger scale and have their own panel") if large else "")
         + (f" ({', '.join(unsolved)}: {NOT_SOLVABLE}, so no `optimal` marker)." if unsolved else ".")))
 
 
