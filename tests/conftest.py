@@ -291,9 +291,12 @@ read (never written) by the test of a table too slow to compute in the suite."""
 
 @pytest.fixture(autouse=True, scope="session")
 def _private_solver_cache(tmp_path_factory):
-    """Every solve of the test run goes to one temporary cache, never the user's."""
+    """Every solve of the test run goes to one temporary cache, never the user's; and a
+    command slowed by a loaded machine prints no phase lines into a test's stderr (the
+    tests of those lines set their own wait)."""
     mp = pytest.MonkeyPatch()
     mp.setenv(_solver_cache.CACHE_ENV, str(tmp_path_factory.mktemp("solver-cache")))
+    mp.setenv("YAHTZEE_SIM_PHASE_LINES_AFTER", "inf")
     yield
     mp.undo()
 

@@ -18,11 +18,14 @@ import pytest
 from yahtzee_sim import simulate
 from yahtzee_sim.cli import main
 from yahtzee_sim.rules import get_rules, rule_names, rule_options
-from yahtzee_sim.strategies import strategy_names
+from yahtzee_sim.strategies import get_strategy, strategy_names
 
 JSON_KEYS = {"rules", "options", "strategy", "games", "seed", "mean", "sd", "se", "ci95_low", "ci95_high",
              "min", "p1", "p5", "p25", "p50", "p75", "p95", "p99", "max", "upper_bonus_rate", "five_box_50_rate",
              "five_rolled_rate", "five_count_mean", "seconds"}
+# each simulated rate and mean count with its 95% interval
+JSON_KEYS |= {f"{k}_ci95_{end}" for k in ("upper_bonus_rate", "five_box_50_rate", "five_rolled_rate",
+                                          "five_count_mean") for end in ("low", "high")}
 
 
 def run(capsys, *argv):
@@ -57,8 +60,16 @@ def test_rules_lists_every_rule_set_and_option(capsys):
 def test_strategies_lists_every_strategy(capsys):
     code, out, err = run(capsys, "strategies")
     assert code == 0 and err == ""
-    assert all(name in out for name in strategy_names())
-    assert list(run_json(capsys, "strategies", "--json")) == strategy_names()
+    listed = list(run_json(capsys, "strategies", "--json"))
+    # the registry, every computer level, both parametrized families and the table-only play-to-win
+    from yahtzee_sim.strategies.levels import LEVELS
+
+    wanted = [*strategy_names(), *LEVELS, "optimal:theta=<x>", "target:T=<score>", "play-to-win"]
+    assert listed == wanted and all(f"{name}:" in out for name in wanted)
+    for name in listed:     # each listed form is one get_strategy builds (play-to-win: at a table)
+        if name != "play-to-win":
+            example = name.replace("<x>", "0.02").replace("<score>", "250")
+            assert get_strategy(example).name == example
 
 
 # -- score ------------------------------------------------------------------------------
@@ -112,12 +123,19 @@ def test_simulate_table(capsys):
     code, out, err = run(capsys, "simulate", "--rules", "yacht", "--strategy", "random",
                          "--games", 1500, "--seed", 3)
     assert code == 0 and err == ""
-    for word in ["mean", "sd", "95% CI", "p1", "p50", "p99", "max", "upper bonus (share of games)",
-                 "five of a kind rolled at least once (share of games)",
-                 "five-of-a-kind turns per game (mean count)", "seconds"]:
+    for word in ["final score", "mean", "sd", "95% CI", "p1", "p50", "p99", "max", "share of games with",
+                 "upper bonus", "five of a kind rolled at least once", "mean per game",
+                 "turns ending in five of a kind", "seconds"]:
         assert word in out
-    mean = simulate("yacht", "random", 1500, seed=3).summary()["mean"]
-    assert f"{mean:.3f}" in out
+    res = simulate("yacht", "random", 1500, seed=3)
+    assert f"{res.summary()['mean']:.3f}" in out
+    # every rate carries its Wilson interval, computed here by scipy from the per-game table
+    from scipy import stats
+
+    frame = res.to_frame()
+    k = int((frame["upper_total"] >= 63).sum())
+    ci = stats.binomtest(k, 1500).proportion_ci(method="wilson")
+    assert f"upper bonus {k / 1500:.4f} {ci.low:.4f} .. {ci.high:.4f}" in " ".join(out.split())
 
 
 def test_simulate_json_keys_values_and_reproducibility(capsys):

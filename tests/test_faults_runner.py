@@ -460,10 +460,10 @@ def test_count_limits_in_python():
         simulate("yahtzee", "random", 10**30)
     with pytest.raises(ValueError, match=r"would take about [\d,]+ years"):
         simulate_turns("yahtzee", "random", 10**18)
-    with pytest.raises(ValueError, match="positive integer"):
-        simulate("yahtzee", "random", 1e3 + 0.5)  # a count with a fraction is refused, not rounded
-    # a whole float is the count it writes, as --games 1e3 is on the command line
-    assert simulate("yahtzee", "random", 1e3, seed=1).summary()["games"] == 1000
+    # a whole float is the count the command line's --games 1e3 means; a fraction is refused, not rounded
+    assert simulate("yahtzee", "random", 1e3, seed=4).aggregate.n_games == 1000
+    with pytest.raises(ValueError, match=r"positive integer \(a float such as 1e5 must be whole\), got 1000.5"):
+        simulate("yahtzee", "random", 1000.5)
 
 
 # -- the Python API checks as the CLI does ------------------------------------------------------

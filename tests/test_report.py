@@ -33,6 +33,13 @@ def test_spec_runs_tiny_and_writes_every_promised_file(path, tmp_path):
         # solvable, but its cold solve takes 5 to 20 minutes or more: the tiny run leaves it out
         spec = dataclasses.replace(spec, rule_sets=tuple(r for r in spec.rule_sets
                                                          if r != "maxi-yatzy+no-saved-throws"))
+    if spec.kind == "variants":
+        # every variant is solved and policy-evaluated cold per strategy (minutes): the tiny run keeps one
+        # rule set per dice layout and three local rules (one alone, one adding a turn, one combination)
+        keep = [o for o in spec.yacht_options if o in ("no-bonus", "three-dice")] + [
+            o for o in spec.yacht_options if "+" in o][:1]
+        spec = dataclasses.replace(spec, rule_sets=tuple(r for r in spec.rule_sets if r in ("yacht", "yahtzee")),
+                                   yacht_options=tuple(keep))
     report = run_experiment(spec)
     out = write_report(report, tmp_path / spec.name)
     readme = (out / "README.md").read_text(encoding="utf-8")
@@ -122,11 +129,12 @@ def test_specs_accept_rule_keys_and_option_combinations(tmp_path):
     spec = parse_spec({"kind": "variants", "rule_sets": ["yacht", "yahtzee+no-joker"], "games": 64,
                        "yacht_options": ["full-house-25+straights-30-40", "yacht+no-bonus"], "plots": []},
                       name="combo")
-    frame = run_experiment(spec).data["variants"]
-    assert list(frame.index) == ["yacht", "yahtzee+no-joker", "yacht+full-house-25+straights-30-40",
-                                 "yacht+no-bonus"]
+    rep = run_experiment(spec)
+    frame = rep.data["variants"]
+    assert list(frame.index.get_level_values(0)) == ["yacht", "yahtzee+no-joker",
+                                                     "yacht+full-house-25+straights-30-40", "yacht+no-bonus"]
     # The combination's exact change is computed by its own solve, not the sum of the two alone.
-    assert frame.loc["yacht+full-house-25+straights-30-40", "vs_plain_yacht"] > 0
+    assert rep.data["effects"].loc[("yacht+full-house-25+straights-30-40", "optimal"), "exact_change"] > 0
     strat = parse_spec({"kind": "strategies", "rules": "yacht+full-house-25", "strategies": ["random"],
                         "games": 64, "plots": []}, name="k")
     assert run_experiment(strat).data["summary"].shape[0] == 1
@@ -134,13 +142,57 @@ def test_specs_accept_rule_keys_and_option_combinations(tmp_path):
         parse_spec({"kind": "strategies", "rules": "yacht+nope"}, name="k")
 
 
-def test_variants_use_independent_streams_and_say_so():
-    spec = parse_spec({"kind": "variants", "rule_sets": ["yacht", "yatzy"], "yacht_options": ["no-bonus"],
-                       "games": 64, "plots": []}, name="v")
+def test_variants_share_dice_where_they_can_and_say_when_they_cannot():
+    spec = parse_spec({"kind": "variants", "rule_sets": ["yacht", "yatzy"],
+                       "yacht_options": ["no-bonus", "three-dice"], "games": 400, "plots": []}, name="v")
     rep = run_experiment(spec)
-    seeds = rep.data["variants"]["seed"]
-    assert seeds.nunique() == len(seeds)
-    assert "independent random streams" in rep.reading
+    seeds = rep.data["variants"]["seed"].xs("optimal", level="strategy")
+    # same dice-tape layout (12 boxes): one seed; Yatzy (15 boxes) and three-dice (13) each their own
+    assert seeds["yacht"] == seeds["yacht+no-bonus"] and seeds.nunique() == 3
+    eff = rep.data["effects"]
+    assert bool(eff.loc[("yacht+no-bonus", "optimal"), "common_dice"])
+    assert not bool(eff.loc[("yacht+three-dice", "optimal"), "common_dice"])
+    assert "common random numbers" in " ".join(sec.text for sec in rep.sections)
+    # the paired interval is the t interval of the game-by-game differences, computed here by scipy
+    from scipy import stats
+
+    from yahtzee_sim import simulate
+
+    a = simulate("yacht", "optimal", 400, seed=int(seeds["yacht"]), options=["no-bonus"]).games["total"]
+    b = simulate("yacht", "optimal", 400, seed=int(seeds["yacht"])).games["total"]
+    d = (a - b).astype(float)
+    half = stats.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / len(d) ** 0.5
+    row = eff.loc[("yacht+no-bonus", "optimal")]
+    assert (row["ci95_low"], row["ci95_high"]) == pytest.approx((d.mean() - half, d.mean() + half))
+
+
+def test_a_greedy_variants_report_compares_greedy_with_greedy():
+    from yahtzee_sim.exact.policy import policy_value
+    from yahtzee_sim.exact.solver import solve
+
+    spec = parse_spec({"kind": "variants", "strategies": ["greedy", "optimal"], "rule_sets": ["yacht"],
+                       "yacht_options": ["no-bonus"], "games": 3000, "plots": []}, name="g")
+    rep = run_experiment(spec)
+    frame, eff = rep.data["variants"], rep.data["effects"]
+    greedy = {k: policy_value("yacht", "greedy", options=o).expected_score for k, o in
+              (("yacht", ()), ("yacht+no-bonus", ("no-bonus",)))}
+    optimal = solve("yacht", options=["no-bonus"]).expected_score - solve("yacht").expected_score
+    assert frame.loc[("yacht", "greedy"), "exact_mean"] == pytest.approx(greedy["yacht"])
+    assert frame.loc[("yacht", "greedy"), "exact_method"] == "policy evaluation"
+    # greedy's own change, not optimal's (about -1.3 against optimal's -15.65 on plain Yacht)
+    change = eff.loc[("yacht+no-bonus", "greedy")]
+    assert change["exact_change"] == pytest.approx(greedy["yacht+no-bonus"] - greedy["yacht"])
+    assert eff.loc[("yacht+no-bonus", "optimal"), "exact_change"] == pytest.approx(optimal)
+    assert abs(change["exact_change"] - optimal) > 5
+    # the simulated greedy means sit near greedy's exact values (4 standard errors: a wrong column is 60 points off)
+    for key in greedy:
+        row = frame.loc[(key, "greedy")]
+        se = (row["ci95_high"] - row["ci95_low"]) / 2 / 1.96
+        assert abs(row["simulated_mean"] - greedy[key]) < 4 * se, key
+    assert change["ci95_low"] - 1 < change["exact_change"] < change["ci95_high"] + 1
+    assert "`greedy`" in rep.reading and "depends most on who plays" in rep.reading
+    with pytest.raises(ValueError, match="either strategy"):
+        parse_spec({"kind": "variants", "strategy": "greedy", "strategies": ["optimal"]}, name="x")
 
 
 def test_claims_report_orders_sources_and_keeps_intervals_off_exact_values(tmp_path):

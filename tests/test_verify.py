@@ -180,8 +180,9 @@ def test_verify_json_gives_numbers_as_numbers(capsys):
     assert main(["verify", "--only", "s003-first-roll-yahtzee", "--turns", "2000", "--json"]) == 0
     claims = {c["id"]: c for c in json.loads(capsys.readouterr().out)["claims"]}
     exact = claims["s003-first-roll-yahtzee"]
-    assert exact["exact"] == pytest.approx(1 / 1296) and exact["exact_fraction"] == {"numerator": 1,
-                                                                                    "denominator": 1296}
+    # 6 of the 6**5 ordered throws are five of a kind; the fraction carries its value as every exact one does
+    assert exact["exact"] == pytest.approx(6 / 6**5) and exact["exact_fraction"] == {
+        "numerator": 1, "denominator": 1296, "value": pytest.approx(6 / 6**5)}
     assert isinstance(exact["estimate"], float) and exact["ci95_low"] <= exact["estimate"] <= exact["ci95_high"]
     assert exact["claimed"] == pytest.approx(0.0008) and exact["unit"] == "share"
 

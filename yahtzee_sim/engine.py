@@ -583,6 +583,9 @@ def play_blocks(rules: RuleSet, strategy: Strategy, entropy: RunSeed, blocks: ra
         out["points"] = rules.points(state.box_scores)
     if state.served_five_count is not None:
         out["served_five_count"] = state.served_five_count
+    if state.banked is not None:   # Maxi Yatzy: saved throws spent, and those never used
+        out["bank_used"] = state.bank_used
+        out["bank_left"] = state.banked
     return out
 
 

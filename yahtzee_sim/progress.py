@@ -8,10 +8,12 @@ callable ``progress(phase, done, total)``:
 * ``done`` of ``total`` units are finished (``total`` ``None`` when unknown).
 
 A new phase starts whenever the name changes. The command line passes a
-:class:`TerminalProgress` (a bar with ETA on stderr) on a terminal, a
-:class:`PlainProgress` (plain lines, for work over ten seconds) elsewhere, nothing
-with ``--json``; :func:`announce` says what long work will build and how long it
-takes before it starts. A test or notebook may pass any function:
+:class:`TerminalProgress` (a bar with ETA on stderr, only on a terminal and never
+with ``--json``); off a terminal (output to a file, a pipe, a notebook) it passes
+:class:`PhaseLines`: once the work has run for :data:`PHASE_LINES_AFTER` seconds, one
+plain line per phase on stderr, and one a minute during a long phase; :func:`announce`
+says what long work will build and how long it takes before it starts. A test or
+notebook may pass any function:
 
 >>> seen = []
 >>> report = as_progress(lambda phase, done, total: seen.append((phase, done, total)))
@@ -31,11 +33,16 @@ import threading
 import time
 from typing import Protocol
 
-__all__ = ["ProgressCallback", "as_progress", "silent", "TerminalProgress", "PlainProgress", "phases", "heartbeat",
-           "announce", "duration_text"]
+__all__ = ["ProgressCallback", "as_progress", "silent", "TerminalProgress", "PhaseLines", "phases", "heartbeat",
+           "off_terminal", "announce", "duration_text"]
 
 DELAY = 2.0
 """Seconds of work before a bar appears: quick commands stay quiet."""
+
+PHASE_LINES_AFTER = 10.0
+"""Seconds of work before phase lines appear off a terminal: only long work reports.
+``YAHTZEE_SIM_PHASE_LINES_AFTER`` overrides it (``inf``: never)."""
+PHASE_LINES_ENV = "YAHTZEE_SIM_PHASE_LINES_AFTER"
 
 
 class ProgressCallback(Protocol):
@@ -67,11 +74,11 @@ silent = _Silent()
 def as_progress(progress) -> ProgressCallback:
     """Normalize a ``progress=`` argument: ``None``/``False`` -> :func:`silent`, ``True``
     -> a :class:`TerminalProgress` on a terminal's stderr (off a terminal a
-    :class:`PlainProgress`: lines for work over ten seconds only), a callable -> itself."""
+    :class:`PhaseLines`: lines for work over ten seconds only), a callable -> itself."""
     if progress is None or progress is False:
         return silent
     if progress is True:
-        return TerminalProgress() if sys.stderr.isatty() else PlainProgress()
+        return TerminalProgress() if sys.stderr.isatty() else off_terminal()
     if not callable(progress):
         raise ValueError(f"progress must be None, True/False or a callable (phase, done, total), got {progress!r}")
     return progress
@@ -81,7 +88,7 @@ def announce(progress, text: str) -> None:
     """Say, before long work starts, what will be built and how long it takes.
 
     A display with an ``announce`` method prints ``text`` as a line of its own
-    (:class:`TerminalProgress` above its bar, :class:`PlainProgress` at once); any
+    (:class:`TerminalProgress` above its bar, :class:`PhaseLines` at once); any
     other callback is told it as a phase with nothing done yet; :data:`silent` says nothing.
 
     >>> seen = []
@@ -226,53 +233,93 @@ class TerminalProgress:
         self.close()
 
 
-class PlainProgress:
-    """Off a terminal (a log, a pipe): plain lines on ``stream`` (default stderr).
 
-    Announcements (:func:`announce`) at once; a phase only once it has run ``after``
-    seconds (quick work says nothing), then at most every ``every`` seconds and when
-    it ends.
+def _clock(seconds: float) -> str:
+    seconds = int(seconds)
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}" if seconds >= 3600 else \
+        f"{seconds // 60}:{seconds % 60:02d}"
+
+
+class PhaseLines:
+    """Progress off a terminal: plain lines on ``stream`` (default stderr), no bars.
+
+    Nothing in the first ``after`` seconds (quick work stays quiet); then a line when a
+    phase starts (or is still running when the wait ends), a line every ``every`` seconds
+    during a long phase with how much is done, and a last line on ``close()``. A file is
+    not a screen: lines come at most every ``gap`` seconds, and a return to the phase
+    that encloses the last one (``run`` after ``run: playing games``) prints nothing.
 
     >>> import io
     >>> out = io.StringIO()
-    >>> p = PlainProgress(out, after=0.0, every=0.0)
-    >>> p("solving", 5, 10); p.announce("about 1 minute")
-    >>> out.getvalue().splitlines()
-    ['solving: 5 of 10 (50%), 0 s', 'about 1 minute']
+    >>> lines = PhaseLines(out, after=0, every=3600)
+    >>> lines("solving yacht", 0, 12); lines("solving yacht", 6, 12); lines("writing", 1, None); lines.close()
+    >>> [line.split(" ", 2)[2] for line in out.getvalue().splitlines()]
+    ['solving yacht (0 of 12)', 'writing', 'done']
+    >>> out = io.StringIO()
+    >>> lines = PhaseLines(out, after=0, every=3600)
+    >>> lines("report", 0, None); lines("report: games", 1, 2); lines("report", 0, None); lines.close()
+    >>> [line.split(" ", 2)[2] for line in out.getvalue().splitlines()]
+    ['report', 'report: games (1 of 2)', 'done']
+    >>> quiet = io.StringIO()
+    >>> PhaseLines(quiet, after=60)("solving yacht", 0, 12); quiet.getvalue()
+    ''
     """
 
-    def __init__(self, stream=None, after: float = 10.0, every: float = 30.0):
+    def __init__(self, stream=None, after: float | None = None, every: float = 60.0, gap: float = 0.0):
         self.stream = stream
-        self.after = after
+        self.after = PHASE_LINES_AFTER if after is None else float(after)
         self.every = every
-        self._phase = None
-        self._started = self._last = 0.0
+        self.gap = gap
+        self._start = time.monotonic()
+        self._printed = None
+        self._last = 0.0
 
-    def _print(self, text: str) -> None:
-        print(text, file=self.stream or sys.stderr, flush=True)
+    def _line(self, text: str) -> None:
+        print(f"yahtzee-sim: {_clock(time.monotonic() - self._start)} {text}", file=self.stream or sys.stderr,
+              flush=True)
+        self._last = time.monotonic()
 
     def __call__(self, phase: str, done: int, total: int | None) -> None:
         now = time.monotonic()
-        if phase != self._phase:
-            self._phase, self._started, self._last = phase, now, -math.inf
-        finished = bool(total) and done >= total
-        if now - self._started < self.after or (now - self._last < self.every and not finished):
+        if now - self._start < self.after or (self._printed is not None and now - self._last < self.gap):
             return
-        self._last = now
-        elapsed = f"{now - self._started:,.0f} s"
-        if total:
-            self._print(f"{phase}: {done:,} of {total:,} ({100 * done / total:.0f}%), {elapsed}")
-        else:
-            self._print(f"{phase}: {elapsed} elapsed")
-
-    def announce(self, text: str) -> None:
-        self._print(text)
+        if self._printed is not None and self._printed.startswith(phase + ": ") and now - self._last < self.every:
+            return                      # back in the enclosing phase: nothing new to say
+        if phase != self._printed or now - self._last >= self.every:
+            self._line(phase + (f" ({done:,} of {total:,})" if total else ""))
+            self._printed = phase
 
     def close(self) -> None:
-        self._phase = None
+        if self._printed is not None:
+            self._line("done")
+            self._printed = None
 
-    def __enter__(self) -> "PlainProgress":
+    def announce(self, text: str) -> None:
+        """What long work will build and how long it takes: a line of its own at once
+        (see :func:`announce`)."""
+        print(text, file=self.stream or sys.stderr, flush=True)
+
+    def __enter__(self) -> "PhaseLines":
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def off_terminal() -> "PhaseLines":
+    """The progress of work whose stderr is not a terminal: :class:`PhaseLines` after
+    :data:`PHASE_LINES_AFTER` seconds (``YAHTZEE_SIM_PHASE_LINES_AFTER`` to change it;
+    ``inf`` keeps it to the announcements of long work).
+
+    >>> import os
+    >>> os.environ.get(PHASE_LINES_ENV) is None or isinstance(off_terminal(), (PhaseLines, _Silent))
+    True
+    """
+    import os
+
+    text = os.environ.get(PHASE_LINES_ENV)
+    try:
+        after = PHASE_LINES_AFTER if text is None else float(text)
+    except ValueError:
+        raise ValueError(f"{PHASE_LINES_ENV} must be a number of seconds (or inf), got {text!r}") from None
+    return PhaseLines(after=after, gap=5.0)     # inf: no phase lines, announcements still said

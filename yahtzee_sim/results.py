@@ -44,6 +44,36 @@ RATES = {
 """The rates of :meth:`SimulationResult.rate`: ``summary()`` key ``NAME_rate`` each."""
 
 
+def ci_of(key: str) -> str | None:
+    """The number a ``NAME_ci95_low`` (``_ci95_high``, ``_ci_low``, ``_ci_high``) key bounds, else None."""
+    for end in ("_ci95_low", "_ci95_high", "_ci_low", "_ci_high"):
+        if key.endswith(end) and len(key) > len(end):
+            return key[:-len(end)]
+    return None
+
+
+def _has_column_scores(rules: RuleSet) -> bool:
+    """Is the card scored column by column as Yamb's is (summaries then report each column)?"""
+    from .rules import catalog
+
+    return rules.card_score is catalog.yamb_score
+
+
+def _hist_mean_ci(hist: np.ndarray, values: np.ndarray, level: float) -> tuple[float, float, float, float]:
+    """Mean, sd and the t interval of the mean of the values a histogram counts."""
+    n = int(hist.sum())
+    mean = float(np.dot(values, hist) / n)
+    if n < 2:
+        return mean, float("nan"), float("nan"), float("nan")
+    sd = math.sqrt(float(np.dot((values - mean) ** 2, hist) / (n - 1)))
+    return (mean, sd, *t_interval(mean, sd, n, level))
+
+
+def dice_word(n_dice: int) -> str:
+    """``five of a kind`` for five dice, ``six of a kind`` for six: what "all dice alike" is called."""
+    return {4: "four", 5: "five", 6: "six", 7: "seven"}.get(n_dice, str(n_dice)) + " of a kind"
+
+
 class Summary(dict):
     """The numbers of one run by name (a ``dict``: ``s["mean"]``), with what each is.
 
@@ -54,10 +84,13 @@ class Summary(dict):
 
     ALIASES = {"five_per_game": "five_count_mean"}  # earlier name, still readable
 
-    def __init__(self, values: dict, level: float = 0.95, five_box: str | None = None):
+    def __init__(self, values: dict, level: float = 0.95, five_box: str | None = None,
+                 labels: dict[str, tuple[str, str]] | None = None):
         super().__init__(values)
         self.level = level
         self.five_box = five_box or "five-of-a-kind box"
+        # key -> (short label of the terminal table, meaning): the game's own events
+        self.labels = dict(labels or {})
 
     def __missing__(self, key):
         if key in self.ALIASES:
@@ -65,10 +98,14 @@ class Summary(dict):
         raise KeyError(key)
 
     def kind(self, key: str) -> str:
+        if ci_of(key):
+            return f"{self.kind(ci_of(key))} interval"
         if key.endswith("_rate"):
             return "rate"
-        if key == "five_count_mean":
+        if key == "five_count_mean" or key.startswith("saved_throws_"):
             return "mean count"
+        if key.endswith("_column_mean"):
+            return "score"
         if key in ("rules", "strategy", "seed"):
             return "setting"
         if key in ("games",):
@@ -79,8 +116,21 @@ class Summary(dict):
             return "time"
         return "score"
 
+    def label(self, key: str) -> str:
+        """The short label of ``key`` in ``yahtzee-sim simulate``'s table."""
+        if key in self.labels:
+            return self.labels[key][0]
+        return {"upper_bonus_rate": "upper bonus", "five_rolled_rate": "five of a kind rolled at least once",
+                "five_count_mean": "turns ending in five of a kind (a count, not a chance)",
+                "points_mean": "Balut's points", "points_sd": "sd of the points"}.get(key, key)
+
     def meaning(self, key: str) -> str:
         pct = f"{self.level:.0%}"
+        if ci_of(key):
+            end = "low" if key.endswith("_low") else "high"
+            return f"{pct} CI of {ci_of(key)}, {end} end"
+        if key in self.labels:
+            return self.labels[key][1]
         fixed = {
             "rules": "rule set key", "strategy": "strategy", "games": "games played",
             "seed": "seed of the run (pass it back to reproduce it)",
@@ -170,6 +220,11 @@ class GameAggregate:
         rule sets without points).
     served_five_games : games with a five of a kind made by the first throw (Generala's
         servida, which wins at once under ``servida-wins``).
+    column_hist[c, i], column_shift : games whose column c scored i - column_shift (Yamb's
+        four columns; empty for other rule sets).
+    column_bonus_games[c] : games whose column c earned its upper bonus (Yamb).
+    bank_used_hist[k], bank_left_hist[k] : games that spent k saved throws, and that ended
+        with k saved throws never used (Maxi Yatzy; empty without saved throws).
     """
 
     total_hist: np.ndarray
@@ -183,13 +238,28 @@ class GameAggregate:
     points_hist: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     points_shift: int = 0
     served_five_games: int = 0
+    column_hist: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
+    column_shift: int = 0
+    column_bonus_games: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    bank_used_hist: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    bank_left_hist: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     @classmethod
     def empty(cls, rules: RuleSet) -> "GameAggregate":
         box_max = int(max(rules.score_tables.max(), rules.joker_points.max()))
         upper_max = rules.max_upper_box * int(rules.is_upper.sum())
         low, high = rules.card_points_range if rules.has_points else (0, -1)
+        n_cols = len(rules.columns) if _has_column_scores(rules) else 0
+        col_low, col_high = (rules.card_score_range[0] // n_cols, rules.card_score_range[1] // n_cols) \
+            if n_cols else (0, -1)
+        # each turn saves at most the throws it does not make
+        banks = (rules.n_rolls - 1) * rules.n_boxes + 1 if rules.banked_throws else 0
         return cls(
+            column_hist=np.zeros((n_cols, col_high - col_low + 1), dtype=np.int64),
+            column_shift=-col_low,
+            column_bonus_games=np.zeros(n_cols, dtype=np.int64),
+            bank_used_hist=np.zeros(banks, dtype=np.int64),
+            bank_left_hist=np.zeros(banks, dtype=np.int64),
             total_hist=np.zeros(max_total(rules) - min_total(rules) + 1, dtype=np.int64),
             total_shift=-min_total(rules),
             points_hist=np.zeros(high - low + 1, dtype=np.int64),
@@ -218,6 +288,16 @@ class GameAggregate:
         agg.five_box_full_games = int(games["five_box_full"].sum())
         if "served_five_count" in games:
             agg.served_five_games = int((np.asarray(games["served_five_count"]) > 0).sum())
+        if len(agg.column_bonus_games):
+            from .rules.catalog import yamb_columns
+
+            scores, earned = yamb_columns(games["box_scores"])
+            for c in range(scores.shape[1]):
+                agg.column_hist[c] += np.bincount(scores[:, c] + agg.column_shift, minlength=agg.column_hist.shape[1])
+            agg.column_bonus_games += earned.sum(axis=0)
+        if len(agg.bank_used_hist):
+            agg.bank_used_hist += np.bincount(games["bank_used"], minlength=len(agg.bank_used_hist))
+            agg.bank_left_hist += np.bincount(games["bank_left"], minlength=len(agg.bank_left_hist))
         return agg
 
     def merge(self, other: "GameAggregate") -> "GameAggregate":
@@ -234,6 +314,11 @@ class GameAggregate:
             points_hist=self.points_hist + other.points_hist,
             points_shift=self.points_shift,
             served_five_games=self.served_five_games + other.served_five_games,
+            column_hist=self.column_hist + other.column_hist,
+            column_shift=self.column_shift,
+            column_bonus_games=self.column_bonus_games + other.column_bonus_games,
+            bank_used_hist=self.bank_used_hist + other.bank_used_hist,
+            bank_left_hist=self.bank_left_hist + other.bank_left_hist,
         )
 
     def check(self, rules: RuleSet, n_games: int) -> None:
@@ -272,10 +357,17 @@ class GameAggregate:
             raise ValueError(f"served_five_games must be between 0 and {n}, got {self.served_five_games}")
         if not 0 <= int(self.five_box_full_games) <= n:
             raise ValueError(f"five_box_full_games must be between 0 and {n}, got {self.five_box_full_games}")
-        for name in ("total_hist", "upper_hist", "five_bonus_hist", "five_count_hist"):
+        if self.column_shift != like.column_shift:
+            raise ValueError("the column histogram is shifted differently from this rule set's")
+        if (self.column_bonus_games > n).any():
+            raise ValueError(f"column_bonus_games counts more than the {n} games")
+        for name in ("total_hist", "upper_hist", "five_bonus_hist", "five_count_hist", "bank_used_hist",
+                     "bank_left_hist"):
             got = int(getattr(self, name).sum())
-            if got != n:
+            if got != n and len(getattr(self, name)):
                 raise ValueError(f"{name} counts {got} games, not {n}")
+        if len(self.column_hist) and (self.column_hist.sum(axis=1) != n).any():
+            raise ValueError(f"column_hist does not count each of the {n} games once per column")
         for name in ("box_hist", "fill_turn_hist"):
             per_box = getattr(self, name).sum(axis=1)
             if (per_box != n).any():
@@ -420,16 +512,100 @@ class SimulationResult:
         for p in PERCENTILES:
             out[f"p{p}"] = agg.quantile(p / 100)
         out["max"] = int(nonzero[-1]) - agg.total_shift
-        for what in RATES:
+        ci = ("_ci95_low", "_ci95_high") if level == 0.95 else ("_ci_low", "_ci_high")
+        labels = {}
+        # Each rate the game has, with its Wilson interval: a game without an upper bonus
+        # (Generala, Balut, Yamb) or without a fixed five-of-a-kind box has no line for it.
+        for what, (label, meaning) in self.events().items():
             out[f"{what}_rate"] = self.rate(what)
-        out["five_count_mean"] = float(np.dot(np.arange(len(agg.five_count_hist)), agg.five_count_hist) / n)
-        if self.rules.roll_dependent and self.rules.five_box is not None:   # Generala's servida
-            out["served_five_rate"] = self.rate("served_five")
+            out[f"{what}_rate{ci[0]}"], out[f"{what}_rate{ci[1]}"] = self.ci(what, level)
+            labels[f"{what}_rate"] = (label, meaning)
+        means = {"five_count": (agg.five_count_hist, np.arange(len(agg.five_count_hist)))}
+        word = dice_word(self.rules.n_dice)
+        labels["five_count_mean"] = (f"turns ending in {word}", f"mean number of turns per game ending in {word} "
+                                                                "(a mean count, not a chance)")
         if self.rules.has_points:   # Balut: the points beside the score
-            out["points_mean"] = agg.points_mean()
-            out["points_sd"] = agg.points_sd()
+            means["points"] = (agg.points_hist, np.arange(len(agg.points_hist)) - agg.points_shift)
+        for c, col in enumerate(self.rules.columns if len(agg.column_hist) else ()):   # Yamb's columns
+            means[f"{col.name}_column"] = (agg.column_hist[c], np.arange(agg.column_hist.shape[1]) - agg.column_shift)
+            labels[f"{col.name}_column_mean"] = (f"{col.name.capitalize()} column's score",
+                                                 f"mean score of the {col.name} column (its rows, bonus and "
+                                                 f"(Max - Min) x Ones)")
+        if len(agg.bank_used_hist):   # Maxi Yatzy's saved throws
+            k = np.arange(len(agg.bank_used_hist))
+            means["saved_throws_used"] = (agg.bank_used_hist, k)
+            means["saved_throws_left"] = (agg.bank_left_hist, k)
+            labels["saved_throws_used_mean"] = ("saved throws spent",
+                                                "mean number of saved throws a game spent")
+            labels["saved_throws_left_mean"] = ("saved throws never used",
+                                                "mean number of saved throws still unused when the game ended")
+        for name, (hist, values) in means.items():
+            mean, sd, low, high = _hist_mean_ci(hist, values.astype(np.float64), level)
+            out[f"{name}_mean"] = mean
+            out[f"{name}_mean{ci[0]}"], out[f"{name}_mean{ci[1]}"] = low, high
+            if name == "points":
+                out["points_sd"] = sd
         out["seconds"] = self.seconds
-        return Summary(out, level=level, five_box=self.rules.five_box)
+        return Summary(out, level=level, five_box=self.rules.five_box, labels=labels)
+
+    def events(self) -> dict[str, tuple[str, str]]:
+        """The events this game has, as ``name -> (label, meaning)``: each is a :meth:`count`
+        and a ``NAME_rate`` of :meth:`summary`.
+
+        Upper bonus (each tier of a tiered one, as Kismet's), the five-of-a-kind box scored
+        (its plain value: Generala's served 60 is its own event), each combination served
+        into its box and the doble paid (Generala), all dice alike at least once, a served
+        five of a kind (Generala), each column's bonus (Yamb).
+
+        >>> from yahtzee_sim import simulate
+        >>> list(simulate("generala", "random", 200, seed=1).events())[:3]
+        ['five_box_50', 'served_escalera', 'served_full']
+        >>> "upper_bonus" in simulate("balut", "random", 20, seed=1).events()
+        False
+        """
+        r = self.rules
+        out = {}
+        tiers = r.upper_bonus_tiers
+        if tiers:
+            out["upper_bonus"] = ("upper bonus", RATES["upper_bonus"])
+        for threshold, bonus in tiers[1:]:
+            out[f"upper_bonus_{bonus}"] = (f"upper bonus {bonus} (upper total {threshold} or more)",
+                                           f"share of games whose upper total reached {threshold} (a bonus of {bonus})")
+        boxes = {b.name: b for b in r.boxes}
+        if r.five_box is not None:
+            label = boxes[r.five_box].label
+            out["five_box_50"] = (f"{r.five_box_points} in {label}",
+                                  f"share of games with {r.five_box_points} in the {label} box"
+                                  + (" (not served)" if self._served_points(r.five_box_index) else ""))
+        for b, box in enumerate(r.boxes):
+            served = self._served_points(b)
+            if served:
+                out[f"served_{box.name}"] = (f"{box.label} served ({served})",
+                                             f"share of games whose {box.label} box holds a served {box.label} "
+                                             f"(made by the first throw: {served})")
+            if box.needs_five_box:
+                paid = int(r.score_table[:, b].max())
+                out[box.name] = (f"{box.label} paid ({paid})", f"share of games whose {box.label} box pays {paid}")
+        word = dice_word(r.n_dice)
+        out["five_rolled"] = (f"{word} rolled at least once",
+                              RATES["five_rolled"].replace("five of a kind", word))
+        if r.roll_dependent and r.five_box is not None:   # Generala's servida
+            label = boxes[r.five_box].label
+            out["served_five"] = (f"{label} served at least once",
+                                  f"share of games with a {word} made by the first throw (a served {label}, "
+                                  "which wins at once under servida-wins)")
+        for c, col in enumerate(r.columns if _has_column_scores(r) else ()):
+            out[f"{col.name}_column_bonus"] = (f"{col.name.capitalize()} column's bonus",
+                                               f"share of games whose {col.name} column earned its upper bonus")
+        return out
+
+    def _served_points(self, b: int) -> int:
+        """What box ``b`` pays for a served combination when that is more than otherwise, else 0."""
+        r = self.rules
+        if not r.roll_dependent or not r.boxes[b].by_throw:
+            return 0
+        first, last = int(r.score_tables[0, :, b].max()), int(r.score_tables[-1, :, b].max())
+        return first if first > last else 0
 
     def summary_frame(self) -> "pd.DataFrame":
         """:meth:`summary` as a table: value, kind and meaning of each number."""
@@ -454,9 +630,10 @@ class SimulationResult:
 
     # -- derived numbers -------------------------------------------------------------
     def count(self, what: str) -> int:
-        """Number of games with: ``upper_bonus``, ``five_box_50`` (50 in the Yahtzee/Yacht
-        box), ``five_rolled`` (at least one turn ended in five of a kind), see :data:`RATES`,
-        or ``served_five`` (a five of a kind made by the first throw: a Generala servida).
+        """Number of games with: ``upper_bonus``, ``five_box_50`` (the five-of-a-kind box's
+        plain value, 50 in the Yahtzee/Yacht box), ``five_rolled`` (at least one turn ended
+        in five of a kind), see :data:`RATES`, ``served_five`` (a five of a kind made by the
+        first throw: a Generala servida), or any other event of :meth:`events`.
 
         >>> from yahtzee_sim import simulate
         >>> res = simulate("yacht", "keep-largest", 500, seed=2)
@@ -464,17 +641,35 @@ class SimulationResult:
         True
         """
         agg = self.aggregate
+        r = self.rules
         if what == "upper_bonus":
-            if not self.rules.upper_bonus:
+            if not r.upper_bonus_tiers:
                 return 0
-            return int(agg.upper_hist[self.rules.upper_bonus_threshold:].sum())
+            return int(agg.upper_hist[r.upper_bonus_tiers[0][0]:].sum())
+        tiers = {f"upper_bonus_{b}": t for t, b in r.upper_bonus_tiers}
+        if what in tiers:
+            return int(agg.upper_hist[tiers[what]:].sum())
         if what == "five_box_50":
-            return int(agg.five_box_full_games)
+            if r.five_box is None:
+                return 0
+            # the box's plain value, read off its histogram (Generala's served 60 is not a plain 50)
+            return int(agg.box_hist[r.five_box_index, r.five_box_points])
         if what == "five_rolled":
             return int(agg.n_games - agg.five_count_hist[0])
         if what == "served_five":
             return int(agg.served_five_games)
-        raise ValueError(f"unknown rate {what!r}; valid: {', '.join([*RATES, 'served_five'])}")
+        names = list(r.box_names)
+        if what.startswith("served_") and what[7:] in names and self._served_points(names.index(what[7:])):
+            b = names.index(what[7:])
+            return int(agg.box_hist[b, self._served_points(b)])
+        if what in names and r.boxes[names.index(what)].needs_five_box:
+            return int(agg.box_hist[names.index(what), 1:].sum())
+        if what.endswith("_column_bonus") and len(agg.column_bonus_games):
+            cols = [c.name for c in r.columns]
+            if what[:-13] in cols:
+                return int(agg.column_bonus_games[cols.index(what[:-13])])
+        valid = [*RATES, "served_five", *self.events()]
+        raise ValueError(f"unknown rate {what!r}; valid: {', '.join(dict.fromkeys(valid))}")
 
     def rate(self, what: str) -> float:
         """Share of games counted by :meth:`count`."""

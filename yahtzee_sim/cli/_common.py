@@ -215,14 +215,17 @@ def print_wrapped(text: str, indent: str = "", hang: int = 2) -> None:
 
 
 def progress_for(args):
-    """The progress display of a command: a bar on stderr when it is a terminal, plain
-    lines off a terminal, silent with ``--json`` (see :mod:`yahtzee_sim.progress`)."""
-    from ..progress import PlainProgress, TerminalProgress, silent
+    """The progress display of a command: a bar on stderr when it is a terminal and
+    the output is not ``--json``; off a terminal (a file, a pipe, a notebook), plain
+    phase lines on stderr once the work has run ten seconds; silent on a terminal with
+    ``--json`` (see :mod:`yahtzee_sim.progress`)."""
+    from ..progress import TerminalProgress, off_terminal, silent
 
+    if not sys.stderr.isatty():
+        return off_terminal()
     if getattr(args, "json", False):
         return silent
-    # off a terminal: plain lines, for work over ten seconds and before long work starts
-    return TerminalProgress() if sys.stderr.isatty() else PlainProgress()
+    return TerminalProgress()
 
 
 def call_with_progress(func, progress, phase: str, *args, **kwargs):

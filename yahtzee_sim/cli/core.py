@@ -32,16 +32,39 @@ def cmd_rules(args) -> int:
     return 0
 
 
-def cmd_strategies(args) -> int:
-    from ..strategies import STRATEGIES
+def strategy_listing() -> dict[str, str]:
+    """Every name ``--strategy`` takes, with what it does: the registry, each member of
+    the parametrized families (``cpu:*``, ``optimal:theta=``, ``target:T=``) and the
+    table-only ``play-to-win``; the descriptions are the classes' own.
 
+    >>> names = list(strategy_listing())
+    >>> "cpu:strong" in names and "optimal:theta=<x>" in names and "play-to-win" in names
+    True
+    """
+    from ..strategies.play_to_win import PlayToWin
+    from ..strategies import STRATEGIES
+    from ..strategies.levels import LEVELS, LEVEL_CLASSES
+    from ..strategies.risk import RiskStrategy
+    from ..strategies.target import TargetStrategy
+
+    out = {n: c.description for n, c in STRATEGIES.items()}
+    out.update({name: LEVEL_CLASSES[name.partition(":")[2]].description for name in LEVELS})
+    out["optimal:theta=<x>"] = (f"{RiskStrategy.description}; theta > 0 seeks risk, < 0 avoids it, "
+                                "0 is optimal (e.g. optimal:theta=0.02)")
+    out["target:T=<score>"] = f"{TargetStrategy.description} (e.g. target:T=250)"
+    out["play-to-win"] = f"{PlayToWin.description} (head-to-head tables only: it watches the other players)"
+    return out
+
+
+def cmd_strategies(args) -> int:
+    listing = strategy_listing()
     if args.json:
-        print_json({n: c.description for n, c in STRATEGIES.items()})
+        print_json(listing)
         return 0
-    for n, c in STRATEGIES.items():
-        print_wrapped(f"{n}: {c.description}")
+    for n, text in listing.items():
+        print_wrapped(f"{n}: {text}")
     print_wrapped("Your own: --strategy module:Class (a Strategy subclass importable from the current folder "
-                  "or the Python path; see the README).")
+                  "or the Python path; see the README), labelled by its name attribute, else by module:Class.")
     return 0
 
 
@@ -53,7 +76,7 @@ def cmd_score(args) -> int:
         raise UsageError("give either --dice (e.g. --dice 33355) or --all")
     if args.all:
         d = rules.dice
-        frame = pd.DataFrame(rules.score_table, columns=list(rules.box_names))
+        frame = pd.DataFrame(rules.fresh_card_table, columns=list(rules.box_names))
         frame.insert(0, "dice", ["".join(map(str, row)) for row in d.roll_dice])
         frame.insert(1, "probability", d.first_roll_prob)
         if args.json:
@@ -70,7 +93,26 @@ def cmd_score(args) -> int:
         print(f"{rules_heading(rules)}, dice {' '.join(map(str, dice))}, fresh card")
         print_table(pd.DataFrame({"box": [labels[n] for n in scores], "name": list(scores),
                                   "points": list(scores.values())}), index=False)
+        _print_card_notes(rules, dice)
     return 0
+
+
+def _print_card_notes(rules, dice) -> None:
+    """What a fresh card's table leaves out: a box that pays only after a five of a kind
+    (Generala doble) and what these dice pay when served, both read off the rule set."""
+    roll = rules.dice.roll_index_of(dice)
+    for b, box in enumerate(rules.boxes):
+        later = int(rules.score_table[roll, b])
+        if box.needs_five_box and later:
+            five = next(x.label for x in rules.boxes if x.name == rules.five_box)
+            print_wrapped(f"{box.label} pays {later} for these dice once the {five} box holds a score; "
+                          "0 on a fresh card.")
+    if rules.roll_dependent:
+        first = rules.score_tables[0, roll]
+        served = [f"{box.label} {int(first[b])}" for b, box in enumerate(rules.boxes)
+                  if box.by_throw and int(first[b]) != int(rules.score_table[roll, b])]
+        if served:
+            print_wrapped("Made by the turn's first throw (served), these dice pay: " + ", ".join(served) + ".")
 
 
 def _summary_json(res) -> dict:
@@ -80,20 +122,25 @@ def _summary_json(res) -> dict:
     return {"rules": s["rules"], "options": list(res.rules.options), **s}
 
 
-def _summary_rows(s, rules) -> list[tuple[str, str]]:
-    """(label, value) rows of the ``simulate`` table: every rate says it is a share of
-    games, the five-of-a-kind count says it is a mean."""
-    five_box = rules.five_box or "five-of-a-kind box"
-    return [
-        ("mean score", f"{s['mean']:.3f}"), ("sd", f"{s['sd']:.3f}"), ("standard error", f"{s['se']:.4f}"),
-        ("95% CI of the mean", f"{s['ci95_low']:.3f} .. {s['ci95_high']:.3f}"),
-        ("min", s["min"]), *[(f"p{p}", s[f"p{p}"]) for p in (1, 5, 25, 50, 75, 95, 99)], ("max", s["max"]),
-        ("upper bonus (share of games)", f"{s['upper_bonus_rate']:.4f}"),
-        (f"50 in {five_box} (share of games)", f"{s['five_box_50_rate']:.4f}"),
-        ("five of a kind rolled at least once (share of games)", f"{s['five_rolled_rate']:.4f}"),
-        ("five-of-a-kind turns per game (mean count)", f"{s['five_count_mean']:.4f}"),
-        ("seconds", f"{s['seconds']:.2f}"),
-    ]
+def _summary_tables(s) -> list[tuple[str, list[tuple[str, str, str]]]]:
+    """(heading, rows of label, value, 95% interval) of the ``simulate`` output: the final
+    score, then the events this game has (:meth:`SimulationResult.events`) as shares of
+    games, then the counts and scores per game; each simulated number with its interval."""
+    from ..results import ci_of
+
+    score = [("mean", f"{s['mean']:.3f}", f"{s['ci95_low']:.3f} .. {s['ci95_high']:.3f}"),
+             ("sd", f"{s['sd']:.3f}", ""), ("standard error of the mean", f"{s['se']:.4f}", ""),
+             ("min", str(s["min"]), ""), *[(f"p{p}", str(s[f"p{p}"]), "") for p in (1, 5, 25, 50, 75, 95, 99)],
+             ("max", str(s["max"]), "")]
+    rates, means = [], []
+    for key, value in s.items():
+        if ci_of(key) or not (key.endswith("_rate") or key.endswith("_mean") or key == "points_sd"):
+            continue
+        digits = 4 if s.kind(key) in ("rate", "mean count") else 3
+        low, high = s.get(f"{key}_ci95_low"), s.get(f"{key}_ci95_high")
+        ci = f"{low:.{digits}f} .. {high:.{digits}f}" if low is not None and high is not None else ""
+        (rates if key.endswith("_rate") else means).append((s.label(key), f"{value:.{digits}f}", ci))
+    return [("final score", score), ("share of games with", rates), ("mean per game", means)]
 
 
 def cmd_simulate(args) -> int:
@@ -115,7 +162,13 @@ def cmd_simulate(args) -> int:
         return 0
     s = res.summary()
     print(f"{rules_heading(rules)} under {res.strategy}: {s['games']:,} games, seed {s['seed']}")
-    print_table(pd.DataFrame(_summary_rows(s, rules), columns=["statistic", "value"]), index=False)
+    for i, (heading, rows) in enumerate(_summary_tables(s)):
+        if rows:
+            if i:
+                print()
+            print_table(pd.DataFrame(rows, columns=[heading, "value", "95% CI"]), index=False,
+                        justify="left", formatters={heading: f"{{:<{max(len(r[0]) for r in rows)}}}".format})
+    print(f"seconds: {s['seconds']:.2f}")
     if out is not None:
         print(f"per-game table written to {out}")
     return 0

@@ -51,15 +51,22 @@ def cmd_distribution(args) -> int:
     print_wrapped("  percentiles           " + ", ".join(f"p{q} {v}" for q, v in pct.items()), hang=24)
     for x, p in at_least.items():
         print(f"  P(score >= {x})       {p:.6f}")
+    # the events under simulate's names (yahtzee_sim.results: SimulationResult.events)
+    from ..results import dice_word
+
+    word = dice_word(rules.n_dice)
     if rules.upper_bonus:
         print(f"  P(upper bonus)        {dist.p_upper_bonus:.6f}")
     if rules.five_box is not None:
-        print(f"  P({rules.five_box} box full)  {dist.p_five_box_full:.6f}")
-    print(f"  P(five of a kind thrown at least once)  {dist.p_five_of_a_kind_rolled:.6f}")
-    if rules.roll_dependent:
-        print(f"  P(a served five of a kind at least once)  {dist.p_served_five:.6f} "
-              f"(made by a turn's first throw)")
-    print(f"  turns ending in five of a kind, mean    {dist.five_per_game:.6f}")
+        label = next(b.label for b in rules.boxes if b.name == rules.five_box)
+        served = int(rules.score_tables[0, :, rules.five_box_index].max())
+        scored = f"{rules.five_box_points} in {label}" if served == rules.five_box_points else \
+            f"{label} box scored: {rules.five_box_points}, or {served} served"
+        print(f"  P({scored})  {dist.p_five_box_full:.6f}")
+    print(f"  P({word} rolled at least once)  {dist.p_five_of_a_kind_rolled:.6f}")
+    if rules.roll_dependent and rules.five_box is not None:
+        print(f"  P({label} served at least once)  {dist.p_served_five:.6f} (made by a turn's first throw)")
+    print(f"  turns ending in {word} (mean per game)  {dist.five_per_game:.6f}")
     if rules.five_bonus:
         pmf = dist.five_bonus_pmf
         print(f"  five-of-a-kind bonuses: mean {dist.expected_five_bonuses:.6f}; "

@@ -215,7 +215,7 @@ def _simulate_rolls_until(q, hit: np.ndarray, keeps: np.ndarray | None, n: int, 
     return count
 
 
-def _dice_word(dice) -> str:
+def dice_word(dice) -> str:
     return "".join(map(str, dice)) or "nothing"
 
 
@@ -267,9 +267,9 @@ def answer_dice(q, *, n: int = 100_000, seed=None) -> Answer:
         if q.scope == "turn":
             where = f"a turn of {rules.n_rolls} rolls"
         elif q.keep is not None:
-            where = f"{_dice_word(q.keep)} held and {q.rolls_left} throws to come"
+            where = f"{dice_word(q.keep)} held and {q.rolls_left} throws to come"
         else:
-            where = f"the dice {_dice_word(q.dice)} with {q.rolls_left} rolls left"
+            where = f"the dice {dice_word(q.dice)} with {q.rolls_left} rolls left"
         how = (f"exact Markov chain over the {d.n_rolls} rolls from {where}, under {keeps_words} "
                f"(integer counts out of {d.n_faces ** d.n_dice:,} per throw)")
         sim_how = f"{n:,} simulated {'turns' if q.scope == 'turn' else 'plays of this position'} under the same keeps"
@@ -289,10 +289,10 @@ def answer_dice(q, *, n: int = 100_000, seed=None) -> Answer:
         best_keep = int(tables[max(tables)][d.roll_index_of(list(q.dice)), 0]) if q.play == "chase" else None
         extra = {"best": exact}
         if best_keep is not None:
-            extra["best_hold"] = _dice_word([f + 1 for f in range(d.n_faces)
+            extra["best_hold"] = dice_word([f + 1 for f in range(d.n_faces)
                                              for _ in range(int(d.keep_counts[best_keep][f]))])
         extra["hold_costs"] = exact - value_h if not isinstance(exact, float) else float(exact) - float(value_h)
-        note = "; ".join(filter(None, [note, f"the answer is for holding {_dice_word(q.hold)}; 'best' is the "
+        note = "; ".join(filter(None, [note, f"the answer is for holding {dice_word(q.hold)}; 'best' is the "
                                               f"value with the best hold ({q.play} play afterwards)"]))
         exact, est, ci = value_h, est_h, ci_h
     return Answer(question=q, exact=exact, estimate=est, ci=ci, n=n, unit=unit, method=how,

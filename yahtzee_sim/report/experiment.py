@@ -24,7 +24,7 @@ COMMON_KEYS = {"name", "title", "question", "kind", "seed", "games", "tables", "
 KIND_KEYS: dict[str, set[str]] = {
     "strategies": {"rules", "options", "strategies", "baseline"},
     "head-to-head": {"rules", "options", "strategies", "exact_strategies", "opponents", "table_games"},
-    "variants": {"strategy", "yacht_options", "rule_sets"},
+    "variants": {"strategy", "strategies", "yacht_options", "rule_sets"},
     "odds": {"rules", "options", "strategy", "checkpoints"},
     "claims": {"turns"},
     "family": {"rule_sets", "strategies"},
@@ -33,7 +33,7 @@ KIND_KEYS: dict[str, set[str]] = {
 KIND_TABLES = {
     "strategies": ["summary", "boxes", "paired"],
     "head-to-head": ["wins", "ranking", "exact", "play-to-win"],
-    "variants": ["variants"],
+    "variants": ["variants", "effects"],
     "odds": ["first-roll", "per-turn", "convergence"],
     "claims": ["claims"],
     "family": ["games", "means", "exact", "points"],
@@ -41,7 +41,7 @@ KIND_TABLES = {
 KIND_PLOTS = {
     "strategies": ["histogram", "ecdf", "box-heatmap", "paired"],
     "head-to-head": ["win-matrix", "play-to-win"],
-    "variants": ["variants"],
+    "variants": ["variants", "effects"],
     "odds": ["convergence"],
     "claims": [],
     "family": ["means"],
@@ -180,6 +180,8 @@ def parse_spec(data: dict, *, name: str, source: str = "") -> ExperimentSpec:
                 raise ValueError(f"{name}: unknown {key[:-1]} {item!r} for kind {kind!r}; "
                                  f"valid: {', '.join(allowed) or '(none)'}")
         values.setdefault(key, tuple(allowed))
+    if kind == "variants" and "strategy" in data and "strategies" in data:
+        raise ValueError(f"{name}: give either strategy (one) or strategies (a list), not both")
     _check_strategy_counts(values, name)
     _check_names(values, name)
     return ExperimentSpec(**values)

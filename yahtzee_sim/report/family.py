@@ -104,7 +104,10 @@ def run_family(spec: ExperimentSpec, *, run_options: dict | None = None) -> Repo
     rule_sets = [get_rules(k) for k in keys]
     seeds = _spawned_seeds(spec.seed, len(rule_sets))
     rows, games_rows = [], []
+    step = (run_options or {}).get("progress")
     for rules, seed in zip(rule_sets, seeds):
+        if callable(step):      # the solve reports nothing itself: say which one runs (minutes for a large game)
+            step(f"exact solve of {rules.key}", 0, None)
         sol, refusal = _exact(rules)
         bound = _score_only_optimum(rules) if sol is None and rules.has_points else np.nan
         games_rows.append({
@@ -250,34 +253,55 @@ def _means_figure(rep: Report, spec: ExperimentSpec, means: pd.DataFrame, games:
     keys = list(games.index)
     markers = ["o", "s", "^", "D", "v", "P", "X"]
 
+    # A game whose scores run on another scale (Yamb's 1,000) gets its own panel and x axis, so
+    # it does not squeeze the others: a rule set whose top mean is over twice the median top mean.
+    top = means["mean"].groupby(level="rule_set").max().reindex(keys) if "mean" in means else pd.Series(
+        np.nan, index=keys)
+    large = [k for k in keys if top[k] > 2 * float(np.nanmedian(top))] if top.notna().any() else []
+    panels = [p for p in ([k for k in keys if k not in large], large) if p]
+
     def draw(fig):
-        ax = fig.add_subplot()
+        axes = fig.subplots(len(panels), 1, squeeze=False,
+                            gridspec_kw={"height_ratios": [len(p) for p in panels]})[:, 0]
         step = 0.7 / max(1, len(names))
-        for i, name in enumerate(names):
-            block = means.xs(name, level="strategy").reindex(keys)
-            y = np.arange(len(keys)) + (i - (len(names) - 1) / 2) * step
-            ok = block["mean"].notna() if "mean" in block else pd.Series(False, index=keys)
-            ax.errorbar(block["mean"][ok], y[ok.to_numpy()],
-                        xerr=[(block["mean"] - block["ci95_low"])[ok], (block["ci95_high"] - block["mean"])[ok]],
-                        fmt=markers[i % len(markers)], color=PALETTE[i % len(PALETTE)], markersize=4.5,
-                        capsize=2, linewidth=1, label=name)
-        solved = games["exact_mean"].notna().to_numpy()
-        ax.scatter(games["exact_mean"][solved], np.arange(len(keys))[solved], marker="|", s=180, color="black",
-                   zorder=3, label="exact optimal mean")
-        ax.set_yticks(range(len(keys)), keys)
-        ax.invert_yaxis()
-        ax.set(xlabel="mean final score (points)",
-               title=f"Mean score per game and strategy\n{len(keys)} rule sets of the Yahtzee family, {spec.games:,} games per "
-                     "strategy and rule set (bars: 95% CI)")
-        handles, labels = ax.get_legend_handles_labels()
-        ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.08 - 0.4 / len(keys)),
-                  ncol=len(labels), fontsize=8)
+        for ax, panel in zip(axes, panels):
+            rows = np.array([keys.index(k) for k in panel])
+            for i, name in enumerate(names):
+                block = means.xs(name, level="strategy").reindex(panel)
+                y = np.arange(len(panel)) + (i - (len(names) - 1) / 2) * step
+                ok = block["mean"].notna() if "mean" in block else pd.Series(False, index=panel)
+                ax.errorbar(block["mean"][ok], y[ok.to_numpy()],
+                            xerr=[(block["mean"] - block["ci95_low"])[ok], (block["ci95_high"] - block["mean"])[ok]],
+                            fmt=markers[i % len(markers)], color=PALETTE[i % len(PALETTE)], markersize=4.5,
+                            capsize=2, linewidth=1, label=name)
+            sub = games.iloc[rows]
+            solved = sub["exact_mean"].notna().to_numpy()
+            ax.scatter(sub["exact_mean"][solved], np.arange(len(panel))[solved], marker="|", s=180, color="black",
+                       zorder=3, label="exact optimal mean")
+            ax.set_yticks(range(len(panel)), panel)
+            ax.set_ylim(len(panel) - 0.5, -0.5)        # card order from the top
+            ax.set_xlim(left=0)
+            ax.grid(axis="x", alpha=0.3)
+        axes[-1].set_xlabel("mean final score (points)" + ("; the lower panel on its own scale" if len(panels) > 1
+                                                          else ""))
+        axes[0].set_title(f"Mean score per game and strategy\n{len(keys)} rule sets of the Yahtzee family, "
+                          f"{spec.games:,} games per strategy and rule set (bars: 95% CI)")
+        legend = {}                                    # one entry per label, whichever panel drew it
+        for ax in axes:
+            for handle, label in zip(*ax.get_legend_handles_labels()):
+                legend.setdefault(label, handle)
+        # below the figure's edge: the saved image grows to hold it, clear of the x label
+        fig.legend(list(legend.values()), list(legend), loc="upper center", bbox_to_anchor=(0.5, 0.0),
+                   ncol=len(legend), fontsize=8)
 
     unsolved = [k for k in keys if not games.loc[k, "solvable"]]
-    rep.add_figure("means", draw, heading="Figure", size=(9.5, 0.42 * len(keys) + 1.9), caption=(
+    rep.add_figure("means", draw, heading="Figure", size=(9.5, 0.42 * len(keys) + 1.9 + 0.5 * (len(panels) - 1)),
+                   caption=(
         f"Mean final score of each strategy in each of the {len(keys)} rule sets of the Yahtzee family, {spec.games:,} games per cell, "
         "with 95% CI bars (most are narrower than the markers); the black tick is the exact optimal mean where the "
         "solver can compute it"
+        + (f"; {', '.join(large)} " + ("scores on a larger scale and has its own panel" if len(large) == 1 else
+                                       "score on a larger scale and have their own panel") if large else "")
         + (f" ({', '.join(unsolved)}: {NOT_SOLVABLE}, so no `optimal` marker)." if unsolved else ".")))
 
 

@@ -88,9 +88,11 @@ def _strategy_summary(results: dict) -> pd.DataFrame:
         rows[name] = {
             "mean": s["mean"], "ci95_low": s["ci95_low"], "ci95_high": s["ci95_high"], "sd": s["sd"],
             "p5": s["p5"], "p25": s["p25"], "median": s["p50"], "p75": s["p75"], "p95": s["p95"],
-            "max": s["max"], "upper_bonus_rate": res.rate("upper_bonus"),
-            "five_box_50_rate": res.rate("five_box_50"), "five_rolled_rate": res.rate("five_rolled"),
+            "max": s["max"],
         }
+        for what in ("upper_bonus", "five_box_50", "five_rolled"):   # each rate with its 95% Wilson interval
+            low, high = res.ci(what)
+            rows[name].update({f"{what}_rate": res.rate(what), f"{what}_ci95_low": low, f"{what}_ci95_high": high})
     frame = pd.DataFrame(rows).T
     frame.index.name = "strategy"
     return frame
@@ -105,10 +107,16 @@ def _summary_display(summary: pd.DataFrame, rules) -> pd.DataFrame:
         "Median": [fmt.number(v, 0) for v in summary["median"]],
         "95th pct": [fmt.number(v, 0) for v in summary["p95"]],
         "Max": [fmt.number(v, 0) for v in summary["max"]],
-        "Upper bonus reached": [fmt.percent(v) for v in summary["upper_bonus_rate"]],
-        f"{_five_box_label(rules)} scored {rules.five_box_points}": [fmt.percent(v) for v in summary["five_box_50_rate"]],
-        "At least one five of a kind rolled": [fmt.percent(v) for v in summary["five_rolled_rate"]],
+        "Upper bonus reached (95% CI)": _rate_cells(summary, "upper_bonus"),
+        f"{_five_box_label(rules)} scored {rules.five_box_points} (95% CI)": _rate_cells(summary, "five_box_50"),
+        "At least one five of a kind rolled (95% CI)": _rate_cells(summary, "five_rolled"),
     })
+
+
+def _rate_cells(frame: pd.DataFrame, what: str) -> list[str]:
+    """``36.7% (36.4% to 37.0%)``: each simulated rate with its 95% interval, same digits."""
+    return [" (".join(fmt.percent_ci(p, lo, hi)) + ")" for p, lo, hi in
+            zip(frame[f"{what}_rate"], frame[f"{what}_ci95_low"], frame[f"{what}_ci95_high"])]
 
 
 def _paired(results: dict, baseline: str) -> pd.DataFrame:
@@ -135,6 +143,11 @@ def run_strategies(spec: ExperimentSpec, *, run_options: dict | None = None) -> 
     if baseline not in names:
         raise ValueError(f"{spec.name}: baseline {baseline!r} is not among the strategies {names}")
     results = {n: simulate(rules, n, spec.games, seed=spec.seed, keep_games=True, **(run_options or {})) for n in names}
+    # each strategy by its own name (a module:Class strategy shows its name attribute) where they stay distinct
+    label = {n: res.strategy for n, res in results.items()}
+    if len(set(label.values())) == len(label):
+        results = {label[n]: res for n, res in results.items()}
+        baseline = label[baseline]
     rep = Report(spec.name, spec.title or f"Strategies compared on {_rules_text(rules)}", question=spec.question)
     rep.add_text("Method", (
         f"{spec.games:,} games of {_rules_text(rules)} (rule key `{rules.key}`) per strategy, all with seed {spec.seed}: every "
@@ -191,8 +204,8 @@ def _strategy_figures(rep, spec, rules, results, boxes, baseline):
     totals = {n: r.games["total"] for n, r in results.items()}
     names = list(totals)
     games = _games_text(rules, spec.games, "games per strategy")
+    hi = max(int(np.percentile(t, 99.5)) for t in totals.values())   # the axes stop here: a rare 700 squeezes
     if "histogram" in spec.plots:
-        hi = max(int(np.percentile(t, 99.5)) for t in totals.values())
         cut = {n: int((t > hi + 5).sum()) for n, t in totals.items()}
         beyond = sum(cut.values())
 
@@ -200,13 +213,17 @@ def _strategy_figures(rep, spec, rules, results, boxes, baseline):
             axes = np.atleast_1d(fig.subplots(len(names), 1, sharex=True, sharey=True))
             bins = np.arange(0, hi + 10, 5)
             for i, (ax, n) in enumerate(zip(axes, names)):
-                ax.hist(totals[n], bins=bins, density=True, color=PALETTE[i % len(PALETTE)], alpha=0.85, label=n)
+                # weights 1/n: each bar is the share of games in its 5-point bin, read off the y axis
+                ax.hist(totals[n], bins=bins, weights=np.full(len(totals[n]), 1 / len(totals[n])),
+                        color=PALETTE[i % len(PALETTE)], alpha=0.85, label=n)
                 if n != baseline:
-                    ax.hist(totals[baseline], bins=bins, density=True, histtype="step", color="black",
-                            linewidth=0.9, label=f"{baseline} (outline)")
-                ax.set_ylabel(n, rotation=0, ha="right", va="center")
-                ax.set_yticks([])
+                    ax.hist(totals[baseline], bins=bins, weights=np.full(len(totals[baseline]),
+                                                                          1 / len(totals[baseline])),
+                            histtype="step", color="black", linewidth=0.9, label=f"{baseline} (outline)")
+                ax.yaxis.set_major_formatter(_percent_axis(0))
+                ax.yaxis.set_major_locator(_max_ticks(3))
                 ax.legend(loc="upper right", fontsize=8)
+            fig.supylabel("share of games in each 5-point bin", fontsize=9)
             axes[-1].set_xlabel(f"final score (points, 5-point bins; axis cut at {hi}, the 99.5th percentile)")
             axes[0].set_title(f"Score distribution per strategy\n{_rules_text(rules)}, {spec.games:,} games each")
         rep.add_figure("histogram", hist, heading="Figures", size=(7.5, 1.35 * len(names) + 1.2), caption=(
@@ -221,11 +238,16 @@ def _strategy_figures(rep, spec, rules, results, boxes, baseline):
                 ax.step(x, np.arange(1, len(x) + 1) / len(x), where="post", label=n,
                         linestyle=LINESTYLES[i % len(LINESTYLES)], linewidth=1.4)
             ax.yaxis.set_major_formatter(_percent_axis())
-            ax.set(xlabel="final score (points)", ylabel="games scoring at most x",
+            ax.set_xlim(right=hi + 5)
+            ax.set(xlabel=f"final score (points; axis cut at {hi}, the highest 99.5th percentile)",
+                   ylabel="games scoring at most x",
                    title=f"Cumulative distribution of the final score\n{_rules_text(rules)}, "
                          f"{spec.games:,} games each")
-            ax.legend()
-        rep.add_figure("ecdf", ecdf, caption=f"Empirical cumulative distribution of the final score; {games}.")
+            ax.legend(loc="lower right")     # a fixed place: "best" is slow on 100,000-step curves, and warns
+        above = sum(int((t > hi).sum()) for t in totals.values())
+        rep.add_figure("ecdf", ecdf, caption=(f"Empirical cumulative distribution of the final score; {games}. The "
+                                              f"x-axis stops at {hi} points: the {above:,} games above it make the "
+                                              "last half percent of their curves."))
     if "box-heatmap" in spec.plots:
         def heat(fig):
             ax = fig.add_subplot()
@@ -258,10 +280,16 @@ def _strategy_figures(rep, spec, rules, results, boxes, baseline):
             ax.set(xlabel=f"score difference against {baseline} on the same dice (points)",
                    ylabel="share of games per point",
                    title=f"Paired differences against {baseline}\n{_rules_text(rules)}, {spec.games:,} games")
-            ax.legend()
+            ax.legend(loc="upper left")
         rep.add_figure("paired", paired, caption=(
             f"Per-game difference against `{baseline}` on common dice; {games}; each curve drawn between its "
             "0.5th and 99.5th percentile."))
+
+
+def _max_ticks(n: int):
+    from matplotlib.ticker import MaxNLocator
+
+    return MaxNLocator(n)
 
 
 def _percent_axis(decimals: int | None = None):
@@ -768,109 +796,250 @@ def _variant_list(spec: ExperimentSpec):
     return [get_rules(k) for k in keys]
 
 
-@runner("variants")
-def run_variants(spec: ExperimentSpec, *, run_options: dict | None = None) -> Report:
-    """Every rule set, and Yacht local rules (alone or combined) against plain Yacht, under optimal play."""
-    from scipy.stats import binom
+# A variant's reference: the rule set it changes one rule of (Yacht's local rules against plain Yacht,
+# the other Yahtzee jokers against the official forced joker).
+VARIANT_REFERENCES = {"yahtzee-free-joker": "yahtzee", "yahtzee-original-joker": "yahtzee"}
 
+
+def _variant_reference(rules) -> str | None:
+    if rules.options:
+        return rules.name
+    return VARIANT_REFERENCES.get(rules.key)
+
+
+def _exact_value(rules, strategy: str):
+    """(mean, sd, how) of ``strategy`` on ``rules`` computed exactly, or None where no exact
+    evaluation exists: optimal play from the solver, any other strategy whose decisions
+    depend only on the state by policy evaluation (:func:`~yahtzee_sim.exact.policy.policy_value`)."""
+    from ..exact.policy import policy_value
     from ..exact.solver import solve
 
-    variants = _variant_list(spec)
-    strategy = spec.strategy
-    rows, totals = [], {}
-    plain_yacht = solve(get_rules("yacht"))
-    for rules, seed in zip(variants, _spawned_seeds(spec.seed, len(variants))):
+    if strategy in ("optimal", "cpu:strong"):
         sol = solve(rules)
-        res = simulate(rules, strategy, spec.games, seed=seed, keep_games=True, **(run_options or {}))
-        s = res.summary()
-        totals[rules.key] = res.games["total"]
-        rows.append({
-            "variant": rules.key, "boxes": rules.n_boxes, "exact_mean": sol.expected_score, "exact_sd": sol.sd,
-            "simulated_mean": s["mean"], "ci95_low": s["ci95_low"], "ci95_high": s["ci95_high"],
-            "inside_ci": bool(s["ci95_low"] <= sol.expected_score <= s["ci95_high"]), "seed": seed,
-            "p5": s["p5"], "median": s["p50"], "p95": s["p95"], "upper_bonus_rate": res.rate("upper_bonus"),
-            "five_box_50_rate": res.rate("five_box_50"),
-            "vs_plain_yacht": sol.expected_score - plain_yacht.expected_score if rules.name == "yacht" else np.nan,
-        })
-    frame = pd.DataFrame(rows).set_index("variant")
-    rep = Report(spec.name, spec.title or "Rule variants under optimal play", question=spec.question)
+        return sol.expected_score, sol.sd, "solver"
+    try:
+        pv = policy_value(rules, strategy)
+    except ValueError:       # decisions that use the uniforms or more than the state: simulation only
+        return None
+    return pv.expected_score, pv.sd, "policy evaluation"
+
+
+def _dice_groups(variants) -> dict:
+    """Variants grouped by their dice-tape layout (boxes, rolls, dice, faces): one group plays
+    the same dice, game for game, under one seed (common random numbers)."""
+    from ..stats.compare import TAPE_LAYOUT
+
+    groups: dict = {}
+    for rules in variants:
+        groups.setdefault(tuple(getattr(rules, f) for f in TAPE_LAYOUT), []).append(rules.key)
+    return groups
+
+
+@runner("variants")
+def run_variants(spec: ExperimentSpec, *, run_options: dict | None = None) -> Report:
+    """Every rule set, and Yacht local rules (alone or combined) against plain Yacht, under each
+    strategy of the spec: each strategy's simulated scores beside its own exact value, and each
+    rule's effect per strategy, paired on common dice where the variants share them.
+
+    >>> from yahtzee_sim.report.experiment import parse_spec
+    >>> spec = parse_spec({"kind": "variants", "strategies": ["keep-largest"], "games": 500,
+    ...                    "rule_sets": ["yacht"], "yacht_options": ["no-bonus"], "plots": []}, name="demo")
+    >>> rep = run_variants(spec)
+    >>> eff = rep.data["effects"].loc[("yacht+no-bonus", "keep-largest")]
+    >>> bool(eff["common_dice"]), bool(eff["ci95_low"] <= eff["exact_change"] <= eff["ci95_high"])
+    (True, True)
+    """
+    from ..stats import paired_compare
+    from ..stats.compare import two_sample_compare
+
+    variants = _variant_list(spec)
+    strategies = spec.strategies or (spec.strategy,)
+    groups = _dice_groups(variants)
+    group_of = {key: g for g, keys in enumerate(groups.values()) for key in keys}
+    # one seed per dice group: the variants of a group play the same dice, game for game
+    seeds = _spawned_seeds(spec.seed, len(groups))
+    rows, totals, labels, exact = [], {}, {}, {}
+    for strategy in strategies:
+        for rules in variants:
+            seed = seeds[group_of[rules.key]]
+            res = simulate(rules, strategy, spec.games, seed=seed, keep_games=True, **(run_options or {}))
+            labels[strategy] = res.strategy       # a strategy's own name (module:Class shows its name)
+            s = res.summary()
+            totals[rules.key, strategy] = res.games["total"]
+            if callable((run_options or {}).get("progress")):   # a solve or policy evaluation says nothing itself
+                run_options["progress"](f"exact value of {res.strategy} on {rules.key}", 0, None)
+            ex = _exact_value(rules, strategy)
+            exact[rules.key, strategy] = ex[0] if ex else np.nan
+            ub, fb = res.ci("upper_bonus"), res.ci("five_box_50")
+            rows.append({
+                "variant": rules.key, "strategy": res.strategy, "boxes": rules.n_boxes,
+                "exact_mean": ex[0] if ex else np.nan, "exact_sd": ex[1] if ex else np.nan,
+                "exact_method": ex[2] if ex else "none (simulation only)",
+                "simulated_mean": s["mean"], "ci95_low": s["ci95_low"], "ci95_high": s["ci95_high"],
+                "inside_ci": bool(s["ci95_low"] <= ex[0] <= s["ci95_high"]) if ex else None,
+                "seed": seed, "dice_group": group_of[rules.key] + 1,
+                "p5": s["p5"], "median": s["p50"], "p95": s["p95"],
+                "upper_bonus_rate": res.rate("upper_bonus"), "upper_bonus_ci95_low": ub[0],
+                "upper_bonus_ci95_high": ub[1],
+                "five_box_50_rate": res.rate("five_box_50"), "five_box_50_ci95_low": fb[0],
+                "five_box_50_ci95_high": fb[1],
+            })
+    frame = pd.DataFrame(rows).set_index(["variant", "strategy"])
+    effects = []
+    for strategy in strategies:
+        for rules in variants:
+            ref = _variant_reference(rules)
+            if ref is None or ref not in {v.key for v in variants}:
+                continue
+            a, b = totals[rules.key, strategy], totals[ref, strategy]
+            common = group_of[rules.key] == group_of[ref]
+            cmp = paired_compare(a, b) if common else two_sample_compare(a, b)
+            change = exact[rules.key, strategy] - exact[ref, strategy]
+            effects.append({"variant": rules.key, "strategy": labels[strategy], "reference": ref,
+                            "common_dice": common, "change": cmp.diff, "ci95_low": cmp.low, "ci95_high": cmp.high,
+                            "exact_change": change,
+                            "exact_inside_ci": bool(cmp.low <= change <= cmp.high) if np.isfinite(change) else None})
+    effects = pd.DataFrame(effects)
+    if len(effects):
+        effects = effects.set_index(["variant", "strategy"])
+    names = [labels[s] for s in strategies]
+    who = ", ".join(f"`{n}`" for n in names)
+    rep = Report(spec.name, spec.title or f"Rule variants under {who}", question=spec.question)
+    split = [keys for keys in groups.values() if len(keys) > 1 or len(groups) > 1]
     rep.add_text("Method", (
-        "For each rule set and for each Yacht local rule (or combination of them), the exact optimal expected "
-        "score and its standard deviation come from the solver (backward induction over every score-card state). "
-        f"The distribution is simulated: {spec.games:,} games under `{strategy}` per variant, each variant on its "
-        f"own independent random stream (seeds spawned from {spec.seed}, listed in the CSV). *Change against plain "
-        "Yacht* is the exact change in expected score a Yacht local rule causes; it is left blank for the other "
-        "rule sets."))
+        f"Every variant is played {spec.games:,} times under each strategy ({who}). Beside each strategy's "
+        "simulated mean stands that same strategy's exact expected score where one can be computed: the solver's "
+        "for `optimal`, policy evaluation (backward induction over every score-card state under the strategy's own "
+        "decisions) for the others; a strategy whose decisions cannot be evaluated exactly has none. "
+        "Variants with the same dice-tape layout (boxes, rolls, dice, faces) share one seed, so they play the same "
+        "dice game for game (common random numbers): " + "; ".join(
+            ", ".join(f"`{k}`" for k in keys) for keys in split) + " (seeds spawned from "
+        f"{spec.seed}, listed in the CSV). A rule's *effect* is the variant's score minus its reference's "
+        "(Yacht's local rules against plain Yacht, the other Yahtzee jokers against the official one) under the "
+        "same strategy: a paired interval on common dice where the two share them, a Welch interval on "
+        "independent games where they cannot (a rule that adds a box adds a turn, so the dice differ); the "
+        "exact change is the difference of the two exact values."))
     rep.data["variants"] = frame
+    rep.data["effects"] = effects
     if "variants" in spec.tables:
-        means, cis, _ = _mean_cells(frame, "simulated_mean")
+        flat = frame.reset_index()
+        means, cis, _ = _mean_cells(flat, "simulated_mean")
         display = pd.DataFrame({
-            "Variant": frame.index, "Boxes": frame["boxes"].astype(str),
-            "Exact mean": [fmt.number(v, 2) for v in frame["exact_mean"]],
-            "Exact SD": [fmt.number(v, 1) for v in frame["exact_sd"]],
+            "Variant": flat["variant"], "Strategy": flat["strategy"], "Boxes": flat["boxes"].astype(str),
+            "Exact mean (same strategy)": [fmt.number(v, 2) for v in flat["exact_mean"]],
+            "Exact SD": [fmt.number(v, 1) for v in flat["exact_sd"]],
             "Simulated mean": means, "95% CI": cis,
-            "Exact inside the CI": ["yes" if v else "no" for v in frame["inside_ci"]],
-            "5th pct": [fmt.number(v, 0) for v in frame["p5"]], "Median": [fmt.number(v, 0) for v in frame["median"]],
-            "95th pct": [fmt.number(v, 0) for v in frame["p95"]],
-            "Upper bonus reached": [fmt.percent(v) for v in frame["upper_bonus_rate"]],
-            "Five-of-a-kind box scored in full": [fmt.percent(v) for v in frame["five_box_50_rate"]],
-            "Change against plain Yacht": ["" if np.isnan(v) else "0 (reference)" if k == "yacht" else f"{v:+.2f}"
-                                           for k, v in frame["vs_plain_yacht"].items()],
+            "Exact inside the CI": ["" if v is None else "yes" if v else "no" for v in flat["inside_ci"]],
+            "5th pct": [fmt.number(v, 0) for v in flat["p5"]], "Median": [fmt.number(v, 0) for v in flat["median"]],
+            "95th pct": [fmt.number(v, 0) for v in flat["p95"]],
+            "Upper bonus reached (95% CI)": [" (".join(fmt.percent_ci(*r)) + ")" for r in zip(
+                flat["upper_bonus_rate"], flat["upper_bonus_ci95_low"], flat["upper_bonus_ci95_high"])],
+            "Five-of-a-kind box scored in full (95% CI)": [" (".join(fmt.percent_ci(*r)) + ")" for r in zip(
+                flat["five_box_50_rate"], flat["five_box_50_ci95_low"], flat["five_box_50_ci95_high"])],
         })
-        rep.add_table("variants", frame, display=display, heading="Expected score per variant",
-                      caption=f"Exact optimal values and {spec.games:,} simulated `{strategy}` games per variant.")
+        rep.add_table("variants", frame, display=display, heading="Expected score per variant and strategy",
+                      caption=f"{spec.games:,} simulated games per variant and strategy; the exact mean in each row is "
+                              "the row's own strategy's.")
+    if "effects" in spec.tables and len(effects):
+        grid = {"Variant": [], "Against": [], "Dice": []}
+        for key in dict.fromkeys(effects.index.get_level_values(0)):
+            grid["Variant"].append(key)
+            grid["Against"].append(effects.loc[key]["reference"].iloc[0])
+            grid["Dice"].append("common" if effects.loc[key]["common_dice"].iloc[0] else "independent")
+            for n in names:
+                e = effects.loc[(key, n)]
+                grid.setdefault(f"{n}: change (95% CI)", []).append(
+                    f"{e['change']:+.2f} ({e['ci95_low']:+.2f} to {e['ci95_high']:+.2f})")
+                grid.setdefault(f"{n}: exact change", []).append(
+                    "" if not np.isfinite(e["exact_change"]) else f"{e['exact_change']:+.2f}")
+        rep.add_table("effects", effects, display=pd.DataFrame(grid), heading="What each rule changes, per strategy",
+                      caption="Simulated change in mean score against the reference rule set, under each strategy, "
+                              "with its 95% interval (paired on common dice, else Welch); the exact change where both "
+                              "sides are exactly evaluable.")
     if "variants" in spec.plots:
+        keys = [r.key for r in variants]
+
         def draw(fig):
             from matplotlib.lines import Line2D
 
-            ax = fig.add_subplot()
-            keys = list(totals)
-            ax.boxplot([totals[k] for k in keys], orientation="horizontal", showfliers=False, whis=(5, 95),
-                       medianprops={"color": "#e07b39", "linewidth": 1.6})
-            ax.scatter(frame["exact_mean"], range(1, len(keys) + 1), color="black", zorder=3, s=18)
-            ax.set_yticks(range(1, len(keys) + 1), keys)
-            ax.set(xlabel="final score (points)",
-                   title=f"Score distribution per rule variant\n{spec.games:,} games under {strategy} play each")
-            ax.invert_yaxis()  # card order from the top
+            axes = fig.subplots(1, len(names), sharey=True, squeeze=False)[0]
+            for ax, strategy, name in zip(axes, strategies, names):
+                ax.boxplot([totals[k, strategy] for k in keys], orientation="horizontal", showfliers=False,
+                           whis=(5, 95), medianprops={"color": "#e07b39", "linewidth": 1.6})
+                ex = [exact[k, strategy] for k in keys]
+                ax.scatter(ex, range(1, len(keys) + 1), color="black", zorder=3, s=18)
+                ax.set(xlabel="final score (points)", title=f"under {name}")
+                ax.grid(axis="x", alpha=0.3)
+            axes[0].set_yticks(range(1, len(keys) + 1), keys)
+            axes[0].invert_yaxis()  # card order from the top
+            fig.suptitle(f"Score distribution per rule variant, {spec.games:,} games each")
             handles = [Line2D([], [], color="#e07b39", linewidth=1.6, label="simulated median"),
                        Line2D([], [], color="black", marker="o", linestyle="", markersize=4,
-                              label="exact optimal mean"),
+                              label="exact mean of the same strategy"),
                        Line2D([], [], color="black", linewidth=6, alpha=0.25,
                               label="box: quartiles; whiskers: 5th to 95th percentile")]
-            ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.06 - 0.5 / len(keys)), ncol=2,
-                      fontsize=8)
-        rep.add_figure("variants", draw, heading="Figure", size=(9.5, 0.38 * len(variants) + 1.8), caption=(
-            f"Simulated final scores per variant ({spec.games:,} games under `{strategy}` each): boxes span the "
-            "quartiles, whiskers the 5th to 95th percentile, the orange line is the median and the dot the exact "
-            "optimal mean."))
-    change = {tuple(k.split("+")[1:]): v for k, v in frame["vs_plain_yacht"].items() if k.startswith("yacht+")}
-    singles = {opts[0]: v for opts, v in change.items() if len(opts) == 1}
+            # below the figure's edge: the saved image grows to hold it, clear of the x labels
+            fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3, fontsize=8)
+        rep.add_figure("variants", draw, heading="Figure", size=(4.5 + 3.2 * len(names), 0.38 * len(variants) + 1.8),
+                       caption=(f"Simulated final scores per variant, one panel per strategy ({spec.games:,} games "
+                                "each): boxes span the quartiles, whiskers the 5th to 95th percentile, the orange line "
+                                "is the median and the dot that panel's strategy's exact mean."))
+    if "effects" in spec.plots and len(effects):
+        def draw_effects(fig):
+            ax = fig.add_subplot()
+            keys = list(dict.fromkeys(effects.index.get_level_values(0)))
+            colors = ["#1f77b4", "#e07b39", "#2ca02c", "#9467bd", "#8c564b"]
+            step = 0.8 / max(len(names), 1)
+            for j, n in enumerate(names):
+                y = np.arange(len(keys)) + (j - (len(names) - 1) / 2) * step
+                e = effects.xs(n, level="strategy").reindex(keys)
+                ax.errorbar(e["change"], y, xerr=[e["change"] - e["ci95_low"], e["ci95_high"] - e["change"]],
+                            fmt="o", color=colors[j % len(colors)], markersize=5, capsize=3,
+                            label=f"{n}: simulated change, 95% CI")
+                # the exact change as a tall tick, so the simulated dot stays visible beside it
+                ax.scatter(e["exact_change"], y, marker="|", color="black", zorder=3, s=90, linewidths=1.2,
+                           label="exact change" if j == 0 else None)
+            ax.axvline(0, color="grey", linewidth=0.8)
+            ax.set_yticks(range(len(keys)), [f"{k} vs {effects.loc[k]['reference'].iloc[0]}" for k in keys])
+            ax.invert_yaxis()
+            ax.set(xlabel="change in mean final score against the reference (points)",
+                   title=f"What each rule changes, per strategy ({spec.games:,} games each)")
+            ax.grid(axis="x", alpha=0.3)
+            fig.legend(*ax.get_legend_handles_labels(), loc="upper center", bbox_to_anchor=(0.5, 0.0),
+                       ncol=len(names) + 1, fontsize=8)   # below the figure's edge, clear of the axis
+        rep.add_figure("effects", draw_effects,
+                       size=(9.5, 0.45 * len(set(effects.index.get_level_values(0))) * max(1, len(names) / 2) + 1.6),
+                       caption=(f"Each rule variant's change in mean score against its reference under each strategy "
+                                f"({spec.games:,} games each; dots with 95% intervals, paired on common dice where the "
+                                "two share them) and the exact change (crosses)."))
     lines = []
-    if singles:
-        up, down = max(singles, key=singles.get), min(singles, key=singles.get)
-        lines.append(f"Plain Yacht averages {plain_yacht.expected_score:.2f} points under optimal play. Of the local "
-                     f"rules alone, the one that adds most is `{up}` ({singles[up]:+.2f}); the one that takes most "
-                     f"is `{down}` ({singles[down]:+.2f}).")
-    for opts, v in change.items():
-        if len(opts) > 1 and all(o in singles for o in opts):
-            parts = sum(singles[o] for o in opts)
-            lines.append(f"Together, `{'+'.join(opts)}` change the expectation by {v:+.2f}, against {parts:+.2f} for "
-                         "the sum of each rule alone: "
-                         + ("the rules reinforce each other." if v > parts + 0.005 else
-                            "they overlap, each taking some of the other's gain." if v < parts - 0.005 else
-                            "they add up."))
-    top = frame["exact_mean"].idxmax()
-    misses = int((~frame["inside_ci"]).sum())
-    chance = float(binom.sf(misses - 1, len(frame), 0.05)) if misses else 1.0
-    lines.append(f"The highest optimal expectation among the variants is `{top}` "
-                 f"({frame.loc[top, 'exact_mean']:.2f}); the lowest is `{frame['exact_mean'].idxmin()}` "
-                 f"({frame['exact_mean'].min():.2f}).")
-    if strategy == "optimal":
-        lines.append(
-            f"As a check of simulator and solver against each other, each exact mean should sit inside its "
-            f"simulated 95% interval: {len(frame) - misses} of {len(frame)} do. The variants run on independent "
-            "random streams, so each interval misses with chance 5% on its own"
-            + (f"; {misses} or more misses of {len(frame)} happen with probability {fmt.percent(chance, 0)} by "
-               "chance alone." if misses else "."))
+    for strategy, name in zip(strategies, names):
+        if not len(effects):
+            break
+        e = effects.xs(name, level="strategy")
+        yacht = e[[k.startswith("yacht+") and k.count("+") == 1 for k in e.index]]
+        if len(yacht):
+            col = "exact_change" if yacht["exact_change"].notna().all() else "change"
+            what = "exactly" if col == "exact_change" else "in simulation"
+            up, down = yacht[col].idxmax(), yacht[col].idxmin()
+            lines.append(f"Under `{name}`, of Yacht's local rules alone the one that adds most is `{up}` "
+                         f"({yacht.loc[up, col]:+.2f} {what}) and the one that takes most is `{down}` "
+                         f"({yacht.loc[down, col]:+.2f}).")
+    if len(names) > 1 and len(effects):
+        wide = effects["change"].unstack("strategy")[names]
+        spread = (wide.max(axis=1) - wide.min(axis=1)).sort_values(ascending=False)
+        key = spread.index[0]
+        lines.append(f"The rule whose effect depends most on who plays is `{key}`: "
+                     + ", ".join(f"{wide.loc[key, n]:+.2f} under `{n}`" for n in names) + " (simulated).")
+    if len(effects):
+        checked = effects[effects["exact_inside_ci"].notna()]
+        if len(checked):
+            lines.append(f"{int(checked['exact_inside_ci'].sum())} of {len(checked)} exact changes sit inside their "
+                         "simulated 95% interval.")
+    checked = frame[frame["inside_ci"].notna()]
+    if len(checked):
+        lines.append(f"As a check of simulator and exact evaluation against each other, {int(checked['inside_ci'].sum())} "
+                     f"of {len(checked)} exact means sit inside their own strategy's simulated 95% interval (about 95% "
+                     "should; variants sharing dice miss together, so the misses are not independent).")
     rep.reading = " ".join(lines)
     return rep

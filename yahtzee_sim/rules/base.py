@@ -629,9 +629,26 @@ class RuleSet:
         >>> from yahtzee_sim.rules import get_rules
         >>> get_rules("yacht").score_dice([3, 3, 3, 5, 5])["full_house"]
         19
+        >>> get_rules("generala").score_dice([4, 4, 4, 4, 4])["generala_doble"]   # no Generala yet
+        0
         """
         roll = self.dice.roll_index_of(dice)
-        return {name: int(v) for name, v in zip(self.box_names, self.score_table[roll])}
+        return {name: int(v) for name, v in zip(self.box_names, self.fresh_card_table[roll])}
+
+    @functools.cached_property
+    def fresh_card_table(self) -> np.ndarray:
+        """(R, B) ``score_table`` as the rules pay on a fresh card: a box that pays only while
+        the five-of-a-kind box holds a score (Generala doble) pays 0 there.
+
+        >>> from yahtzee_sim.rules import get_rules
+        >>> r = get_rules("generala")
+        >>> int(r.score_table[:, r.box_index("generala_doble")].max()), int(r.fresh_card_table.max(axis=0)[-1])
+        (100, 0)
+        """
+        out = np.array(self.score_table)
+        out[:, self._needs_five_box] = 0
+        out.setflags(write=False)
+        return out
 
 
 def _first_open(open_: np.ndarray) -> np.ndarray:

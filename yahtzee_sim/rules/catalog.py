@@ -456,12 +456,25 @@ def yamb_score(box_scores: np.ndarray) -> np.ndarray:
     >>> int(yamb_score(card)[0])        # 67 + 30 + (28 - 8) * 3 + 279
     436
     """
+    return yamb_columns(box_scores)[0].sum(axis=1)
+
+
+def yamb_columns(box_scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each column's score ``(N, 4)`` of finished Yamb cards, and whether it earned its +30
+    ``(N, 4)`` (Down, Up, Free, Announce): the summaries report both per column.
+
+    >>> card = np.zeros((1, 52), int)
+    >>> card[0, :13] = [3, 8, 12, 16, 10, 18, 28, 8, 66, 35, 47, 56, 75]
+    >>> scores, bonus = yamb_columns(card)
+    >>> scores[0].tolist(), bonus[0].tolist()
+    ([436, 0, 0, 0], [True, False, False, False])
+    """
     cards = np.asarray(box_scores, dtype=np.int64).reshape(len(box_scores), len(YAMB_COLUMNS), len(YAMB_ROWS))
     upper = cards[:, :, :6].sum(axis=2)
-    bonus = np.where(upper >= YAMB_BONUS_AT, YAMB_BONUS, 0)
+    earned = upper >= YAMB_BONUS_AT
     middle = (cards[:, :, 6] - cards[:, :, 7]) * cards[:, :, 0]
     lower = cards[:, :, 8:].sum(axis=2)
-    return (upper + bonus + middle + lower).sum(axis=1)
+    return upper + np.where(earned, YAMB_BONUS, 0) + middle + lower, earned
 
 
 def _yamb(options: frozenset[str]) -> RuleSet:

@@ -110,6 +110,8 @@ def _array_from_json(data, like: np.ndarray, name: str) -> np.ndarray:
         arr = np.array(data, dtype=object)
     except (ValueError, TypeError, RecursionError):
         raise _Damaged(f"{name} is not an array of counts") from None
+    if arr.size == 0 and like.size == 0:    # an empty (0, k) table reads back as [] of shape (0,)
+        return np.zeros_like(like)
     if arr.shape != like.shape:
         raise _Damaged(f"{name} has shape {arr.shape}, expected {like.shape}")
     flat = arr.ravel()
@@ -129,9 +131,12 @@ def _value_from_json(data, like, name: str = "value"):
         raise _Damaged(f"{name} is not an object")
     kwargs = {}
     for f in dataclasses.fields(like):
+        ref = getattr(like, f.name)
+        if f.name not in data and isinstance(ref, np.ndarray) and ref.size == 0:
+            kwargs[f.name] = ref.copy()     # a table this game does not keep, absent from older files
+            continue
         if f.name not in data:
             raise _Damaged(f"{name} has no {f.name}")
-        ref = getattr(like, f.name)
         kwargs[f.name] = (_array_from_json(data[f.name], ref, f.name) if isinstance(ref, np.ndarray)
                           else _count(data[f.name], f.name))
     return type(like)(**kwargs)

@@ -257,7 +257,7 @@ def two_sample_compare(a, b, *, level: float = 0.95, mann_whitney: bool = False,
 
 # -- SimulationResult objects ---------------------------------------------------------
 
-_TAPE_LAYOUT = ("n_boxes", "n_rolls", "n_dice", "n_faces")
+TAPE_LAYOUT = ("n_boxes", "n_rolls", "n_dice", "n_faces")
 
 
 def _result_labels(a, b) -> tuple[str, str]:
@@ -314,11 +314,11 @@ def compare_results(a, b, *, paired: bool = True, column: str = "total", level: 
                          f"{b.seed}; rerun both with the same seed, or pass paired=False")
     if a.n_games != b.n_games:
         raise ValueError(f"paired comparison needs the same number of games, got {a.n_games} and {b.n_games}")
-    layout_a = tuple(getattr(a.rules, f) for f in _TAPE_LAYOUT)
-    layout_b = tuple(getattr(b.rules, f) for f in _TAPE_LAYOUT)
+    layout_a = tuple(getattr(a.rules, f) for f in TAPE_LAYOUT)
+    layout_b = tuple(getattr(b.rules, f) for f in TAPE_LAYOUT)
     if layout_a != layout_b:
         raise ValueError(f"{a.rules.key} and {b.rules.key} draw differently shaped dice tapes "
-                         f"({'/'.join(_TAPE_LAYOUT)} {layout_a} vs {layout_b}), so games are not paired; "
+                         f"({'/'.join(TAPE_LAYOUT)} {layout_a} vs {layout_b}), so games are not paired; "
                          "pass paired=False")
     xa = result_values(a, column, need_order=True)
     xb = result_values(b, column, need_order=True)

@@ -68,14 +68,14 @@ class CpuStrong(OptimalStrategy):
     description = "seed 001's strong computer (つよい): optimal"
 
 
-_CLASSES = {"weak": CpuWeak, "normal": CpuNormal, "strong": CpuStrong}
+LEVEL_CLASSES = {"weak": CpuWeak, "normal": CpuNormal, "strong": CpuStrong}
 
 
 def _level(params: str):
     try:
-        return _CLASSES[params]()
+        return LEVEL_CLASSES[params]()
     except KeyError:
-        raise ValueError(f"unknown computer level {params!r}; valid levels: {', '.join(_CLASSES)}") from None
+        raise ValueError(f"unknown computer level {params!r}; valid levels: {', '.join(LEVEL_CLASSES)}") from None
 
 
 register_family("cpu", _level, "cpu:weak|normal|strong")

@@ -161,7 +161,8 @@ def verify_claims(ctx: Context | None = None, *, only: list[str] | None = None) 
             "claimed": _number(claimed), "precision": c.get("precision") if claimed is not None else None,
             "exact": _number(m.exact),
             "exact_fraction": None if exact_fraction is None else
-            {"numerator": exact_fraction.numerator, "denominator": exact_fraction.denominator},
+            {"numerator": exact_fraction.numerator, "denominator": exact_fraction.denominator,
+             "value": float(exact_fraction)},   # the JSON form of every exact fraction (README)
             "estimate": _number(m.estimate),
             "ci95_low": None if m.ci is None else float(m.ci[0]),
             "ci95_high": None if m.ci is None else float(m.ci[1]),
