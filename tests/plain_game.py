@@ -56,13 +56,22 @@ class Dice:
 
 def _avg(pairs) -> tuple:
     """The chance-weighted sum of (chance, value tuple) pairs."""
-    out = None
-    for p, v in pairs:
-        out = [p * x for x in v] if out is None else [o + p * x for o, x in zip(out, v)]
+    it = iter(pairs)
+    p, v = next(it)
+    if len(v) == 1:                                     # a mean: the common case, kept fast
+        s = p * v[0]
+        for p, v in it:
+            s += p * v[0]
+        return (s,)
+    out = [p * x for x in v]
+    for p, v in it:
+        out = [o + p * x for o, x in zip(out, v)]
     return tuple(out)
 
 
 def _max(a: tuple, b: tuple) -> tuple:
+    if len(a) == 1:
+        return a if a[0] >= b[0] else b
     return tuple(max(x, y) for x, y in zip(a, b))
 
 
@@ -76,7 +85,7 @@ def best_turn(dice: Dice, n_rolls: int, final, *, count_throws: bool = True) -> 
     @functools.lru_cache(maxsize=None)
     def thrown(k, t, left):                             # keep k, throw the other dice
         nt = t + 1 if count_throws else None
-        return _avg((p, hold(r2, nt, left - 1)) for r2, p in dice.throw(k).items())
+        return _avg([(p, hold(r2, nt, left - 1)) for r2, p in dice.throw(k).items()])
 
     @functools.lru_cache(maxsize=None)
     def hold(r, t, left):
@@ -119,16 +128,19 @@ class Game:
         kw = {} if throws is None else {"throws": np.full(m, throws)}
         legal, scores, bonus = rules.turn_options(np.array([filled] * m), np.full(m, full),
                                                   np.array([self.roll_index[r] for r in rolls]), **kw)
+        after = [tuple(True if j == b else x for j, x in enumerate(filled)) for b in range(rules.n_boxes)]
+        legal, scores, bonus = legal.tolist(), scores.tolist(), bonus.tolist()
+        held = upper_bonus(rules, upper)
         out = {}
         for i, r in enumerate(rolls):
             moves = []
             for b in range(rules.n_boxes):
-                if not legal[i, b]:
+                if not legal[i][b]:
                     continue
-                pts = int(scores[i, b])
+                pts = int(scores[i][b])
                 nu = upper + pts if rules.is_upper[b] else upper
-                gain = pts + int(bonus[i]) + upper_bonus(rules, nu) - upper_bonus(rules, upper)
-                nf = tuple(True if j == b else x for j, x in enumerate(filled))
+                gain = pts + int(bonus[i]) + (upper_bonus(rules, nu) - held if nu != upper else 0)
+                nf = after[b]
                 nfull = full or (b == rules.five_box_index and pts > 0)   # any score: a served 60 too
                 moves.append((gain, (nf, nu, nfull)))
             out[r] = moves
