@@ -31,8 +31,7 @@ import itertools
 import math
 from collections import Counter, defaultdict
 
-import numpy as np   # only to ask the rule set its scores and a strategy its decisions
-
+import numpy as np  # only to ask the rule set its scores and a strategy its decisions
 
 # -- dice -----------------------------------------------------------------------------
 
@@ -46,7 +45,7 @@ class Dice:
         self.keeps = {r: sorted({tuple(sorted(c)) for k in range(n_dice + 1)
                                  for c in itertools.combinations(r, k)}) for r in self.rolls}
 
-    @functools.lru_cache(maxsize=None)  # noqa: B019 (a few small Dice per test run)
+    @functools.cache  # noqa: B019 (a few small Dice per test run, kept for it)
     def throw(self, kept: tuple) -> dict[tuple, float]:
         """{dice: chance} after holding ``kept`` and throwing the other dice."""
         m = self.n - len(kept)
@@ -82,12 +81,12 @@ def best_turn(dice: Dice, n_rolls: int, final, *, count_throws: bool = True) -> 
     ``count_throws``)."""
     n = dice.n
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def thrown(k, t, left):                             # keep k, throw the other dice
         nt = t + 1 if count_throws else None
         return _avg([(p, hold(r2, nt, left - 1)) for r2, p in dice.throw(k).items()])
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def hold(r, t, left):
         if left == 0:
             return final(r, t)
@@ -117,7 +116,7 @@ class Game:
         self.count_throws = bool(rules.roll_dependent)
         self.start = ((False,) * rules.n_boxes, 0, False)
 
-    @functools.lru_cache(maxsize=None)  # noqa: B019
+    @functools.cache  # noqa: B019 (one Game per test)
     def moves(self, state: tuple, throws) -> dict[tuple, list[tuple[int, tuple]]]:
         """{dice: [(points gained, next state) per legal box]} for dice made by
         ``throws`` throws (None: the rule set does not care)."""
@@ -255,7 +254,7 @@ def strategy_outcomes(rules, strategy, *, ask=None, holds_served=False, uniform=
 
     ask = ask or ask_strategy
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def game(filled: tuple, upper: int, full: bool) -> dict:
         if all(filled):
             return {(0, False, 0, full, rules.upper_bonus > 0 and upper >= rules.upper_bonus_threshold,
@@ -303,7 +302,7 @@ def strategy_outcomes(rules, strategy, *, ask=None, holds_served=False, uniform=
                 out[(s + g, s5 or seen, k + nb, ff, ub, ss or sv)] += p
             return out
 
-        @functools.lru_cache(maxsize=None)
+        @functools.cache
         def value(r, j, seen, throws):
             seen = seen or is_five(r)
             if j == 0:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from test_exact_values import _small_served
+from test_solver_values import _small_served
 
 from yahtzee_sim import simulate
 from yahtzee_sim.exact.advisor import advise
@@ -72,7 +72,7 @@ def test_policy_value_of_optimal_on_a_served_game_equals_a_plain_dp():
 # -- the new rule sets ------------------------------------------------------------------
 
 from plain_game import OptimalMean  # noqa: E402
-from test_exact_values import _check_sample, _sample_states  # noqa: E402
+from test_solver_values import _check_sample, _sample_states  # noqa: E402
 
 from yahtzee_sim.rules import get_rules  # noqa: E402
 

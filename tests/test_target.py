@@ -314,7 +314,7 @@ def test_yahtzee_target_play_when_the_users_cache_holds_its_table():
 def test_served_game_matches_brute_force():
     """Generala-like served scores (served straight, full and "generala" pay more):
     holding the first throw's dice keeps them served, in the brute force and the solver."""
-    from test_exact_values import _small_served
+    from test_solver_values import _small_served
 
     rules = _small_served(n_dice=2, n_faces=3)
     assert rules.roll_dependent
