@@ -1,137 +1,22 @@
-"""Exact score distributions: brute force on tiny games, policy_value and the solver,
+"""Exact score distributions: brute force on tiny games (tests/plain_game.py), policy_value and the solver,
 chi-square against simulation, events, refusals."""
 
 from __future__ import annotations
 
-import functools
-import itertools
 import math
 from collections import defaultdict
 
 import numpy as np
 import pytest
 
-from yahtzee_sim import GameState, simulate
+from yahtzee_sim import simulate
 from yahtzee_sim.exact.distribution import ScoreDistribution, distribution, pmf_mean_sd
 from yahtzee_sim.exact.policy import policy_value
-from yahtzee_sim.rules import RuleSet
-from yahtzee_sim.state import TurnOptions
 from yahtzee_sim.stats import chisquare_gof
 from yahtzee_sim.strategies import Strategy
 
 from conftest import TINY_CASES, LowestBox, row_by_row, tiny_rules
-
-
-def brute_force(rules: RuleSet, strategy: Strategy, *, ask=None, holds_served=False,
-                uniform=False) -> dict:
-    """Joint distribution of (final score, five of a kind thrown, bonuses, five box
-    full, upper bonus, served five of a kind) by enumerating every ordered dice outcome
-    of every throw.
-
-    Independent of the code under test: real upper totals, ordered outcomes instead
-    of the keep lattice, one strategy question per state and roll, dicts of outcomes.
-    The turn is played as the engine plays it: it counts the throws that made the
-    dice (holding every die is not a throw) and scores the final dice with that
-    throw's table (``rules.turn_options(..., throws=...)``: Generala's served scores);
-    the box is asked with the options of the dice as they came, served or not.
-    ``ask(state, rolls, later_options, served_options)`` may replace the questions:
-    it returns (boxes later, boxes served, {rolls left: keeps}); ``holds_served``:
-    dice still served after the first keep are held to the end of the turn (optimal
-    play's rule); ``uniform``: every keep uniform over the roll's distinct keeps and
-    every box uniform over the legal ones, averaged (the ``random`` strategy).
-    """
-    strategy.prepare(rules)
-    d = rules.dice
-    n, f, b = rules.n_dice, rules.n_faces, rules.n_boxes
-    outcomes = {k: [np.array(o) for o in itertools.product(range(1, f + 1), repeat=k)]
-                for k in range(n + 1)}
-
-    def roll_of(dice):
-        return d.roll_index_of(sorted(int(x) for x in dice))
-
-    def is_five(r):
-        return int(d.roll_counts[r].max()) == n
-
-    def ask_strategy(state, rolls, later, served):
-        zeros = np.zeros(len(rolls), np.float32)
-        return (strategy.box(state, rolls, later, zeros), strategy.box(state, rolls, served, zeros),
-                {j: strategy.keep(state, rolls, j, zeros) for j in range(rules.n_rolls - 1, 0, -1)})
-
-    ask = ask or ask_strategy
-
-    @functools.lru_cache(maxsize=None)
-    def game(filled: tuple, upper: int, full: bool) -> dict:
-        """{(future points, five thrown, bonuses, five box full at the end, upper bonus,
-        served five of a kind): p}"""
-        if all(filled):
-            return {(0, False, 0, full, rules.upper_bonus > 0 and upper >= rules.upper_bonus_threshold,
-                     False): 1.0}
-        fl = np.array([filled] * d.n_rolls)
-        state = GameState.from_arrays(rules, fl, [upper] * d.n_rolls, [full] * d.n_rolls)
-        rolls = np.arange(d.n_rolls)
-        options = {}
-        for first in (False, True):
-            throws = np.full(d.n_rolls, 1 if first else rules.n_rolls)
-            legal, scores, bonus = rules.turn_options(fl, np.full(d.n_rolls, full), rolls, throws=throws)
-            gain = scores + rules.upper_bonus_gain(np.full(d.n_rolls, upper), scores) + bonus[:, None]
-            options[first] = TurnOptions(legal, scores, gain), bonus
-        later_boxes, served_boxes, keeps = (None, None, None) if uniform else \
-            ask(state, rolls, options[False][0], options[True][0])
-        boxes = {False: later_boxes, True: served_boxes}
-
-        def final(r, seen, served):
-            if uniform:
-                out = defaultdict(float)
-                legal = np.flatnonzero(options[served][0].legal[r])
-                for bx in legal:
-                    for key, p in final_in(r, seen, served, int(bx)).items():
-                        out[key] += p / len(legal)
-                return out
-            return final_in(r, seen, served, int(boxes[served][r]))
-
-        def final_in(r, seen, served, bx):
-            opts, bonus = options[served]
-            assert opts.legal[r, bx]
-            pts = int(opts.scores[r, bx])
-            nf = list(filled)
-            nf[bx] = True
-            rest = game(tuple(nf), upper + (pts if rules.is_upper[bx] else 0),
-                        full or bool(rules.fills_five_box(np.array([bx]), np.array([pts]))[0]))
-            g, nb = int(opts.gain[r, bx]), int(bonus[r] > 0)
-            sv = served and is_five(r)
-            out = defaultdict(float)
-            for (s, s5, k, ff, ub, ss), p in rest.items():
-                out[(s + g, s5 or seen, k + nb, ff, ub, ss or sv)] += p
-            return out
-
-        @functools.lru_cache(maxsize=None)
-        def value(r, j, seen, throws):
-            seen = seen or is_five(r)
-            if j == 0:
-                return final(r, seen, throws == 1)
-            if uniform:
-                choices = [d.keep_counts[k] for k in d.subkeeps[r, :d.n_subkeeps[r]]]
-            elif holds_served and throws == 1 and j < rules.n_rolls - 1:
-                choices = [d.roll_counts[r]]
-            else:
-                choices = [d.keep_counts[keeps[j][r]]]
-            out = defaultdict(float)
-            for kept in choices:
-                held = np.repeat(np.arange(1, f + 1), kept)
-                outs = outcomes[n - len(held)]
-                for o in outs:
-                    nxt = roll_of(np.concatenate([held, o]))
-                    for key, p in value(nxt, j - 1, seen, throws + (len(held) < n)).items():
-                        out[key] += p / len(outs) / len(choices)
-            return out
-
-        out = defaultdict(float)
-        for o in outcomes[n]:
-            for key, p in value(roll_of(o), rules.n_rolls - 1, False, 1).items():
-                out[key] += p / len(outcomes[n])
-        return dict(out)
-
-    return game(tuple([False] * b), 0, False)
+from plain_game import strategy_outcomes
 
 
 def _assert_matches_brute_force(dist, joint, *, upper_bonus):
@@ -159,7 +44,7 @@ def test_tiny_games_match_brute_force(case, strategy):
     strat = LowestBox() if strategy == "lowest-box" else strategy
     from yahtzee_sim.strategies import get_strategy
 
-    joint = brute_force(rules, get_strategy(strat) if isinstance(strat, str) else LowestBox())
+    joint = strategy_outcomes(rules, get_strategy(strat) if isinstance(strat, str) else LowestBox())
     dist = distribution(rules, strat)
     _assert_matches_brute_force(dist, joint, upper_bonus=bool(rules.upper_bonus))
     bonus = defaultdict(float)
@@ -361,7 +246,7 @@ def test_optimal_from_its_decision_table_matches_brute_force(case):
 
     rules = tiny_rules(**TINY_CASES[case])
     sol = solve(rules, cache=False)
-    joint = brute_force(rules, TableOptimal(sol))
+    joint = strategy_outcomes(rules, TableOptimal(sol))
     dist = distribution(rules, OptimalStrategy(sol))
     _assert_matches_brute_force(dist, joint, upper_bonus=True)
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from conftest import (ENGINE_RULE_CASES, HEAVY_RULE_CASES, HEAVY_STRATEGIES, Recorder, case_id,
+from conftest import (ENGINE_RULE_CASES, HEAVY_RULE_CASES, HEAVY_STRATEGIES, YACHT_MIX, Recorder, case_id,
                       check_ruleset, check_strategy)
 from yahtzee_sim import (SEED_BLOCK, GameAggregate, StrategyError, simulate, simulate_turns)
 from yahtzee_sim.dice import dice_tables
@@ -31,7 +31,7 @@ RULESET_CASES = [(n, ()) for n in rule_names()] + [
     ("yacht", (o,)) for o in rule_options("yacht")] + [
     ("yahtzee", (o,)) for o in rule_options("yahtzee")] + [
     ("yahtzee-free-joker", ("no-joker",)), ("yahtzee-original-joker", ("no-yahtzee-bonus",)),
-    ENGINE_RULE_CASES[-3]]
+    YACHT_MIX]
 
 
 @pytest.mark.parametrize("case", RULESET_CASES, ids=case_id)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from test_exact_values import _small_served
+from test_solver_values import _small_served
 
 from yahtzee_sim import simulate
 from yahtzee_sim.exact.advisor import advise
@@ -64,14 +64,15 @@ def test_policy_value_of_optimal_on_a_served_game_equals_a_plain_dp():
     from yahtzee_sim.strategies.optimal import OptimalStrategy
 
     rules = _small_served(n_dice=3)
-    start = PlainServedDP(rules).value((False,) * rules.n_boxes, 0, False)
+    start = OptimalMean(rules).value((False,) * rules.n_boxes, 0, False)
     pv = policy_value(rules, OptimalStrategy(solve(rules, dtype=np.float64, cache=False)))
     assert abs(pv.expected_score - start) < 1e-9
 
 
 # -- the new rule sets ------------------------------------------------------------------
 
-from test_exact_values import PlainDP, PlainServedDP, _check_sample, _sample_states  # noqa: E402
+from plain_game import OptimalMean  # noqa: E402
+from test_solver_values import _check_sample, _sample_states  # noqa: E402
 
 from yahtzee_sim.rules import get_rules  # noqa: E402
 
@@ -104,13 +105,13 @@ def test_reduced_generala_equals_a_literal_dp():
     in its box, served 60 included), five dice: every state against a literal DP."""
     rules = _reduced("generala", boxes=("full", "poker", "generala", "generala_doble"))
     assert rules.roll_dependent and rules.five_box == "generala"
-    _every_state_matches(rules, PlainServedDP(rules))
+    _every_state_matches(rules, OptimalMean(rules))
 
 
 def test_reduced_seven_faces_equals_a_plain_dp():
     rules = _reduced("yacht", ["faces-7"], boxes=("sixes", "sevens", "choice", "yacht"), n_dice=3)
     assert rules.n_faces == 7 and rules.dice.n_rolls == 84
-    _every_state_matches(rules, PlainDP(rules))
+    _every_state_matches(rules, OptimalMean(rules))
 
 
 @pytest.mark.slow
@@ -120,7 +121,7 @@ def test_reduced_maxi_yatzy_six_dice_equals_a_plain_dp():
     plain DP."""
     rules = _reduced("maxi-yatzy", ["no-saved-throws"], boxes=("sixes", "three_pairs", "villa", "maxi_yatzy"))
     assert rules.n_dice == 6 and rules.dice.n_rolls == 462 and rules.dice.n_keeps == 924
-    _every_state_matches(rules, PlainDP(rules))
+    _every_state_matches(rules, OptimalMean(rules))
 
 
 def test_kniffel_with_the_100_bonus_is_yahtzee():

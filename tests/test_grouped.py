@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from test_exact_family import _reduced
-from test_exact_values import PlainDP
+from plain_game import OptimalMean
 
 from yahtzee_sim import simulate
 from yahtzee_sim.exact.grouped import solve_grouped
@@ -20,7 +20,7 @@ def test_reduced_balut_equals_a_plain_dp_over_every_box():
     rules = _reduced("balut", boxes=("fours_1", "fours_2", "choice_1", "choice_2"))
     sol = solve_grouped(rules)
     assert sol.groups == (2, 2) and sol.n_states == 9
-    dp = PlainDP(rules)
+    dp = OptimalMean(rules)
     assert abs(sol.expected_score - dp.value((False,) * 4, 0, False)) < 1e-9
     keys = list(dp.memo)
     got = sol.value(np.array([k[0] for k in keys]))

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-import itertools
 import json
 import math
 
@@ -11,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from yahtzee_sim import GameState, StrategyError, simulate
+from yahtzee_sim import StrategyError, simulate
 from yahtzee_sim.cli import main
 from yahtzee_sim.exact.space import state_space
 from yahtzee_sim.exact.policy import (PolicyValue, achievable_upper_totals, policy_value,
@@ -23,6 +21,7 @@ from yahtzee_sim.strategies import Strategy, best_legal, get_strategy
 from yahtzee_sim.strategies.optimal import OptimalStrategy
 
 from conftest import TINY_CASES, LowestBox, row_by_row, tiny_rules
+from plain_game import mean_sd, strategy_outcomes
 
 
 
@@ -35,67 +34,11 @@ def two_box_rules() -> RuleSet:
                    n_rolls=2, upper_bonus=0)
 
 
-def brute_force(rules: RuleSet, strategy: Strategy) -> tuple[float, float]:
-    """Mean and sd of the final score by enumerating every ordered dice outcome.
-
-    Independent of the evaluator: real (uncapped) upper totals, the game's own
-    bookkeeping, ordered outcomes (F**k for k dice) instead of the keep lattice, and
-    one strategy question per state and roll.
-    """
-    strategy.prepare(rules)
-    d = rules.dice
-    n, f, b = rules.n_dice, rules.n_faces, rules.n_boxes
-    outcomes = {k: [np.array(o) for o in itertools.product(range(1, f + 1), repeat=k)]
-                for k in range(n + 1)}
-
-    def roll_of(dice):
-        return d.roll_index_of(sorted(int(x) for x in dice))
-
-    @functools.lru_cache(maxsize=None)
-    def game(filled: tuple, upper: int, full: bool) -> tuple[float, float]:
-        if all(filled):
-            return 0.0, 0.0
-        fl = np.array([filled] * d.n_rolls)
-        state = GameState.from_arrays(rules, fl, [upper] * d.n_rolls, [full] * d.n_rolls)
-        rolls = np.arange(d.n_rolls)
-        zeros = np.zeros(d.n_rolls, np.float32)
-        legal, scores, bonus = rules.turn_options(fl, np.full(d.n_rolls, full), rolls)
-        gain = scores + rules.upper_bonus_gain(np.full(d.n_rolls, upper), scores) + bonus[:, None]
-        from yahtzee_sim.state import TurnOptions
-
-        boxes = strategy.box(state, rolls, TurnOptions(legal, scores, gain), zeros)
-        keeps = {j: strategy.keep(state, rolls, j, zeros) for j in range(rules.n_rolls - 1, 0, -1)}
-
-        def final(r):                                   # (mean, second moment) of the rest
-            bx = int(boxes[r])
-            assert legal[r, bx]
-            pts = int(scores[r, bx])
-            g = float(gain[r, bx])
-            nf = list(filled)
-            nf[bx] = True
-            m, m2 = game(tuple(nf), upper + (pts if rules.is_upper[bx] else 0),
-                         full or (bx == rules.five_box_index and pts == rules.five_box_points))
-            return g + m, g * g + 2 * g * m + m2
-
-        def value(r, j):                                # holding roll r with j rolls left
-            if j == 0:
-                return final(r)
-            kept = d.keep_counts[keeps[j][r]]
-            held = np.repeat(np.arange(1, f + 1), kept)
-            tot = np.zeros(2)
-            outs = outcomes[n - len(held)]
-            for o in outs:
-                tot += value(roll_of(np.concatenate([held, o])), j - 1)
-            return tot / len(outs)
-
-        tot = np.zeros(2)
-        for o in outcomes[n]:
-            tot += value(roll_of(o), rules.n_rolls - 1)
-        mean, m2 = tot / len(outcomes[n])
-        return float(mean), float(m2)
-
-    mean, m2 = game(tuple([False] * b), 0, False)
-    return mean, math.sqrt(max(m2 - mean * mean, 0.0))
+def brute_force(rules: RuleSet, strategy: Strategy | None, *, uniform=False) -> tuple[float, float]:
+    """Mean and sd of the final score by enumerating every ordered dice outcome
+    (tests/plain_game.py: real upper totals, one strategy question per state and roll;
+    ``uniform``: every keep and every legal box averaged, the ``random`` player)."""
+    return mean_sd(strategy_outcomes(rules, strategy, uniform=uniform))
 
 
 @pytest.mark.parametrize("case", list(TINY_CASES))
@@ -153,46 +96,10 @@ def test_tiny_random_is_the_exact_average():
     """random by brute force: average over every keep and every legal box."""
     rules = tiny_rules()
 
-    d = rules.dice
     pv = policy_value(rules, "random")
     assert pv.method == "uniform average"
     # brute force with explicit averaging (independent of the evaluator)
-    outcomes = {k: list(itertools.product(range(1, 4), repeat=k)) for k in range(3)}
-
-    @functools.lru_cache(maxsize=None)
-    def game(filled, upper, full):
-        if all(filled):
-            return 0.0
-        fl = np.array([filled] * d.n_rolls)
-        legal, scores, bonus = rules.turn_options(fl, np.full(d.n_rolls, full), np.arange(d.n_rolls))
-        gain = scores + rules.upper_bonus_gain(np.full(d.n_rolls, upper), scores) + bonus[:, None]
-
-        def final(r):
-            vals = []
-            for bx in np.flatnonzero(legal[r]):
-                pts = int(scores[r, bx])
-                nf = list(filled)
-                nf[bx] = True
-                vals.append(gain[r, bx] + game(tuple(nf), upper + (pts if bx < 3 else 0),
-                                               full or (bx == 3 and pts == 10)))
-            return float(np.mean(vals))
-
-        @functools.lru_cache(maxsize=None)
-        def value(r, j):
-            if j == 0:
-                return final(r)
-            subs = d.subkeeps[r, :d.n_subkeeps[r]]
-            per_keep = []
-            for k in subs:
-                held = list(np.repeat(np.arange(1, 4), d.keep_counts[k]))
-                outs = outcomes[2 - len(held)]
-                per_keep.append(np.mean([value(d.roll_index_of(sorted(held + list(o))), j - 1)
-                                         for o in outs]))
-            return float(np.mean(per_keep))
-
-        return float(np.mean([value(d.roll_index_of(sorted(o)), 2) for o in outcomes[2]]))
-
-    assert pv.expected_score == pytest.approx(game((False,) * 5, 0, False), rel=1e-12)
+    assert pv.expected_score == pytest.approx(brute_force(rules, None, uniform=True)[0], rel=1e-12)
 
 
 def test_tiny_optimal_equals_solver():
@@ -517,56 +424,12 @@ def test_widget_compiled_loops_equal_numpy(n_dice, n_faces, monkeypatch):
             np.testing.assert_array_equal(fast_plan.keeps[j], slow_plan.keeps[j])
 
 
-def _random_brute_force(rules):
-    """Mean and sd of ``random`` by brute force: every keep and every legal box
-    averaged, ordered dice outcomes, real upper totals (independent of the evaluator)."""
-    d = rules.dice
-    n, f = rules.n_dice, rules.n_faces
-    outcomes = {k: list(itertools.product(range(1, f + 1), repeat=k)) for k in range(n + 1)}
-
-    @functools.lru_cache(maxsize=None)
-    def game(filled, upper, full):
-        if all(filled):
-            return np.zeros(2)
-        fl = np.array([filled] * d.n_rolls)
-        legal, scores, bonus = rules.turn_options(fl, np.full(d.n_rolls, full), np.arange(d.n_rolls))
-        gain = scores + rules.upper_bonus_gain(np.full(d.n_rolls, upper), scores) + bonus[:, None]
-
-        def final(r):
-            out = []
-            for bx in np.flatnonzero(legal[r]):
-                pts, g = int(scores[r, bx]), float(gain[r, bx])
-                nf = list(filled)
-                nf[bx] = True
-                m, m2 = game(tuple(nf), upper + (pts if rules.is_upper[bx] else 0),
-                             full or (bx == rules.five_box_index and pts == rules.five_box_points))
-                out.append([g + m, g * g + 2 * g * m + m2])
-            return np.mean(out, axis=0)
-
-        @functools.lru_cache(maxsize=None)
-        def value(r, j):
-            if j == 0:
-                return final(r)
-            per_keep = []
-            for k in d.subkeeps[r, :d.n_subkeeps[r]]:
-                held = list(np.repeat(np.arange(1, f + 1), d.keep_counts[k]))
-                outs = outcomes[n - len(held)]
-                per_keep.append(np.mean([value(d.roll_index_of(sorted(held + list(o))), j - 1)
-                                         for o in outs], axis=0))
-            return np.mean(per_keep, axis=0)
-
-        return np.mean([value(d.roll_index_of(sorted(o)), rules.n_rolls - 1) for o in outcomes[n]], axis=0)
-
-    mean, m2 = game((False,) * rules.n_boxes, 0, False)
-    return float(mean), math.sqrt(max(float(m2) - mean * mean, 0.0))
-
-
 @pytest.mark.parametrize("case", list(TINY_CASES))
 def test_random_by_move_weights_matches_brute_force(case):
     """random's value sums each (filled boxes, flag) group's move weights once; mean and
     sd equal the brute-force average over every keep and legal box, on every tiny case."""
     rules = tiny_rules(**TINY_CASES[case])
-    mean, sd = _random_brute_force(rules)
+    mean, sd = brute_force(rules, None, uniform=True)
     pv = policy_value(rules, "random")
     assert pv.expected_score == pytest.approx(mean, rel=1e-12)
     assert pv.sd == pytest.approx(sd, rel=1e-9)

@@ -1,62 +1,19 @@
-"""Risk-sensitive optimal play: brute force on a tiny game, agreement with the exact
+"""Risk-sensitive optimal play: brute force on a tiny game (tests/plain_game.py), agreement with the exact
 distribution of its own decisions, theta -> 0, names, cache."""
 
 from __future__ import annotations
 
-import functools
-import itertools
 import math
 
 import numpy as np
 import pytest
 
-from test_distribution import tiny_rules
+from conftest import tiny_rules
+from plain_game import optimal_risk
 from yahtzee_sim.exact.distribution import distribution
 from yahtzee_sim.exact.risk import solve_risk
 from yahtzee_sim.exact.solver import solve
 from yahtzee_sim.strategies import get_strategy
-
-
-def brute_force_risk(rules, theta) -> float:
-    """max E[sign * exp(theta * S)] by plain recursion over every sub-multiset kept and
-    every ordered outcome, returned as the certainty equivalent log(E)/theta."""
-    d = rules.dice
-    n, f = rules.n_dice, rules.n_faces
-    sign = 1.0 if theta > 0 else -1.0
-    outs = {k: list(itertools.product(range(1, f + 1), repeat=k)) for k in range(n + 1)}
-
-    @functools.lru_cache(maxsize=None)
-    def w(filled, upper, full):
-        if all(filled):
-            return 1.0
-        fl = np.array([filled])
-
-        @functools.lru_cache(maxsize=None)
-        def best(dice, j):
-            if j == 0:
-                r = d.roll_index_of(list(dice))
-                legal, scores, bonus = rules.turn_options(fl, np.array([full]), [r])
-                gain = scores + rules.upper_bonus_gain(np.array([upper]), scores) + bonus[:, None]
-                vals = []
-                for b in np.flatnonzero(legal[0]):
-                    pts = int(scores[0, b])
-                    nf = list(filled)
-                    nf[b] = True
-                    nxt = w(tuple(nf), upper + (pts if rules.is_upper[b] else 0),
-                            full or (b == rules.five_box_index and pts == rules.five_box_points))
-                    vals.append(sign * math.exp(theta * int(gain[0, b])) * nxt)
-                return max(vals)
-            options = []
-            for keep in set(itertools.chain.from_iterable(
-                    itertools.combinations(dice, k) for k in range(n + 1))):
-                o = outs[n - len(keep)]
-                options.append(sum(best(tuple(sorted(keep + x)), j - 1) for x in o) / len(o))
-            return max(options)
-
-        o = outs[n]
-        return sign * sum(best(tuple(sorted(x)), rules.n_rolls - 1) for x in o) / len(o)
-
-    return math.log(w(tuple([False] * rules.n_boxes), 0, False)) / theta
 
 
 @pytest.mark.parametrize("theta", [0.3, 0.05, -0.05, -0.3])
@@ -64,7 +21,7 @@ def brute_force_risk(rules, theta) -> float:
 def test_tiny_game_matches_brute_force(theta, case):
     rules = tiny_rules(**case)
     sol = solve_risk(rules, theta, cache=False)
-    assert sol.certainty_equivalent == pytest.approx(brute_force_risk(rules, theta), abs=1e-9)
+    assert sol.certainty_equivalent == pytest.approx(optimal_risk(rules, theta), abs=1e-9)
 
 
 @pytest.mark.parametrize("theta", [0.02, -0.02])

@@ -11,7 +11,7 @@ import pytest
 
 from yahtzee_sim import simulate
 from yahtzee_sim.cli import main
-from yahtzee_sim.exact.distribution import distribution, pmf_mean_sd
+from yahtzee_sim.exact.distribution import distribution
 from yahtzee_sim.exact.policy import policy_value
 from yahtzee_sim.exact.solver import solve
 from yahtzee_sim.rules import Box, RuleSet, get_rules
@@ -21,7 +21,8 @@ from yahtzee_sim.strategies import Strategy, best_legal, get_strategy
 from yahtzee_sim.strategies.optimal import OptimalStrategy
 
 from conftest import LowestBox, row_by_row
-from test_distribution import _assert_matches_brute_force, brute_force
+from plain_game import mean_sd, strategy_outcomes
+from test_distribution import _assert_matches_brute_force
 
 GENERALA_OPTIONS = [(), ("no-doble",), ("no-wrap-straight",), ("servida-wins",),
                     ("no-doble", "no-wrap-straight", "servida-wins")]
@@ -64,13 +65,6 @@ class HoldThenReroll(Strategy):
         return best_legal(options.gain, options.legal)
 
 
-def _joint_moments(joint):
-    pmf = np.zeros(max(s for s, *_ in joint) + 1)
-    for (s, *_), p in joint.items():
-        pmf[s] += p
-    return pmf_mean_sd(pmf)
-
-
 def _strategy(name):
     return {"lowest-box": LowestBox, "hold-then-reroll": HoldThenReroll}.get(name, lambda: get_strategy(name))()
 
@@ -88,11 +82,11 @@ def test_small_served_game_random_matches_brute_force():
 
 
 def _check_against_brute_force(rules, name):
-    joint = brute_force(rules, _strategy(name), uniform=name == "random")
+    joint = strategy_outcomes(rules, _strategy(name), uniform=name == "random")
     dist = distribution(rules, _strategy(name))
     _assert_matches_brute_force(dist, joint, upper_bonus=bool(rules.upper_bonus))
     assert dist.p_served_five > 0
-    mean, sd = _joint_moments(joint)
+    mean, sd = mean_sd(joint)
     pv = policy_value(rules, _strategy(name))
     assert pv.expected_score == pytest.approx(mean, rel=1e-12, abs=1e-12)
     assert pv.sd == pytest.approx(sd, rel=1e-12, abs=1e-12)
@@ -141,10 +135,10 @@ def test_small_served_optimal_equals_solver_and_brute_force(case):
                  for j in range(1, rules.n_rolls)}
         return np.asarray(table.boxes)[row, rolls], np.asarray(table.served_boxes)[row, rolls], keeps
 
-    joint = brute_force(rules, strat, ask=ask, holds_served=True)
+    joint = strategy_outcomes(rules, strat, ask=ask, holds_served=True)
     dist = distribution(rules, OptimalStrategy(sol))
     _assert_matches_brute_force(dist, joint, upper_bonus=bool(rules.upper_bonus))
-    assert _joint_moments(joint)[0] == pytest.approx(sol.expected_score, abs=1e-9)
+    assert mean_sd(joint)[0] == pytest.approx(sol.expected_score, abs=1e-9)
 
 
 @pytest.mark.parametrize("options", GENERALA_OPTIONS, ids=lambda o: "+".join(o) or "plain")

@@ -110,7 +110,13 @@ def _tiny(joker="forced", fill_order="any", five_bonus=100):
 
 
 def _brute(rules):
-    """Plain recursion over (filled, exact upper total, five box full) with dense matrices."""
+    """Plain recursion over (filled, exact upper total, five box full) with dense matrices.
+
+    Kept apart from tests/plain_game.py: besides the optimal mean it gives the sd of
+    the play the solver documents on ties (the first box in card order, the keep with
+    the most dice, within TIE_TOL), which the shared recursion (exact maxima) does
+    not model; evaluating the solver's strategy by tests/plain_game.py's
+    strategy_outcomes instead takes ~20 s a case."""
     d = rules.dice
     nr = d.n_rolls
     trans = d.transition

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from test_exact_family import _reduced
-from test_exact_values import _small_served
+from test_solver_values import _small_served
 from test_solver import _tiny
 
 from yahtzee_sim.exact import space as space_mod

@@ -35,7 +35,10 @@ def _brute_force_turn(rules, state):
 
     Returns E1 (P, K): expected best final gain after holding keep k with one
     reroll left; E2 (P, K): the same with two rerolls left (then playing E1 best).
-    Uses the dense transition matrix and every roll's turn_options directly.
+    Uses the dense transition matrix and every roll's turn_options directly. Kept
+    apart from tests/plain_game.py: it asks for one turn's expectation per keep on
+    full-size games (five dice of six faces, 60 positions), which the plain
+    enumeration would take minutes to give.
     """
     d = rules.dice
     p, r = state.n_games, d.n_rolls

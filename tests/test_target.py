@@ -5,13 +5,13 @@ hit rate, the CLI, the cache and the refusals."""
 from __future__ import annotations
 
 import functools
-import itertools
 import json
 
 import numpy as np
 import pytest
 
-from test_distribution import tiny_rules
+from conftest import tiny_rules
+from plain_game import optimal_target
 from yahtzee_sim.exact.distribution import distribution
 from yahtzee_sim.exact.target import max_possible_score, target_solve
 
@@ -19,53 +19,10 @@ YACHT = ("yacht", ["fill-in-order"])
 
 
 def brute_force_target(rules, max_need: int) -> np.ndarray:
-    """W(start, r) for r = 0..max_need by plain recursion: real upper totals, every
-    sub-multiset kept, every ordered outcome of the dice thrown, the rule set's own
-    turn_options for what each box pays (none of the solver's tables or lattice).
-    The dice carry the throw that made them (holding every die is not a throw), so
-    served scores (Generala) are paid as the rules say."""
-    n, f = rules.n_dice, rules.n_faces
-    d = rules.dice
-    needs = np.arange(max_need + 1)
-    outs = {k: list(itertools.product(range(1, f + 1), repeat=k)) for k in range(n + 1)}
-
-    @functools.lru_cache(maxsize=None)
-    def w(filled, upper, full):
-        """P(rest of the game >= r) for every r (a tuple over r = 0..max_need)."""
-        if all(filled):
-            return tuple(float(r <= 0) for r in needs)
-        fl = np.array([filled])
-
-        @functools.lru_cache(maxsize=None)
-        def best(dice, j, throw):
-            if j == 0:
-                r = d.roll_index_of(list(dice))
-                legal, scores, bonus = rules.turn_options(fl, np.array([full]), [r], throws=np.array([throw]))
-                gain = scores + rules.upper_bonus_gain(np.array([upper]), scores) + bonus[:, None]
-                out = np.zeros(len(needs))
-                for b in np.flatnonzero(legal[0]):
-                    pts = int(scores[0, b])
-                    nf = list(filled)
-                    nf[b] = True
-                    nxt = np.array(w(tuple(nf), upper + (pts if rules.is_upper[b] else 0),
-                                     full or bool(rules.fills_five_box(b, pts))))
-                    g = int(gain[0, b])
-                    shifted = np.where(needs - g <= 0, 1.0, nxt[np.clip(needs - g, 0, max_need)])
-                    out = np.maximum(out, shifted)
-                return tuple(out)
-            best_keep = np.array(best(dice, j - 1, throw))          # hold every die: no throw
-            for keep in set(itertools.chain.from_iterable(
-                    itertools.combinations(dice, k) for k in range(n))):
-                o = outs[n - len(keep)]
-                thrown = rules.n_rolls - j + 1
-                ev = sum(np.array(best(tuple(sorted(keep + x)), j - 1, thrown)) for x in o) / len(o)
-                best_keep = np.maximum(best_keep, ev)
-            return tuple(best_keep)
-
-        o = outs[n]
-        return tuple(sum(np.array(best(tuple(sorted(x)), rules.n_rolls - 1, 1)) for x in o) / len(o))
-
-    return np.array(w(tuple([False] * rules.n_boxes), 0, False))
+    """P(score >= r) for r = 0..max_need under play for each target, by the plain
+    recursion of tests/plain_game.py (real upper totals, every sub-multiset kept, every
+    outcome thrown, the dice carrying the throws that made them: served scores)."""
+    return np.array(optimal_target(rules, max_need))
 
 
 @pytest.mark.parametrize("case", [dict(), dict(joker="free"), dict(fill_order="in-order"),
@@ -357,7 +314,7 @@ def test_yahtzee_target_play_when_the_users_cache_holds_its_table():
 def test_served_game_matches_brute_force():
     """Generala-like served scores (served straight, full and "generala" pay more):
     holding the first throw's dice keeps them served, in the brute force and the solver."""
-    from test_exact_values import _small_served
+    from test_solver_values import _small_served
 
     rules = _small_served(n_dice=2, n_faces=3)
     assert rules.roll_dependent

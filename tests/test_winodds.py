@@ -19,7 +19,9 @@ from yahtzee_sim.strategies.levels import LEVELS
 
 
 def brute_force(pmfs):
-    """Every combination of scores: P(sole win), P(tie for first), win share, rank pmf."""
+    """Every combination of scores: P(sole win), P(tie for first), win share, rank pmf.
+
+    Not a game recursion (players' score PMFs combined), so not tests/plain_game.py's."""
     n = len(pmfs)
     win, tie, share = np.zeros(n), np.zeros(n), np.zeros(n)
     rank = np.zeros((n, n))

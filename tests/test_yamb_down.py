@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import itertools
 
 import numpy as np
 import pytest
 
+from plain_game import Dice, best_turn
 from yahtzee_sim import get_rules
 from yahtzee_sim.exact.solver import solve
 from yahtzee_sim.exact.yamb_down import solve_yamb_down
@@ -21,13 +21,16 @@ from yahtzee_sim.rules.base import RuleSet
 
 def brute_force_down(rules, bonus_at: int, bonus: int) -> float:
     """The column's optimal mean by plain recursion: the real upper total, Ones and Max
-    carried, every sub-multiset kept, every ordered outcome thrown, holding every die
-    a decision that makes no throw (the engine's rule), the rule set's score tables."""
+    carried, every sub-multiset kept, every outcome thrown, holding every die a
+    decision that makes no throw (the engine's rule), the rule set's score tables.
+
+    The turn is tests/plain_game.py's; the card is this column's own (rows filled in
+    order, Min paid as (Max - Min) x Ones), which the shared game recursion over
+    (filled boxes, upper total, five box) does not model."""
     rows = catalog.YAMB_ROWS
     down = [rules.box_index(f"down_{r}") for r in rows]
     d = rules.dice
-    n, f = rules.n_dice, rules.n_faces
-    outs = {k: list(itertools.product(range(1, f + 1), repeat=k)) for k in range(n + 1)}
+    dice = Dice(rules.n_dice, rules.n_faces)
 
     @functools.lru_cache(maxsize=None)
     def rest(i, upper, ones, top):
@@ -39,24 +42,14 @@ def brute_force_down(rules, bonus_at: int, bonus: int) -> float:
             s = int(rules.score_tables[throw - 1, d.roll_index_of(list(dice)), down[i]])
             if i < 6:
                 reached = bonus if upper < bonus_at <= upper + s else 0
-                return s + reached + rest(i + 1, upper + s, s if i == 0 else ones, top)
+                return (s + reached + rest(i + 1, upper + s, s if i == 0 else ones, top),)
             if rows[i] == "max":
-                return rest(i + 1, upper, ones, s)
+                return (rest(i + 1, upper, ones, s),)
             if rows[i] == "min":
-                return (top - s) * ones + rest(i + 1, upper, ones, top)
-            return s + rest(i + 1, upper, ones, top)
+                return ((top - s) * ones + rest(i + 1, upper, ones, top),)
+            return (s + rest(i + 1, upper, ones, top),)
 
-        @functools.lru_cache(maxsize=None)
-        def best(dice, throw, left):
-            if left == 0:
-                return pay(dice, throw)
-            value = best(dice, throw, left - 1)                  # hold every die: no throw
-            for keep in set(itertools.chain.from_iterable(itertools.combinations(dice, k) for k in range(n))):
-                o = outs[n - len(keep)]
-                value = max(value, sum(best(tuple(sorted(keep + x)), throw + 1, left - 1) for x in o) / len(o))
-            return value
-
-        return sum(best(tuple(sorted(x)), 1, rules.n_rolls - 1) for x in outs[n]) / len(outs[n])
+        return best_turn(dice, rules.n_rolls, pay)[0]
 
     return rest(0, 0, 0, 0)
 

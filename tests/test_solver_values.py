@@ -13,20 +13,18 @@ Three independent checks, none of which uses the solver's own turn evaluation:
 
 from __future__ import annotations
 
-import itertools
-import math
-from collections import Counter
 
 import numpy as np
 import pytest
 
+from plain_game import OptimalMean
 from yahtzee_sim.exact.space import state_space
 from yahtzee_sim.exact.solver import solve
 from yahtzee_sim.rules import Box, RuleSet
 from yahtzee_sim.rules import scoring as sc
 
 
-# -- a plain-Python DP on small games ---------------------------------------------------
+# -- a plain-Python DP on small games (tests/plain_game.py) ------------------------------
 
 def _small(joker="forced", fill_order="any", five_bonus=100, n_dice=4, n_faces=4):
     boxes = [Box(f"u{f}", f"U{f}", sc.upper(f), upper_face=f) for f in range(1, n_faces + 1)]
@@ -38,59 +36,6 @@ def _small(joker="forced", fill_order="any", five_bonus=100, n_dice=4, n_faces=4
     return RuleSet(name="small", title="small", boxes=tuple(boxes), n_dice=n_dice,
                    n_faces=n_faces, upper_bonus_threshold=2 * n_faces + 1, upper_bonus=20,
                    five_box="yahtzee", five_bonus=five_bonus, joker=joker, fill_order=fill_order)
-
-
-class PlainDP:
-    """Optimal values by recursion over (filled tuple, exact upper total, five box full).
-
-    Only the scores come from the rule set (``turn_options``, ``upper_bonus_gain``,
-    i.e. the rules as specified); dice, keeps and chances are enumerated here.
-    """
-
-    def __init__(self, rules: RuleSet):
-        self.rules = rules
-        n, f = rules.n_dice, rules.n_faces
-        self.rolls = sorted({tuple(sorted(t)) for t in itertools.product(range(1, f + 1), repeat=n)})
-        self.roll_prob = self._outcomes(n, ())
-        self.keeps = {r: sorted({tuple(sorted(c)) for k in range(n + 1)
-                                 for c in itertools.combinations(r, k)}) for r in self.rolls}
-        self.after_keep = {k: self._outcomes(n - len(k), k) for r in self.rolls for k in self.keeps[r]}
-        self.roll_index = {r: rules.dice.roll_index_of(list(r)) for r in self.rolls}
-        self.memo: dict = {}
-
-    def _outcomes(self, m, kept):
-        f = self.rules.n_faces
-        counts = Counter(tuple(sorted(kept + t)) for t in itertools.product(range(1, f + 1), repeat=m))
-        return {r: c / f ** m for r, c in counts.items()}
-
-    def value(self, filled: tuple, u: int, full: bool) -> float:
-        key = (filled, u, full)
-        if key in self.memo:
-            return self.memo[key]
-        rules = self.rules
-        if all(filled):
-            return 0.0
-        final = {}
-        for r in self.rolls:
-            legal, scores, bonus = rules.turn_options(np.array([filled]), np.array([full]),
-                                                      np.array([self.roll_index[r]]))
-            gain = scores[0].astype(int) + rules.upper_bonus_gain(np.array([u]), scores)[0] + int(bonus[0])
-            best = -math.inf
-            for b in range(rules.n_boxes):
-                if not legal[0, b]:
-                    continue
-                nf = tuple(True if i == b else x for i, x in enumerate(filled))
-                nu = u + (int(scores[0, b]) if rules.is_upper[b] else 0)
-                nfull = full or (b == rules.five_box_index and int(scores[0, b]) == rules.five_box_points)
-                best = max(best, int(gain[b]) + self.value(nf, nu, nfull))
-            final[r] = best
-        x = final
-        for _ in range(rules.n_rolls - 1):
-            ev = {k: sum(p * x[r] for r, p in dist.items()) for k, dist in self.after_keep.items()}
-            x = {r: max(ev[k] for k in self.keeps[r]) for r in self.rolls}
-        out = sum(p * x[r] for r, p in self.roll_prob.items())
-        self.memo[key] = out
-        return out
 
 
 def _served(scorer, extra):
@@ -121,64 +66,10 @@ def _small_served(n_dice=4, n_faces=4, tiers=False):
                    n_faces=n_faces, five_box="generala", **extra)
 
 
-class PlainServedDP(PlainDP):
-    """The turn played literally: the dice carry the throw that made them; holding
-    every die is not a throw; the box is scored with that throw's table."""
-
-    def value(self, filled: tuple, u: int, full: bool) -> float:
-        key = (filled, u, full)
-        if key in self.memo:
-            return self.memo[key]
-        rules = self.rules
-        if all(filled):
-            return 0.0
-        final = {}
-        nr = len(self.rolls)
-        idx = np.array([self.roll_index[r] for r in self.rolls])
-        for t in range(1, rules.n_rolls + 1):
-            legal, scores, bonus = rules.turn_options(
-                np.array([filled] * nr), np.full(nr, full), idx, throws=np.full(nr, t))
-            gain = scores.astype(int) + rules.upper_bonus_gain(np.full(nr, u), scores) + bonus[:, None]
-            for i, r in enumerate(self.rolls):
-                best = -math.inf
-                for b in np.flatnonzero(legal[i]):
-                    nf = tuple(True if j == b else x for j, x in enumerate(filled))
-                    nu = u + (int(scores[i, b]) if rules.is_upper[b] else 0)
-                    nfull = full or (b == rules.five_box_index and int(scores[i, b]) > 0)
-                    best = max(best, int(gain[i, b]) + self.value(nf, nu, nfull))
-                final[r, t] = best
-
-        n = rules.n_dice
-        turn: dict = {}
-
-        throw_ev: dict = {}
-
-        def thrown(k, left):                         # keep k, throw the rest now
-            if (k, left) not in throw_ev:
-                t = rules.n_rolls - left + 1
-                throw_ev[k, left] = sum(p * hold(r2, t, left - 1) for r2, p in self.after_keep[k].items())
-            return throw_ev[k, left]
-
-        def hold(r, t, left):                        # dice r made by throw t, rerolls left
-            if left == 0:
-                return final[r, t]
-            if (r, t, left) not in turn:
-                best = hold(r, t, left - 1)          # hold every die: no throw
-                for k in self.keeps[r]:
-                    if len(k) < n:
-                        best = max(best, thrown(k, left))
-                turn[r, t, left] = best
-            return turn[r, t, left]
-
-        out = sum(p * hold(r, 1, rules.n_rolls - 1) for r, p in self.roll_prob.items())
-        self.memo[key] = out
-        return out
-
-
 @pytest.mark.parametrize("tiers", [False, True], ids=["no-bonus", "tiers"])
 def test_served_game_every_state_equals_a_literal_dp(tiers):
     rules = _small_served(n_dice=3, tiers=tiers)
-    dp = PlainServedDP(rules)
+    dp = OptimalMean(rules)
     start = dp.value((False,) * rules.n_boxes, 0, False)
     sol = solve(rules, dtype=np.float64, cache=False)
     assert abs(sol.expected_score - start) < 1e-9
@@ -202,7 +93,7 @@ def _unserved(rules):
                                               ("original", "any", 0), ("none", "in-order", 100)])
 def test_every_state_equals_a_plain_dp(joker, fill, bonus):
     rules = _small(joker, fill, bonus)
-    dp = PlainDP(rules)
+    dp = OptimalMean(rules)
     start = dp.value((False,) * rules.n_boxes, 0, False)
     sol = solve(rules, dtype=np.float64, cache=False)
     assert abs(sol.expected_score - start) < 1e-9
@@ -217,7 +108,7 @@ def test_every_state_equals_a_plain_dp(joker, fill, bonus):
 def test_plain_dp_chances_are_exact():
     """The DP's own enumeration: chances sum to one, and a known case (three dice of
     three faces: all equal with probability 3/27)."""
-    dp = PlainDP(_small(n_dice=3, n_faces=3))
+    dp = OptimalMean(_small(n_dice=3, n_faces=3))
     assert sum(dp.roll_prob.values()) == pytest.approx(1.0, abs=1e-15)
     assert sum(p for r, p in dp.roll_prob.items() if len(set(r)) == 1) == pytest.approx(3 / 27, abs=1e-15)
 
