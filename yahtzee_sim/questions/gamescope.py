@@ -166,13 +166,12 @@ def answer_game(q, *, games: int = 20_000, seed=None, cache: dict | None = None,
     unit = "share" if q.ask == "chance" else "points" if q.event.kind in ("score", "box") else "number"
     exact, words, note = None, "", ""
     try:
-        dist = _distribution(q.rules, q.play, cache, progress)
-    except ValueError as exc:   # a strategy or rule set the exact engine does not handle
-        dist, words = None, str(exc)
-    if dist is not None:
-        exact, words = _exact_game(q, dist)
-        if exact is None and q.event.kind in _CARD_EVENTS:    # one more pass, carrying the card
+        if q.event.kind in _CARD_EVENTS:    # the card's counts: their own pass, without the score's
             exact, words = _exact_card_event(q, _events(q.rules, q.play, cache, progress))
+        else:
+            exact, words = _exact_game(q, _distribution(q.rules, q.play, cache, progress))
+    except ValueError as exc:   # a strategy or rule set the exact engine does not handle
+        exact, words = None, str(exc)
     res = _games(q.rules, q.play, games, seed, cache, progress, run_options)
     x = _simulated_game(q, res)
     est, ci = sample_statistic(q.ask, x, q=q.q)
