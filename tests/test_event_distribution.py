@@ -9,12 +9,11 @@ from collections import defaultdict
 
 import numpy as np
 import pytest
+from conftest import TINY_CASES, LowestBox, tiny_rules
 
 from yahtzee_sim import GameState, simulate
 from yahtzee_sim.exact.events import event_distribution
 from yahtzee_sim.strategies import get_strategy
-
-from conftest import TINY_CASES, LowestBox, tiny_rules
 
 
 def brute_cards(rules, strategy, *, uniform=False) -> dict:
@@ -30,7 +29,7 @@ def brute_cards(rules, strategy, *, uniform=False) -> dict:
     def roll_of(dice):
         return d.roll_index_of(sorted(int(x) for x in dice))
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def game(filled: tuple, upper: int, full: bool) -> dict:
         """{(points of the boxes filled from here on, None elsewhere; five count): p}"""
         if all(filled):
@@ -67,7 +66,7 @@ def brute_cards(rules, strategy, *, uniform=False) -> dict:
                     out[(tuple(card), k + five)] += p / len(choices)
             return out
 
-        @functools.lru_cache(maxsize=None)
+        @functools.cache
         def value(r, j):
             if j == 0:
                 return final(r)

@@ -35,9 +35,17 @@ from ..rules import RuleSet, get_rules
 from ..strategy import Strategy, get_strategy
 from ..validate import whole_number
 from .distribution import _level_moves
-from .policy import DEFAULT_CHUNK_ROWS, PROBE_STATES, EvalChunk, _Decider, _points_bound, _probe, evaluation_setup
+from .policy import (
+    DEFAULT_CHUNK_ROWS,
+    PROBE_STATES,
+    EvalChunk,
+    _Decider,
+    _points_bound,
+    _probe,
+    evaluation_setup,
+)
 
-__all__ = ["event_distribution", "EventDistribution"]
+__all__ = ["EventDistribution", "event_distribution"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -70,7 +78,7 @@ class EventDistribution:
         True
         """
         if kind == "box":
-            return self.box_pmf[self.rules.box_names[self.rules.box_index(name)]]
+            return self.box_pmf[self.rules.box_names[self.rules.box_index(str(name))]]
         if kind == "zeros":
             return self.zeros_pmf
         if kind == "five_of_a_kind":
@@ -137,11 +145,11 @@ def event_distribution(rules: str | RuleSet, strategy: str | Strategy, *, option
     n_pts = _points_bound(rules)
     box_mass = np.zeros((n_b, n_pts))
     flat = np.array([sp.flat(0, 0, 0)], dtype=np.int64)
-    mass = np.ones(1)
+    mass: np.ndarray = np.ones(1)
     zeros = np.zeros((1, n_b + 1))
     zeros[0, 0] = 1.0
     five = zeros.copy()
-    shown = [None, None]
+    shown: list = [None, None]
     what = f"event distribution of {strat.name} on {rules.key}"
     for k in range(n_b):
         progress(what, k, n_b)
@@ -156,12 +164,12 @@ def event_distribution(rules: str | RuleSet, strategy: str | Strategy, *, option
                           five_ended=True)
         w = mass[mv.src] * mv.p                       # P(reach the state and make this move)
         np.add.at(box_mass, (mv.box, mv.pts), w)
-        nxt, drow = np.unique(mv.dst, return_inverse=True)
-        drow = drow.ravel()
+        nxt, inverse = np.unique(mv.dst, return_inverse=True)
+        drow = inverse.ravel()
         zeros = _push_counts(zeros, drow, mv.src, mv.p, (mv.pts == 0).astype(np.int64), len(nxt))
         five = _push_counts(five, drow, mv.src, mv.p, mv.nb.astype(np.int64), len(nxt))
         mass = np.bincount(drow, weights=w, minlength=len(nxt))
-        flat = nxt
+        flat = nxt.astype(np.int64)
     progress(what, n_b, n_b)
     box_pmf = {}
     for b, name in enumerate(rules.box_names):
