@@ -139,10 +139,20 @@ def _within(exact, sample):
 
 @pytest.mark.slow
 def test_yahtzee_events_against_simulation():
-    """Optimal yahtzee: each event's exact mean and P(zeros >= 1), P(five of a kinds >= 1)
-    inside 4 se of 20,000 simulated games."""
+    """Optimal yahtzee: each event's exact mean and P(zeros >= 1), P(five of a kinds >= 2)
+    inside 4 se of 50,000 simulated games (4 se: about 0.04 boxes or turns, 0.02 to 0.1
+    points for most boxes, 0.4 for Yahtzee's 0-or-50); and the box means adding up, with
+    the bonuses, to the exact score distribution's mean (a separate pass, to 1e-9)."""
+    from yahtzee_sim.exact.distribution import distribution
+
     ev = event_distribution("yahtzee", "optimal")
-    res = simulate("yahtzee", "optimal", 20_000, seed=2026, keep_games=True)
+    dist = distribution("yahtzee", "optimal")
+    rules = ev.rules
+    total = sum(ev.mean("box", b) for b in rules.box_names) + rules.upper_bonus * dist.p_upper_bonus \
+        + rules.five_bonus * dist.expected_five_bonuses
+    assert total == pytest.approx(dist.mean, abs=1e-9)
+    assert ev.mean("five_of_a_kind") == pytest.approx(dist.five_per_game, abs=1e-12)
+    res = simulate("yahtzee", "optimal", 50_000, seed=2026, keep_games=True)
     g = res.games
     scores = np.asarray(g["box_scores"])
     for i, name in enumerate(res.rules.box_names):

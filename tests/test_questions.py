@@ -345,6 +345,16 @@ def test_game_card_events_are_exact_and_match_the_plain_recursion(tiny):
         assert inside(a), spec
 
 
+def test_a_bare_five_of_a_kind_in_a_game_is_the_count():
+    """In a game, 'five_of_a_kind' is how many turns end so (mean, sd, ...), not a pattern;
+    its chance needs a comparison."""
+    q = parse_question({"ask": "mean", "event": "five_of_a_kind", "scope": "game"})
+    assert (q.event.kind, q.event.op) == ("five_of_a_kind", None)
+    with pytest.raises(ValueError, match="five_of_a_kind >= 1"):
+        parse_question({"ask": "chance", "event": "five_of_a_kind", "scope": "game"})
+    assert parse_question({"ask": "chance", "event": "five_of_a_kind", "scope": "turn"}).event.kind == "pattern"
+
+
 def test_table_win_and_tie_match_the_recursion(tiny):
     rules, joint = tiny
     pmf = defaultdict(float)
