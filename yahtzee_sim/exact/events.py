@@ -97,26 +97,18 @@ class EventDistribution:
 
 
 def _push_counts(counts, drow, src, p, inc, n_next):
-    """(rows, K) P(state and count j so far) pushed through moves adding ``inc`` (0 or 1)."""
-    out = np.zeros((n_next, counts.shape[1]))
+    """(rows, K) P(state and count j so far) pushed through moves adding ``inc`` (0 or 1):
+    one sparse (next state, state) matrix per increment, as the score's bonus counts."""
+    from scipy import sparse
+
+    k = counts.shape[1]
+    out = np.zeros((n_next, k))
     for c in (0, 1):
         sel = inc == c
-        if not sel.any():
-            continue
-        # rows of the source times the move's probability, summed into the destination
-        _scatter_add(out, drow[sel], counts[src[sel]] * p[sel, None], c)
+        if sel.any():
+            m = sparse.csr_matrix((p[sel], (drow[sel], src[sel])), shape=(n_next, len(counts)))
+            out[:, c:] += (m @ counts)[:, :k - c]
     return out
-
-
-def _scatter_add(out, rows, contrib, shift):
-    """out[rows, shift:] += contrib[:, :K - shift], summing repeated rows (one sort)."""
-    k = out.shape[1]
-    if not len(rows):
-        return
-    order = np.argsort(rows, kind="stable")
-    rows, contrib = rows[order], contrib[order]
-    starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
-    out[rows[starts], shift:] += np.add.reduceat(contrib[:, :k - shift], starts, axis=0)
 
 
 def event_distribution(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
@@ -163,7 +155,7 @@ def event_distribution(rules: str | RuleSet, strategy: str | Strategy, *, option
         mv = _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk, shown,
                           five_ended=True)
         w = mass[mv.src] * mv.p                       # P(reach the state and make this move)
-        np.add.at(box_mass, (mv.box, mv.pts), w)
+        box_mass += np.bincount(mv.box * n_pts + mv.pts, weights=w, minlength=n_b * n_pts).reshape(n_b, n_pts)
         nxt, inverse = np.unique(mv.dst, return_inverse=True)
         drow = inverse.ravel()
         zeros = _push_counts(zeros, drow, mv.src, mv.p, (mv.pts == 0).astype(np.int64), len(nxt))
