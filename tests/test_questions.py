@@ -578,6 +578,8 @@ def test_a_game_the_exact_engine_cannot_follow():
     played by optimal: one line, exit 2."""
     a = ys.ask("chance", "score >= 300", scope="game", rules="balut", play="greedy", games=500)
     assert a.exact is None and "simulated only" in a.note and a.n == 500
+    a = ys.ask("chance", "zeros >= 1", scope="game", rules="balut", play="greedy", games=500)   # card events too
+    assert a.exact is None and "simulated only" in a.note and "cannot solve balut" in a.note
     with pytest.raises(ValueError, match="cannot solve yamb"):
         ys.ask("mean", "score", scope="game", rules="yamb", play="optimal", games=500)
 
