@@ -311,11 +311,48 @@ def test_game_five_of_a_kind_events_match_the_plain_recursion(tiny):
     assert a.exact == pytest.approx(sum(p for k, p in joint.items() if k[3]), abs=1e-12)
 
 
-def test_game_events_without_an_exact_method_are_simulated_and_say_so(tiny):
+def test_game_card_events_are_exact_and_match_the_plain_recursion(tiny):
+    """Zeros, a box's points and the turns ending in five of a kind: exact (the method
+    says so, no "simulated only" note), equal to the plain game recursion carrying the
+    card, and the simulation's interval around them."""
+    from test_event_distribution import brute_cards
+
+    from yahtzee_sim.strategies import get_strategy
+
     rules, _ = tiny
-    a = _tiny_answer(rules, scope="game", ask="chance", event="zeros >= 1")
-    assert a.exact is None and "simulated only" in a.note
-    assert 0 <= a.ci[0] <= a.estimate <= a.ci[1] <= 1
+    cards = brute_cards(rules, get_strategy("greedy"))
+    pair = rules.box_index("pair")
+
+    def p(cond):
+        return sum(pr for (card, k), pr in cards.items() if cond(card, k))
+
+    def mean(of):
+        return sum(pr * of(card, k) for (card, k), pr in cards.items())
+
+    cases = [({"ask": "chance", "event": "zeros >= 1"}, p(lambda c, k: c.count(0) >= 1)),
+             ({"ask": "mean", "event": "zeros"}, mean(lambda c, k: c.count(0))),
+             ({"ask": "chance", "event": "five_of_a_kind >= 2"}, p(lambda c, k: k >= 2)),
+             ({"ask": "sd", "event": "five_of_a_kind"},   # bare: in a game, the count
+              math.sqrt(mean(lambda c, k: k * k) - mean(lambda c, k: k) ** 2)),
+             ({"ask": "chance", "event": "box pair == 0"}, p(lambda c, k: c[pair] == 0)),
+             ({"ask": "chance", "event": "box chance >= 5"}, p(lambda c, k: c[-1] >= 5)),
+             ({"ask": "mean", "event": "box chance"}, mean(lambda c, k: c[-1]))]
+    for spec, want in cases:
+        a = _tiny_answer(rules, scope="game", **spec)
+        assert a.exact == pytest.approx(want, abs=1e-12), spec
+        assert a.method.startswith("the exact distribution of") and not a.note, spec
+        assert "simulated only" not in a.note
+        assert inside(a), spec
+
+
+def test_a_bare_five_of_a_kind_in_a_game_is_the_count():
+    """In a game, 'five_of_a_kind' is how many turns end so (mean, sd, ...), not a pattern;
+    its chance needs a comparison."""
+    q = parse_question({"ask": "mean", "event": "five_of_a_kind", "scope": "game"})
+    assert (q.event.kind, q.event.op) == ("five_of_a_kind", None)
+    with pytest.raises(ValueError, match="five_of_a_kind >= 1"):
+        parse_question({"ask": "chance", "event": "five_of_a_kind", "scope": "game"})
+    assert parse_question({"ask": "chance", "event": "five_of_a_kind", "scope": "turn"}).event.kind == "pattern"
 
 
 def test_table_win_and_tie_match_the_recursion(tiny):
@@ -541,6 +578,8 @@ def test_a_game_the_exact_engine_cannot_follow():
     played by optimal: one line, exit 2."""
     a = ys.ask("chance", "score >= 300", scope="game", rules="balut", play="greedy", games=500)
     assert a.exact is None and "simulated only" in a.note and a.n == 500
+    a = ys.ask("chance", "zeros >= 1", scope="game", rules="balut", play="greedy", games=500)   # card events too
+    assert a.exact is None and "simulated only" in a.note and "cannot solve balut" in a.note
     with pytest.raises(ValueError, match="cannot solve yamb"):
         ys.ask("mean", "score", scope="game", rules="yamb", play="optimal", games=500)
 

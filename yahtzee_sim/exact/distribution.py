@@ -283,6 +283,8 @@ class _Moves:
     five_full: np.ndarray     # (C,) per source row: P(this turn fills the five box with full value)
     five_final: np.ndarray    # (C,) per source row: P(this turn ends with five of a kind)
     p_no_served: np.ndarray | None = None   # served scores: the part with no served five of a kind
+    box: np.ndarray | None = None           # (M,) the box each move writes, and its points
+    pts: np.ndarray | None = None
 
 
 def optimal_keeps(strategy, turn) -> dict:
@@ -328,7 +330,11 @@ def _uniform_final_roll_mass(d, avg_keep, is_five, n_rolls):
     return x[:, :1].T, x[:, 1:].T
 
 
-def _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk, shown):
+def _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk, shown,
+                 five_ended=False):
+    """One level's moves. ``five_ended``: the moves' ``nb`` bit says the turn's final dice
+    are five of a kind (in any state) instead of a five-of-a-kind bonus, for
+    :mod:`yahtzee_sim.exact.events` (the points shifts are then not the score's)."""
     from ._eval_kernels import aggregate_moves
 
     d = rules.dice
@@ -378,7 +384,9 @@ def _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk,
             plan_of = np.arange(n, dtype=np.intp) if keeps.rows is None else \
                 np.asarray(keeps.rows, dtype=np.intp)
             five_bin = np.zeros((n, r), dtype=np.intp)
-            if rules.five_bonus:
+            if five_ended:
+                five_bin[:] = is_five
+            elif rules.five_bonus:
                 five_bin[turn.chunk[2] == 1] = is_five
         pb = np.zeros(n * n_bp * 2)
         qb = np.zeros(n * n_bp * 2)
@@ -393,7 +401,8 @@ def _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk,
                 st, roll = np.divmod(rows, r)
                 pts = opts.scores[rows, bx].astype(np.int64)
                 p, q = p_all[0, roll] * w, p_no5[0, roll] * w
-                nb = (is_five[roll] & (turn.chunk[2][st] == 1)).astype(np.int64) if rules.five_bonus else 0
+                nb = (is_five[roll] & (five_ended or turn.chunk[2][st] == 1)).astype(np.int64) \
+                    if rules.five_bonus or five_ended else 0
                 key = (st * n_bp + bp_of[bx * n_pts + pts]) * 2 + nb
                 pb += np.bincount(key, weights=p, minlength=n * n_bp * 2)
                 qb += np.bincount(key, weights=q, minlength=n * n_bp * 2)
@@ -422,9 +431,9 @@ def _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk,
         full = rules.fills_five_box(bx_m, pts_m)      # its full value (a served 60 too)
         five_full[lo:hi] += np.bincount(st_m, weights=np.where(full, pb[at], 0.0), minlength=hi - lo)
         parts.append((st_m + lo, nxt, gain - (u_next - u0), nb_m, pb[at], qb[at],
-                      nsb[at] if served else np.zeros(0)))
-    src, dst, shift, nb, p, q, ns = (np.concatenate(a) for a in zip(*parts))
-    return _Moves(src, dst, shift, nb, p, q, five_full, five_final, ns if served else None)
+                      nsb[at] if served else np.zeros(0), bx_m, pts_m))
+    src, dst, shift, nb, p, q, ns, bx, pts = (np.concatenate(a) for a in zip(*parts))
+    return _Moves(src, dst, shift, nb, p, q, five_full, five_final, ns if served else None, bx, pts)
 
 
 # -- ragged storage of (state, points) ----------------------------------------------

@@ -5,10 +5,12 @@ Exact (through :func:`yahtzee_sim.exact.distribution.distribution`, floating poi
 the final score (chance of a range, mean, sd, percentiles, extremes), the upper
 bonus, the five-of-a-kind box at its full value, the number of five of a kinds that
 score (the full box plus each bonus, which needs the full box), the mean number of
-turns ending in five of a kind, a served Generala; at a table the chance to win or
-tie through :func:`yahtzee_sim.exact.winodds.win_odds`. Simulated only: how many
-turns end in five of a kind (beyond its mean), zeros, and a box's points other than
-the five box's full value.
+turns ending in five of a kind, a served Generala; through
+:func:`yahtzee_sim.exact.events.event_distribution` (the same forward pass, carrying
+the card's counts instead of the score) the number of turns ending in five of a kind,
+the number of zeros and a box's points; at a table the chance to win or tie through
+:func:`yahtzee_sim.exact.winodds.win_odds`. Simulated only: a strategy or rule set the
+exact engine cannot follow.
 
 >>> from yahtzee_sim.questions.spec import parse_question
 >>> q = parse_question({"ask": "chance", "event": "score >= 150", "scope": "game", "play": "greedy",
@@ -63,6 +65,28 @@ def _distribution(rules, play, cache: dict, progress=None):
     if key not in cache:   # the disk cache for the named rule sets only (not a test's own RuleSet)
         cache[key] = distribution(rules, play, cache=rules.name in REGISTRY, progress=progress)
     return cache[key]
+
+
+def _events(rules, play, cache: dict, progress=None):
+    from ..exact.events import event_distribution
+
+    key = ("events", rules.key, play)
+    if key not in cache:
+        cache[key] = event_distribution(rules, play, progress=progress)
+    return cache[key]
+
+
+_CARD_EVENTS = {"box": "the points written in {name}", "zeros": "the number of boxes scored 0",
+                "five_of_a_kind": "the number of turns ending with five of a kind on the dice"}
+
+
+def _exact_card_event(q, events):
+    """(exact value, words) of a box's points, the zeros or the five of a kinds thrown."""
+    ev = q.event
+    name = q.rules.box_names[q.rules.box_index(ev.name)] if ev.kind == "box" else None
+    pmf = events.pmf(ev.kind, name)
+    what = _CARD_EVENTS[ev.kind].format(name=name)
+    return pmf_statistic(q.ask, pmf, q=q.q, event=ev), f"the exact distribution of {what}"
 
 
 def _games(rules, play, games, seed, cache: dict, progress=None, run_options=None):
@@ -142,11 +166,12 @@ def answer_game(q, *, games: int = 20_000, seed=None, cache: dict | None = None,
     unit = "share" if q.ask == "chance" else "points" if q.event.kind in ("score", "box") else "number"
     exact, words, note = None, "", ""
     try:
-        dist = _distribution(q.rules, q.play, cache, progress)
+        if q.event.kind in _CARD_EVENTS:    # the card's counts: their own pass, without the score's
+            exact, words = _exact_card_event(q, _events(q.rules, q.play, cache, progress))
+        else:
+            exact, words = _exact_game(q, _distribution(q.rules, q.play, cache, progress))
     except ValueError as exc:   # a strategy or rule set the exact engine does not handle
-        dist, words = None, str(exc)
-    if dist is not None:
-        exact, words = _exact_game(q, dist)
+        exact, words = None, str(exc)
     res = _games(q.rules, q.play, games, seed, cache, progress, run_options)
     x = _simulated_game(q, res)
     est, ci = sample_statistic(q.ask, x, q=q.q)

@@ -291,7 +291,10 @@ def parse_question(spec: dict, *, rules=None) -> Question:
         if isinstance(options, str):
             options = [options]
         rules = get_rules(spec.get("rules", "yahtzee" if rules is None else rules), options)
-    event = parse_event(spec.get("event", ""), rules)
+    if scope == "game" and _norm(str(spec.get("event", ""))) == "five_of_a_kind":
+        event = Event("five_of_a_kind")     # in a game: the number of turns ending so (a quantity)
+    else:
+        event = parse_event(spec.get("event", ""), rules)
     play = spec.get("play", spec.get("strategy"))
     if "play" in spec and "strategy" in spec and spec["play"] != spec["strategy"]:
         raise ValueError("give play or strategy, not both")
