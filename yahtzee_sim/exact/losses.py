@@ -1,0 +1,463 @@
+"""Where a strategy loses its points against optimal play: exact loss accounting.
+
+Every decision of a turn (each keep while rolls are left, then the box) has a
+*loss*: the optimal value of the best choice minus the optimal value of the choice
+made, both followed by optimal play (the solver's float64 tables). Weighted by the
+exact probability that the strategy reaches the decision, the losses add up to the
+whole gap, optimal's expected score minus the strategy's (the performance-difference
+identity: within a turn and from turn to turn the optimal values telescope).
+
+The walk goes forwards, level by level of filled boxes from the empty card: the
+probability of each turn-start state under the strategy, then within the turn the
+probability of each roll with ``j`` rolls left (the first roll's chances pushed
+through the strategy's keeps, as :mod:`yahtzee_sim.exact.policy` does backwards),
+and the optimal value of every keep and every box of that state (one exact Bellman
+step from the next states' values, in NumPy). The strategy's decisions come from the
+same :class:`~yahtzee_sim.exact.policy._Decider` as its exact value, so whatever
+``policy_value`` evaluates (decisions that depend on the card and the dice alone, and
+``random``, averaged exactly over its choices) is accounted here.
+
+A turn's losses are also carried forwards to the roll that ends it, so the gap splits
+by the box the strategy fills in that turn (the keeps that led there included), by
+turn, and by decision kind, each part in points per game and adding up to the gap.
+
+>>> acc = loss_accounting("yacht", "keep-largest", options=["fill-in-order"])
+>>> bool(abs(sum(acc.by_kind.values()) - acc.gap) < 1e-9)
+True
+>>> bool(abs(acc.gap - (acc.optimal_score - acc.strategy_score)) < 1e-9)
+True
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..rules import RuleSet, get_rules
+from ..strategies import Strategy, get_strategy
+
+__all__ = ["loss_accounting", "LossAccounting", "kind_names", "TOP_POSITIONS", "OPTIMAL_TOL"]
+
+TOP_POSITIONS = 20
+"""Costliest positions kept (reach probability times loss)."""
+
+OPTIMAL_TOL = 1e-9
+"""A decision whose loss is at most this (points) counts as optimal: float64 values of
+exactly tied choices differ by rounding only (about 1e-13 here)."""
+
+DEFAULT_CHUNK_ROWS = 1 << 18
+"""(state, roll) rows worked at once (memory: about 0.3 kB per row)."""
+
+
+def kind_names(n_rolls: int) -> list[str]:
+    """Names of a turn's decision kinds, in the order they are made.
+
+    >>> kind_names(3)
+    ['first keep', 'second keep', 'box']
+    >>> kind_names(4)
+    ['keep with 3 rolls left', 'keep with 2 rolls left', 'keep with 1 roll left', 'box']
+    """
+    if n_rolls == 3:
+        return ["first keep", "second keep", "box"]
+    return [f"keep with {j} roll{'s' if j > 1 else ''} left" for j in range(n_rolls - 1, 0, -1)] + ["box"]
+
+
+@dataclass(frozen=True, eq=False)
+class LossAccounting:
+    """The gap between optimal play and a strategy, decision by decision.
+
+    Attributes
+    ----------
+    rules : the rule set; strategy : the strategy's name.
+    method : ``"exact"`` (every reachable decision weighted by its exact probability)
+        or ``"exact, uniform average"`` (``random``: its losses averaged exactly over
+        its uniform choices).
+    optimal_score, strategy_score, gap : optimal's expected score, the strategy's
+        (exact), and their difference.
+    by_kind : points per game lost by each decision kind (first keep, second keep, box).
+    by_box : points per game lost in the turns that filled each box (keeps included).
+    by_turn : (n_boxes,) points per game lost in turn 1, 2, ...
+    decisions : expected decisions of each kind per game (one per turn).
+    optimal_share : per kind, the probability that a decision of that kind is optimal.
+    top : the costliest positions, largest first: dicts with the card, the dice, the
+        rolls left, the choice, the best choice, the loss and the reach probability.
+    seconds : time taken.
+    """
+
+    rules: RuleSet
+    strategy: str
+    method: str
+    optimal_score: float
+    strategy_score: float
+    by_kind: dict
+    by_box: dict
+    by_turn: np.ndarray = field(repr=False)
+    decisions: dict = field(repr=False)
+    optimal_share: dict = field(repr=False)
+    top: list = field(repr=False)
+    seconds: float = 0.0
+
+    @property
+    def gap(self) -> float:
+        """Optimal's expected score minus the strategy's (points per game)."""
+        return self.optimal_score - self.strategy_score
+
+    @property
+    def accounted(self) -> float:
+        """The losses summed (equals :attr:`gap` up to rounding: the identity's check)."""
+        return float(sum(self.by_kind.values()))
+
+    @property
+    def mean_loss_per_decision(self) -> float:
+        """Points lost per decision on average (Verhoeff's proficiency measure).
+
+        >>> acc = loss_accounting("yacht", "greedy", options=["fill-in-order"])
+        >>> bool(np.isclose(acc.mean_loss_per_decision * sum(acc.decisions.values()), acc.accounted))
+        True
+        """
+        return self.accounted / sum(self.decisions.values())
+
+    @property
+    def share_optimal(self) -> float:
+        """Share of all decisions that are optimal (each weighted by its probability).
+
+        >>> 0 < loss_accounting("yacht", "greedy", options=["fill-in-order"]).share_optimal < 1
+        True
+        """
+        n = sum(self.decisions.values())
+        return sum(self.optimal_share[k] * self.decisions[k] for k in self.decisions) / n
+
+    def summary(self) -> dict:
+        """The headline numbers as a plain dict.
+
+        >>> s = loss_accounting("yacht", "greedy", options=["fill-in-order"]).summary()
+        >>> s["strategy"], s["method"]
+        ('greedy', 'exact')
+        """
+        return {"rules": self.rules.key, "strategy": self.strategy, "method": self.method,
+                "optimal_score": self.optimal_score, "strategy_score": self.strategy_score,
+                "gap": self.gap, "accounted": self.accounted,
+                "mean_loss_per_decision": self.mean_loss_per_decision,
+                "share_optimal": self.share_optimal, "seconds": self.seconds}
+
+    def to_frame(self) -> "pd.DataFrame":
+        """The parts of the gap, one row each: ``split`` (decision kind, box, turn), ``part``,
+        ``points`` per game; each split's points add up to the gap.
+
+        >>> f = loss_accounting("yacht", "greedy", options=["fill-in-order"]).to_frame()
+        >>> sorted(set(f["split"]))
+        ['box', 'decision kind', 'turn']
+        """
+        import pandas as pd
+
+        rows = [("decision kind", k, v) for k, v in self.by_kind.items()]
+        rows += [("box", k, v) for k, v in self.by_box.items()]
+        rows += [("turn", str(t + 1), float(v)) for t, v in enumerate(self.by_turn)]
+        return pd.DataFrame(rows, columns=["split", "part", "points"])
+
+    def top_frame(self) -> "pd.DataFrame":
+        """The costliest positions as a table (see :attr:`top`).
+
+        >>> f = loss_accounting("yacht", "greedy", options=["fill-in-order"]).top_frame()
+        >>> list(f.columns)[:3]
+        ['points_per_game', 'reach', 'loss']
+        """
+        import pandas as pd
+
+        cols = ["points_per_game", "reach", "loss", "turn", "card", "upper", "dice", "rolls_left",
+                "choice", "best"]
+        return pd.DataFrame([{c: t[c] for c in cols} for t in self.top], columns=cols)
+
+    def to_dict(self) -> dict:
+        """Everything as plain numbers and strings (for ``--json``).
+
+        >>> d = loss_accounting("yacht", "greedy", options=["fill-in-order"]).to_dict()
+        >>> sorted(d)[:3]
+        ['by_box', 'by_kind', 'by_turn']
+        """
+        out = self.summary()
+        out.update(by_kind=dict(self.by_kind), by_box=dict(self.by_box),
+                   by_turn=[float(x) for x in self.by_turn], decisions=dict(self.decisions),
+                   optimal_share=dict(self.optimal_share), top=[dict(t) for t in self.top])
+        return out
+
+
+# -- words for positions ---------------------------------------------------------------
+
+def _dice_text(dice_row) -> str:
+    return " ".join(str(int(v)) for v in dice_row)
+
+
+def _keep_words(dice, keep: int) -> str:
+    counts = dice.keep_counts[keep]
+    held = np.repeat(np.arange(1, len(counts) + 1), counts)
+    if len(held) == 0:
+        return "reroll all"
+    if len(held) == dice.n_dice:
+        return "hold all"
+    return "hold " + _dice_text(held)
+
+
+def _card_words(rules: RuleSet, mask: int) -> str:
+    filled = [rules.box_names[b] for b in range(rules.n_boxes) if mask >> b & 1]
+    return "empty card" if not filled else "filled: " + ", ".join(filled)
+
+
+def _box_words(rules: RuleSet, box: int, points: int) -> str:
+    return f"{points} in {rules.box_names[box]}"
+
+
+# -- the walk ---------------------------------------------------------------------------
+
+class _Top:
+    """The costliest positions met so far (a min-heap of bounded size)."""
+
+    def __init__(self, n: int):
+        self.n, self.heap, self.count = n, [], 0
+
+    def offer(self, weights: np.ndarray, make):
+        """``weights`` (N,) of candidate positions; ``make(i)`` builds the record of one."""
+        if len(weights) == 0:
+            return
+        k = min(self.n, len(weights))
+        cand = np.argpartition(-weights, k - 1)[:k]
+        for i in cand:
+            w = float(weights[i])
+            if w <= 0:
+                continue
+            if len(self.heap) < self.n or w > self.heap[0][0]:
+                self.count += 1
+                item = (w, self.count, make(int(i)))
+                if len(self.heap) < self.n:
+                    heapq.heappush(self.heap, item)
+                else:
+                    heapq.heapreplace(self.heap, item)
+
+    def records(self) -> list:
+        return [rec for _, _, rec in sorted(self.heap, key=lambda x: (-x[0], x[1]))]
+
+
+def _scatter_keeps(x: np.ndarray, keeps: np.ndarray, n_keeps: int) -> np.ndarray:
+    """(C, R) mass on the rolls -> (C, K) mass on the keeps chosen (keeps (C, R))."""
+    c = x.shape[0]
+    flat = (np.arange(c)[:, None] * n_keeps + keeps).ravel()
+    return np.bincount(flat, weights=x.ravel(), minlength=c * n_keeps).reshape(c, n_keeps)
+
+
+def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(), solution=None,
+                    chunk_rows: int = DEFAULT_CHUNK_ROWS, top: int = TOP_POSITIONS,
+                    progress=None) -> LossAccounting:
+    """Exact loss of every decision of ``strategy`` against optimal play, summed by kind,
+    box and turn (see the module docstring).
+
+    Parameters
+    ----------
+    rules, options : a rule-set name (or RuleSet) and its options.
+    strategy : a strategy name or instance whose decisions depend on the card and the
+        dice alone (as for :func:`~yahtzee_sim.exact.policy.policy_value`); ``random`` is
+        averaged exactly over its uniform choices.
+    solution : optimal values to account against (default: the float64 solve of
+        ``rules``, from the solver's cache; with float32 tables the parts add up to the gap
+        within about 1e-4 only).
+    chunk_rows : (state, roll) rows worked at once (memory bound).
+    top : how many of the costliest positions to keep.
+    progress : a callback ``progress(phase, done, total)`` told after each level.
+
+    >>> acc = loss_accounting("yacht", "optimal", options=["fill-in-order"])
+    >>> abs(acc.gap) < 1e-9, acc.share_optimal
+    (True, 1.0)
+    >>> loss_accounting("generala", "greedy")
+    Traceback (most recent call last):
+    ...
+    ValueError: loss accounting does not cover generala: dice served on the first throw score more there, and a turn's decisions then depend on how its dice came; the benchmark gives the exact or simulated score without it
+    """
+    from ..progress import as_progress
+    from .policy import PROBE_STATES, _Decider, _level_states, _probe, _Turn, evaluation_setup
+    from .solver import solve
+
+    rules = get_rules(rules, options)
+    strat = get_strategy(strategy)
+    if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, (int, np.integer)) or chunk_rows < 1:
+        raise ValueError(f"chunk_rows must be a positive integer, got {chunk_rows!r}")
+    if isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 0:
+        raise ValueError(f"top must be a non-negative integer, got {top!r}")
+    if rules.roll_dependent:
+        raise ValueError(f"loss accounting does not cover {rules.key}: dice served on the first "
+                         f"throw score more there, and a turn's decisions then depend on how its "
+                         f"dice came; the benchmark gives the exact or simulated score without it")
+    if rules.announces:
+        raise ValueError(f"loss accounting does not cover {rules.key}: its announced boxes make a "
+                         f"turn's decisions depend on the announcement; the benchmark gives the "
+                         f"exact or simulated score without it")
+    t0 = time.perf_counter()
+    sp, uniform, avg_keep, is_subkeep, table, counts = evaluation_setup(rules, strat, "loss accounting")
+    if solution is None:
+        solution = solve(rules, dtype=np.float64)
+    if solution.rules.key != rules.key or solution.values.size != sp.size:
+        raise ValueError(f"solution is for {solution.rules.key}, not {rules.key}")
+    values = solution.values.reshape(-1)
+    decide = _Decider(strat, rules, is_subkeep)
+    d = rules.dice
+    n_r, n_k, n_b, n_rolls = d.n_rolls, d.n_keeps, rules.n_boxes, rules.n_rolls
+    trans = np.asarray(d.transition, dtype=np.float64)                     # (K, R)
+    sub = np.asarray(d.subkeeps, dtype=np.int64)                           # (R, S)
+    sub_ok = sub >= 0
+    sub_col = np.where(sub_ok, sub, n_k)                                   # padding -> a -inf column
+    # the best keep on ties: the one with more dice (as the decision tables break them)
+    sub_size = np.where(sub_ok, d.keep_size[np.maximum(sub, 0)], -1)
+    tie_order = np.argsort(-sub_size, axis=1, kind="stable")
+    p_first = np.asarray(d.first_roll_prob, dtype=np.float64)
+    kinds = kind_names(n_rolls)
+    stage_kind = {j: kinds[n_rolls - 1 - j] for j in range(n_rolls)}    # rolls left -> kind
+    loss_kind = dict.fromkeys(kinds, 0.0)
+    opt_mass = dict.fromkeys(kinds, 0.0)
+    dec_mass = dict.fromkeys(kinds, 0.0)
+    by_box = np.zeros(n_b)
+    by_turn = np.zeros(n_b)
+    strategy_score = 0.0
+    reach = np.zeros(sp.size)
+    reach[sp.flat(0, 0, 0)] = 1.0
+    best = _Top(int(top))
+    per_chunk = max(1, int(chunk_rows) // n_r)
+    shown = [None, None]
+    report = as_progress(progress)
+    if uniform:
+        w_keep = avg_keep                                                    # (R, K)
+    for level in range(sp.n_boxes):                                          # loop over levels
+        mask_all, u_all, flag_all = _level_states(sp, table, counts, level)
+        idx_all = sp.flat(mask_all, u_all, flag_all)
+        live = reach[idx_all] > 0
+        if not uniform and level < sp.n_boxes:
+            shown = [shown[1], _Turn(rules, sp, mask_all[:PROBE_STATES], u_all[:PROBE_STATES],
+                                     flag_all[:PROBE_STATES])]
+            decide.check(shown[1], *_probe(strat, rules, shown[1], is_subkeep))
+        mask_l, u_l, flag_l, idx_l = mask_all[live], u_all[live], flag_all[live], idx_all[live]
+        for lo in range(0, len(mask_l), per_chunk):                          # chunks of states
+            hi = min(lo + per_chunk, len(mask_l))
+            mask, u, flag, idx = mask_l[lo:hi], u_l[lo:hi], flag_l[lo:hi], idx_l[lo:hi]
+            p_state = reach[idx]                                             # (C,)
+            turn = _Turn(rules, sp, mask, u, flag)
+            shown = [shown[1], turn]
+            c = turn.n
+            opts = turn.options                                              # rows c * R + roll
+            nxt = sp.next_flat(turn.mask, turn.u, turn.flag, opts.scores)     # (C * R, B)
+            nxt = np.where(opts.legal, nxt, 0)
+            q = np.where(opts.legal, opts.gain + values[nxt], -np.inf)      # (C * R, B)
+            if np.isnan(q).any():                                            # pragma: no cover
+                raise RuntimeError("loss accounting: a next state has no optimal value")
+            # optimal values of each stage: z[j] (C, R) of a roll with j rolls left,
+            # w[j] (C, K) of a keep with j rolls left
+            z = {0: q.max(axis=1).reshape(c, n_r)}
+            w = {}
+            for j in range(1, n_rolls):
+                w[j] = z[j - 1] @ trans.T
+                wp = np.concatenate([w[j], np.full((c, 1), -np.inf)], axis=1)
+                z[j] = wp[:, sub_col].max(axis=2)                            # (C, R)
+            # the strategy's decisions, their losses, and its chances of each roll
+            if uniform:
+                legal = opts.legal
+                wb = legal / legal.sum(axis=1, keepdims=True)                 # (C * R, B)
+                qz = np.where(legal, q, 0.0)
+                box_loss = (z[0].reshape(-1) - (wb * qz).sum(axis=1)).reshape(c, n_r)
+                box_opt = ((wb * (z[0].reshape(-1)[:, None] - q <= OPTIMAL_TOL)).sum(axis=1)).reshape(c, n_r)
+                keep_loss, keep_opt = {}, {}
+                for j in range(1, n_rolls):
+                    wp = np.concatenate([w[j], np.full((c, 1), -np.inf)], axis=1)[:, sub_col]
+                    n_sub = sub_ok.sum(axis=1)
+                    keep_loss[j] = z[j] - (w[j] @ w_keep.T)
+                    keep_opt[j] = ((z[j][:, :, None] - wp <= OPTIMAL_TOL) & sub_ok).sum(axis=2) / n_sub
+            else:
+                boxes, keeps = decide(turn)
+                boxes = np.asarray(boxes, dtype=np.intp).reshape(c, n_r)
+                rows = np.arange(c * n_r)
+                box_loss = z[0] - q[rows, boxes.reshape(-1)].reshape(c, n_r)
+                box_opt = box_loss <= OPTIMAL_TOL
+                keep_idx = {j: np.asarray(keeps[j], dtype=np.intp).reshape(c, n_r) for j in range(1, n_rolls)}
+                keep_loss = {j: z[j] - np.take_along_axis(w[j], keep_idx[j], axis=1) for j in keep_idx}
+                keep_opt = {j: keep_loss[j] <= OPTIMAL_TOL for j in keep_idx}
+            # forwards through the turn: the chance of each roll with j rolls left, and the
+            # losses met so far on the way to it (per kind, to split by the box filled)
+            m = np.broadcast_to(p_first, (c, n_r)).copy()
+            acc = np.zeros((c, n_r))
+            losses = {}
+            for j in range(n_rolls - 1, -1, -1):
+                loss_j = box_loss if j == 0 else keep_loss[j]
+                opt_j = box_opt if j == 0 else keep_opt[j]
+                lm = m * loss_j
+                kind = stage_kind[j]
+                loss_kind[kind] += float(p_state @ lm.sum(axis=1))
+                opt_mass[kind] += float(p_state @ (m * opt_j).sum(axis=1))
+                dec_mass[kind] += float(p_state.sum())
+                losses[j] = (m, loss_j)
+                acc = acc + lm
+                if j > 0:
+                    if uniform:
+                        m, acc = (m @ w_keep) @ trans, (acc @ w_keep) @ trans
+                    else:
+                        m = _scatter_keeps(m, keep_idx[j], n_k) @ trans
+                        acc = _scatter_keeps(acc, keep_idx[j], n_k) @ trans
+            by_turn[level] += float(p_state @ acc.sum(axis=1))
+            # the box each turn ends in: its losses, the points gained, the next states
+            gain = opts.gain.astype(np.float64)
+            if uniform:
+                wbox = wb.reshape(c, n_r, n_b)
+                by_box += np.einsum("c,cr,crb->b", p_state, acc, wbox)
+                flow = (p_state[:, None] * m)[:, :, None] * wbox               # (C, R, B)
+                strategy_score += float((flow.reshape(-1, n_b) * np.where(opts.legal, gain, 0.0)).sum())
+                reach += np.bincount(nxt[opts.legal], weights=flow.reshape(-1, n_b)[opts.legal],
+                                     minlength=sp.size)
+            else:
+                bflat = boxes.reshape(-1)
+                by_box += np.bincount(bflat, weights=(p_state[:, None] * acc).ravel(), minlength=n_b)
+                flow = (p_state[:, None] * m).ravel()
+                strategy_score += float(flow @ gain[rows, bflat])
+                reach += np.bincount(nxt[rows, bflat], weights=flow, minlength=sp.size)
+            # the costliest positions of this chunk
+            if best.n:
+                for j, (mj, lj) in losses.items():
+                    cost = (p_state[:, None] * mj * lj).ravel()
+                    best.offer(cost, lambda i, j=j, mj=mj, lj=lj: _position(
+                        rules, sp, turn, i, j, float(p_state[i // n_r] * mj.reshape(-1)[i]),
+                        float(lj.reshape(-1)[i]), q, w, z, uniform, boxes if not uniform else None,
+                        keep_idx if not uniform else None, sub, sub_col, tie_order, level))
+        report(f"accounting the losses of {strat.name} on {rules.key} (levels of filled boxes)",
+               level + 1, sp.n_boxes)
+    optimal_score = float(values[sp.flat(0, 0, 0)])
+    method = "exact, uniform average" if uniform else "exact"
+    share = {k: (opt_mass[k] / dec_mass[k] if dec_mass[k] > 0 else math.nan) for k in kinds}
+    return LossAccounting(rules, strat.name, method, optimal_score, strategy_score,
+                          {k: float(v) for k, v in loss_kind.items()},
+                          {rules.box_names[b]: float(by_box[b]) for b in range(n_b)},
+                          by_turn, {k: float(v) for k, v in dec_mass.items()}, share, best.records(),
+                          time.perf_counter() - t0)
+
+
+def _position(rules, sp, turn, i, j, reach, loss, q, w, z, uniform, boxes, keep_idx, sub, sub_col,
+              tie_order, level) -> dict:
+    """The record of one position: (state, roll) row ``i`` of a chunk with ``j`` rolls left."""
+    d = rules.dice
+    n_r = d.n_rolls
+    s, r = divmod(i, n_r)
+    mask, u, flag = (int(a[s]) for a in turn.chunk)
+    dice = d.roll_dice[r]
+    opts = turn.options
+    row = s * n_r + r
+    if j == 0:
+        scores = opts.scores[row]
+        b_best = int(np.argmax(q[row]))
+        best = _box_words(rules, b_best, int(scores[b_best]))
+        choice = "a random box" if uniform else _box_words(rules, int(boxes[s, r]), int(scores[boxes[s, r]]))
+    else:
+        wp = np.concatenate([w[j][s], [-np.inf]])[sub_col[r]]
+        order = tie_order[r]
+        k_best = int(sub[r, order[int(np.argmax(wp[order]))]])
+        best = _keep_words(d, k_best)
+        choice = "a random keep" if uniform else _keep_words(d, int(keep_idx[j][s, r]))
+    return {"points_per_game": reach * loss, "reach": reach, "loss": loss, "turn": level + 1,
+            "card": _card_words(rules, mask), "upper": u if sp.cap else None,
+            "five_box_full": bool(flag) if sp.n_flag == 2 else None,
+            "dice": _dice_text(dice), "rolls_left": j, "choice": choice, "best": best}
