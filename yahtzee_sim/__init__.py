@@ -21,6 +21,7 @@ _EXPORTS = {
     "GameState": "state", "TurnOptions": "state",
     "Strategy": "strategies", "get_strategy": "strategies", "register": "strategies",
     "strategy_names": "strategies",
+    "benchmark": "benchmark", "Benchmark": "benchmark",
 }
 
 
@@ -40,5 +41,5 @@ __all__ = [
     "DiceTables", "dice_tables", "simulate", "simulate_turns", "SEED_BLOCK", "StrategyError",
     "TurnsResult", "GameAggregate", "SimulationResult", "RuleSet", "get_rules", "rule_names",
     "rule_options", "GameState", "TurnOptions", "Strategy", "get_strategy", "register",
-    "strategy_names", "__version__",
+    "strategy_names", "benchmark", "Benchmark", "__version__",
 ]

@@ -22,7 +22,7 @@ from ._common import PROG, Parser, UsageError
 __all__ = ["main", "build_parser", "PROG", "UsageError"]
 
 # Modules that add subcommands (each defines ``add_commands(subparsers)``).
-COMMAND_MODULES = ["core", "run", "verify", "odds", "extremes", "solve", "advise", "distribution", "target"]
+COMMAND_MODULES = ["core", "run", "verify", "odds", "extremes", "solve", "advise", "distribution", "target", "benchmark"]
 
 
 def build_parser() -> argparse.ArgumentParser:
