@@ -280,6 +280,23 @@ class _Chance:
         return best[:, self.roll_keep]
 
 
+def _moves(rules, sp, mask, u, flag, m_box, m_pts):
+    """Per state (C,) and move (M,): the next state's flat index (0 where the box is
+    filled: never legal) and the upper bonus earned (as :meth:`RuleSet.upper_bonus_gain`
+    gives it on one-box rows)."""
+    upper = rules.is_upper[m_box]
+    nxt = sp.next_flat(mask[:, None], u[:, None], flag[:, None], np.where(upper, m_pts, m_pts > 0),
+                       boxes=m_box[None, :])
+    open_ = (mask[:, None] >> m_box[None, :]) & 1 == 0
+    nxt = np.where(open_, nxt, 0)
+    scores = np.zeros((len(m_box), rules.n_boxes), dtype=np.int16)
+    scores[np.arange(len(m_box)), m_box] = np.where(upper, m_pts, 0)
+    u_vals, u_inv = np.unique(u, return_inverse=True)
+    ug = rules.upper_bonus_gain(np.repeat(u_vals, len(m_box)), np.tile(scores, (len(u_vals), 1)))
+    ug = ug[np.arange(len(ug)), np.tile(m_box, len(u_vals))].reshape(len(u_vals), -1)
+    return nxt, ug[u_inv.reshape(-1)].astype(np.float64)
+
+
 def _scatter_keeps(x: np.ndarray, keeps: np.ndarray, n_keeps: int) -> np.ndarray:
     """(C, R) mass on the rolls -> (C, K) mass on the keeps chosen (keeps (C, R))."""
     c = x.shape[0]
@@ -365,6 +382,9 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
     reach[sp.flat(0, 0, 0)] = 1.0
     best = _Top(int(top))
     per_chunk = max(1, int(chunk_rows) // n_r)
+    from .policy import _move_table
+
+    move_of, move_box, move_pts = _move_table(rules)
     shown = [None, None]
     report = as_progress(progress)
     for level in range(sp.n_boxes):                                          # loop over levels
@@ -376,6 +396,7 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
                                      flag_all[:PROBE_STATES])]
             decide.check(shown[1], *_probe(strat, rules, shown[1], is_subkeep))
         mask_l, u_l, flag_l, idx_l = mask_all[live], u_all[live], flag_all[live], idx_all[live]
+        g_legal = g_gain = g_move = None
         for lo in range(0, len(mask_l), per_chunk):                          # chunks of states
             hi = min(lo + per_chunk, len(mask_l))
             mask, u, flag, idx = mask_l[lo:hi], u_l[lo:hi], flag_l[lo:hi], idx_l[lo:hi]
@@ -383,10 +404,21 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
             turn = _Turn(rules, sp, mask, u, flag)
             shown = [shown[1], turn]
             c = turn.n
-            opts = turn.options                                              # rows c * R + roll
-            nxt = sp.next_flat(turn.mask, turn.u, turn.flag, opts.scores)     # (C * R, B)
-            nxt = np.where(opts.legal, nxt, 0)
-            q = np.where(opts.legal, opts.gain + values[nxt], -np.inf)      # (C * R, B)
+            n_g = len(turn.g_first)                  # distinct (filled boxes, flag) of the chunk
+            g_legal = turn.g_legal.reshape(n_g, n_r, n_b)
+            g_gain = (turn.g_scores + turn.g_bonus[:, None]).astype(np.float64).reshape(n_g, n_r, n_b)
+            g_move = np.take(move_of, turn.g_scores + (np.arange(n_b) * move_of.shape[1])[None, :]
+                             ).reshape(n_g, n_r, n_b)
+            # a box's next state and upper bonus depend on the *move* alone (the box, and
+            # for an upper box its points): per state a few dozen moves, not R x B boxes
+            nxt_m, ug_m = _moves(rules, sp, mask, u, flag, move_box, move_pts)      # (C, M)
+            a_m = ug_m + values[nxt_m]
+            gi = turn.g_inv
+            legal = g_legal[gi].reshape(c * n_r, n_b)                         # rows c * R + roll
+            pts = g_gain[gi]                                                   # (C, R, B)
+            mv = g_move[gi].reshape(c, n_r * n_b)
+            q = (pts + np.take_along_axis(a_m, mv, axis=1).reshape(c, n_r, n_b)).reshape(c * n_r, n_b)
+            q[~legal] = -np.inf
             if np.isnan(q).any():                                            # pragma: no cover
                 raise RuntimeError("loss accounting: a next state has no optimal value")
             # optimal values of each stage: z[j] (C, R) of a roll with j rolls left,
@@ -398,7 +430,6 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
                 z[j] = chance.best_subkeep(w[j])                             # (C, R)
             # the strategy's decisions, their losses, and its chances of each roll
             if uniform:
-                legal = opts.legal
                 wb = legal / legal.sum(axis=1, keepdims=True)                 # (C * R, B)
                 qz = np.where(legal, q, 0.0)
                 box_loss = (z[0].reshape(-1) - (wb * qz).sum(axis=1)).reshape(c, n_r)
@@ -442,20 +473,27 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
                     m, acc = np.split(chance.roll_mass(held), 2)
             by_turn[level] += float(p_state @ acc.sum(axis=1))
             # the box each turn ends in: its losses, the points gained, the next states
-            gain = opts.gain.astype(np.float64)
+            n_m = a_m.shape[1]
+            state_of = np.repeat(np.arange(c), n_r)
             if uniform:
                 wbox = wb.reshape(c, n_r, n_b)
                 by_box += np.einsum("c,cr,crb->b", p_state, acc, wbox)
-                flow = (p_state[:, None] * m)[:, :, None] * wbox               # (C, R, B)
-                strategy_score += float((flow.reshape(-1, n_b) * np.where(opts.legal, gain, 0.0)).sum())
-                reach += np.bincount(nxt[opts.legal], weights=flow.reshape(-1, n_b)[opts.legal],
-                                     minlength=sp.size)
+                flow = ((p_state[:, None] * m)[:, :, None] * wbox).reshape(c * n_r, n_b)   # (C * R, B)
+                moves = mv.reshape(c * n_r, n_b)
+                pts_rows = pts.reshape(c * n_r, n_b)
+                key = (state_of[:, None] * n_m + moves)[legal]
+                w_flow = flow[legal]
+                strategy_score += float(w_flow @ pts_rows[legal])
             else:
                 bflat = boxes.reshape(-1)
                 by_box += np.bincount(bflat, weights=(p_state[:, None] * acc).ravel(), minlength=n_b)
-                flow = (p_state[:, None] * m).ravel()
-                strategy_score += float(flow @ gain[rows, bflat])
-                reach += np.bincount(nxt[rows, bflat], weights=flow, minlength=sp.size)
+                w_flow = (p_state[:, None] * m).ravel()
+                key = state_of * n_m + mv.reshape(c * n_r, n_b)[rows, bflat]
+                strategy_score += float(w_flow @ pts.reshape(c * n_r, n_b)[rows, bflat])
+            into = np.bincount(key, weights=w_flow, minlength=c * n_m)           # flow per (state, move)
+            strategy_score += float(into @ ug_m.ravel())                         # the upper bonus earned
+            used = into > 0
+            reach += np.bincount(nxt_m.ravel()[used], weights=into[used], minlength=sp.size)
             # the costliest positions of this chunk
             if best.n:
                 for j, (mj, lj) in losses.items():
@@ -485,10 +523,9 @@ def _position(rules, sp, turn, i, j, reach, loss, q, w, z, uniform, boxes, keep_
     s, r = divmod(i, n_r)
     mask, u, flag = (int(a[s]) for a in turn.chunk)
     dice = d.roll_dice[r]
-    opts = turn.options
     row = s * n_r + r
     if j == 0:
-        scores = opts.scores[row]
+        scores = turn.g_scores[turn.g_inv[s] * n_r + r]
         b_best = int(np.argmax(q[row]))
         best = _box_words(rules, b_best, int(scores[b_best]))
         choice = "a random box" if uniform else _box_words(rules, int(boxes[s, r]), int(scores[boxes[s, r]]))
