@@ -93,8 +93,7 @@ class Benchmark:
         """
         import pandas as pd
 
-        cols = ["opponent_mean", "diff", "diff_low", "diff_high", "diff_exact", "p_win", "p_tie",
-                "p_win_low", "p_win_high", "method", "games"]
+        cols = list(_COMP_KEYS) + ["method", "games", "note"]
         frame = pd.DataFrame([{c: comp[c] for c in cols} for comp in self.comparisons], columns=cols,
                              index=pd.Index([comp["opponent"] for comp in self.comparisons], name="opponent"))
         return frame
@@ -115,13 +114,21 @@ class Benchmark:
         return out
 
 
+_COMP_KEYS = ("opponent_mean", "diff", "diff_low", "diff_high", "diff_exact", "p_win", "p_tie", "p_win_low",
+              "p_win_high")
+
+
 def _exact_distribution(rules, strat, progress):
     """The exact score distribution, or None and why not (a one-line reason)."""
     from .exact.distribution import distribution
 
+    from .engine import StrategyError
+
     try:
         return distribution(rules, strat, progress=progress, cache=isinstance(strat, str)), ""
-    except ValueError as exc:
+    except StrategyError:           # an illegal decision is the strategy's fault: said, not hidden
+        raise
+    except ValueError as exc:       # not evaluable exactly (or the game is too large): simulate
         return None, str(exc)
 
 
@@ -147,6 +154,7 @@ def benchmark(strategy: str | Strategy, *, against=DEFAULT_AGAINST, rules: str |
     ValueError: unknown strategy 'no-such'; valid strategies: random, keep-largest, greedy, heuristic, optimal, cpu:weak|normal|strong, optimal:theta=<x>, target:T=<score>
     """
     from .api import check_count, simulate
+    from .engine import StrategyError
     from .progress import as_progress
     from .stats.compare import compare_results
     from .stats.proportions import proportion_ci
@@ -185,7 +193,14 @@ def benchmark(strategy: str | Strategy, *, against=DEFAULT_AGAINST, rules: str |
     comps = []
     for i, (name, opp) in enumerate(zip(against, opponents)):
         report(f"simulating {opp.name} on {rules.key} (the same dice)", i + 1, 1 + len(against))
-        other = simulate(rules, get_strategy(name), n, seed=seed)
+        try:
+            other = simulate(rules, get_strategy(name), n, seed=seed)
+        except ValueError as exc:   # e.g. optimal play on a game the exact engine cannot solve
+            if isinstance(exc, StrategyError):
+                raise
+            comps.append(dict(dict.fromkeys(_COMP_KEYS, math.nan), opponent=opp.name, games=n,
+                              method="not played", note=str(exc)))
+            continue
         paired = compare_results(sim, other)
         odist, _ = _exact_distribution(rules, name, report)
         if opp.name == "optimal":
@@ -194,7 +209,7 @@ def benchmark(strategy: str | Strategy, *, against=DEFAULT_AGAINST, rules: str |
                 "opponent_mean": odist.mean if odist is not None else float(other.summary()["mean"]),
                 "diff": float(paired.diff), "diff_low": float(paired.low), "diff_high": float(paired.high),
                 "diff_exact": (dist.mean - odist.mean) if dist is not None and odist is not None else math.nan,
-                "games": n}
+                "games": n, "note": ""}
         if dist is not None and odist is not None:
             from .exact.winodds import win_odds
 

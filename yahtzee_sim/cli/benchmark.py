@@ -66,6 +66,9 @@ def cmd_benchmark(args) -> int:
                       f"diff_low to diff_high; diff_exact: of the exact means; p_win: {b.strategy} scores "
                       f"more than the opponent, each with its own dice (p_tie: the same score); method: "
                       f"exact from the two distributions, or counted on the paired games")
+        for comp in b.comparisons:
+            if comp["note"]:
+                print_wrapped(f"  {comp['opponent']} not played: {comp['note']}", hang=4)
     acc = b.losses
     if acc is None:
         print_wrapped(f"  where the points go: not computed ({b.losses_note})")
