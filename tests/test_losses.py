@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from conftest import LowestBox, tiny_rules
 
-from yahtzee_sim.exact.losses import kind_names, loss_accounting
+from yahtzee_sim.exact.losses import estimate_losses, kind_names, loss_accounting
 from yahtzee_sim.exact.policy import policy_value
 from yahtzee_sim.rules import Box, RuleSet, get_rules
 from yahtzee_sim.rules import scoring as sc
@@ -225,3 +225,27 @@ def test_yahtzee_parts_add_up_to_the_gap(strategy):
     assert abs(acc.accounted - (opt - pv)) < 1e-6
     for split, part in acc.to_frame().groupby("split"):
         assert abs(part["points"].sum() - (opt - pv)) < 1e-6, split
+
+
+def test_estimate_from_simulated_games_holds_the_exact_accounting():
+    # keep-largest is exactly evaluable, so the estimate can be checked against the exact parts
+    game = dict(options=["fill-in-order"])
+    exact = loss_accounting("yacht", "keep-largest", **game)
+    est = estimate_losses("yacht", "keep-largest", 4000, seed=11, **game)
+    assert est.method == "simulated (4,000 games)" and est.half_width["accounted"] < 0.5
+    assert abs(est.accounted - exact.accounted) < 3 * est.half_width["accounted"]
+    for k in exact.by_kind:
+        assert abs(est.by_kind[k] - exact.by_kind[k]) <= 3 * est.half_width[k] + 1e-12, k
+    assert abs(sum(est.by_box.values()) - est.accounted) < 1e-9
+    assert abs(est.by_turn.sum() - est.accounted) < 1e-9
+    # optimal play loses nothing in any decision met
+    opt = estimate_losses("yacht", "optimal", 1100, seed=1, **game)
+    assert abs(opt.accounted) < 1e-9 and opt.top == []
+
+
+def test_estimate_for_a_strategy_that_is_not_exactly_evaluable():
+    with pytest.raises(ValueError, match="points so far"):
+        loss_accounting("yacht", "target:T=100", options=["fill-in-order"])
+    est = estimate_losses("yacht", "target:T=100", 2000, options=["fill-in-order"], seed=3)
+    assert est.accounted > 0 and all(t["loss"] > 0 for t in est.top)
+    assert abs(sum(est.by_kind.values()) - est.accounted) < 1e-9

@@ -15,7 +15,9 @@
   games with a Wilson interval;
 * where the points go: the exact loss accounting
   (:func:`yahtzee_sim.exact.losses.loss_accounting`) when the strategy and the rule set
-  allow it, else the reason it is left out.
+  allow it; for a strategy that is not exactly evaluable, the same accounting estimated
+  from simulated games (:func:`~yahtzee_sim.exact.losses.estimate_losses`, with
+  intervals); else the reason it is left out.
 
 >>> b = benchmark("keep-largest", against=["greedy"], rules="yacht", options=["fill-in-order"],
 ...               games=2000, seed=3)
@@ -228,8 +230,16 @@ def benchmark(strategy: str | Strategy, *, against=DEFAULT_AGAINST, rules: str |
         opt_dist, _ = _exact_distribution(rules, "optimal", report)
     acc, note = None, ""
     if losses:
-        if dist is None:
-            note = f"no exact loss accounting: {why_not}"
+        if dist is None:            # estimated from simulated games, each decision's loss exact
+            from .exact.losses import estimate_losses
+
+            try:
+                acc = estimate_losses(rules, strat_arg, n, seed=seed, top=top)
+                note = f"estimated from {n:,} simulated games (no exact accounting: {why_not})"
+            except ValueError as exc:
+                if isinstance(exc, StrategyError):
+                    raise
+                note = f"no loss accounting: {exc}"
         else:
             from .exact.losses import loss_accounting
 

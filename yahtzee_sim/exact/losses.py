@@ -40,7 +40,7 @@ import numpy as np
 from ..rules import RuleSet, get_rules
 from ..strategies import Strategy, get_strategy
 
-__all__ = ["loss_accounting", "LossAccounting", "kind_names", "TOP_POSITIONS", "OPTIMAL_TOL"]
+__all__ = ["loss_accounting", "estimate_losses", "LossAccounting", "kind_names", "TOP_POSITIONS", "OPTIMAL_TOL"]
 
 TOP_POSITIONS = 20
 """Costliest positions kept (reach probability times loss)."""
@@ -86,6 +86,8 @@ class LossAccounting:
     top : the costliest positions, largest first: dicts with the card, the dice, the
         rolls left, the choice, the best choice, the loss and the reach probability.
     seconds : time taken.
+    half_width : estimated from simulated games only (see :func:`estimate_losses`): the
+        95% interval half-width of ``accounted``, ``strategy_score`` and each kind.
     """
 
     rules: RuleSet
@@ -100,6 +102,7 @@ class LossAccounting:
     optimal_share: dict = field(repr=False)
     top: list = field(repr=False)
     seconds: float = 0.0
+    half_width: dict = field(default_factory=dict, repr=False)
 
     @property
     def gap(self) -> float:
@@ -180,7 +183,7 @@ class LossAccounting:
         ['by_box', 'by_kind', 'by_turn']
         """
         out = self.summary()
-        out.update(by_kind=dict(self.by_kind), by_box=dict(self.by_box),
+        out.update(half_width=dict(self.half_width), by_kind=dict(self.by_kind), by_box=dict(self.by_box),
                    by_turn=[float(x) for x in self.by_turn], decisions=dict(self.decisions),
                    optimal_share=dict(self.optimal_share), top=[dict(t) for t in self.top])
         return out
@@ -539,3 +542,221 @@ def _position(rules, sp, turn, i, j, reach, loss, q, w, z, uniform, boxes, keep_
             "card": _card_words(rules, mask), "upper": u if sp.cap else None,
             "five_box_full": bool(flag) if sp.n_flag == 2 else None,
             "dice": _dice_text(dice), "rolls_left": j, "choice": choice, "best": best}
+
+
+# -- estimated from simulated games -----------------------------------------------------
+
+class _LossMeter(Strategy):
+    """Wraps a strategy, forwarding every decision, and measures each decision's exact
+    loss against optimal play (one Bellman step from the optimal values of the state's
+    next states, as in :func:`loss_accounting`). Per game: the losses of each kind, of the
+    turns that filled each box, and of each turn; a batch starts at turn 0's first keep."""
+
+    def __init__(self, inner: Strategy, values: np.ndarray, top: int):
+        self.inner, self.values, self.name = inner, values, inner.name
+        self.state_based = getattr(inner, "state_based", True)
+        self.batches: list[dict] = []
+        self.top = _Top(top)
+        self.n_top = top
+
+    def prepare(self, rules):
+        from ._solver_space import state_space
+        from .policy import _move_table
+
+        super().prepare(rules)
+        self.inner.prepare(rules)
+        self.sp = state_space(rules)
+        self.chance = _Chance(rules.dice)
+        self.moves = _move_table(rules)
+        self.kinds = kind_names(rules.n_rolls)
+        return self
+
+    def _tables(self, state, rolls):
+        """Optimal values of this turn for the batch's distinct states: (rows' state index,
+        z {rolls left: (S, R)}, w {rolls left: (S, K)}, q (S, R, B))."""
+        key = (id(state), state.turn)
+        if getattr(self, "_key", None) == key:
+            return self._cache
+        mask, u, flag = self.sp.index(state.filled, state.upper_total, state.five_box_full)
+        self._key, self._cache = key, self._compute(mask, u, flag)
+        self._hold = state                     # the id stays this state's while cached
+        return self._cache
+
+    def _compute(self, mask, u, flag):
+        from .policy import _Turn
+
+        rules, sp = self.rules, self.sp
+        flat = sp.flat(mask, u, flag)
+        uniq, first, inv = np.unique(flat, return_index=True, return_inverse=True)
+        m, uu, f = mask[first], u[first], flag[first]
+        turn = _Turn(rules, sp, m, uu, f)
+        move_of, m_box, m_pts = self.moves
+        nxt_m, ug_m = _moves(rules, sp, m, uu, f, m_box, m_pts)
+        a_m = ug_m + self.values[nxt_m]
+        n_r, n_b, c = rules.dice.n_rolls, rules.n_boxes, len(m)
+        n_g = len(turn.g_first)
+        g_legal = turn.g_legal.reshape(n_g, n_r, n_b)[turn.g_inv]
+        pts = (turn.g_scores + turn.g_bonus[:, None]).astype(np.float64).reshape(n_g, n_r, n_b)[turn.g_inv]
+        mv = np.take(move_of, turn.g_scores + (np.arange(n_b) * move_of.shape[1])[None, :]
+                     ).reshape(n_g, n_r, n_b)[turn.g_inv].reshape(c, -1)
+        q = pts + np.take_along_axis(a_m, mv, axis=1).reshape(c, n_r, n_b)
+        q[~g_legal] = -np.inf
+        z = {0: q.max(axis=2)}
+        w = {}
+        for j in range(1, rules.n_rolls):
+            w[j] = self.chance.keep_values(z[j - 1])
+            z[j] = self.chance.best_subkeep(w[j])
+        return inv.reshape(-1), z, w, q, uniq
+
+    def _record(self, state, rolls, j, loss, choice):
+        rec = self.batches[-1]
+        kind = self.kinds[self.rules.n_rolls - 1 - j]
+        rec["kind"][kind] += loss
+        rec["turn_loss"] += loss
+        rec["optimal"][kind] += loss <= OPTIMAL_TOL
+        if self.n_top:
+            inv, z, w, q, uniq = self._cache
+            rec["positions"].append((uniq[inv], np.asarray(rolls), np.full(len(rolls), j),
+                                     np.asarray(choice), loss, np.full(len(rolls), state.turn)))
+
+    def keep(self, state, rolls, rolls_left, u):
+        keeps = self.inner.keep(state, rolls, rolls_left, u)
+        if rolls_left == self.rules.n_rolls - 1 and state.turn == 0:
+            n, n_b = len(rolls), self.rules.n_boxes
+            self.batches.append({"kind": {k: np.zeros(n) for k in self.kinds},
+                                 "optimal": {k: np.zeros(n) for k in self.kinds},
+                                 "box": np.zeros((n, n_b)), "turn": np.zeros((n, n_b)),
+                                 "turn_loss": np.zeros(n), "positions": []})
+        k = np.asarray(keeps)
+        if k.shape == np.shape(rolls) and k.dtype.kind in "iu":   # else the engine refuses it
+            inv, z, w, q, _ = self._tables(state, rolls)
+            kk = np.clip(k, 0, self.rules.dice.n_keeps - 1).astype(np.intp)
+            loss = z[rolls_left][inv, rolls] - w[rolls_left][inv, kk]
+            self._record(state, rolls, rolls_left, loss, kk)
+        return keeps
+
+    def announce(self, state, rolls, u):  # pragma: no cover - announcing games are refused
+        return self.inner.announce(state, rolls, u)
+
+    def box(self, state, rolls, options, u):
+        boxes = self.inner.box(state, rolls, options, u)
+        b = np.asarray(boxes)
+        if b.shape == np.shape(rolls) and b.dtype.kind in "iu" and ((b >= 0) & (b < self.rules.n_boxes)).all():
+            inv, z, w, q, _ = self._tables(state, rolls)
+            loss = z[0][inv, rolls] - q[inv, rolls, b]
+            loss = np.where(np.isfinite(loss), loss, 0.0)       # an illegal box: the engine refuses it
+            self._record(state, rolls, 0, loss, b)
+            rec = self.batches[-1]
+            rows = np.arange(len(b))
+            rec["box"][rows, b] += rec["turn_loss"]
+            rec["turn"][:, state.turn] += rec["turn_loss"]
+            rec["turn_loss"] = np.zeros(len(b))
+        return boxes
+
+
+def estimate_losses(rules: str | RuleSet, strategy: str | Strategy, games: int = 10_000, *, options=(),
+                    seed=None, solution=None, top: int = TOP_POSITIONS, progress=None) -> LossAccounting:
+    """The loss accounting of a strategy that is not exactly evaluable (it looks at more
+    than the card and the dice, or is randomized), estimated from simulated games: every
+    decision met in ``games`` games gets its exact loss against optimal play, and the
+    per-game sums are averaged, with 95% t intervals in ``half_width``.
+
+    ``method`` is ``"simulated (N games)"``; ``strategy_score`` is the mean of the games
+    played (``half_width["strategy_score"]``), ``accounted`` the mean loss per game
+    (``half_width["accounted"]``), an estimate of the gap with much less noise than
+    optimal's value minus the simulated mean. Costliest positions: the positions met,
+    weighted by how often they were met per game.
+
+    >>> est = estimate_losses("yacht", "target:T=100", 2000, options=["fill-in-order"], seed=1)
+    >>> est.method, bool(est.half_width["accounted"] < 1)
+    ('simulated (2,000 games)', True)
+    """
+    from ..api import check_count, simulate
+    from .solver import solve
+    from ._solver_space import require_solvable
+
+    rules = get_rules(rules, options)
+    n = check_count(games, "games")
+    if n < 2:
+        raise ValueError(f"games must be at least 2 for an interval, got {n}")
+    require_solvable(rules, "loss accounting (it needs optimal play's values)")
+    if rules.roll_dependent or rules.announces or rules.banked_throws:
+        raise ValueError(f"loss accounting does not cover {rules.key}: its turns have more to them than "
+                         f"the card, the dice and the rolls left (served dice, announcements or saved "
+                         f"throws)")
+    t0 = time.perf_counter()
+    if solution is None:
+        solution = solve(rules, dtype=np.float64, progress=progress)
+    strat = get_strategy(strategy)
+    meter = _LossMeter(strat, solution.values.reshape(-1), int(top))
+    res = simulate(rules, meter, n, seed=seed, progress=progress if progress is not None else False)
+    kinds = kind_names(rules.n_rolls)
+    per_kind = {k: np.concatenate([b["kind"][k] for b in meter.batches]) for k in kinds}
+    opt = {k: np.concatenate([b["optimal"][k] for b in meter.batches]) for k in kinds}
+    by_box = np.concatenate([b["box"] for b in meter.batches])
+    by_turn = np.concatenate([b["turn"] for b in meter.batches])
+    total = sum(per_kind.values())
+    scores = np.asarray(res.games["total"], dtype=np.float64)
+
+    def hw(x):
+        from scipy import stats
+
+        return float(stats.t.ppf(0.975, len(x) - 1) * np.std(x, ddof=1) / math.sqrt(len(x)))
+
+    half = {"accounted": hw(total), "strategy_score": hw(scores)}
+    half.update({k: hw(v) for k, v in per_kind.items()})
+    positions = _top_met(rules, meter, n, int(top))
+    return LossAccounting(rules, strat.name, f"simulated ({n:,} games)", float(solution.expected_score),
+                          float(scores.mean()), {k: float(v.mean()) for k, v in per_kind.items()},
+                          {rules.box_names[b]: float(by_box[:, b].mean()) for b in range(rules.n_boxes)},
+                          by_turn.mean(axis=0), {k: float(rules.n_boxes) for k in kinds},
+                          {k: float(v.mean() / rules.n_boxes) for k, v in opt.items()}, positions,
+                          time.perf_counter() - t0, half)
+
+
+def _top_met(rules, meter, n, top) -> list:
+    """The costliest positions met: each distinct (state, roll, rolls left, choice) once,
+    weighted by how often it was met per game."""
+    if not top:
+        return []
+    parts = [p for b in meter.batches for p in b["positions"]]
+    if not parts:
+        return []
+    flat, roll, j, choice, loss, turn = (np.concatenate([p[i] for p in parts]) for i in range(6))
+    bad = loss > OPTIMAL_TOL
+    if not bad.any():
+        return []
+    flat, roll, j, choice, loss, turn = (a[bad] for a in (flat, roll, j, choice, loss, turn))
+    key = np.stack([flat, roll, j, choice], axis=1)
+    uniq, first, count = np.unique(key, axis=0, return_index=True, return_counts=True)
+    cost = count / n * loss[first]
+    order = np.argsort(-cost, kind="stable")[:top]
+    sp, d = meter.sp, rules.dice
+    out = []
+    for i in order:
+        f = int(uniq[i, 0])
+        rest, flag = divmod(f, sp.n_flag)
+        mask, u = divmod(rest, sp.n_u)
+        r, jj, ch = int(uniq[i, 1]), int(uniq[i, 2]), int(uniq[i, 3])
+        filled = _bits(mask, rules.n_boxes)
+        inv, z, w, q, _ = meter._compute(np.array([mask]), np.array([u]), np.array([flag]))
+        if jj == 0:
+            sc = q[0, r]
+            b_best = int(np.argmax(sc))
+            pts = rules.turn_options(filled[None, :], np.array([bool(flag)]), np.array([r]))[1][0]
+            choice, best = _box_words(rules, ch, int(pts[ch])), _box_words(rules, b_best, int(pts[b_best]))
+        else:
+            subs = d.subkeeps[r][d.subkeeps[r] >= 0]
+            subs = subs[np.argsort(-d.keep_size[subs], kind="stable")]
+            k_best = int(subs[int(np.argmax(w[jj][0, subs]))])
+            choice, best = _keep_words(d, ch), _keep_words(d, k_best)
+        reach = float(count[i] / n)
+        out.append({"points_per_game": float(cost[i]), "reach": reach, "loss": float(loss[first[i]]),
+                    "turn": int(turn[first[i]]) + 1, "card": _card_words(rules, mask),
+                    "upper": u if sp.cap else None, "five_box_full": bool(flag) if sp.n_flag == 2 else None,
+                    "dice": _dice_text(d.roll_dice[r]), "rolls_left": jj, "choice": choice, "best": best})
+    return out
+
+
+def _bits(mask: int, n: int) -> np.ndarray:
+    return np.array([(mask >> b) & 1 for b in range(n)], dtype=bool)
