@@ -180,7 +180,7 @@ class LossAccounting:
 
         >>> d = loss_accounting("yacht", "greedy", options=["fill-in-order"]).to_dict()
         >>> sorted(d)[:3]
-        ['by_box', 'by_kind', 'by_turn']
+        ['accounted', 'by_box', 'by_kind']
         """
         out = self.summary()
         out.update(half_width=dict(self.half_width), by_kind=dict(self.by_kind), by_box=dict(self.by_box),
@@ -671,12 +671,15 @@ def estimate_losses(rules: str | RuleSet, strategy: str | Strategy, games: int =
     >>> est.method, bool(est.half_width["accounted"] < 1)
     ('simulated (2,000 games)', True)
     """
-    from ..api import check_count, simulate
+    from ..engine import SEED_BLOCK, seed_entropy
+    from ..runner import run_chunks
     from .solver import solve
     from ._solver_space import require_solvable
 
     rules = get_rules(rules, options)
-    n = check_count(games, "games")
+    if isinstance(games, bool) or not isinstance(games, (int, np.integer)) or games < 2:
+        raise ValueError(f"games must be an integer of at least 2 (for an interval), got {games!r}")
+    n = int(games)
     if n < 2:
         raise ValueError(f"games must be at least 2 for an interval, got {n}")
     require_solvable(rules, "loss accounting (it needs optimal play's values)")
@@ -689,14 +692,17 @@ def estimate_losses(rules: str | RuleSet, strategy: str | Strategy, games: int =
         solution = solve(rules, dtype=np.float64, progress=progress)
     strat = get_strategy(strategy)
     meter = _LossMeter(strat, solution.values.reshape(-1), int(top))
-    res = simulate(rules, meter, n, seed=seed, progress=progress if progress is not None else False)
+    # the simulator's own chunked run (what simulate() does), the meter as the strategy
+    run = run_chunks("games", rules, meter.prepare(rules), n,
+                     entropy=None if seed is None else seed_entropy(seed), chunk_blocks=max(1, 65536 // SEED_BLOCK),
+                     keep_games=True, progress=progress if progress is not None else False)
     kinds = kind_names(rules.n_rolls)
     per_kind = {k: np.concatenate([b["kind"][k] for b in meter.batches]) for k in kinds}
     opt = {k: np.concatenate([b["optimal"][k] for b in meter.batches]) for k in kinds}
     by_box = np.concatenate([b["box"] for b in meter.batches])
     by_turn = np.concatenate([b["turn"] for b in meter.batches])
     total = sum(per_kind.values())
-    scores = np.asarray(res.games["total"], dtype=np.float64)
+    scores = np.asarray(run.rows["total"], dtype=np.float64)
 
     def hw(x):
         from scipy import stats
