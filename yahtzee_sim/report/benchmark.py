@@ -87,7 +87,7 @@ def benchmark_report(b, *, command: str = "") -> Report:
            f"simulated: {b.games:,} games, with a 95% t interval (its decisions are not a function of "
            f"the card and the dice alone, or the game is beyond the exact engine)")
     rep.add_text("Report card", f"Expected score and standard deviation, {how}.")
-    rep.add_table("card", _card_frame(b), index=False, float_format="%.4f")
+    rep.add_table("card", _card_frame(b), index=False, float_format="{:.4f}")
     if b.comparisons:
         rep.add_text("Against other strategies (common dice)",
                      f"`diff`: mean of ({b.strategy} - opponent) over {b.games:,} games played on the "
@@ -97,7 +97,7 @@ def benchmark_report(b, *, command: str = "") -> Report:
                      f"each plays its own dice (`p_tie`: the same score); `method` says whether it is "
                      f"exact (from the two score distributions) or counted on the paired games, with a "
                      f"Wilson interval (`p_win_low` to `p_win_high`).")
-        rep.add_table("against", b.to_frame(), float_format="%.4f")
+        rep.add_table("against", b.to_frame(), float_format="{:.4f}")
     rep.add_figure("distribution", _draw_pmfs(b), heading="Score distribution",
                    caption=f"The probability of each final score under {b.strategy} and under optimal play.")
     acc = b.losses
@@ -116,18 +116,18 @@ def benchmark_report(b, *, command: str = "") -> Report:
     kinds = pd.DataFrame({"decision": list(acc.by_kind), "points_per_game": list(acc.by_kind.values()),
                           "share_optimal": [acc.optimal_share[k] for k in acc.by_kind],
                           "mean_loss_per_decision": [acc.by_kind[k] / acc.decisions[k] for k in acc.by_kind]})
-    rep.add_table("loss_by_kind", kinds, index=False, float_format="%.4f",
+    rep.add_table("loss_by_kind", kinds, index=False, float_format="{:.4f}",
                   caption="Points per game lost by each kind of decision.")
     boxes = pd.DataFrame({"box": list(acc.by_box), "points_per_game": list(acc.by_box.values())})
-    rep.add_table("loss_by_box", boxes, index=False, float_format="%.4f",
+    rep.add_table("loss_by_box", boxes, index=False, float_format="{:.4f}",
                   caption="Points per game lost in the turns that filled each box (their keeps included).")
     rep.add_figure("loss_by_box", _draw_losses(b), caption="The same split as a figure.")
     turns = pd.DataFrame({"turn": np.arange(1, len(acc.by_turn) + 1), "points_per_game": acc.by_turn})
-    rep.add_table("loss_by_turn", turns, index=False, float_format="%.4f",
+    rep.add_table("loss_by_turn", turns, index=False, float_format="{:.4f}",
                   caption="Points per game lost in each turn.")
     top = acc.top_frame()
     rep.add_text("Costliest positions",
                  f"The {len(top)} positions where {b.strategy} loses most per game (reach probability "
                  f"times loss): the card, the dice, the rolls left, its choice and the best one.")
-    rep.add_table("costliest", top, index=False, float_format="%.4g")
+    rep.add_table("costliest", top, index=False, float_format="{:.4g}")
     return rep
