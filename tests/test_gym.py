@@ -107,3 +107,16 @@ def test_a_bad_policy_is_refused_in_one_line():
     shape = ysg.PolicyStrategy(lambda obs, mask: np.zeros((len(mask), 2), int), batched=True, name="shape")
     with pytest.raises(StrategyError, match="integer actions"):
         simulate("yacht", shape, 1024, seed=1)
+
+
+def test_docs_example_runs():
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "gym.md").read_text(encoding="utf-8")
+    source = re.search(r"```python\n(.*?)```", text, re.S).group(1).replace("20_000", "1_100")
+    namespace: dict = {"__name__": "__docs__"}
+    exec(compile(source, "docs/gym.md", "exec"), namespace)
+    card = namespace["card"]                       # the last agent: exact
+    assert card.strategy == "one-step-greedy" and card.method == "exact" and card.losses is not None
+    assert abs(card.losses.accounted - card.losses.gap) < 1e-9
