@@ -173,3 +173,13 @@ def test_checks_catch_a_bad_plugin():
     with pytest.raises(CheckFailed, match="same twice"):
         check_strategy("yacht", Flaky(), n=1100)
     check_strategy("yacht", LowestBox(), n=1100)       # a conforming plug-in passes
+
+
+@pytest.mark.parametrize("strategy", ["keep-largest", "target:T=100"], ids=["exact", "simulated"])
+def test_output_fits_80_columns(capsys, monkeypatch, strategy):
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, err = run(capsys, "benchmark", strategy, "--against", "greedy", *CLI_GAME, "--games", "1100",
+                         "--seed", "1")
+    assert code == 0, err
+    wide = [line for line in out.splitlines() if len(line) > 80]
+    assert not wide, wide[0]

@@ -47,13 +47,13 @@ def cmd_benchmark(args) -> int:
     if args.json:
         print_json(dict(b.summary(), options=list(rules.options)))
         return 0
-    print(f"{rules_heading(rules)}: benchmark of {b.strategy} (seed {b.seed})")
+    print_wrapped(f"{rules_heading(rules)}: benchmark of {b.strategy} (seed {b.seed})")
     if b.method == "exact":
         print(f"  expected score          {b.mean:.4f} (exact)")
         print(f"  standard deviation      {b.sd:.4f} (exact)")
     else:
-        print(f"  expected score          {b.mean:.4f} (simulated, {b.games:,} games; 95% interval "
-              f"{b.mean_low:.4f} to {b.mean_high:.4f})")
+        print_wrapped(f"  expected score          {b.mean:.4f} (simulated, {b.games:,} games; 95% interval "
+                      f"{b.mean_low:.4f} to {b.mean_high:.4f})", hang=24)
         print(f"  standard deviation      {b.sd:.4f} (simulated)")
     if b.optimal_mean == b.optimal_mean:
         print(f"  optimal play            {b.optimal_mean:.4f} (exact)")
@@ -73,12 +73,17 @@ def cmd_benchmark(args) -> int:
     if acc is None:
         print_wrapped(f"  where the points go: not computed ({b.losses_note})")
     else:
-        print(f"  where the points go ({acc.method}): {acc.gap:.4f} points per game behind optimal "
-              f"(losses summed {acc.accounted:.4f})")
+        if acc.half_width:
+            print_wrapped(f"  where the points go ({acc.method}, every decision met valued exactly): "
+                          f"{acc.accounted:.4f} points per game lost (95% interval +/- "
+                          f"{acc.half_width['accounted']:.4f})", hang=4)
+        else:
+            print_wrapped(f"  where the points go ({acc.method}): {acc.gap:.4f} points per game behind optimal "
+                          f"(losses summed {acc.accounted:.4f})", hang=4)
         for k, v in acc.by_kind.items():
             print(f"    {k:<22}{v:9.4f} points per game; {acc.optimal_share[k]:.2%} of them optimal")
-        print(f"    mean loss per decision {acc.mean_loss_per_decision:.4f} points (Verhoeff's measure); "
-              f"{acc.share_optimal:.2%} of all decisions optimal")
+        print_wrapped(f"    mean loss per decision {acc.mean_loss_per_decision:.4f} points (Verhoeff's "
+                      f"measure); {acc.share_optimal:.2%} of all decisions optimal", hang=4)
         worst = sorted(acc.by_box.items(), key=lambda kv: -kv[1])[:5]
         print_wrapped("    most lost in the turns filling: " + ", ".join(f"{k} {v:.3f}" for k, v in worst),
                       hang=6)
