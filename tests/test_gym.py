@@ -120,3 +120,32 @@ def test_docs_example_runs():
     card = namespace["card"]                       # the last agent: exact
     assert card.strategy == "one-step-greedy" and card.method == "exact" and card.losses is not None
     assert abs(card.losses.accounted - card.losses.gap) < 1e-9
+
+
+def _masked_uniform(mask, rng):
+    """A uniformly random legal action per row (vectorized: argmax of random keys)."""
+    keys = np.where(mask == 1, rng.random(mask.shape), -1.0)
+    return keys.argmax(axis=1)
+
+
+def test_vector_env_random_agent_has_random_strategys_exact_mean():
+    # uniform over the legal keeps (distinct sub-keeps) and boxes is the built-in random
+    # strategy, whose exact mean policy_value computes independently of the environment
+    rules = get_rules("yacht")
+    n = 4096
+    venv = gym.make_vec("yahtzee_sim/Yacht-v0", num_envs=n, vectorization_mode="vector_entry_point")
+    obs, infos = venv.reset(seed=11)
+    rng = np.random.default_rng(12)
+    total = np.zeros(n)
+    for step in range(rules.n_boxes * rules.n_rolls):
+        obs, r, term, trunc, infos = venv.step(_masked_uniform(infos["action_mask"], rng))
+        total += r
+        assert not infos["illegal_action"].any()
+    assert term.all() and np.array_equal(total, infos["score"])
+    exact = policy_value(rules, "random")
+    se = total.std(ddof=1) / np.sqrt(n)
+    assert abs(total.mean() - exact.expected_score) < 4 * se
+    # next-step autoreset: the finished games start again, reward 0
+    obs, r, term, trunc, infos = venv.step(np.zeros(n, int))
+    assert not r.any() and not term.any() and (obs["rolls_left"] == rules.n_rolls - 1).all()
+    assert not obs["filled"].any()

@@ -2,7 +2,9 @@
 
 Importing this package registers one environment per rule set (``yahtzee_sim/Yahtzee-v0``,
 ``yahtzee_sim/Yacht-v0``, ``yahtzee_sim/Yatzy-v0``, ...; ``gymnasium.make(id, options=[...])``
-for rule options, ``rules="house.toml"`` for a house-rules file). Nothing else in the
+for rule options, ``rules="house.toml"`` for a house-rules file) and its vector
+environment, N games stepped together in NumPy (:class:`YahtzeeVectorEnv`;
+``gymnasium.make_vec(id, num_envs=N, vectorization_mode="vector_entry_point")``). Nothing else in the
 package imports it, and gymnasium is imported only here.
 
 One episode is one solitaire game; one step is one decision:
@@ -43,8 +45,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .env import YahtzeeEnv, PolicyStrategy, env_id, register_envs  # noqa: F401
+from .env import PolicyStrategy, YahtzeeEnv, YahtzeeVectorEnv, env_id, register_envs  # noqa: F401
 
-__all__ = ["YahtzeeEnv", "PolicyStrategy", "env_id", "register_envs"]
+__all__ = ["YahtzeeEnv", "YahtzeeVectorEnv", "PolicyStrategy", "env_id", "register_envs"]
 
 register_envs()

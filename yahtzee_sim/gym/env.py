@@ -42,7 +42,9 @@ def env_id(name: str) -> str:
 
 
 def register_envs() -> list[str]:
-    """Register an environment per rule set it plays (idempotent); returns the ids.
+    """Register an environment per rule set it plays, and its vector environment
+    (``gymnasium.make_vec(id, num_envs=N, vectorization_mode="vector_entry_point")``);
+    idempotent; returns the ids.
 
     >>> "yahtzee_sim/Yatzy-v0" in register_envs()
     True
@@ -53,7 +55,8 @@ def register_envs() -> list[str]:
             continue
         eid = env_id(name)
         if eid not in gym.registry:
-            gym.register(id=eid, entry_point="yahtzee_sim.gym.env:YahtzeeEnv", kwargs={"rules": name})
+            gym.register(id=eid, entry_point="yahtzee_sim.gym.env:YahtzeeEnv", kwargs={"rules": name},
+                         vector_entry_point="yahtzee_sim.gym.env:YahtzeeVectorEnv")
         ids.append(eid)
     return ids
 
@@ -252,3 +255,122 @@ class PolicyStrategy(Strategy):
         mask = np.zeros((len(rolls), k + self.rules.n_boxes), dtype=np.int8)
         mask[:, k:] = options.legal
         return (self._ask(self._obs(state, rolls, 0), mask) - k).astype(np.intp)
+
+
+class YahtzeeVectorEnv(gym.vector.VectorEnv):
+    """``num_envs`` games stepped together in NumPy (the vectorized engine's state as
+    arrays, batch axis first): the same observations, actions, masks (``infos["action_mask"]``,
+    (N, K + B)) and rewards as :class:`YahtzeeEnv`, one row per game. A finished game is
+    reset on the next step (Gymnasium's next-step autoreset; that step's action is ignored).
+    An illegal action changes nothing in its row (reward 0, ``infos["illegal_action"]``).
+
+    >>> venv = YahtzeeVectorEnv("yacht", num_envs=4)
+    >>> obs, infos = venv.reset(seed=2)
+    >>> obs["dice"].shape, infos["action_mask"].shape          # 462 keeps + 12 boxes
+    ((4, 6), (4, 474))
+    """
+
+    metadata = {"autoreset_mode": gym.vector.AutoresetMode.NEXT_STEP}
+
+    def __init__(self, rules: str | RuleSet = "yahtzee", options=(), num_envs: int = 16):
+        from gymnasium.vector.utils import batch_space
+
+        single = YahtzeeEnv(rules, options)
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        self.rules, self.num_envs = single.rules, int(num_envs)
+        self.single_observation_space = single.observation_space
+        self.single_action_space = single.action_space
+        self.observation_space = batch_space(single.observation_space, self.num_envs)
+        self.action_space = batch_space(single.action_space, self.num_envs)
+        self._sub, self.n_keeps, self.n_boxes = single._sub, single.n_keeps, single.n_boxes
+        self._cap = upper_cap(self.rules)
+        n, b = self.num_envs, self.n_boxes
+        self.filled = np.zeros((n, b), dtype=bool)
+        self.upper_total = np.zeros(n, dtype=np.int64)
+        self.five_box_full = np.zeros(n, dtype=bool)
+        self.score = np.zeros(n, dtype=np.int64)
+        self.rolls_left = np.zeros(n, dtype=np.int64)
+        self.roll = np.zeros(n, dtype=np.intp)
+        self._done = np.zeros(n, dtype=bool)
+
+    def _throw(self, rows, keeps):
+        d = self.rules.dice
+        held = d.keep_counts[keeps].astype(np.int64)                    # (m, F)
+        fresh = self.np_random.integers(0, d.n_faces, (len(rows), d.n_dice))
+        use = np.arange(d.n_dice)[None, :] < (d.n_dice - held.sum(axis=1))[:, None]
+        counts = held + np.stack([((fresh == f) & use).sum(axis=1) for f in range(d.n_faces)], axis=1)
+        dice = np.repeat(np.tile(np.arange(1, d.n_faces + 1), (len(rows), 1)).ravel(), counts.ravel())
+        self.roll[rows] = d.roll_index(dice.reshape(len(rows), d.n_dice))
+
+    def _new(self, rows):
+        self.filled[rows] = False
+        self.upper_total[rows] = 0
+        self.five_box_full[rows] = False
+        self.score[rows] = 0
+        self.rolls_left[rows] = self.rules.n_rolls - 1
+        self._throw(rows, np.zeros(len(rows), dtype=np.intp))
+
+    def _options(self):
+        rules = self.rules
+        legal, scores, bonus = rules.turn_options(self.filled, self.five_box_full, self.roll)
+        gain = scores + rules.upper_bonus_gain(self.upper_total, scores) + bonus[:, None]
+        return legal, scores, gain
+
+    def action_masks(self) -> np.ndarray:
+        """(N, K + B) int8: the legal actions of each game now."""
+        legal = self._options()[0]
+        mask = np.zeros((self.num_envs, self.n_keeps + self.n_boxes), dtype=np.int8)
+        keeping = self.rolls_left > 0
+        mask[keeping, :self.n_keeps] = self._sub[self.roll[keeping]]
+        mask[~keeping, self.n_keeps:] = legal[~keeping]
+        return mask
+
+    def _obs(self):
+        return {"filled": self.filled.astype(np.int8), "upper_total": np.minimum(self.upper_total, self._cap),
+                "five_box_full": self.five_box_full.astype(np.int64),
+                "dice": self.rules.dice.roll_counts[self.roll].astype(np.int64),
+                "rolls_left": self.rolls_left.copy()}
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self._new(np.arange(self.num_envs))
+        self._done[:] = False
+        return self._obs(), {"action_mask": self.action_masks(), "score": self.score.copy()}
+
+    def step(self, actions):
+        rules, n = self.rules, self.num_envs
+        a = np.asarray(actions, dtype=np.int64).reshape(n)
+        mask = self.action_masks()
+        ok = (a >= 0) & (a < mask.shape[1])
+        ok[ok] = mask[np.flatnonzero(ok), a[ok]] == 1
+        reward = np.zeros(n, dtype=np.int64)
+        restart = np.flatnonzero(self._done)
+        ok[restart] = False
+        legal, scores, gain = self._options()
+        keep = ok & (a < self.n_keeps)
+        rows = np.flatnonzero(keep)
+        if len(rows):
+            self._throw(rows, a[rows].astype(np.intp))
+            self.rolls_left[rows] -= 1
+        rows = np.flatnonzero(ok & ~keep)
+        if len(rows):
+            b = a[rows] - self.n_keeps
+            reward[rows] = gain[rows, b]
+            self.filled[rows, b] = True
+            self.upper_total[rows] += np.where(rules.is_upper[b], scores[rows, b], 0)
+            if rules.five_box is not None:
+                self.five_box_full[rows] |= (b == rules.five_box_index) & (scores[rows, b] > 0)
+            self.score[rows] += reward[rows]
+            self.rolls_left[rows] = rules.n_rolls - 1
+            going = rows[~self.filled[rows].all(axis=1)]
+            if len(going):
+                self._throw(going, np.zeros(len(going), dtype=np.intp))
+        if len(restart):
+            self._new(restart)
+        terminated = self.filled.all(axis=1)
+        self._done = terminated.copy()
+        illegal = ~ok
+        illegal[restart] = False
+        infos = {"action_mask": self.action_masks(), "score": self.score.copy(), "illegal_action": illegal}
+        return self._obs(), reward.astype(np.float64), terminated, np.zeros(n, dtype=bool), infos
