@@ -10,13 +10,13 @@ import pytest
 
 gym = pytest.importorskip("gymnasium", reason="gymnasium is not installed (pip install 'yahtzee-sim[gym]')")
 
-import yahtzee_sim.gym as ysg  # noqa: E402
-from gymnasium.utils.env_checker import check_env  # noqa: E402
+from gymnasium.utils.env_checker import check_env
 
-from yahtzee_sim import simulate  # noqa: E402
-from yahtzee_sim.engine import StrategyError  # noqa: E402
-from yahtzee_sim.exact.policy import policy_value  # noqa: E402
-from yahtzee_sim.rules import get_rules, rule_names  # noqa: E402
+import yahtzee_sim.gym as ysg
+from yahtzee_sim import simulate
+from yahtzee_sim.engine import StrategyError
+from yahtzee_sim.exact.policy import policy_value
+from yahtzee_sim.rules import get_rules, rule_names
 
 
 @pytest.mark.parametrize("eid", ysg.register_envs())
@@ -114,7 +114,7 @@ def test_docs_example_runs():
     from pathlib import Path
 
     text = (Path(__file__).resolve().parents[1] / "docs" / "gym.md").read_text(encoding="utf-8")
-    source = re.search(r"```python\n(.*?)```", text, re.S).group(1).replace("20_000", "1_100")
+    source = re.search(r"```python\n(.*?)```", text, re.DOTALL).group(1).replace("20_000", "1_100")
     namespace: dict = {"__name__": "__docs__"}
     exec(compile(source, "docs/gym.md", "exec"), namespace)
     card = namespace["card"]                       # the last agent: exact

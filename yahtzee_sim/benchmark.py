@@ -39,7 +39,7 @@ import numpy as np
 from .rules import RuleSet, get_rules
 from .strategies import Strategy, get_strategy
 
-__all__ = ["benchmark", "Benchmark", "DEFAULT_AGAINST", "DEFAULT_GAMES"]
+__all__ = ["DEFAULT_AGAINST", "DEFAULT_GAMES", "Benchmark", "benchmark"]
 
 DEFAULT_AGAINST = ("heuristic", "optimal")
 DEFAULT_GAMES = 20_000
@@ -84,7 +84,7 @@ class Benchmark:
     simulated: object = field(repr=False)
     seconds: float = 0.0
 
-    def to_frame(self) -> "pd.DataFrame":
+    def to_frame(self) -> pd.DataFrame:
         """One row per opponent: the paired difference (this strategy minus it) with its 95%
         interval, the exact difference where both are exact, and the win rate.
 
@@ -122,9 +122,8 @@ _COMP_KEYS = ("opponent_mean", "diff", "diff_low", "diff_high", "diff_exact", "p
 
 def _exact_distribution(rules, strat, progress):
     """The exact score distribution, or None and why not (a one-line reason)."""
-    from .exact.distribution import distribution
-
     from .engine import StrategyError
+    from .exact.distribution import distribution
 
     try:
         return distribution(rules, strat, progress=progress, cache=isinstance(strat, str)), ""

@@ -22,7 +22,7 @@ from .rules import RuleSet, get_rules
 from .state import GameState, TurnOptions
 from .strategies import Strategy, get_strategy
 
-__all__ = ["check_strategy", "check_ruleset", "check_decisions", "CheckFailed", "Recorder"]
+__all__ = ["CheckFailed", "Recorder", "check_decisions", "check_ruleset", "check_strategy"]
 
 
 class CheckFailed(AssertionError):

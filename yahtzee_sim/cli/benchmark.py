@@ -18,10 +18,16 @@ DEFAULT_AGAINST = ["heuristic", "optimal"]
 
 def cmd_benchmark(args) -> int:
     """Print (and with ``--out`` write) the report card of one strategy."""
-    from ._common import (check_out_path, print_json, print_table, print_wrapped, progress_for, rules_from,
-                          rules_heading)
     from ..benchmark import benchmark
     from ..report.output import check_output_root, check_replaceable
+    from ._common import (
+        print_json,
+        print_table,
+        print_wrapped,
+        progress_for,
+        rules_from,
+        rules_heading,
+    )
 
     rules = rules_from(args)
     if args.out:                                     # refused before any work, nothing written

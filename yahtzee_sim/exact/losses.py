@@ -40,7 +40,7 @@ import numpy as np
 from ..rules import RuleSet, get_rules
 from ..strategies import Strategy, get_strategy
 
-__all__ = ["loss_accounting", "estimate_losses", "LossAccounting", "kind_names", "TOP_POSITIONS", "OPTIMAL_TOL"]
+__all__ = ["OPTIMAL_TOL", "TOP_POSITIONS", "LossAccounting", "estimate_losses", "kind_names", "loss_accounting"]
 
 TOP_POSITIONS = 20
 """Costliest positions kept (reach probability times loss)."""
@@ -147,7 +147,7 @@ class LossAccounting:
                 "mean_loss_per_decision": self.mean_loss_per_decision,
                 "share_optimal": self.share_optimal, "seconds": self.seconds}
 
-    def to_frame(self) -> "pd.DataFrame":
+    def to_frame(self) -> pd.DataFrame:
         """The parts of the gap, one row each: ``split`` (decision kind, box, turn), ``part``,
         ``points`` per game; each split's points add up to the gap.
 
@@ -162,7 +162,7 @@ class LossAccounting:
         rows += [("turn", str(t + 1), float(v)) for t, v in enumerate(self.by_turn)]
         return pd.DataFrame(rows, columns=["split", "part", "points"])
 
-    def top_frame(self) -> "pd.DataFrame":
+    def top_frame(self) -> pd.DataFrame:
         """The costliest positions as a table (see :attr:`top`).
 
         >>> f = loss_accounting("yacht", "greedy", options=["fill-in-order"]).top_frame()
@@ -335,7 +335,14 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
     ValueError: loss accounting does not cover generala: dice served on the first throw score more there, and a turn's decisions then depend on how its dice came; the benchmark gives the exact or simulated score without it
     """
     from ..progress import as_progress
-    from .policy import PROBE_STATES, _Decider, _level_states, _probe, _Turn, evaluation_setup
+    from .policy import (
+        PROBE_STATES,
+        _Decider,
+        _level_states,
+        _probe,
+        _Turn,
+        evaluation_setup,
+    )
     from .solver import solve
 
     rules = get_rules(rules, options)
@@ -673,8 +680,8 @@ def estimate_losses(rules: str | RuleSet, strategy: str | Strategy, games: int =
     """
     from ..engine import SEED_BLOCK, seed_entropy
     from ..runner import run_chunks
-    from .solver import solve
     from ._solver_space import require_solvable
+    from .solver import solve
 
     rules = get_rules(rules, options)
     if isinstance(games, bool) or not isinstance(games, (int, np.integer)) or games < 2:

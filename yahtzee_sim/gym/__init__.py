@@ -43,10 +43,9 @@ the observation shows, the card and the dice.
 
 from __future__ import annotations
 
-import numpy as np
 
-from .env import PolicyStrategy, YahtzeeEnv, YahtzeeVectorEnv, env_id, register_envs  # noqa: F401
+from .env import PolicyStrategy, YahtzeeEnv, YahtzeeVectorEnv, env_id, register_envs
 
-__all__ = ["YahtzeeEnv", "YahtzeeVectorEnv", "PolicyStrategy", "env_id", "register_envs"]
+__all__ = ["PolicyStrategy", "YahtzeeEnv", "YahtzeeVectorEnv", "env_id", "register_envs"]
 
 register_envs()

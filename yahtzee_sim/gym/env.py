@@ -9,6 +9,7 @@ from gymnasium import spaces
 from ..rules import RuleSet, get_rules, rule_names
 from ..strategies import Strategy
 
+
 def upper_cap(rules: RuleSet) -> int:
     """Upper totals are shown capped at the (highest) bonus threshold: beyond it nothing in
     the game depends on them, so a policy sees what the exact evaluation tells apart.
