@@ -249,3 +249,15 @@ def test_estimate_for_a_strategy_that_is_not_exactly_evaluable():
     est = estimate_losses("yacht", "target:T=100", 2000, options=["fill-in-order"], seed=3)
     assert est.accounted > 0 and all(t["loss"] > 0 for t in est.top)
     assert abs(sum(est.by_kind.values()) - est.accounted) < 1e-9
+
+
+def test_two_processes_give_the_same_sums():
+    # small chunks, so each level is split between this process and a forked one
+    one = loss_accounting("yacht", "keep-largest", workers=1, chunk_rows=252 * 4000)
+    two = loss_accounting("yacht", "keep-largest", workers=2, chunk_rows=252 * 4000)
+    assert abs(one.accounted - two.accounted) < 1e-9 and abs(one.strategy_score - two.strategy_score) < 1e-9
+    assert all(abs(one.by_box[k] - two.by_box[k]) < 1e-9 for k in one.by_box)
+    assert np.abs(one.by_turn - two.by_turn).max() < 1e-9
+    assert [t["dice"] for t in one.top] == [t["dice"] for t in two.top]
+    with pytest.raises(ValueError, match="workers"):
+        loss_accounting("yacht", "keep-largest", workers=0)

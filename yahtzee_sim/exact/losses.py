@@ -240,6 +240,17 @@ class _Top:
                 else:
                     heapq.heapreplace(self.heap, item)
 
+    def add(self, w: float, rec: dict) -> None:
+        """Offer one position already built (from another process's part)."""
+        self.count += 1
+        if len(self.heap) < self.n:
+            heapq.heappush(self.heap, (w, self.count, rec))
+        elif self.n and w > self.heap[0][0]:
+            heapq.heapreplace(self.heap, (w, self.count, rec))
+
+    def items(self) -> list:
+        return [(w, rec) for w, _, rec in self.heap]
+
     def records(self) -> list:
         return [rec for _, _, rec in sorted(self.heap, key=lambda x: (-x[0], x[1]))]
 
@@ -283,6 +294,88 @@ class _Chance:
         return best[:, self.roll_keep]
 
 
+class _Acc:
+    """One level's sums over its chunks (one per process): losses and optimal decisions by
+    kind, by box and turn, the strategy's points, the next level's reach, the top positions."""
+
+    def __init__(self, kinds, n_b, size, top):
+        self.loss_kind = dict.fromkeys(kinds, 0.0)
+        self.opt_mass = dict.fromkeys(kinds, 0.0)
+        self.dec_mass = dict.fromkeys(kinds, 0.0)
+        self.by_box, self.by_turn, self.score = np.zeros(n_b), np.zeros(n_b), 0.0
+        self.reach_next = np.zeros(size)
+        self.best = _Top(top)
+        self.shown = [None, None]
+
+    def packed(self) -> dict:
+        """What a child sends back (the reach as its nonzero entries)."""
+        nz = np.flatnonzero(self.reach_next)
+        return {"loss_kind": self.loss_kind, "opt_mass": self.opt_mass, "dec_mass": self.dec_mass,
+                "by_box": self.by_box, "by_turn": self.by_turn, "score": self.score,
+                "reach_idx": nz, "reach_val": self.reach_next[nz], "best": self.best.items()}
+
+    def merge(self, part: dict) -> None:
+        for k in self.loss_kind:
+            self.loss_kind[k] += part["loss_kind"][k]
+            self.opt_mass[k] += part["opt_mass"][k]
+            self.dec_mass[k] += part["dec_mass"][k]
+        self.by_box += part["by_box"]
+        self.by_turn += part["by_turn"]
+        self.score += part["score"]
+        self.reach_next[part["reach_idx"]] += part["reach_val"]
+        for w, rec in part["best"]:
+            self.best.add(w, rec)
+
+
+class _in_child:
+    """Run ``work(acc)`` on a fresh accumulator in a forked process; :meth:`result` waits
+    for its packed sums (a failure there is raised here, in one line)."""
+
+    def __init__(self, work, make_acc):
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("fork")
+        self.conn, child = ctx.Pipe(duplex=False)
+
+        def run():
+            try:
+                acc = make_acc()
+                work(acc)
+                child.send(("ok", acc.packed()))
+            except BaseException as exc:          # reported, raised in the parent
+                child.send(("error", (isinstance(exc, ValueError), f"{exc}")))
+            finally:
+                child.close()
+
+        self.proc = ctx.Process(target=run, daemon=True)
+        self.proc.start()
+        child.close()
+
+    def result(self) -> dict:
+        try:
+            status, payload = self.conn.recv()
+        except EOFError:
+            raise RuntimeError("loss accounting: a worker process died") from None
+        finally:
+            self.proc.join()
+            self.conn.close()
+        if status == "ok":
+            return payload
+        is_value_error, msg = payload
+        raise (ValueError if is_value_error else RuntimeError)(msg)
+
+
+def default_workers() -> int:
+    """Processes sharing each level (the solver's default: the CPUs available, at most 2).
+
+    >>> default_workers() in (1, 2)
+    True
+    """
+    from .solver import default_workers as solver_workers
+
+    return solver_workers()
+
+
 def _moves(rules, sp, mask, u, flag, m_box, m_pts):
     """Per state (C,) and move (M,): the next state's flat index (0 where the box is
     filled: never legal) and the upper bonus earned (as :meth:`RuleSet.upper_bonus_gain`
@@ -309,7 +402,7 @@ def _scatter_keeps(x: np.ndarray, keeps: np.ndarray, n_keeps: int) -> np.ndarray
 
 def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(), solution=None,
                     chunk_rows: int = DEFAULT_CHUNK_ROWS, top: int = TOP_POSITIONS,
-                    progress=None) -> LossAccounting:
+                    workers: int | None = None, progress=None) -> LossAccounting:
     """Exact loss of every decision of ``strategy`` against optimal play, summed by kind,
     box and turn (see the module docstring).
 
@@ -324,6 +417,8 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
         within about 1e-4 only).
     chunk_rows : (state, roll) rows worked at once (memory bound).
     top : how many of the costliest positions to keep.
+    workers : processes sharing each level's states (default :func:`default_workers`: 2
+        where two CPUs are available); the sums are the same up to rounding.
     progress : a callback ``progress(phase, done, total)`` told after each level.
 
     >>> acc = loss_accounting("yacht", "optimal", options=["fill-in-order"])
@@ -351,6 +446,10 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
         raise ValueError(f"chunk_rows must be a positive integer, got {chunk_rows!r}")
     if isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 0:
         raise ValueError(f"top must be a non-negative integer, got {top!r}")
+    if workers is None:
+        workers = default_workers()
+    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
+        raise ValueError(f"workers must be a positive integer, got {workers!r}")
     from ._solver_space import require_solvable
 
     require_solvable(rules, "loss accounting (it needs optimal play's values)")
@@ -407,12 +506,12 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
             decide.check(shown[1], *_probe(strat, rules, shown[1], is_subkeep))
         mask_l, u_l, flag_l, idx_l = mask_all[live], u_all[live], flag_all[live], idx_all[live]
         g_legal = g_gain = g_move = None
-        for lo in range(0, len(mask_l), per_chunk):                          # chunks of states
+        def _chunk(lo, st):                        # one chunk of the level's states into st
             hi = min(lo + per_chunk, len(mask_l))
             mask, u, flag, idx = mask_l[lo:hi], u_l[lo:hi], flag_l[lo:hi], idx_l[lo:hi]
             p_state = reach[idx]                                             # (C,)
             turn = _Turn(rules, sp, mask, u, flag)
-            shown = [shown[1], turn]
+            st.shown = [st.shown[1], turn]
             c = turn.n
             n_g = len(turn.g_first)                  # distinct (filled boxes, flag) of the chunk
             g_legal = turn.g_legal.reshape(n_g, n_r, n_b)
@@ -469,9 +568,9 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
                 opt_j = box_opt if j == 0 else keep_opt[j]
                 lm = m * loss_j
                 kind = stage_kind[j]
-                loss_kind[kind] += float(p_state @ lm.sum(axis=1))
-                opt_mass[kind] += float(p_state @ (m * opt_j).sum(axis=1))
-                dec_mass[kind] += float(p_state.sum())
+                st.loss_kind[kind] += float(p_state @ lm.sum(axis=1))
+                st.opt_mass[kind] += float(p_state @ (m * opt_j).sum(axis=1))
+                st.dec_mass[kind] += float(p_state.sum())
                 losses[j] = (m, loss_j)
                 acc = acc + lm
                 if j > 0:
@@ -481,38 +580,61 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
                     else:
                         held = _scatter_keeps(both, np.concatenate([keep_idx[j]] * 2), n_k)
                     m, acc = np.split(chance.roll_mass(held), 2)
-            by_turn[level] += float(p_state @ acc.sum(axis=1))
+            st.by_turn[level] += float(p_state @ acc.sum(axis=1))
             # the box each turn ends in: its losses, the points gained, the next states
             n_m = a_m.shape[1]
             state_of = np.repeat(np.arange(c), n_r)
             if uniform:
                 wbox = wb.reshape(c, n_r, n_b)
-                by_box += np.einsum("c,cr,crb->b", p_state, acc, wbox)
+                st.by_box += np.einsum("c,cr,crb->b", p_state, acc, wbox)
                 flow = ((p_state[:, None] * m)[:, :, None] * wbox).reshape(c * n_r, n_b)   # (C * R, B)
                 moves = mv.reshape(c * n_r, n_b)
                 pts_rows = pts.reshape(c * n_r, n_b)
                 key = (state_of[:, None] * n_m + moves)[legal]
                 w_flow = flow[legal]
-                strategy_score += float(w_flow @ pts_rows[legal])
+                st.score += float(w_flow @ pts_rows[legal])
             else:
                 bflat = boxes.reshape(-1)
-                by_box += np.bincount(bflat, weights=(p_state[:, None] * acc).ravel(), minlength=n_b)
+                st.by_box += np.bincount(bflat, weights=(p_state[:, None] * acc).ravel(), minlength=n_b)
                 w_flow = (p_state[:, None] * m).ravel()
                 key = state_of * n_m + mv.reshape(c * n_r, n_b)[rows, bflat]
-                strategy_score += float(w_flow @ pts.reshape(c * n_r, n_b)[rows, bflat])
+                st.score += float(w_flow @ pts.reshape(c * n_r, n_b)[rows, bflat])
             into = np.bincount(key, weights=w_flow, minlength=c * n_m)           # flow per (state, move)
-            strategy_score += float(into @ ug_m.ravel())                         # the upper bonus earned
+            st.score += float(into @ ug_m.ravel())                         # the upper bonus earned
             used = into > 0
-            reach += np.bincount(nxt_m.ravel()[used], weights=into[used], minlength=sp.size)
+            st.reach_next += np.bincount(nxt_m.ravel()[used], weights=into[used], minlength=sp.size)
             # the costliest positions of this chunk
-            if best.n:
+            if st.best.n:
                 for j, (mj, lj) in losses.items():
                     # rounding-level losses of tied choices are not positions to show
                     cost = np.where(lj > OPTIMAL_TOL, p_state[:, None] * mj * lj, 0.0).ravel()
-                    best.offer(cost, lambda i, j=j, mj=mj, lj=lj: _position(
+                    st.best.offer(cost, lambda i, j=j, mj=mj, lj=lj: _position(
                         rules, sp, turn, i, j, float(p_state[i // n_r] * mj.reshape(-1)[i]),
                         float(lj.reshape(-1)[i]), q, w, z, uniform, boxes if not uniform else None,
                         keep_idx if not uniform else None, sub, sub_col, tie_order, level))
+
+        starts = list(range(0, len(mask_l), per_chunk))
+        st = _Acc(kinds, n_b, sp.size, int(top))
+        if workers > 1 and len(starts) > 1:       # a forked process takes every other chunk
+            other = _in_child(lambda part: [_chunk(lo, part) for lo in starts[1::2]],
+                              lambda: _Acc(kinds, n_b, sp.size, int(top)))
+            for lo in starts[0::2]:
+                _chunk(lo, st)
+            st.merge(other.result())
+        else:
+            for lo in starts:
+                _chunk(lo, st)
+        for k in kinds:
+            loss_kind[k] += st.loss_kind[k]
+            opt_mass[k] += st.opt_mass[k]
+            dec_mass[k] += st.dec_mass[k]
+        by_box += st.by_box
+        by_turn += st.by_turn
+        strategy_score += st.score
+        reach += st.reach_next
+        for w_, rec in st.best.items():
+            best.add(w_, rec)
+        shown = st.shown
         report(f"accounting the losses of {strat.name} on {rules.key} (levels of filled boxes)",
                level + 1, sp.n_boxes)
     optimal_score = float(values[sp.flat(0, 0, 0)])
