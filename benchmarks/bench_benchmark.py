@@ -27,7 +27,7 @@ TARGET_SECONDS = 30.0
 
 
 def _one(strategy: str, games: int) -> dict:
-    from yahtzee_sim.benchmark import benchmark
+    from yahtzee_sim.benchmarking import benchmark
 
     def children_cpu():                  # the loss accounting's forked worker included
         r = resource.getrusage(resource.RUSAGE_CHILDREN)

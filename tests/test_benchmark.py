@@ -14,7 +14,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from yahtzee_sim.benchmark import benchmark
+from yahtzee_sim.benchmarking import benchmark
 from yahtzee_sim.checks import CheckFailed, check_decisions, check_strategy
 from yahtzee_sim.cli import main
 from yahtzee_sim.engine import StrategyError
@@ -183,3 +183,10 @@ def test_output_fits_80_columns(capsys, monkeypatch, strategy):
     assert code == 0, err
     wide = [line for line in out.splitlines() if len(line) > 80]
     assert not wide, wide[0]
+
+
+def test_library_entry_is_the_function_even_after_its_module_is_imported():
+    import yahtzee_sim as ys
+    import yahtzee_sim.benchmarking  # noqa: F401  (a submodule import must not shadow ys.benchmark)
+
+    assert callable(ys.benchmark) and ys.benchmark is benchmark and ys.Benchmark.__name__ == "Benchmark"

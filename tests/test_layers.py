@@ -33,7 +33,7 @@ LAYERS = {
     # 2: runners and the exact engine (and the strategies built on it; the registry imports them all)
     "runner": 2, "exact": 2, "strategies": 2, "multiplayer": 2,
     # 3: the public API (simulate, simulate_turns; the package's __init__ re-exports it)
-    "api": 3, "": 3, "benchmark": 3, "checks": 3,  # the report card; the conformance checks users run
+    "api": 3, "": 3, "benchmarking": 3, "checks": 3,  # the report card; the conformance checks users run
     "gym": 3,  # Gymnasium environments (imported by nothing in the package): exact engine, simulator and statistics together
     # 4: reports and the claims catalog
     "report": 4, "verify": 4,

@@ -21,7 +21,7 @@ _EXPORTS = {
     "GameState": "state", "TurnOptions": "state",
     "Strategy": "strategies", "get_strategy": "strategies", "register": "strategies",
     "strategy_names": "strategies",
-    "benchmark": "benchmark", "Benchmark": "benchmark",
+    "benchmark": "benchmarking", "Benchmark": "benchmarking",
 }
 
 

@@ -18,7 +18,7 @@ DEFAULT_AGAINST = ["heuristic", "optimal"]
 
 def cmd_benchmark(args) -> int:
     """Print (and with ``--out`` write) the report card of one strategy."""
-    from ..benchmark import benchmark
+    from ..benchmarking import benchmark
     from ..report.output import check_output_root, check_replaceable
     from ._common import (
         print_json,

@@ -1,6 +1,6 @@
 """The ``benchmark`` report folder: a strategy's report card as README, CSV and figures.
 
-Built from a :class:`~yahtzee_sim.benchmark.Benchmark` (``yahtzee-sim benchmark
+Built from a :class:`~yahtzee_sim.benchmarking.Benchmark` (``yahtzee-sim benchmark
 STRATEGY --out DIR`` writes it; ``reports/benchmark`` is heuristic against optimal):
 the expected score (exact or simulated, said), the paired comparisons and win rates,
 the score distribution beside optimal's, and where the points go (the loss accounting
@@ -70,7 +70,7 @@ def _draw_losses(b):
 def benchmark_report(b, *, command: str = "") -> Report:
     """The report of a benchmark (write it with :func:`yahtzee_sim.report.document.write_report`).
 
-    >>> from yahtzee_sim.benchmark import benchmark
+    >>> from yahtzee_sim.benchmarking import benchmark
     >>> b = benchmark("greedy", against=["keep-largest"], rules="yacht", options=["fill-in-order"],
     ...               games=500, seed=1)
     >>> r = benchmark_report(b)
