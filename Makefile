@@ -40,6 +40,7 @@ bench-startup: $(BIN)/yahtzee-sim
 # Regenerate every committed report.
 reports: $(BIN)/yahtzee-sim
 	$(BIN)/yahtzee-sim run experiments/*.toml experiments/exact/*.toml
+	$(BIN)/yahtzee-sim benchmark heuristic --against optimal --seed 1 --out reports/benchmark
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

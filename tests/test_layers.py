@@ -42,7 +42,8 @@ LAYERS = {
     # 3: the strategies (plug-ins, several built on the exact engine) and tables of players
     "strategies": 3, "multiplayer": 3,
     # 4: the public API (simulate, simulate_turns; the package's __init__ re-exports it)
-    "api": 4, "": 4,
+    "api": 4, "": 4, "benchmarking": 4, "checks": 4,  # the report card; the conformance checks users run
+    "gym": 4,  # Gymnasium environments (imported by nothing in the package): exact engine, simulator and statistics together
     # 5: reports and the claims catalog
     "report": 5, "verify": 5,
     "questions": 5,  # a writer's questions and claims files (exact engine + simulation + verdicts)

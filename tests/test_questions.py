@@ -252,7 +252,7 @@ def test_expected_rolls_of_a_yahtzee_by_a_plain_chain():
 
 @pytest.fixture(scope="module")
 def tiny():
-    from test_distribution import brute_force
+    from plain_game import strategy_outcomes as brute_force
 
     from yahtzee_sim.strategies import get_strategy
 

@@ -40,6 +40,8 @@ _EXPORTS = {
     "strategy_names": "strategy", "best_legal": "strategy", "ChunkDecisions": "strategy",
     "compare_results": "stats",
     "ask": "questions", "check": "questions",
+    "benchmark": "benchmarking", "Benchmark": "benchmarking",
+    "check_strategy": "checks", "check_ruleset": "checks",
 }
 
 
@@ -62,5 +64,5 @@ __all__ = [
     "extreme_score", "solve_risk", "best_legal", "ChunkDecisions", "compare_results", "SEED_BLOCK", "StrategyError",
     "TurnsResult", "GameAggregate", "SimulationResult", "RuleSet", "get_rules", "rule_names",
     "rule_options", "GameState", "TurnOptions", "Strategy", "get_strategy", "register",
-    "strategy_names", "ask", "check", "__version__",
+    "strategy_names", "ask", "check", "benchmark", "Benchmark", "check_strategy", "check_ruleset", "__version__",
 ]

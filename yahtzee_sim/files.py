@@ -211,3 +211,24 @@ def atomic_write(target: str | os.PathLike, mode: str = "w", *, what: str | None
         tmp.unlink(missing_ok=True)
         raise
     finish_temp(tmp, target)
+
+
+CACHE_ENV = "YAHTZEE_SIM_CACHE"
+
+
+def cache_dir(path: str | os.PathLike | None = None) -> Path:
+    """The user's cache folder (not created here): the solver's tables and the key that
+    signs checkpoints and caches live there. ``$YAHTZEE_SIM_CACHE``, else
+    ``$XDG_CACHE_HOME/yahtzee-sim``, else ``~/.cache/yahtzee-sim``.
+
+    >>> str(cache_dir("/tmp/somewhere"))
+    '/tmp/somewhere'
+    """
+    if path is not None:
+        return Path(path)
+    env = os.environ.get(CACHE_ENV)
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg) if xdg else Path.home() / ".cache"
+    return base / "yahtzee-sim"

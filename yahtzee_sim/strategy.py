@@ -328,6 +328,9 @@ def _load_strategy(spec: str) -> Strategy:
             sys.path.remove(os.getcwd())
     except ImportError as exc:
         raise ValueError(f"cannot import strategy module {module_name!r}: {exc}") from None
+    except Exception as exc:  # the module itself is broken (a syntax error, an exception at import)
+        raise ValueError(f"cannot import strategy module {module_name!r}: it raised "
+                         f"{type(exc).__name__}: {exc}".replace("\n", " ")) from None
     cls = getattr(module, class_name, None)
     if not (isinstance(cls, type) and issubclass(cls, Strategy)):
         found = sorted(k for k, v in vars(module).items()

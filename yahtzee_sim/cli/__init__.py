@@ -23,7 +23,7 @@ __all__ = ["main", "build_parser", "PROG", "UsageError"]
 
 # Modules that add subcommands (each defines ``add_commands(subparsers)``).
 COMMAND_MODULES = ["core", "run", "verify", "odds", "extremes", "solve", "advise", "distribution", "target", "ask", "check",
-                   "cache"]
+                   "cache", "benchmark"]
 
 
 def build_parser() -> argparse.ArgumentParser:

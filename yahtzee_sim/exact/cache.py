@@ -32,23 +32,7 @@ import numpy as np
 
 __all__ = ["cache_dir", "save", "load", "read", "file_identity", "CACHE_ENV"]
 
-CACHE_ENV = "YAHTZEE_SIM_CACHE"
-
-
-def cache_dir(path: str | os.PathLike | None = None) -> Path:
-    """The cache directory (not created here).
-
-    >>> str(cache_dir("/tmp/somewhere"))
-    '/tmp/somewhere'
-    """
-    if path is not None:
-        return Path(path)
-    env = os.environ.get(CACHE_ENV)
-    if env:
-        return Path(env)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg) if xdg else Path.home() / ".cache"
-    return base / "yahtzee-sim"
+from ..files import CACHE_ENV, cache_dir  # noqa: E402  (the folder of every cache and of the signing key)
 
 
 def file_name(stem: str) -> str:

@@ -77,7 +77,7 @@ def key_folder() -> Path:
     >>> key_folder() == cache_dir()       # the same folder as the solver's tables
     True
     """
-    from ..exact.cache import cache_dir
+    from ..files import cache_dir
 
     return cache_dir()
 

@@ -1,0 +1,192 @@
+"""``ys.benchmark`` and ``yahtzee-sim benchmark`` (issue 19, sections 1, 4 and 6).
+
+The numbers are checked against independent computations: exact means against
+:func:`policy_value` (a backward evaluation), the exact win rate against a
+brute-force double sum over the two exact score distributions, the simulated mean
+against the strategy's own games.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import numpy as np
+import pytest
+
+from yahtzee_sim.benchmarking import benchmark
+from yahtzee_sim.checks import CheckFailed, check_decisions, check_strategy
+from yahtzee_sim.cli import main
+from yahtzee_sim.engine import StrategyError
+from yahtzee_sim.exact.distribution import distribution
+from yahtzee_sim.exact.policy import policy_value
+
+GAME = dict(rules="yacht", options=["fill-in-order"])
+CLI_GAME = ["--rules", "yacht", "--option", "fill-in-order"]
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_exact_card_against_independent_values():
+    b = benchmark("keep-largest", against=["greedy"], games=3000, seed=4, **GAME)
+    pv = policy_value("yacht", "keep-largest", options=["fill-in-order"])
+    pg = policy_value("yacht", "greedy", options=["fill-in-order"])
+    assert b.method == "exact" and abs(b.mean - pv.expected_score) < 1e-9 and abs(b.sd - pv.sd) < 1e-6
+    comp = b.comparisons[0]
+    assert abs(comp["diff_exact"] - (pv.expected_score - pg.expected_score)) < 1e-9
+    # the paired interval on common dice holds the exact difference (seeded: a fixed draw)
+    assert comp["diff_low"] < comp["diff_exact"] < comp["diff_high"]
+    # exact win rate: P(X > Y) by a double sum over the two PMFs
+    x = distribution("yacht", "keep-largest", options=["fill-in-order"]).pmf
+    y = distribution("yacht", "greedy", options=["fill-in-order"]).pmf
+    p_win = sum(x[i] * y[:i].sum() for i in range(len(x)))
+    assert abs(comp["p_win"] - p_win) < 1e-12 and comp["method"] == "exact"
+    assert abs(b.losses.gap - (b.optimal_mean - b.mean)) < 1e-9
+    assert list(b.to_frame().index) == ["greedy"]
+
+
+def test_simulated_card_says_so_and_counts_the_games():
+    b = benchmark("target:T=100", against=["greedy"], games=2000, seed=5, **GAME)
+    assert b.method == "simulated" and b.losses.method == "simulated (2,000 games)"
+    assert "estimated" in b.losses_note and "target" in b.losses_note
+    totals = np.asarray(b.simulated.games["total"])
+    assert abs(b.mean - totals.mean()) < 1e-12 and b.mean_low < b.mean < b.mean_high
+    comp = b.comparisons[0]
+    assert comp["method"] == "simulated" and np.isnan(comp["diff_exact"])
+    assert comp["p_win_low"] <= comp["p_win"] <= comp["p_win_high"]
+
+
+def test_cli_json_gives_numbers(capsys):
+    code, out, err = run(capsys, "benchmark", "greedy", "--against", "keep-largest", *CLI_GAME,
+                         "--games", "500", "--seed", "2", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["method"] == "exact" and isinstance(data["mean"], float)
+    assert isinstance(data["against"][0]["diff"], float)
+    assert abs(sum(data["losses"]["by_kind"].values()) - data["losses"]["gap"]) < 1e-9
+
+
+def test_cli_text_and_report_folder(capsys, tmp_path):
+    out_dir = tmp_path / "card"
+    code, out, err = run(capsys, "benchmark", "keep-largest", "--against", "greedy", *CLI_GAME,
+                         "--games", "500", "--seed", "2", "--out", str(out_dir))
+    assert code == 0
+    assert "(exact)" in out and "where the points go" in out and "costliest positions" in out
+    names = {p.name for p in out_dir.iterdir()}
+    assert {"README.md", "card.csv", "against.csv", "loss_by_kind.csv", "loss_by_box.csv",
+            "loss_by_turn.csv", "costliest.csv", "distribution.png"} <= names
+    readme = (out_dir / "README.md").read_text()
+    assert "Where the points go" in readme and "yahtzee-sim benchmark keep-largest" in readme
+
+
+def _plugin(tmp_path, monkeypatch, text) -> str:
+    """A plug-in module of its own name (imported modules stay cached in the process)."""
+    name = "h19_" + tmp_path.name.replace("-", "_")
+    (tmp_path / f"{name}.py").write_text(textwrap.dedent(text))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return f"{name}:Agent"
+
+
+@pytest.mark.parametrize("text,why", [
+    ("raise RuntimeError('broken on purpose')\n", "cannot import strategy module"),
+    ("class Agent:\n    pass\n", "has no Strategy subclass"),
+])
+def test_bad_plugins_one_line_exit_2_nothing_written(capsys, tmp_path, monkeypatch, text, why):
+    spec = _plugin(tmp_path, monkeypatch, text)
+    out_dir = tmp_path / "card"
+    code, out, err = run(capsys, "benchmark", spec, *CLI_GAME, "--games", "100",
+                         "--out", str(out_dir))
+    assert code == 2 and why in err and err.count("\n") == 1 and not out_dir.exists()
+
+
+ILLEGAL = """
+import numpy as np
+from yahtzee_sim import Strategy
+
+class Agent(Strategy):
+    name = "illegal-agent"
+    def keep(self, state, rolls, rolls_left, u):
+        return self.dice.roll_keep_index[rolls]
+    def box(self, state, rolls, options, u):
+        return np.argmin(options.legal, axis=1) if {shape_ok} else np.zeros((len(rolls), 2), int)
+"""
+
+
+@pytest.mark.parametrize("shape_ok", [True, False], ids=["illegal-box", "wrong-shape"])
+def test_illegal_agent_one_line_exit_2(capsys, tmp_path, monkeypatch, shape_ok):
+    spec = _plugin(tmp_path, monkeypatch, ILLEGAL.format(shape_ok=shape_ok))
+    code, out, err = run(capsys, "benchmark", spec, "--games", "100", "--against",
+                         "keep-largest")
+    assert code == 2 and "illegal-agent" in err and err.count("\n") == 1
+
+
+def test_unsolvable_game_falls_back_and_says_so(capsys):
+    code, out, err = run(capsys, "benchmark", "keep-largest", "--rules", "maxi-yatzy", "--games", "200",
+                         "--seed", "1", "--against", "random", "optimal", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["method"] == "simulated" and data["losses"] is None
+    assert "cannot" in data["losses_note"]
+    by = {c["opponent"]: c for c in data["against"]}
+    assert by["random"]["method"] == "simulated" and by["optimal"]["method"] == "not played"
+    assert by["optimal"]["note"]
+
+
+def test_bad_out_and_bad_names(capsys, tmp_path):
+    f = tmp_path / "file.txt"
+    f.write_text("mine")
+    code, _, err = run(capsys, "benchmark", "greedy", *CLI_GAME, "--out", str(f))
+    assert code == 2 and "file" in err and f.read_text() == "mine"
+    code, _, err = run(capsys, "benchmark", "no-such", *CLI_GAME)
+    assert code == 2 and "valid strategies" in err and err.count("\n") == 1
+    code, _, err = run(capsys, "benchmark", "greedy", "--against", "nope", *CLI_GAME)
+    assert code == 2 and "valid strategies" in err
+
+
+def test_checks_catch_a_bad_plugin():
+    from conftest import LowestBox
+
+    class Forbidden(LowestBox):
+        name = "forbidden"
+
+        def box(self, state, rolls, options, u):
+            return np.argmin(options.legal, axis=1)      # a filled box whenever one is
+
+    with pytest.raises(StrategyError, match="forbidden"):
+        check_decisions("yahtzee", Forbidden())
+
+    class Flaky(LowestBox):
+        name = "flaky"
+
+        def __init__(self):
+            self.calls = 0
+
+        def keep(self, state, rolls, rolls_left, u):
+            self.calls += 1
+            return np.where(self.calls % 2 == 0, self.dice.roll_keep_index[rolls], super().keep(
+                state, rolls, rolls_left, u))
+
+    with pytest.raises(CheckFailed, match="same twice"):
+        check_strategy("yacht", Flaky(), n=1100)
+    check_strategy("yacht", LowestBox(), n=1100)       # a conforming plug-in passes
+
+
+@pytest.mark.parametrize("strategy", ["keep-largest", "target:T=100"], ids=["exact", "simulated"])
+def test_output_fits_80_columns(capsys, monkeypatch, strategy):
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, err = run(capsys, "benchmark", strategy, "--against", "greedy", *CLI_GAME, "--games", "1100",
+                         "--seed", "1")
+    assert code == 0, err
+    wide = [line for line in out.splitlines() if len(line) > 80]
+    assert not wide, wide[0]
+
+
+def test_library_entry_is_the_function_even_after_its_module_is_imported():
+    import yahtzee_sim as ys
+    import yahtzee_sim.benchmarking  # noqa: F401  (a submodule import must not shadow ys.benchmark)
+
+    assert callable(ys.benchmark) and ys.benchmark is benchmark and ys.Benchmark.__name__ == "Benchmark"

@@ -1,0 +1,257 @@
+"""Benchmark any strategy: one call, one report card.
+
+:func:`benchmark` puts together what a benchmarker otherwise assembles by hand:
+
+* the strategy's expected score and sd, **exact** when its decisions depend only on the
+  card and the dice (its exact score distribution,
+  :func:`yahtzee_sim.exact.distribution.distribution`), otherwise **simulated** with a
+  95% interval, saying which;
+* against each other strategy (default ``heuristic`` and ``optimal``): the paired
+  difference of the final scores on common dice (the same seed: each game's dice tape
+  is shared, :func:`yahtzee_sim.stats.compare.compare_results`) with its interval, the
+  exact difference of the means where both are exact, and the head-to-head win rate of
+  two players with their own dice, exact from the two score distributions where both
+  have one (:func:`yahtzee_sim.exact.winodds.win_odds`), else counted on the paired
+  games with a Wilson interval;
+* where the points go: the exact loss accounting
+  (:func:`yahtzee_sim.exact.losses.loss_accounting`) when the strategy and the rule set
+  allow it; for a strategy that is not exactly evaluable, the same accounting estimated
+  from simulated games (:func:`~yahtzee_sim.exact.losses.estimate_losses`, with
+  intervals); else the reason it is left out.
+
+>>> b = benchmark("keep-largest", against=["greedy"], rules="yacht", options=["fill-in-order"],
+...               games=2000, seed=3)
+>>> b.method, abs(b.losses.gap - (b.optimal_mean - b.mean)) < 1e-9
+('exact', True)
+>>> f = b.to_frame()
+>>> f.loc["greedy", "method"], bool(f.loc["greedy", "diff_low"] < f.loc["greedy", "diff"] < f.loc["greedy", "diff_high"])
+('exact', True)
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:  # pandas is imported where a table is made: start-up stays fast
+    import pandas as pd
+
+from .rules import RuleSet, get_rules
+from .strategies import Strategy, get_strategy
+
+__all__ = ["DEFAULT_AGAINST", "DEFAULT_GAMES", "Benchmark", "benchmark"]
+
+DEFAULT_AGAINST = ("heuristic", "optimal")
+DEFAULT_GAMES = 20_000
+"""Games simulated for the paired comparisons (about 0.1 point of interval half-width
+against optimal for heuristic; enough to tell strategies apart by a point)."""
+
+
+@dataclass(frozen=True, eq=False)
+class Benchmark:
+    """A strategy's report card (see the module docstring).
+
+    Attributes
+    ----------
+    rules : the rule set; strategy : the strategy's name; seed, games : of the simulations.
+    method : ``"exact"`` (mean and sd from the exact score distribution) or ``"simulated"``.
+    mean, sd : the strategy's expected score and sd (exact or simulated).
+    mean_low, mean_high : 95% interval of the mean (equal to ``mean`` when exact).
+    optimal_mean : optimal play's exact expected score (NaN if the game cannot be solved).
+    comparisons : one dict per opponent: paired difference and its interval, win rate.
+    losses : the :class:`~yahtzee_sim.exact.losses.LossAccounting`, or None.
+    losses_note : why the loss accounting is missing (empty when it is there).
+    distribution, optimal_distribution : the exact score distributions (or None).
+    simulated : the strategy's :class:`~yahtzee_sim.results.SimulationResult`.
+    seconds : time taken.
+    """
+
+    rules: RuleSet
+    strategy: str
+    seed: int
+    games: int
+    method: str
+    mean: float
+    sd: float
+    mean_low: float
+    mean_high: float
+    optimal_mean: float
+    comparisons: list
+    losses: object = field(repr=False)
+    losses_note: str
+    distribution: object = field(repr=False)
+    optimal_distribution: object = field(repr=False)
+    simulated: object = field(repr=False)
+    seconds: float = 0.0
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per opponent: the paired difference (this strategy minus it) with its 95%
+        interval, the exact difference where both are exact, and the win rate.
+
+        >>> b = benchmark("greedy", against=["keep-largest"], rules="yacht", options=["fill-in-order"],
+        ...               games=1000, seed=1)
+        >>> list(b.to_frame().columns)[:4]
+        ['opponent_mean', 'diff', 'diff_low', 'diff_high']
+        """
+        import pandas as pd
+
+        cols = list(_COMP_KEYS) + ["method", "games", "note"]
+        frame = pd.DataFrame([{c: comp[c] for c in cols} for comp in self.comparisons], columns=cols,
+                             index=pd.Index([comp["opponent"] for comp in self.comparisons], name="opponent"))
+        return frame
+
+    def summary(self) -> dict:
+        """The headline numbers as a plain dict (JSON-able).
+
+        >>> s = benchmark("greedy", against=[], rules="yacht", options=["fill-in-order"], games=500, seed=1).summary()
+        >>> s["method"], s["against"]
+        ('exact', [])
+        """
+        out = {"rules": self.rules.key, "strategy": self.strategy, "method": self.method,
+               "mean": self.mean, "sd": self.sd, "mean_low": self.mean_low, "mean_high": self.mean_high,
+               "optimal_mean": self.optimal_mean, "seed": self.seed, "games": self.games,
+               "against": [dict(c) for c in self.comparisons], "seconds": self.seconds,
+               "losses": self.losses.to_dict() if self.losses is not None else None,
+               "losses_note": self.losses_note}
+        return out
+
+
+_COMP_KEYS = ("opponent_mean", "diff", "diff_low", "diff_high", "diff_exact", "p_win", "p_tie", "p_win_low",
+              "p_win_high")
+
+
+def _exact_distribution(rules, strat, progress):
+    """The exact score distribution, or None and why not (a one-line reason)."""
+    from .engine import StrategyError
+    from .exact.distribution import distribution
+
+    try:
+        return distribution(rules, strat, progress=progress, cache=isinstance(strat, str)), ""
+    except StrategyError:           # an illegal decision is the strategy's fault: said, not hidden
+        raise
+    except ValueError as exc:       # not evaluable exactly (or the game is too large): simulate
+        return None, str(exc)
+
+
+def benchmark(strategy: str | Strategy, *, against=DEFAULT_AGAINST, rules: str | RuleSet = "yahtzee",
+              options=(), games: int = DEFAULT_GAMES, seed=None, losses: bool = True,
+              top: int = 20, progress=None) -> Benchmark:
+    """The report card of ``strategy`` on ``rules`` against each of ``against``.
+
+    Parameters
+    ----------
+    strategy : a strategy name, a plug-in spec (``module:Class``) or an instance.
+    against : strategies to compare with (default ``heuristic`` and ``optimal``).
+    rules, options : a rule-set name (or RuleSet) and its options.
+    games, seed : the simulated games of the paired comparisons (common dice: one seed
+        for every strategy), and of the mean when it cannot be computed exactly.
+    losses : account the loss of every decision against optimal play (exact).
+    top : costliest positions kept by the loss accounting.
+    progress : a :mod:`yahtzee_sim.progress` callback, told each phase.
+
+    >>> benchmark("greedy", against=["no-such"], rules="yacht")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown strategy 'no-such'; valid strategies: random, keep-largest, greedy, heuristic, optimal, cpu:weak|normal|strong, optimal:theta=<x>, target:T=<score>
+    """
+    from .api import check_count, simulate
+    from .engine import StrategyError
+    from .progress import as_progress
+    from .stats.compare import compare_results
+    from .stats.proportions import proportion_ci
+
+    t0 = time.perf_counter()
+    rules = get_rules(rules, options)
+    if isinstance(against, str):
+        against = [against]
+    against = list(against)
+    strat = get_strategy(strategy)                    # refuses bad names and plug-ins up front
+    opponents = [get_strategy(a) for a in against]
+    n = check_count(games, "games")
+    if n < 2:
+        raise ValueError(f"games must be at least 2 for an interval, got {n}")
+    if seed is None:
+        seed = int(np.random.SeedSequence().generate_state(1)[0] % 10**9)
+    report = as_progress(progress)
+    strat_arg = strategy if isinstance(strategy, str) else strat
+    dist, why_not = _exact_distribution(rules, strat_arg, report)
+    opt_dist = None
+    try:
+        from .exact.solver import solve
+
+        # float64: the values the loss accounting uses, so the gap printed is the one accounted
+        optimal_mean = solve(rules, dtype=np.float64, progress=report).expected_score
+    except ValueError:
+        optimal_mean = math.nan
+    report(f"simulating {strat.name} on {rules.key}", 0, 1 + len(against))
+    sim = simulate(rules, get_strategy(strategy), n, seed=seed)
+    s = sim.summary()
+    if dist is not None:
+        method, mean, sd, low, high = "exact", dist.mean, dist.sd, dist.mean, dist.mean
+    else:
+        method, mean, sd = "simulated", float(s["mean"]), float(s["sd"])
+        low, high = (float(x) for x in sim.ci("mean"))
+    comps = []
+    for i, (name, opp) in enumerate(zip(against, opponents)):
+        report(f"simulating {opp.name} on {rules.key} (the same dice)", i + 1, 1 + len(against))
+        try:
+            other = simulate(rules, get_strategy(name), n, seed=seed)
+        except ValueError as exc:   # e.g. optimal play on a game the exact engine cannot solve
+            if isinstance(exc, StrategyError):
+                raise
+            comps.append(dict(dict.fromkeys(_COMP_KEYS, math.nan), opponent=opp.name, games=n,
+                              method="not played", note=str(exc)))
+            continue
+        paired = compare_results(sim, other)
+        odist, _ = _exact_distribution(rules, name, report)
+        if opp.name == "optimal":
+            opt_dist = odist
+        comp = {"opponent": opp.name,
+                "opponent_mean": odist.mean if odist is not None else float(other.summary()["mean"]),
+                "diff": float(paired.diff), "diff_low": float(paired.low), "diff_high": float(paired.high),
+                "diff_exact": (dist.mean - odist.mean) if dist is not None and odist is not None else math.nan,
+                "games": n, "note": ""}
+        if dist is not None and odist is not None:
+            from .exact.winodds import win_odds
+
+            odds = win_odds([dist.pmf, odist.pmf], names=[strat.name, opp.name])
+            comp.update(p_win=float(odds.p_win[0]), p_tie=float(odds.p_tie[0]),
+                        p_win_low=float(odds.p_win[0]), p_win_high=float(odds.p_win[0]), method="exact")
+        else:
+            a = np.asarray(sim.games["total"])
+            b = np.asarray(other.games["total"])
+            wins = int((a > b).sum())
+            ci = proportion_ci(wins, n)
+            comp.update(p_win=wins / n, p_tie=float((a == b).mean()), p_win_low=float(ci.low),
+                        p_win_high=float(ci.high), method="simulated")
+        comps.append(comp)
+    if opt_dist is None and not math.isnan(optimal_mean):
+        opt_dist, _ = _exact_distribution(rules, "optimal", report)
+    acc, note = None, ""
+    if losses:
+        if dist is None:            # estimated from simulated games, each decision's loss exact
+            from .exact.losses import estimate_losses
+
+            try:
+                acc = estimate_losses(rules, strat_arg, n, seed=seed, top=top)
+                note = f"estimated from {n:,} simulated games (no exact accounting: {why_not})"
+            except ValueError as exc:
+                if isinstance(exc, StrategyError):
+                    raise
+                note = f"no loss accounting: {exc}"
+        else:
+            from .exact.losses import loss_accounting
+
+            try:
+                acc = loss_accounting(rules, strat_arg, top=top, progress=report)
+            except ValueError as exc:
+                note = str(exc)
+    else:
+        note = "loss accounting not asked for"
+    return Benchmark(rules, strat.name, int(seed), n, method, float(mean), float(sd), float(low), float(high),
+                     float(optimal_mean), comps, acc, note, dist, opt_dist, sim, time.perf_counter() - t0)
