@@ -63,7 +63,11 @@ def check_decisions(rules: RuleSet | str, strategy: Strategy | str, n: int = 409
     if rules.fill_order == "in-order":               # only prefixes of the card are reachable
         k = rng.integers(0, b, n)
         filled = np.arange(b)[None, :] < k[:, None]
-    upper = rng.integers(0, max(1, rules.upper_bonus_threshold + 20), n)
+    # an upper total the card's filled upper boxes can hold (a strategy may refuse a state
+    # no game can reach, as optimal does)
+    from .exact.policy import achievable_upper_totals
+
+    upper = np.array([rng.choice(achievable_upper_totals(rules, row)) for row in filled], dtype=np.int64)
     full = rng.random(n) < 0.5
     if rules.five_box is not None:
         full &= filled[:, rules.five_box_index]
