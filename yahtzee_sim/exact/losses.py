@@ -44,6 +44,7 @@ if TYPE_CHECKING:  # pandas is imported where a table is made: start-up stays fa
 
 from ..rules import RuleSet, get_rules
 from ..strategy import Strategy, get_strategy
+from .policy import move_steps
 
 __all__ = ["OPTIMAL_TOL", "TOP_POSITIONS", "LossAccounting", "estimate_losses", "kind_names", "loss_accounting"]
 
@@ -381,23 +382,6 @@ def default_workers() -> int:
     return solver_workers()
 
 
-def _moves(rules, sp, mask, u, flag, m_box, m_pts):
-    """Per state (C,) and move (M,): the next state's flat index (0 where the box is
-    filled: never legal) and the upper bonus earned (as :meth:`RuleSet.upper_bonus_gain`
-    gives it on one-box rows)."""
-    upper = rules.is_upper[m_box]
-    nxt = sp.next_flat(mask[:, None], u[:, None], flag[:, None], np.where(upper, m_pts, m_pts > 0),
-                       boxes=m_box[None, :])
-    open_ = (mask[:, None] >> m_box[None, :]) & 1 == 0
-    nxt = np.where(open_, nxt, 0)
-    scores = np.zeros((len(m_box), rules.n_boxes), dtype=np.int16)
-    scores[np.arange(len(m_box)), m_box] = np.where(upper, m_pts, 0)
-    u_vals, u_inv = np.unique(u, return_inverse=True)
-    ug = rules.upper_bonus_gain(np.repeat(u_vals, len(m_box)), np.tile(scores, (len(u_vals), 1)))
-    ug = ug[np.arange(len(ug)), np.tile(m_box, len(u_vals))].reshape(len(u_vals), -1)
-    return nxt, ug[u_inv.reshape(-1)].astype(np.float64)
-
-
 def _scatter_keeps(x: np.ndarray, keeps: np.ndarray, n_keeps: int) -> np.ndarray:
     """(C, R) mass on the rolls -> (C, K) mass on the keeps chosen (keeps (C, R))."""
     c = x.shape[0]
@@ -525,7 +509,7 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
                              ).reshape(n_g, n_r, n_b)
             # a box's next state and upper bonus depend on the *move* alone (the box, and
             # for an upper box its points): per state a few dozen moves, not R x B boxes
-            nxt_m, ug_m = _moves(rules, sp, mask, u, flag, move_box, move_pts)      # (C, M)
+            nxt_m, ug_m = move_steps(rules, sp, mask, u, flag, move_box, move_pts)      # (C, M)
             a_m = ug_m + values[nxt_m]
             gi = turn.g_inv
             legal = g_legal[gi].reshape(c * n_r, n_b)                         # rows c * R + roll
@@ -725,7 +709,7 @@ class _LossMeter(Strategy):
         m, uu, f = mask[first], u[first], flag[first]
         turn = EvalChunk(rules, sp, m, uu, f)
         move_of, m_box, m_pts = self.moves
-        nxt_m, ug_m = _moves(rules, sp, m, uu, f, m_box, m_pts)
+        nxt_m, ug_m = move_steps(rules, sp, m, uu, f, m_box, m_pts)
         a_m = ug_m + self.values[nxt_m]
         n_r, n_b, c = rules.dice.n_rolls, rules.n_boxes, len(m)
         n_g = len(turn.g_first)

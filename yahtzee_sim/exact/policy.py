@@ -815,11 +815,10 @@ def _move_table(rules: RuleSet):
     return out
 
 
-def _move_values(rules, sp, turn: EvalChunk, values, second):
-    """(C, M) per state and move: upper bonus earned plus the next state's value, and
-    the matching part of the second moment (see :func:`_final_values`)."""
-    mask, u, flag = turn.chunk
-    move_of, m_box, m_pts = _move_table(rules)
+def move_steps(rules, sp, mask, u, flag, m_box, m_pts):
+    """Per state (C,) and move (M,): the next state's flat index (0 where the box is
+    filled: never legal) and the upper bonus earned (as :meth:`RuleSet.upper_bonus_gain`
+    gives it on one-box rows). Shared by the evaluations and the loss accounting."""
     upper = rules.is_upper[m_box]
     nxt = sp.next_flat(mask[:, None], u[:, None], flag[:, None], np.where(upper, m_pts, m_pts > 0),
                        boxes=m_box[None, :])
@@ -831,7 +830,15 @@ def _move_values(rules, sp, turn: EvalChunk, values, second):
     u_vals, u_inv = np.unique(u, return_inverse=True)
     ug = rules.upper_bonus_gain(np.repeat(u_vals, len(m_box)), np.tile(scores, (len(u_vals), 1)))
     ug = ug[np.arange(len(ug)), np.tile(m_box, len(u_vals))].reshape(len(u_vals), -1)
-    ug = ug[u_inv.reshape(-1)].astype(np.float64)
+    return nxt, ug[u_inv.reshape(-1)].astype(np.float64)
+
+
+def _move_values(rules, sp, turn: EvalChunk, values, second):
+    """(C, M) per state and move: upper bonus earned plus the next state's value, and
+    the matching part of the second moment (see :func:`_final_values`)."""
+    mask, u, flag = turn.chunk
+    move_of, m_box, m_pts = _move_table(rules)
+    nxt, ug = move_steps(rules, sp, mask, u, flag, m_box, m_pts)
     v, m2 = values[nxt], second[nxt]
     return ug + v, ug * ug + 2 * ug * v + m2
 
