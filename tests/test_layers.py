@@ -64,6 +64,26 @@ def module_files(root: Path, package: str) -> dict[str, Path]:
     return out
 
 
+def imports_of(files: dict[str, Path]):
+    """Every import statement of every module, resolved: ``(module, source, names)`` where
+    ``source`` is the absolute dotted module imported from and ``names`` the names taken from
+    it (``None`` for a plain ``import source``). Relative imports are resolved here, once."""
+    for mod, path in files.items():
+        is_package = path.name == "__init__.py"
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    yield mod, alias.name, None
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = mod.split(".") if is_package else mod.split(".")[:-1]
+                    base = base[:len(base) - (node.level - 1)]
+                    source = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    source = node.module or ""
+                yield mod, source, [a.name for a in node.names]
+
+
 def import_graph(root: Path, package: str) -> dict[str, set[str]]:
     """Module -> the package's modules it imports (anywhere in the file, incl. in functions).
 
@@ -79,29 +99,17 @@ def import_graph(root: Path, package: str) -> dict[str, set[str]]:
             name = name.rpartition(".")[0]
         return name or None
 
-    graph: dict[str, set[str]] = {}
-    for mod, path in files.items():
-        is_package = path.name == "__init__.py"
-        deps: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
-            if isinstance(node, ast.Import):
-                targets = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = mod.split(".") if is_package else mod.split(".")[:-1]
-                    base = base[:len(base) - (node.level - 1)]
-                    source = ".".join(base + ([node.module] if node.module else []))
-                else:
-                    source = node.module or ""
-                targets = [f"{source}.{a.name}" if f"{source}.{a.name}" in files else source for a in node.names]
-            else:
-                continue
-            for target in targets:
-                if target == package or target.startswith(package + "."):
-                    found = owner(target)
-                    if found and found != mod:
-                        deps.add(found)
-        graph[mod] = deps
+    graph: dict[str, set[str]] = {mod: set() for mod in files}
+    for mod, source, names in imports_of(files):
+        if names is None:
+            targets = [source]
+        else:
+            targets = [f"{source}.{n}" if f"{source}.{n}" in files else source for n in names]
+        for target in targets:
+            if target == package or target.startswith(package + "."):
+                found = owner(target)
+                if found and found != mod:
+                    graph[mod].add(found)
     return graph
 
 
@@ -319,31 +327,17 @@ def private_imports(root: Path, package: str) -> list[str]:
     def private(parts: list[str]) -> bool:
         return any(p.startswith("_") and not p.startswith("__") for p in parts)
 
-    for mod, path in files.items():
-        is_package = path.name == "__init__.py"
-        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
-            if isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = mod.split(".") if is_package else mod.split(".")[:-1]
-                    base = base[:len(base) - (node.level - 1)]
-                    source = ".".join(base + ([node.module] if node.module else []))
-                else:
-                    source = node.module or ""
-                pairs = [(source, a.name) for a in node.names]
-            elif isinstance(node, ast.Import):
-                pairs = [(a.name, None) for a in node.names]
-            else:
+    for mod, source, names in imports_of(files):
+        for name in names or [None]:
+            if not (source == package or source.startswith(package + ".")):
                 continue
-            for source, name in pairs:
-                if not (source == package or source.startswith(package + ".")):
-                    continue
-                full = f"{source}.{name}" if name else source
-                target = full if full in files or name is None else source
-                if top_package(target, package) == top_package(mod, package):
-                    continue
-                parts = target.split(".")[1:] + ([name] if name and full not in files else [])
-                if private(parts):
-                    bad.append(f"{mod} imports {'.'.join(parts)}")
+            full = f"{source}.{name}" if name else source
+            target = full if full in files or name is None else source
+            if top_package(target, package) == top_package(mod, package):
+                continue
+            parts = target.split(".")[1:] + ([name] if name and full not in files else [])
+            if private(parts):
+                bad.append(f"{mod} imports {'.'.join(parts)}")
     return sorted(bad)
 
 
