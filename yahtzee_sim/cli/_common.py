@@ -51,6 +51,9 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{where}: {message}" if where else message)
 
 
+STRATEGY_HELP = "one of: {names}; or module:Class, your own Strategy subclass"
+"""The help of a ``--strategy`` option (``names``: the registry's names)."""
+
 # -- shared argument helpers ------------------------------------------------------
 
 def positive_int(text: str) -> int:
