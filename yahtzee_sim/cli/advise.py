@@ -16,13 +16,18 @@ import argparse
 
 def cmd_advise(args) -> int:
     """Print (or emit as JSON) the advisor's table for one position."""
+    import warnings
+
     from ._common import parse_dice, print_json, rules_from
     from ..exact.advisor import advise
 
     rules = rules_from(args)
     dice = parse_dice(args.dice, rules.n_dice, rules.n_faces)
-    advice = advise(rules, dice, rolls_left=args.rolls_left, filled=args.filled or (),
-                    upper=args.upper, yahtzee_box=args.yahtzee_box, served=args.served)
+    with warnings.catch_warnings():     # --yahtzee-box, the old name, had its note while parsed
+        warnings.simplefilter("ignore", DeprecationWarning)
+        advice = advise(rules, dice, rolls_left=args.rolls_left, filled=args.filled or (), upper=args.upper,
+                        five_box_full=args.five_box_full, yahtzee_box=getattr(args, "yahtzee_box", None),
+                        served=args.served)
     if args.json:
         print_json(advice.to_dict())
     else:
@@ -44,7 +49,7 @@ def _int_arg(what: str):
 
 def add_commands(sub) -> None:
     """Register the ``advise`` subcommand."""
-    from ._common import add_json_arg, add_rules_args
+    from ._common import add_json_arg, add_old_spelling, add_rules_args
 
     p = sub.add_parser("advise", help="every legal choice of a position with its exact expected score")
     add_rules_args(p)
@@ -54,8 +59,11 @@ def add_commands(sub) -> None:
     p.add_argument("--filled", default="", help="filled boxes, comma-separated (e.g. ones,twos)")
     p.add_argument("--upper", type=_int_arg("--upper"), default=None,
                    help="upper-section total so far (default: 3 of each filled upper face)")
-    p.add_argument("--yahtzee-box", type=_int_arg("--yahtzee-box"), default=None,
-                   help="points in the five-of-a-kind box when it is filled (50 or 0)")
+    p.add_argument("--five-box-full", action=argparse.BooleanOptionalAction, default=None,
+                   help="the five-of-a-kind box, filled, holds points (--five-box-full, e.g. 50) "
+                        "or 0 (--no-five-box-full); needed where it decides bonuses")
+    add_old_spelling(p, "--yahtzee-box", "--five-box-full (points) or --no-five-box-full (0)", dest="yahtzee_box",
+                     type=_int_arg("--yahtzee-box"))
     p.add_argument("--served", action=argparse.BooleanOptionalAction, default=None,
                    help="the dice are the turn's first throw, held since (Generala's served bonus; "
                         "default: not served once a throw has been made)")
