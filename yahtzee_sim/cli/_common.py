@@ -343,8 +343,8 @@ def add_old_spelling(p: argparse.ArgumentParser, old: str, new: str, dest: str |
     >>> with contextlib.redirect_stderr(io.StringIO()) as err:
     ...     p.parse_args(["--workers", "2"]).jobs
     2
-    >>> err.getvalue()
-    'yahtzee-sim: note: --workers is now --jobs; the old name will go\n'
+    >>> print(err.getvalue(), end="")
+    yahtzee-sim: note: --workers is now --jobs; the old name will go
     """
     dest = dest or new.removeprefix("--").replace("-", "_")
     p.add_argument(old, dest=dest, action=_OldSpelling, new=new, help=argparse.SUPPRESS, default=argparse.SUPPRESS,
