@@ -31,7 +31,7 @@ sys.path.insert(0, ROOT)
 YATZY_SOLVER_SAME = {"yahtzee-free-joker": "american", "yatzy": "yatzy-scandinavian"}
 
 
-def _child(name: str, options: list[str], repeats: int, jobs: int | None) -> dict:
+def _child(name: str, options: list[str], repeats: int, workers: int | None) -> dict:
     """Run in a fresh process: cold solves, best time, peak memory."""
     import numpy as np
 
@@ -40,7 +40,7 @@ def _child(name: str, options: list[str], repeats: int, jobs: int | None) -> dic
     best = None
     for _ in range(repeats):
         t0 = time.perf_counter()
-        sol = solve(name, options=options, cache=False, jobs=jobs)
+        sol = solve(name, options=options, cache=False, jobs=workers)
         wall = time.perf_counter() - t0
         if best is None or wall < best[0]:
             best = (wall, sol)
@@ -53,12 +53,12 @@ def _child(name: str, options: list[str], repeats: int, jobs: int | None) -> dic
             "peak_rss_mb": round(own, 1), "worker_peak_rss_mb": round(kids, 1)}
 
 
-def cold_solve(name: str, options: list[str], repeats: int, jobs: int | None) -> dict:
+def cold_solve(name: str, options: list[str], repeats: int, workers: int | None) -> dict:
     cmd = [sys.executable, os.path.abspath(__file__), "--child", name, "--repeats", str(repeats)]
     for o in options:
         cmd += ["--option", o]
-    if jobs:
-        cmd += ["--jobs", str(jobs)]
+    if workers:
+        cmd += ["--workers", str(workers)]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=ROOT)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -110,14 +110,14 @@ def main(argv=None) -> int:
     p.add_argument("--rules", action="append", help="rule set (repeatable; default: all)")
     p.add_argument("--option", action="append", default=[])
     p.add_argument("--repeats", type=int, default=2)
-    p.add_argument("--jobs", type=int, default=None)
+    p.add_argument("--workers", type=int, default=None)
     p.add_argument("--games", type=int, default=262144, help="games for the play-speed test")
     p.add_argument("--batch", type=int, default=262144)
     p.add_argument("--json", action="store_true")
     p.add_argument("--child", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
-        print(json.dumps(_child(args.child, args.option, args.repeats, args.jobs)))
+        print(json.dumps(_child(args.child, args.option, args.repeats, args.workers)))
         return 0
 
     from yahtzee_sim.exact.space import state_space
@@ -138,7 +138,7 @@ def main(argv=None) -> int:
     solves = []
     for i, n in enumerate(names):
         report(f"cold solve of {n}", i, len(names) + 1)
-        solves.append(cold_solve(n, args.option, args.repeats, args.jobs))
+        solves.append(cold_solve(n, args.option, args.repeats, args.workers))
     report("optimal play", len(names), len(names) + 1)
     play = optimal_play("yahtzee", args.games, args.batch)
     report("optimal play", len(names) + 1, len(names) + 1)
@@ -148,7 +148,7 @@ def main(argv=None) -> int:
         by = {s["rules"]: s for s in solves}
         for row in other:
             if row["rules"] not in by:
-                by[row["rules"]] = cold_solve(row["rules"], [], args.repeats, args.jobs)
+                by[row["rules"]] = cold_solve(row["rules"], [], args.repeats, args.workers)
             row["our_solve_seconds"] = by[row["rules"]]["wall_seconds"]
             row["solve_speedup"] = round(row["yatzy_solver_build_seconds"] / row["our_solve_seconds"], 2)
             ours = play["games_per_second"] if row["rules"] == "yahtzee" else None

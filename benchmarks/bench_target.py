@@ -38,11 +38,11 @@ def _vm_hwm_mb() -> float:
     return float("nan")  # pragma: no cover - not Linux
 
 
-def _child(name: str, options: list[str], max_target: int, cache_dir: str, jobs) -> dict:
+def _child(name: str, options: list[str], max_target: int, cache_dir: str, workers) -> dict:
     from yahtzee_sim.exact.target import target_cache_path, target_solve
 
     t0 = time.perf_counter()
-    sol = target_solve(name, max_target, options=options, cache_dir=cache_dir, jobs=jobs)
+    sol = target_solve(name, max_target, options=options, cache_dir=cache_dir, jobs=workers)
     wall = time.perf_counter() - t0
     path = target_cache_path(sol.rules, sol.max_target, sol.dtype, cache_dir)
     picks = [t for t in (100, 150, 200, 250, 300) if t <= max_target]
@@ -55,13 +55,13 @@ def _child(name: str, options: list[str], max_target: int, cache_dir: str, jobs)
             "p_reach": {t: round(sol.p_reach(t), 6) for t in picks}}
 
 
-def _run(name, options, max_target, cache_dir, jobs) -> dict:
+def _run(name, options, max_target, cache_dir, workers) -> dict:
     cmd = [sys.executable, os.path.abspath(__file__), "--child", "--rules", name,
            "--max-target", str(max_target), "--cache-dir", cache_dir]
     for o in options:
         cmd += ["--option", o]
-    if jobs:
-        cmd += ["--jobs", str(jobs)]
+    if workers:
+        cmd += ["--workers", str(workers)]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=ROOT)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -97,7 +97,7 @@ def main() -> None:
     ap.add_argument("--rules", help="one rule set (default: yahtzee and yacht filled in order)")
     ap.add_argument("--option", action="append", default=[])
     ap.add_argument("--max-target", type=int, default=300)
-    ap.add_argument("--jobs", type=int, default=None)
+    ap.add_argument("--workers", type=int, default=None)
     ap.add_argument("--cache-dir", help="cache folder (default: a fresh temporary one, so the solve is cold)")
     ap.add_argument("--simulate", type=int, default=0, metavar="GAMES",
                     help="also simulate target:T=<each --check-target> this many games (seed 2026)")
@@ -106,7 +106,7 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     if args.child:
-        print(json.dumps(_child(args.rules, args.option, args.max_target, args.cache_dir, args.jobs)))
+        print(json.dumps(_child(args.rules, args.option, args.max_target, args.cache_dir, args.workers)))
         return
     if args.simulate:
         for t in args.check_target or [250]:
@@ -119,8 +119,8 @@ def main() -> None:
         cache_dir = os.path.expanduser(args.cache_dir) if args.cache_dir else tmp
         for name, options, max_target in cases:
             load_before = os.getloadavg()[0]
-            cold = _run(name, options, max_target, cache_dir, args.jobs)
-            hit = _run(name, options, max_target, cache_dir, args.jobs)
+            cold = _run(name, options, max_target, cache_dir, args.workers)
+            hit = _run(name, options, max_target, cache_dir, args.workers)
             rows.append({"cold": cold, "load": hit, "load_average": [round(load_before, 1),
                                                                      round(os.getloadavg()[0], 1)]})
     if args.json:
