@@ -42,7 +42,7 @@ def _child(name: str, options: list[str], max_target: int, cache_dir: str, worke
     from yahtzee_sim.exact.target import target_cache_path, target_solve
 
     t0 = time.perf_counter()
-    sol = target_solve(name, max_target, options=options, cache_dir=cache_dir, jobs=workers)
+    sol = target_solve(name, max_target, options=options, cache_dir=cache_dir, workers=workers)
     wall = time.perf_counter() - t0
     path = target_cache_path(sol.rules, sol.max_target, sol.dtype, cache_dir)
     picks = [t for t in (100, 150, 200, 250, 300) if t <= max_target]
