@@ -40,7 +40,7 @@ def _child(name: str, options: list[str], repeats: int, workers: int | None) -> 
     best = None
     for _ in range(repeats):
         t0 = time.perf_counter()
-        sol = solve(name, options=options, cache=False, workers=workers)
+        sol = solve(name, options=options, cache=False, jobs=workers)
         wall = time.perf_counter() - t0
         if best is None or wall < best[0]:
             best = (wall, sol)

@@ -86,14 +86,14 @@ def test_forced_joker_and_yahtzee_bonus(yahtzee_sol):
     # Yahtzee box holds 50, Sixes filled: a sixth Yahtzee must go in a lower box as a
     # joker (Full house 25, straights 30/40) and earns the 100 bonus.
     a = advise("yahtzee", "66666", rolls_left=0, filled="sixes,yahtzee", upper=18,
-               yahtzee_box=50, solution=yahtzee_sol)
+               five_box_full=True, solution=yahtzee_sol)
     f = a.to_frame().set_index("box")
     assert set(f.index) == {"three_of_a_kind", "four_of_a_kind", "full_house", "small_straight",
                             "large_straight", "chance"}
     assert (f["bonus"] == 100).all()
     assert f.loc["large_straight", "points"] == 40 and f.loc["full_house", "points"] == 25
     # Sixes open: the joker must go there
-    b = advise("yahtzee", "66666", rolls_left=0, filled="yahtzee", yahtzee_box=0,
+    b = advise("yahtzee", "66666", rolls_left=0, filled="yahtzee", five_box_full=False,
                solution=yahtzee_sol).to_frame()
     assert b["box"].tolist() == ["sixes"] and b["bonus"].item() == 0
 
@@ -116,7 +116,7 @@ def test_best_keep_is_the_optimal_strategys_keep(yahtzee_sol):
         state = GameState.from_arrays(rules, filled[None], [upper], [full])
         k2 = int(strat.keep(state, np.array([roll]), 2, np.zeros(1))[0])
         strat.keep(state, np.array([roll]), 1, np.zeros(1))            # end the turn's plan
-        kw = dict(yahtzee_box=(50 if full else 0) if filled[rules.five_box_index] else None)
+        kw = dict(five_box_full=full if filled[rules.five_box_index] else None)
         f = advise(rules, d.roll_dice[roll].tolist(), rolls_left=2, filled=names, upper=upper,
                    solution=yahtzee_sol, **kw).to_frame()
         held = " ".join([str(v) for v in np.repeat(np.arange(1, 7), d.keep_counts[k2])]
@@ -212,15 +212,16 @@ BAD = [
     (dict(filled="ones", upper=-1), "upper total must be a non-negative integer, got -1"),
     (dict(filled="ones", upper=2.5), "upper total must be a non-negative integer"),
     (dict(filled="ones", upper=True), "upper total must be a non-negative integer"),
-    (dict(yahtzee_box=50), "the yahtzee box is not filled"),
-    (dict(filled="yahtzee"), "the yahtzee box is filled: give its points, 50 or 0"),
-    (dict(filled="yahtzee", yahtzee_box=25), "the yahtzee box holds 50 or 0, got 25"),
-    (dict(filled="yahtzee", yahtzee_box=True), "the yahtzee box holds 50 or 0"),
+    (dict(five_box_full=True), "the yahtzee box is not filled"),
+    (dict(filled="yahtzee"), "the yahtzee box is filled: say whether it holds points, 50 (five_box_full=True"),
+    (dict(filled="yahtzee", five_box_full=50), "five_box_full must be True (the yahtzee box holds points, 50) "
+                                              "or False (it holds 0), got 50"),
+    (dict(filled="yahtzee", five_box_full="yes"), "five_box_full must be True"),
     (dict(rules="yacht", options=["fill-in-order"], filled="ones,threes"),
      "fills boxes top to bottom, so 2 filled boxes must be ones, twos; got ones, threes"),
     (dict(rules="yacht", options=["bogus"]), "unknown option 'bogus' for yacht"),
     (dict(rules="nope"), "unknown rule set 'nope'"),
-    (dict(rules=no_five_rules(), yahtzee_box=0), "has no five-of-a-kind box"),
+    (dict(rules=no_five_rules(), five_box_full=False), "has no five-of-a-kind box"),
     (dict(rules="yacht", solution="yahtzee"), "the solution is for yahtzee, not for yacht"),
 ]
 
@@ -241,9 +242,9 @@ def test_bad_positions(kwargs, message, yahtzee_sol):
 def test_yacht_five_box_value_is_optional(yacht_sol):
     # Yacht pays no bonus for further Yachts: the box's value does not matter
     a = advise("yacht", "13356", rolls_left=2, filled="yacht", solution=yacht_sol)
-    assert a.yahtzee_box is None
-    b = advise("yacht", "13356", rolls_left=2, filled="yacht", yahtzee_box=50, solution=yacht_sol)
-    assert b.yahtzee_box == 50 and b.to_frame().equals(a.to_frame())
+    assert a.five_box_full is None
+    b = advise("yacht", "13356", rolls_left=2, filled="yacht", five_box_full=True, solution=yacht_sol)
+    assert b.five_box_full is True and b.to_frame().equals(a.to_frame())
 
 
 # -- CLI ---------------------------------------------------------------------------------
@@ -261,9 +262,9 @@ def test_cli_table_and_json(capsys, yahtzee_sol):
     assert [c["keep"] for c in data["choices"]] == f["keep"].tolist()
     assert data["choices"][0]["expected"] == pytest.approx(f["expected"].iloc[0])
     assert main(["advise", "--dice", "66666", "--rolls-left", "0", "--filled", "sixes,yahtzee",
-                 "--upper", "18", "--yahtzee-box", "50", "--json"]) == 0
+                 "--upper", "18", "--five-box-full", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["kind"] == "box" and data["yahtzee_box"] == 50
+    assert data["kind"] == "box" and data["five_box_full"] is True and data["yahtzee_box"] == 50
     assert all(c["bonus"] == 100 for c in data["choices"])
     assert main(["advise", "--rules", "yacht", "--option", "fill-in-order", "--dice", "11111",
                  "--rolls-left", "0"]) == 0
@@ -287,10 +288,10 @@ CLI_BAD = [
     (["--dice", "13356", "--rolls-left", "2", "--filled", "ones", "--upper", "-2"],
      "upper total must be a non-negative integer"),
     (["--dice", "13356", "--rolls-left", "2", "--upper", "abc"], "--upper must be an integer"),
-    (["--dice", "13356", "--rolls-left", "2", "--yahtzee-box", "50"], "the yahtzee box is not filled"),
-    (["--dice", "13356", "--rolls-left", "2", "--filled", "yahtzee"], "give its points, 50 or 0"),
-    (["--dice", "13356", "--rolls-left", "2", "--filled", "yahtzee", "--yahtzee-box", "25"],
-     "holds 50 or 0, got 25"),
+    (["--dice", "13356", "--rolls-left", "2", "--five-box-full"], "the yahtzee box is not filled"),
+    (["--dice", "13356", "--rolls-left", "2", "--filled", "yahtzee"],
+     "say whether it holds points, 50 (five_box_full=True, --five-box-full) or 0 (five_box_full=False, "
+     "--no-five-box-full)"),
     (["--dice", "13356", "--rolls-left", "2", "--filled", "yahtzee", "--yahtzee-box", "x"],
      "--yahtzee-box must be an integer"),
     (["--dice", "13356", "--rolls-left", "0", "--filled", ",".join(get_rules("yahtzee").box_names)],
@@ -357,11 +358,9 @@ def test_advise_batch_equals_advise(name):
     d = rules.dice
     for i in range(len(rolls)):
         names = [rules.box_names[k] for k in np.flatnonzero(filled[i])]
-        five = None
-        if filled[i, rules.five_box_index]:
-            five = rules.five_box_points if full[i] else 0
+        five = bool(full[i]) if filled[i, rules.five_box_index] else None
         one = advise(rules, d.roll_dice[rolls[i]].tolist(), rolls_left=int(left[i]), filled=names,
-                     upper=int(u[i]), yahtzee_box=five)
+                     upper=int(u[i]), five_box_full=five)
         frame = one.to_frame()
         assert b.expected[i] == pytest.approx(one.best["expected"], abs=1e-9)
         ok = b.choices[i] >= 0

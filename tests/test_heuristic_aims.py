@@ -193,7 +193,7 @@ def test_goals_survive_the_process_backend():
 
 def test_goal_knobs_must_be_whole_throws():
     bad = type("Bad", (HeuristicStrategy,), {"total_throws": 2.5})()
-    with pytest.raises(ValueError, match="whole number of throws"):
+    with pytest.raises(ValueError, match="total_throws must be a positive integer"):
         bad.prepare(get_rules("balut"))
     bad.prepare(get_rules("yahtzee"))          # no goals there: the knob is not read
 

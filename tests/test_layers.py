@@ -47,7 +47,8 @@ LAYERS = {
     # 5: reports and the claims catalog
     "report": 5, "verify": 5,
     "questions": 5,  # a writer's questions and claims files (exact engine + simulation + verdicts)
-    # 6: the command line (``python -m yahtzee_sim`` is its entry point)
+    # 6: the command line (``python -m yahtzee_sim`` is its entry point): one module per command,
+    # named after it (test_every_command_has_its_module), and _common, the pieces they share
     "cli": 6, "__main__": 6,
 }
 LAYER_NAMES = ["dice/rules", "engine", "exact/runner", "strategies", "api", "report/verify", "cli"]
@@ -176,8 +177,8 @@ def test_the_graph_sees_the_package(graph):
     assert f"{PACKAGE}.runner" in graph[f"{PACKAGE}.api"]
     assert f"{PACKAGE}.runner.driver" in graph[f"{PACKAGE}.runner"]
     assert f"{PACKAGE}.engine" in graph[f"{PACKAGE}.runner.plan"]
-    # a function-level import is an edge: cli.core imports the API inside cmd_simulate
-    assert f"{PACKAGE}.api" in graph[f"{PACKAGE}.cli.core"]
+    # a function-level import is an edge: cli.simulate imports the API inside cmd_simulate
+    assert f"{PACKAGE}.api" in graph[f"{PACKAGE}.cli.simulate"]
 
 
 def cli_imports(graph: dict[str, set[str]], package: str) -> list[str]:
@@ -189,6 +190,24 @@ def cli_imports(graph: dict[str, set[str]], package: str) -> list[str]:
 
     return sorted(f"{mod} imports {dep}" for mod, deps in graph.items()
                   if not in_cli(mod) and mod != f"{package}.__main__" for dep in deps if in_cli(dep))
+
+
+def test_every_command_has_its_module():
+    """The code of ``yahtzee-sim NAME`` is in cli/NAME.py (dashes as underscores), which
+    registers that command and no other, so a reader finds a command from its name."""
+    import argparse
+    import importlib
+
+    from yahtzee_sim.cli import COMMAND_MODULES
+
+    registered = {}
+    for name in COMMAND_MODULES:
+        sub = argparse.ArgumentParser().add_subparsers()
+        importlib.import_module(f"{PACKAGE}.cli.{name}").add_commands(sub)
+        registered[name] = sorted(sub.choices)
+    assert {name: [name.replace("_", "-")] for name in COMMAND_MODULES} == registered
+    on_disk = {p.stem for p in (PACKAGE_DIR / "cli").glob("*.py")} - {"__init__", "_common"}
+    assert on_disk == set(COMMAND_MODULES), "a module of cli/ that registers no command, or one not registered"
 
 
 def test_nothing_imports_the_cli(graph):

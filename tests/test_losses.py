@@ -253,11 +253,11 @@ def test_estimate_for_a_strategy_that_is_not_exactly_evaluable():
 
 def test_two_processes_give_the_same_sums():
     # small chunks, so each level is split between this process and a forked one
-    one = loss_accounting("yacht", "keep-largest", workers=1, chunk_rows=252 * 4000)
-    two = loss_accounting("yacht", "keep-largest", workers=2, chunk_rows=252 * 4000)
+    one = loss_accounting("yacht", "keep-largest", jobs=1, chunk_rows=252 * 4000)
+    two = loss_accounting("yacht", "keep-largest", jobs=2, chunk_rows=252 * 4000)
     assert abs(one.accounted - two.accounted) < 1e-9 and abs(one.strategy_score - two.strategy_score) < 1e-9
     assert all(abs(one.by_box[k] - two.by_box[k]) < 1e-9 for k in one.by_box)
     assert np.abs(one.by_turn - two.by_turn).max() < 1e-9
     assert [t["dice"] for t in one.top] == [t["dice"] for t in two.top]
-    with pytest.raises(ValueError, match="workers"):
-        loss_accounting("yacht", "keep-largest", workers=0)
+    with pytest.raises(ValueError, match="jobs must be a positive integer"):
+        loss_accounting("yacht", "keep-largest", jobs=0)

@@ -135,7 +135,7 @@ def test_bad_input():
             seat_gain("yacht", "greedy", "keep-largest", 1, 10, seat=seat)
     with pytest.raises(ValueError, match=r"n_games must be an integer >= 4"):
         seat_gain("yacht", "greedy", "keep-largest", 3, 3)
-    with pytest.raises(ValueError, match="endgame must be a whole number"):
+    with pytest.raises(ValueError, match="endgame must be a non-negative integer"):
         PlayToWin(endgame=-1)
 
 

@@ -381,16 +381,16 @@ def test_solve_bad_input():
         solve("nope")
     with pytest.raises(ValueError, match="dtype must be one of"):
         solve("yacht", dtype=np.int32)
-    with pytest.raises(ValueError, match="workers"):
-        solve("yacht", workers=0, cache=False)
+    with pytest.raises(ValueError, match="jobs must be a positive integer"):
+        solve("yacht", jobs=0, cache=False)
 
 
 def test_workers_give_identical_tables(monkeypatch):
     from yahtzee_sim.exact import solver as solver_mod
 
     monkeypatch.setattr(solver_mod, "MIN_STATES_FOR_WORKERS", 0)
-    a = solve("yacht-classic", cache=False, workers=1)
-    b = solve("yacht-classic", cache=False, workers=2)
+    a = solve("yacht-classic", cache=False, jobs=1)
+    b = solve("yacht-classic", cache=False, jobs=2)
     assert np.array_equal(a.values, b.values, equal_nan=True)
     assert np.array_equal(a.variances, b.variances, equal_nan=True)
 

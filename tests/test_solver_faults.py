@@ -146,7 +146,7 @@ def test_kill_9_of_a_solve_does_not_orphan_its_worker(tmp_path):
         from yahtzee_sim.exact import solver
         solver.MIN_STATES_FOR_WORKERS = 0
         for _ in range(50):
-            solver.solve("yatzy", cache=False, workers=2)
+            solver.solve("yatzy", cache=False, jobs=2)
     """)
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.Popen([sys.executable, "-c", script], env=env)

@@ -29,7 +29,7 @@ def _both(rules, dtype, monkeypatch):
     for kernels in ("numpy", "numba"):
         monkeypatch.setattr(space_mod, "KERNELS", kernels)
         before = len(calls)
-        out.append(solve(rules, cache=False, dtype=dtype, workers=1))
+        out.append(solve(rules, cache=False, dtype=dtype, jobs=1))
         assert (len(calls) > before) == (kernels == "numba")     # each path really ran
     return out
 
@@ -138,9 +138,9 @@ def test_a_first_solve_compiles_the_largest_kernel_in_a_forked_process(tmp_path)
 import json, numpy as np
 from yahtzee_sim.exact import space as S, _solver_kernels as K, solver
 solver.MIN_STATES_FOR_KERNELS = solver.MIN_STATES_FOR_WORKERS = 0
-a = solver.solve("yacht-classic", cache=False, workers=2)
+a = solver.solve("yacht-classic", cache=False, jobs=2)
 S.KERNELS = "numpy"
-b = solver.solve("yacht-classic", cache=False, workers=1)
+b = solver.solve("yacht-classic", cache=False, jobs=1)
 print(json.dumps({"hits": {n: sum(getattr(K, n).stats.cache_hits.values()) for n in K.KERNEL_NAMES},
                   "sigs": {n: len(getattr(K, n).signatures) for n in K.KERNEL_NAMES},
                   "same": bool(np.array_equal(a.values, b.values, equal_nan=True))}))

@@ -474,7 +474,7 @@ BAD_INPUT = [
     (lambda: bootstrap_ci([1, 2, 3], "p101"), r"unknown statistic 'p101'"),
     (lambda: bootstrap_ci([1, 2, 3], 3), r"unknown statistic 3"),
     (lambda: bootstrap_ci([1, 2, 3], method="studentized"), r"unknown method 'studentized'; valid: auto, bca"),
-    (lambda: bootstrap_ci([1, 2, 3], n_resamples=0), r"n_resamples must be an integer >= 1"),
+    (lambda: bootstrap_ci([1, 2, 3], n_resamples=0), r"n_resamples must be a positive integer"),
     (lambda: bootstrap_ci([1, 2, 3], seed=-1), r"seed must be a non-negative integer"),
     (lambda: bootstrap_ci([], "mean"), r"empty"),
     (lambda: compare_results(_sim(keep_games=False), _sim(keep_games=False), paired=False, column="upper_total"),
@@ -506,7 +506,7 @@ BAD_INPUT = [
     (lambda: chisquare_gof([30, 40, 5], [0.5, 0.5, 0.0], min_expected=0), r"cells of probability 0 \(2\)"),
     (lambda: chisquare_gof([30, 40], [0.5, 0.5], pool="random"), r"unknown pool 'random'; valid: adjacent"),
     (lambda: chisquare_gof([30, 40], [0.5, 0.5], min_expected=-1), r"min_expected must be"),
-    (lambda: chisquare_gof([30, 40], [0.5, 0.5], ddof=-1), r"ddof must be an integer >= 0"),
+    (lambda: chisquare_gof([30, 40], [0.5, 0.5], ddof=-1), r"ddof must be a non-negative integer"),
     (lambda: chisquare_gof([30, 40], [0.5, 0.5], labels=["x"]), r"labels has 1 entries for 2 cells"),
     (lambda: chisquare_gof(pd.Series([1, 2]), pd.Series([0.5, 0.5]), labels=["a", "b"]), r"come from the Series"),
     # planning

@@ -64,10 +64,10 @@ def test_float32_within_1e_6_of_float64_and_workers_agree(monkeypatch):
 
     name, opts = YACHT
     f64 = target_solve(name, 300, options=opts, dtype=np.float64, cache=False)
-    f32 = target_solve(name, 300, options=opts, cache=False, workers=1)
+    f32 = target_solve(name, 300, options=opts, cache=False, jobs=1)
     assert np.abs(f64.table - f32.table).max() < 1e-6
     monkeypatch.setattr(target, "MIN_STATES_FOR_WORKERS", 1)
-    two = target_solve(name, 300, options=opts, cache=False, workers=2)
+    two = target_solve(name, 300, options=opts, cache=False, jobs=2)
     np.testing.assert_array_equal(two.table, f32.table)
 
 

@@ -47,3 +47,82 @@ def test_python_says_mean_too():
     assert sol.mean == sol.expected_score == sol.summary()["mean"]
     assert pv.mean == pv.expected_score == pv.summary()["mean"]
     assert abs(dist.mean - pv.mean) < 1e-9
+
+
+# -- jobs: the processes that share the work, one word for the runner, the solvers and the CLI --
+
+def test_solve_says_jobs_and_still_takes_workers():
+    """``workers=``, the old name, still reaches the same check (a DeprecationWarning first);
+    both names together are refused before any work."""
+    with pytest.raises(ValueError, match="jobs must be a positive integer, got 0"):
+        ys.solve("yacht", options=["fill-in-order"], jobs=0)
+    with pytest.warns(DeprecationWarning, match=r"solve\(workers=...\) is now solve\(jobs=...\)"):
+        with pytest.raises(ValueError, match="jobs must be a positive integer, got 0"):
+            ys.solve("yacht", options=["fill-in-order"], workers=0)
+    new = ys.solve("yacht", options=["fill-in-order"], cache=False, jobs=1)
+    with pytest.warns(DeprecationWarning):
+        old = ys.solve("yacht", options=["fill-in-order"], cache=False, workers=1)
+    assert old.mean == new.mean
+
+
+@pytest.mark.parametrize("func", ["target_solve", "loss_accounting"])
+def test_the_other_solvers_say_jobs_too(func):
+    from yahtzee_sim.exact.losses import loss_accounting
+
+    call = {"target_solve": lambda **kw: ys.target_solve("yacht", 10, **kw),
+            "loss_accounting": lambda **kw: loss_accounting("yacht", "greedy", **kw)}[func]
+    with pytest.raises(ValueError, match="give jobs \\(workers is its old name\\), not both"):
+        call(jobs=1, workers=1)
+    with pytest.warns(DeprecationWarning, match=f"{func}\\(workers=...\\) is now {func}\\(jobs=...\\)"):
+        with pytest.raises(ValueError, match="jobs must be a positive integer, got 0"):
+            call(workers=0)
+
+
+@pytest.mark.parametrize("command", [["solve", *RULES], ["target", *RULES, "--target", "100"]])
+def test_the_cli_says_jobs_and_still_takes_workers(command, capsys):
+    assert main([*command, "--jobs", "1", "--json"]) == 0
+    new = json.loads(capsys.readouterr().out)
+    assert main([*command, "--workers", "1", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == "yahtzee-sim: note: --workers is now --jobs; the old name will go\n"
+    old = json.loads(captured.out)
+    for key in ("seconds", "cache", "solve_seconds"):     # how long it took and where from: not the answer
+        new.pop(key, None), old.pop(key, None)
+    assert old == new
+    assert main([*command, "--jobs", "0"]) == 2
+    assert "--jobs: expected a positive integer, got '0'" in capsys.readouterr().err
+
+
+# -- five_box_full: whether the five-of-a-kind box holds points, as the game state names it --
+
+def test_advise_says_five_box_full_and_still_takes_yahtzee_box():
+    """The advisor reads the box as the state does (holds points or not); ``yahtzee_box``,
+    its points, still works, checked against what the box can hold."""
+    new = ys.advise("yahtzee", "66666", rolls_left=0, filled="sixes,yahtzee", upper=18, five_box_full=True)
+    with pytest.warns(DeprecationWarning, match=r"advise\(yahtzee_box=...\) is now advise\(five_box_full=...\)"):
+        old = ys.advise("yahtzee", "66666", rolls_left=0, filled="sixes,yahtzee", upper=18, yahtzee_box=50)
+    assert old.five_box_full is True and old.to_frame().equals(new.to_frame())
+    assert (new.to_frame()["bonus"] == 100).all()      # a second Yahtzee with 50 in its box: the 100 bonus
+    with pytest.warns(DeprecationWarning, match="Advice.yahtzee_box is now Advice.five_box_full"):
+        assert new.yahtzee_box == 50
+    data = new.to_dict()
+    assert data["five_box_full"] is True and data["yahtzee_box"] == 50    # the old key kept for scripts
+    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="holds 50 or 0, got 25"):
+        ys.advise("yahtzee", "13356", rolls_left=2, filled="yahtzee", yahtzee_box=25)
+    with pytest.raises(ValueError, match="not both"):
+        ys.advise("yahtzee", "13356", rolls_left=2, filled="yahtzee", yahtzee_box=0, five_box_full=False)
+
+
+def test_the_cli_says_five_box_full_and_still_takes_yahtzee_box(capsys):
+    position = ["advise", "--dice", "66666", "--rolls-left", "0", "--filled", "sixes,yahtzee", "--upper", "18"]
+    note = "yahtzee-sim: note: --yahtzee-box is now --five-box-full (points) or --no-five-box-full (0); " \
+           "the old name will go\n"
+    for new, old in [("--five-box-full", "50"), ("--no-five-box-full", "0")]:
+        assert main([*position, new, "--json"]) == 0
+        want = json.loads(capsys.readouterr().out)
+        assert main([*position, "--yahtzee-box", old, "--json"]) == 0
+        captured = capsys.readouterr()
+        assert captured.err == note and json.loads(captured.out) == want
+        assert want["five_box_full"] is (new == "--five-box-full")
+    assert main([*position, "--yahtzee-box", "25"]) == 2
+    assert capsys.readouterr().err == note + "yahtzee-sim: error: the yahtzee box holds 50 or 0, got 25\n"

@@ -13,7 +13,6 @@ True
 
 from __future__ import annotations
 
-import math
 from typing import Iterable
 
 import numpy as np
@@ -28,6 +27,7 @@ from .runner.backends import usable_cores
 from .runner.driver import check_checkpoint
 from .runner.rows import check_out
 from .strategy import Strategy, get_strategy
+from .validate import whole_number
 
 __all__ = ["simulate", "simulate_turns", "check_batch", "check_count", "check_countable", "check_finishes", "MAX_BATCH", "MAX_RUN_SECONDS"]
 
@@ -118,12 +118,7 @@ def check_count(n, what: str) -> int:
     ValueError: the number of games must be a positive integer (a float such as 1e5 must be whole), got 2.5
     """
     # A float that is a whole number (1e5) is the count the command line's --games 1e5 means.
-    if isinstance(n, (float, np.floating)) and math.isfinite(n) and float(n).is_integer() and n > 0:
-        return int(n)
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n <= 0:
-        hint = " (a float such as 1e5 must be whole)" if isinstance(n, (float, np.floating)) else ""
-        raise ValueError(f"{what} must be a positive integer{hint}, got {n!r}")
-    return int(n)
+    return whole_number(n, what)
 
 
 MAX_BATCH = 1 << 22

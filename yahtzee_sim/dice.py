@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .validate import whole_number
+
 __all__ = ["DiceTables", "dice_tables"]
 
 
@@ -396,8 +398,7 @@ def dice_tables(n_dice: int = 5, n_faces: int = 6) -> DiceTables:
     >>> t.n_rolls
     462
     """
-    if n_dice < 1 or n_faces < 2:
-        raise ValueError("need at least one die and two faces")
+    n_dice, n_faces = whole_number(n_dice, "n_dice"), whole_number(n_faces, "n_faces", low=2)
     require_tables_fit(n_dice, n_faces)
     powers = face_keys(n_dice, n_faces)
     n_keys = int(n_dice * powers[-1]) + 1

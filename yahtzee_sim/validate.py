@@ -11,7 +11,7 @@ ValueError: batch must be a positive integer, got 0
 >>> whole_number(2.5, "jobs")
 Traceback (most recent call last):
 ...
-ValueError: jobs must be a positive integer, got 2.5
+ValueError: jobs must be a positive integer (a float such as 1e5 must be whole), got 2.5
 >>> whole_number(14, "level", low=0, high=13)
 Traceback (most recent call last):
 ...
@@ -20,10 +20,16 @@ ValueError: level must be an integer in 0..13, got 14
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
+import warnings
+from collections.abc import Callable
+from typing import Any, TypeVar
 
-__all__ = ["whole_number", "expected_kind"]
+__all__ = ["whole_number", "expected_kind", "renamed_keywords"]
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def expected_kind(low: int | None, high: int | None) -> str:
@@ -44,8 +50,8 @@ def expected_kind(low: int | None, high: int | None) -> str:
 def whole_number(value, name: str, *, low: int | None = 1, high: int | None = None) -> int:
     """``value`` as an ``int`` when it is a whole number in ``low..high`` (a float with no
     fraction, such as ``1e5``, counts: the command line reads ``--games 1e5`` the same
-    way), else a one-line ``ValueError`` naming ``name`` and what it must be. Booleans,
-    strings, NaN and infinities are refused.
+    way), else a one-line ``ValueError`` naming ``name`` and what it must be (a float with
+    a fraction is told why). Booleans, strings, NaN and infinities are refused.
 
     >>> whole_number(3, "jobs"), whole_number(0, "upper total", low=0)
     (3, 0)
@@ -61,5 +67,43 @@ def whole_number(value, name: str, *, low: int | None = 1, high: int | None = No
         number = int(value)
         ok = (low is None or number >= low) and (high is None or number <= high)
     if not ok:
-        raise ValueError(f"{name} must be {expected_kind(low, high)}, got {value!r}")
+        fraction = (isinstance(value, numbers.Real) and not isinstance(value, (bool, numbers.Integral))
+                    and math.isfinite(value) and not float(value).is_integer())
+        hint = " (a float such as 1e5 must be whole)" if fraction else ""
+        raise ValueError(f"{name} must be {expected_kind(low, high)}{hint}, got {value!r}")
     return number
+
+
+def renamed_keywords(**renames: str) -> Callable[[F], F]:
+    """Decorator: a keyword argument renamed (``old="new"``) keeps working under its old
+    name, with a ``DeprecationWarning`` saying the new one, so users' scripts run on; the
+    two names together are a one-line ``ValueError``.
+
+    >>> @renamed_keywords(workers="jobs")
+    ... def run(*, jobs=None):
+    ...     return jobs
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as seen:
+    ...     warnings.simplefilter("always")
+    ...     run(workers=2), str(seen[0].message)
+    (2, 'run(workers=...) is now run(jobs=...); the old name will go')
+    >>> run(workers=2, jobs=2)
+    Traceback (most recent call last):
+    ...
+    ValueError: give jobs (workers is its old name), not both
+    """
+    def wrap(func: F) -> F:
+        @functools.wraps(func)
+        def renamed(*args, **kwargs):
+            for old, new in renames.items():
+                if old in kwargs:
+                    if new in kwargs:
+                        raise ValueError(f"give {new} ({old} is its old name), not both")
+                    warnings.warn(f"{func.__name__}({old}=...) is now {func.__name__}({new}=...); "
+                                  "the old name will go", DeprecationWarning, stacklevel=2)
+                    kwargs[new] = kwargs.pop(old)
+            return func(*args, **kwargs)
+
+        return renamed  # type: ignore[return-value]
+
+    return wrap

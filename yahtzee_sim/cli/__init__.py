@@ -1,9 +1,9 @@
 """The ``yahtzee-sim`` command line: the top layer, imported by nothing in the library.
 
-Every subcommand lives in a module of this package with a function
-``add_commands(subparsers)`` registering parsers whose ``func`` does the work; bad
-input raises ``ValueError`` and becomes a one-line error with exit code 2 (no
-traceback).
+Every subcommand lives in a module of this package named after it (``head-to-head`` in
+``head_to_head.py``) with a function ``add_commands(subparsers)`` registering its parser,
+whose ``func`` does the work; bad input raises ``ValueError`` and becomes a one-line
+error with exit code 2 (no traceback).
 
 >>> build_parser().parse_args(["simulate", "--games", "1e6"]).games
 1000000
@@ -21,9 +21,12 @@ from ._common import PROG, Parser, UsageError
 
 __all__ = ["main", "build_parser", "PROG", "UsageError"]
 
-# Modules that add subcommands (each defines ``add_commands(subparsers)``).
-COMMAND_MODULES = ["core", "run", "verify", "odds", "extremes", "solve", "advise", "distribution", "target", "ask", "check",
-                   "cache", "benchmark"]
+# Modules that add subcommands (each defines ``add_commands(subparsers)``), one per
+# command and named after it (``head-to-head`` in head_to_head.py), so the code of a
+# command is found from its name; in the order ``--help`` lists the commands.
+COMMAND_MODULES = ["rules", "strategies", "score", "simulate", "turns", "run", "verify", "odds", "extremes", "solve",
+                   "advise", "policy_value", "distribution", "head_to_head", "target", "ask", "check", "cache",
+                   "benchmark"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -51,6 +51,9 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{where}: {message}" if where else message)
 
 
+STRATEGY_HELP = "one of: {names}; or module:Class, your own Strategy subclass"
+"""The help of a ``--strategy`` option (``names``: the registry's names)."""
+
 # -- shared argument helpers ------------------------------------------------------
 
 def positive_int(text: str) -> int:
@@ -313,6 +316,39 @@ def check_out_path(path: str, suffixes: tuple[str, ...]) -> Path:
     except ValueError as exc:
         text = str(exc)
         raise UsageError("--" + text if text.startswith("out ") else text) from None
+
+
+class _OldSpelling(argparse.Action):
+    """An option's old name: it sets the new one's value and says, on one line of stderr,
+    that the name changed (users' scripts keep working)."""
+
+    def __init__(self, option_strings, dest, new: str = "", **kwargs):
+        self.new = new
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"{PROG}: note: {option_string} is now {self.new}; the old name will go", file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
+def add_old_spelling(p: argparse.ArgumentParser, old: str, new: str, dest: str | None = None, **kwargs) -> None:
+    """Accept ``old`` as a hidden alias of the option ``new`` (already added), with a
+    one-line deprecation note on stderr; ``kwargs`` (e.g. ``type``) as for ``new``.
+    ``dest``: where the value goes when it must be translated first (default: ``new``'s);
+    ``new`` is then the note's text.
+
+    >>> p = argparse.ArgumentParser(); _ = p.add_argument("--jobs", type=int)
+    >>> add_old_spelling(p, "--workers", "--jobs", type=int)
+    >>> import contextlib, io
+    >>> with contextlib.redirect_stderr(io.StringIO()) as err:
+    ...     p.parse_args(["--workers", "2"]).jobs
+    2
+    >>> print(err.getvalue(), end="")
+    yahtzee-sim: note: --workers is now --jobs; the old name will go
+    """
+    dest = dest or new.removeprefix("--").replace("-", "_")
+    p.add_argument(old, dest=dest, action=_OldSpelling, new=new, help=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                   **kwargs)
 
 
 # -- parallel and long runs -----------------------------------------------------

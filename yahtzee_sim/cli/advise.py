@@ -1,9 +1,6 @@
-"""``yahtzee-sim advise`` and ``yahtzee-sim policy-value``.
-
-``advise`` lists every legal choice of a position (keeps while rolls are left,
-boxes at the end) with its exact expected remaining score and its loss against
-the best choice. ``policy-value`` prints the exact expected score and sd of a
-strategy.
+"""``yahtzee-sim advise``: every legal choice of a position (keeps while rolls are
+left, boxes at the end) with its exact expected remaining score and its loss against
+the best choice.
 
 >>> from yahtzee_sim.cli import build_parser
 >>> a = build_parser().parse_args(["advise", "--dice", "13356", "--rolls-left", "2",
@@ -19,40 +16,22 @@ import argparse
 
 def cmd_advise(args) -> int:
     """Print (or emit as JSON) the advisor's table for one position."""
+    import warnings
+
     from ._common import parse_dice, print_json, rules_from
     from ..exact.advisor import advise
 
     rules = rules_from(args)
     dice = parse_dice(args.dice, rules.n_dice, rules.n_faces)
-    advice = advise(rules, dice, rolls_left=args.rolls_left, filled=args.filled or (),
-                    upper=args.upper, yahtzee_box=args.yahtzee_box, served=args.served)
+    with warnings.catch_warnings():     # --yahtzee-box, the old name, had its note while parsed
+        warnings.simplefilter("ignore", DeprecationWarning)
+        advice = advise(rules, dice, rolls_left=args.rolls_left, filled=args.filled or (), upper=args.upper,
+                        five_box_full=args.five_box_full, yahtzee_box=getattr(args, "yahtzee_box", None),
+                        served=args.served)
     if args.json:
         print_json(advice.to_dict())
     else:
         print(advice.to_text())
-    return 0
-
-
-def cmd_policy_value(args) -> int:
-    """Print the exact expected score and sd of a strategy."""
-    from ._common import call_with_progress, print_json, progress_for, rules_from, rules_heading
-    from ..exact.policy import policy_value
-    from ..strategies import get_strategy
-
-    rules = rules_from(args)
-    strategy = get_strategy(args.strategy)  # module:Class too; bad names fail before any work
-    with progress_for(args) as progress:
-        pv = call_with_progress(policy_value, progress, f"policy value of {strategy.name} on {rules.key}",
-                                rules, strategy)
-    if args.json:
-        print_json(dict(pv.summary(), rules=rules.key, options=list(rules.options)))
-        return 0
-    print(f"{rules_heading(rules)} under {pv.strategy}: exact policy value")
-    print(f"  expected score   {pv.expected_score:.4f}")
-    print(f"  standard dev.    {pv.sd:.4f}")
-    print(f"  states           {pv.states:,}")
-    print(f"  method           {pv.method}")
-    print(f"  seconds          {pv.seconds:.1f}")
     return 0
 
 
@@ -69,9 +48,8 @@ def _int_arg(what: str):
 
 
 def add_commands(sub) -> None:
-    """Register the ``advise`` and ``policy-value`` subcommands."""
-    from ._common import add_json_arg, add_rules_args
-    from ..strategies import strategy_names
+    """Register the ``advise`` subcommand."""
+    from ._common import add_json_arg, add_old_spelling, add_rules_args
 
     p = sub.add_parser("advise", help="every legal choice of a position with its exact expected score")
     add_rules_args(p)
@@ -81,17 +59,13 @@ def add_commands(sub) -> None:
     p.add_argument("--filled", default="", help="filled boxes, comma-separated (e.g. ones,twos)")
     p.add_argument("--upper", type=_int_arg("--upper"), default=None,
                    help="upper-section total so far (default: 3 of each filled upper face)")
-    p.add_argument("--yahtzee-box", type=_int_arg("--yahtzee-box"), default=None,
-                   help="points in the five-of-a-kind box when it is filled (50 or 0)")
+    p.add_argument("--five-box-full", action=argparse.BooleanOptionalAction, default=None,
+                   help="the five-of-a-kind box, filled, holds points (--five-box-full, e.g. 50) "
+                        "or 0 (--no-five-box-full); needed where it decides bonuses")
+    add_old_spelling(p, "--yahtzee-box", "--five-box-full (points) or --no-five-box-full (0)", dest="yahtzee_box",
+                     type=_int_arg("--yahtzee-box"))
     p.add_argument("--served", action=argparse.BooleanOptionalAction, default=None,
                    help="the dice are the turn's first throw, held since (Generala's served bonus; "
                         "default: not served once a throw has been made)")
     add_json_arg(p)
     p.set_defaults(func=cmd_advise)
-
-    p = sub.add_parser("policy-value", help="exact expected score and sd of a strategy")
-    add_rules_args(p)
-    p.add_argument("--strategy", required=True,
-                   help=f"one of: {', '.join(strategy_names())}; or module:Class, your own Strategy subclass")
-    add_json_arg(p)
-    p.set_defaults(func=cmd_policy_value)

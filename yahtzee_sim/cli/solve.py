@@ -23,7 +23,7 @@ def cmd_solve(args) -> int:
     try:
         with progress_for(args) as progress:
             sol = call_with_progress(solve, progress, f"solving {rules.key}", rules, dtype=dtype,
-                                     cache=not args.no_cache, workers=args.workers)
+                                     cache=not args.no_cache, jobs=args.jobs)
     except ValueError as exc:
         from ..rules import catalog
 
@@ -102,15 +102,16 @@ def _down_column(args, rules) -> int:
 
 def add_commands(sub) -> None:
     """Register the ``solve`` subcommand."""
-    from ._common import add_json_arg, add_rules_args, positive_int
+    from ._common import add_json_arg, add_old_spelling, add_rules_args, positive_int
 
     p = sub.add_parser("solve", help="exact optimal expected score and sd of a rule set")
     add_rules_args(p)
     add_json_arg(p)
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the disk cache")
     p.add_argument("--float64", action="store_true", help="work in float64 (default: float32, same 4 printed decimals)")
-    p.add_argument("--workers", type=positive_int, default=None,
+    p.add_argument("--jobs", type=positive_int, default=None, metavar="N",
                    help="processes (default: the CPUs available, at most 2)")
+    add_old_spelling(p, "--workers", "--jobs", type=positive_int)
     p.add_argument("--score-only", action="store_true",
                    help="the optimum of the score alone, by counts of identical boxes (Balut, points set aside)")
     p.add_argument("--down-column", action="store_true",

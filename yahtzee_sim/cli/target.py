@@ -36,7 +36,7 @@ def cmd_target(args) -> int:
             raise ValueError(f"target {max(targets)} is above the highest score any game of "
                              f"{rules.key} can make ({top}); choose a target in 0..{top}")
         sol = target_solve(rules, max_target, dtype=dtype, cache=not args.no_cache,
-                           workers=args.workers, progress=step)
+                           jobs=args.jobs, progress=step)
         mean_play = distribution(rules, "optimal", cache=not args.no_cache, progress=step)
     rows = [{"target": t, "p_reach_target_play": sol.p_reach(t)} for t in targets]
     for r in rows:
@@ -70,7 +70,7 @@ def cmd_target(args) -> int:
 
 def add_commands(sub) -> None:
     """Register the ``target`` subcommand."""
-    from ._common import add_json_arg, add_rules_args, positive_int
+    from ._common import add_json_arg, add_old_spelling, add_rules_args, positive_int
 
     p = sub.add_parser("target", help="exact chance of reaching a target score under target play")
     add_rules_args(p)
@@ -80,7 +80,8 @@ def add_commands(sub) -> None:
                    help="solve every target 0..R at once (default: the largest T, at least 300)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the disk cache")
     p.add_argument("--float64", action="store_true", help="work in float64 (default float32, within 1e-6)")
-    p.add_argument("--workers", type=positive_int, default=None,
+    p.add_argument("--jobs", type=positive_int, default=None, metavar="N",
                    help="processes (default: the CPUs available, at most 2)")
+    add_old_spelling(p, "--workers", "--jobs", type=positive_int)
     add_json_arg(p)
     p.set_defaults(func=cmd_target)

@@ -24,6 +24,7 @@ True
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 from typing import TYPE_CHECKING
@@ -55,7 +56,9 @@ class Advice:
     filled : names of the filled boxes, in card order.
     upper : upper-section total used for the bonus; upper_given : False when it
         was assumed (see ``notes``).
-    yahtzee_box : points in the five-of-a-kind box (None if it is open).
+    five_box_full : the five-of-a-kind box holds points (True) or 0 (False); None if it
+        is open or what it holds does not matter (the name of the game state's field; the
+        old ``yahtzee_box``, its points, is still read, deprecated).
     kind : ``"keep"`` (rolls left) or ``"box"`` (final roll).
     notes : assumptions and remarks, one line each.
     """
@@ -66,10 +69,20 @@ class Advice:
     filled: tuple
     upper: int
     upper_given: bool
-    yahtzee_box: int | None
+    five_box_full: bool | None
     kind: str
     notes: tuple
     columns: dict = field(repr=False)   # column name -> values, best choice first
+
+    @property
+    def yahtzee_box(self) -> int | None:
+        """The five-of-a-kind box's points (deprecated: :attr:`five_box_full` says it)."""
+        warnings.warn("Advice.yahtzee_box is now Advice.five_box_full (True: the box holds points)",
+                      DeprecationWarning, stacklevel=2)
+        return self._five_points()
+
+    def _five_points(self) -> int | None:
+        return None if self.five_box_full is None else (self.rules.five_box_points if self.five_box_full else 0)
 
     @property
     def table(self) -> "pd.DataFrame":
@@ -116,7 +129,9 @@ class Advice:
         return {"rules": self.rules.key, "options": list(self.rules.options),
                 "dice": list(self.dice), "rolls_left": self.rolls_left,
                 "filled": list(self.filled), "upper": self.upper, "upper_given": self.upper_given,
-                "yahtzee_box": self.yahtzee_box, "kind": self.kind, "notes": list(self.notes),
+                "five_box_full": self.five_box_full,
+                "yahtzee_box": self._five_points(),     # the old name, its points: kept for scripts
+                "kind": self.kind, "notes": list(self.notes),
                 "explanation": EXPLANATION,
                 "choices": self._rows()}
 
@@ -132,7 +147,7 @@ class Advice:
                 f"{left.get(self.rolls_left, f'{self.rolls_left} rolls left: choose the dice to keep')}",
                 f"filled: {', '.join(self.filled) or 'none'}; upper total {self.upper}"
                 + ("" if self.upper_given else " (assumed)")
-                + ("" if self.yahtzee_box is None else f"; {r.five_box} box {self.yahtzee_box}"),
+                + ("" if self.five_box_full is None else f"; {r.five_box} box {self._five_points()}"),
                 EXPLANATION]
         head += [f"note: {n}" for n in self.notes]
         cells = {c: [f"{x:.4f}" if c in ("expected", "loss", "later") else str(x) for x in v]
@@ -264,34 +279,43 @@ def _check_upper(rules: RuleSet, mask: np.ndarray, upper) -> tuple[int, bool, li
     return upper, True, notes
 
 
-def _check_five(rules: RuleSet, mask: np.ndarray, yahtzee_box, flag_matters: bool):
-    """The five-of-a-kind box's points (None when open) and the solver flag."""
+def _check_five(rules: RuleSet, mask: np.ndarray, five_box_full, flag_matters: bool, points=None):
+    """Whether the five-of-a-kind box holds points: as given (None when it is open, or
+    not given where it does not matter), and as the solver's state reads it. ``points``:
+    the deprecated ``yahtzee_box``, the box's points, checked against what it can hold."""
+    given = five_box_full is not None or points is not None
     if rules.five_box is None:
-        if yahtzee_box is not None:
-            raise ValueError(f"{rules.key} has no five-of-a-kind box; leave its value out")
+        if given:
+            raise ValueError(f"{rules.key} has no five-of-a-kind box; leave five_box_full out")
         return None, False
     five = rules.five_box
     full = rules.five_box_points
     held = sorted({int(v) for v in np.unique(rules.score_tables[:, :, rules.five_box_index])} | {0})
-    held_text = ", ".join(map(str, held[::-1][:-1])) + " or 0"
+    points_text = ", ".join(map(str, held[::-1][:-1]))     # what a box holding points holds
+    held_text = points_text + " or 0"
     if rules.five_bonus:
         why = f"with {full} each further five of a kind earns {rules.five_bonus}"
     else:
         why = "what it holds decides what other boxes pay"
     if not mask[rules.five_box_index]:
-        if yahtzee_box is not None:
+        if given:
             raise ValueError(f"a value for the {five} box was given but the {five} box is not "
-                             f"filled; add {five} to the filled boxes or leave the value out")
+                             f"filled; add {five} to the filled boxes or leave five_box_full out")
         return None, False
-    if yahtzee_box is None:
+    if points is not None:
+        if isinstance(points, bool) or not isinstance(points, (int, np.integer)) or int(points) not in held:
+            raise ValueError(f"the {five} box holds {held_text}, got {points!r}")
+        five_box_full = int(points) > 0
+    if five_box_full is None:
         if flag_matters:
-            raise ValueError(f"the {five} box is filled: give its points, {held_text} (yahtzee_box, "
-                             f"--yahtzee-box); {why}")
+            raise ValueError(f"the {five} box is filled: say whether it holds points, {points_text} "
+                             f"(five_box_full=True, --five-box-full) or 0 (five_box_full=False, "
+                             f"--no-five-box-full); {why}")
         return None, False
-    if isinstance(yahtzee_box, bool) or not isinstance(yahtzee_box, (int, np.integer)) \
-            or int(yahtzee_box) not in held:
-        raise ValueError(f"the {five} box holds {held_text}, got {yahtzee_box!r}")
-    return int(yahtzee_box), int(yahtzee_box) > 0
+    if not isinstance(five_box_full, (bool, np.bool_)):
+        raise ValueError(f"five_box_full must be True (the {five} box holds points, {points_text}) "
+                         f"or False (it holds 0), got {five_box_full!r}")
+    return bool(five_box_full), bool(five_box_full)
 
 
 def _check_served(rules: RuleSet, rolls_left: int, served, notes: list) -> bool:
@@ -321,8 +345,8 @@ def _keep_text(counts: np.ndarray, n_dice: int) -> str:
 
 
 def advise(rules: str | RuleSet, dice, *, rolls_left: int, filled=(), upper: int | None = None,
-           yahtzee_box: int | None = None, options=(), solution=None,
-           served: bool | None = None) -> Advice:
+           five_box_full: bool | None = None, options=(), solution=None,
+           served: bool | None = None, yahtzee_box: int | None = None) -> Advice:
     """Every legal choice of a position, valued exactly, best first.
 
     Parameters
@@ -333,8 +357,11 @@ def advise(rules: str | RuleSet, dice, *, rolls_left: int, filled=(), upper: int
     filled : names of the filled boxes (list or comma-separated string).
     upper : the upper-section total so far; when omitted with upper boxes filled,
         three of each filled face is assumed (said in ``notes``).
-    yahtzee_box : points in the five-of-a-kind box (its full value or 0); needed
+    five_box_full : the five-of-a-kind box holds points (True) or 0 (False), as
+        :class:`~yahtzee_sim.state.GameState` and :func:`advise_batch` name it; needed
         when that box is filled and the rule set pays bonuses for further ones.
+    yahtzee_box : the old name (deprecated): the box's points, checked against what it
+        can hold, then read as ``five_box_full = points > 0``.
     solution : a solved :class:`~yahtzee_sim.exact.solver.Solution` to reuse
         (default: :func:`~yahtzee_sim.exact.solver.solve`, disk-cached).
     served : only for rule sets that pay more for dice "served" on the first throw
@@ -359,7 +386,13 @@ def advise(rules: str | RuleSet, dice, *, rolls_left: int, filled=(), upper: int
     _check_card(rules, mask)
     u, upper_given, notes = _check_upper(rules, mask, upper)
     sp = state_space(rules)
-    five_value, full = _check_five(rules, mask, yahtzee_box, sp.n_flag == 2)
+    if yahtzee_box is not None:     # the old name, the box's points: scripts keep working
+        if five_box_full is not None:
+            raise ValueError("give five_box_full (--five-box-full) or its old name yahtzee_box "
+                             "(--yahtzee-box), not both")
+        warnings.warn("advise(yahtzee_box=...) is now advise(five_box_full=...): True for a box holding "
+                      "points, False for 0", DeprecationWarning, stacklevel=2)
+    five_value, full = _check_five(rules, mask, five_box_full, sp.n_flag == 2, points=yahtzee_box)
     served = _check_served(rules, rolls_left, served, notes)
     if solution is None:
         solution = solve(rules)

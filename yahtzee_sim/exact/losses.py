@@ -45,6 +45,7 @@ if TYPE_CHECKING:  # pandas is imported where a table is made: start-up stays fa
 from ..rules import RuleSet, get_rules
 from ..strategy import Strategy, get_strategy
 from .policy import move_steps
+from ..validate import renamed_keywords, whole_number
 
 __all__ = ["OPTIMAL_TOL", "TOP_POSITIONS", "LossAccounting", "estimate_losses", "kind_names", "loss_accounting"]
 
@@ -389,9 +390,10 @@ def _scatter_keeps(x: np.ndarray, keeps: np.ndarray, n_keeps: int) -> np.ndarray
     return np.bincount(flat, weights=x.ravel(), minlength=c * n_keeps).reshape(c, n_keeps)
 
 
+@renamed_keywords(workers="jobs")   # jobs, as the runner's: one word for the processes
 def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(), solution=None,
                     chunk_rows: int = DEFAULT_CHUNK_ROWS, top: int = TOP_POSITIONS,
-                    workers: int | None = None, progress=None) -> LossAccounting:
+                    jobs: int | None = None, progress=None) -> LossAccounting:
     """Exact loss of every decision of ``strategy`` against optimal play, summed by kind,
     box and turn (see the module docstring).
 
@@ -406,8 +408,9 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
         within about 1e-4 only).
     chunk_rows : (state, roll) rows worked at once (memory bound).
     top : how many of the costliest positions to keep.
-    workers : processes sharing each level's states (default :func:`default_workers`: 2
-        where two CPUs are available); the sums are the same up to rounding.
+    jobs : processes sharing each level's states (default :func:`default_workers`: 2
+        where two CPUs are available); the sums are the same up to rounding. ``workers=``,
+        its old name, still works (deprecated).
     progress : a callback ``progress(phase, done, total)`` told after each level.
 
     >>> acc = loss_accounting("yacht", "optimal", options=["fill-in-order"])
@@ -431,14 +434,9 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
 
     rules = get_rules(rules, options)
     strat = get_strategy(strategy)
-    if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, (int, np.integer)) or chunk_rows < 1:
-        raise ValueError(f"chunk_rows must be a positive integer, got {chunk_rows!r}")
-    if isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 0:
-        raise ValueError(f"top must be a non-negative integer, got {top!r}")
-    if workers is None:
-        workers = default_workers()
-    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
-        raise ValueError(f"workers must be a positive integer, got {workers!r}")
+    chunk_rows = whole_number(chunk_rows, "chunk_rows")
+    top = whole_number(top, "top", low=0)
+    workers = default_workers() if jobs is None else whole_number(jobs, "jobs")
     from .space import require_solvable
 
     require_solvable(rules, "loss accounting (it needs optimal play's values)")
@@ -795,11 +793,7 @@ def estimate_losses(rules: str | RuleSet, strategy: str | Strategy, games: int =
     from .solver import solve
 
     rules = get_rules(rules, options)
-    if isinstance(games, bool) or not isinstance(games, (int, np.integer)) or games < 2:
-        raise ValueError(f"games must be an integer of at least 2 (for an interval), got {games!r}")
-    n = int(games)
-    if n < 2:
-        raise ValueError(f"games must be at least 2 for an interval, got {n}")
+    n = whole_number(games, "games", low=2)     # 2 at least: an interval needs them
     require_solvable(rules, "loss accounting (it needs optimal play's values)")
     if rules.roll_dependent or rules.announces or rules.banked_throws:
         raise ValueError(f"loss accounting does not cover {rules.key}: its turns have more to them than "

@@ -63,7 +63,7 @@ if TYPE_CHECKING:  # pandas is imported where a table is made: start-up stays fa
 from ..rules import RuleSet, get_rules
 from . import cache as _cache
 from .space import StateSpace, state_space, turn_model, turn_values
-from ..validate import whole_number
+from ..validate import renamed_keywords, whole_number
 
 __all__ = ["solve", "Solution", "SOLVER_VERSION", "rules_fingerprint", "cache_path", "default_workers"]
 
@@ -480,9 +480,10 @@ def cache_path(rules: RuleSet, dtype: str = "float32", cache_dir=None):
     return _cache.cache_dir(cache_dir) / _cache.file_name(stem)
 
 
+@renamed_keywords(workers="jobs")   # jobs, as the runner's: one word for the processes
 def solve(rules: str | RuleSet, *, options: Iterable[str] = (), dtype=np.float32,
           cache: bool = True, cache_dir: str | os.PathLike | None = None,
-          chunk: int = 1024, workers: int | None = None, progress=None) -> Solution:
+          chunk: int = 1024, jobs: int | None = None, progress=None) -> Solution:
     """Solve a rule set exactly: optimal expected score, its sd, every state's value.
 
     Parameters
@@ -494,8 +495,9 @@ def solve(rules: str | RuleSet, *, options: Iterable[str] = (), dtype=np.float32
         also reuse a solution already computed in this process.
     cache_dir : cache folder (default: ``$YAHTZEE_SIM_CACHE`` or the user cache dir).
     chunk : states evaluated at once (memory is about 4 kB per state).
-    workers : processes sharing the work of each level (default :func:`default_workers`:
-        NumPy's elementwise work is single-threaded, so two cores need two processes).
+    jobs : processes sharing the work of each level (default :func:`default_workers`:
+        NumPy's elementwise work is single-threaded, so two cores need two processes);
+        ``workers=``, its old name, still works (deprecated).
     progress : a callback ``progress(phase, done, total)`` told the states solved after
         each level (see :mod:`yahtzee_sim.progress`); silent by default.
 
@@ -509,9 +511,7 @@ def solve(rules: str | RuleSet, *, options: Iterable[str] = (), dtype=np.float32
     rules = get_rules(rules, options)
     dtype = _dtype_name(dtype)
     chunk = whole_number(chunk, "chunk")
-    if workers is None:
-        workers = default_workers()
-    workers = whole_number(workers, "workers")
+    workers = default_workers() if jobs is None else whole_number(jobs, "jobs")
     meta = _meta(rules, dtype)
     memo_key = (meta["fingerprint"], dtype)
     status = "off"

@@ -43,7 +43,7 @@ class StateSpace:
     n_boxes: int
     cap: int            # upper totals are capped here (0: the total never matters)
     n_u: int            # cap + 1
-    n_flag: int         # 2 when the five-of-a-kind box value matters, else 1
+    n_flag: int         # 2 when the five-of-a-kind box value matters, else 1 (flag: GameState.five_box_full)
     five_bit: int       # bit of the five-of-a-kind box (0 if none)
     upper_sub: np.ndarray   # (2**B,) index of the filled-upper-box subset of each mask
     cls_idx: np.ndarray     # (2**n_upper, n_u) class of each total, -1 if not solved

@@ -65,7 +65,7 @@ from ..rules import RuleSet, get_rules
 from . import cache as _cache
 from ._solver_lattice import best_subkeep_mean, expect, first_roll_mean, sweep_keeps
 from .space import StateSpace, TurnModel, state_space, turn_model
-from ..validate import whole_number
+from ..validate import renamed_keywords, whole_number
 
 __all__ = ["target_solve", "TargetSolution", "target_turn", "parse_target", "DEFAULT_MAX_TARGET",
            "MAX_TABLE_BYTES", "TARGET_VERSION"]
@@ -614,8 +614,9 @@ def _from_cache(rules: RuleSet, solved: int, dtype: str, stored: dict):
     return (table, lv, float(stored["solve_seconds"])), ""
 
 
+@renamed_keywords(workers="jobs")   # jobs, as the runner's: one word for the processes
 def target_solve(rules: str | RuleSet, max_target: int = DEFAULT_MAX_TARGET, *, options=(),
-                 dtype=np.float32, cache: bool = True, cache_dir=None, workers: int | None = None,
+                 dtype=np.float32, cache: bool = True, cache_dir=None, jobs: int | None = None,
                  progress=None) -> TargetSolution:
     """Solve target play exactly for every target 0..max_target.
 
@@ -627,7 +628,8 @@ def target_solve(rules: str | RuleSet, max_target: int = DEFAULT_MAX_TARGET, *, 
     cache : read and write the disk cache (:mod:`yahtzee_sim.exact.cache`); a cached
         table for a larger ``max_target`` serves a smaller one. Also reuses a table
         already solved in this process.
-    workers : processes sharing each level (default: the solver's, at most 2).
+    jobs : processes sharing each level (default: the solver's, at most 2); ``workers=``,
+        its old name, still works (deprecated).
     progress : a :mod:`yahtzee_sim.progress` callback told the states solved.
 
     >>> target_solve("yacht", max_target=-1)
@@ -644,9 +646,7 @@ def target_solve(rules: str | RuleSet, max_target: int = DEFAULT_MAX_TARGET, *, 
     rules = get_rules(rules, options)
     max_target = parse_target(max_target, "max_target")
     dtype = _dtype_name(dtype)
-    if workers is None:
-        workers = default_workers()
-    workers = whole_number(workers, "workers")
+    workers = default_workers() if jobs is None else whole_number(jobs, "jobs")
     require_target_fits(rules, max_target, dtype)
     from .solver import rules_fingerprint
 

@@ -8,6 +8,7 @@ from gymnasium import spaces
 
 from ..rules import RuleSet, get_rules, rule_names
 from ..strategies import Strategy
+from ..validate import whole_number
 
 
 def upper_cap(rules: RuleSet) -> int:
@@ -277,9 +278,7 @@ class YahtzeeVectorEnv(gym.vector.VectorEnv):
         from gymnasium.vector.utils import batch_space
 
         single = YahtzeeEnv(rules, options)
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
-        self.rules, self.num_envs = single.rules, int(num_envs)
+        self.rules, self.num_envs = single.rules, whole_number(num_envs, "num_envs")
         self.single_observation_space = single.observation_space
         self.single_action_space = single.action_space
         self.observation_space = batch_space(single.observation_space, self.num_envs)

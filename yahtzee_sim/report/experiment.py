@@ -19,6 +19,8 @@ import tomllib
 from dataclasses import dataclass, fields
 from pathlib import Path
 
+from ..validate import whole_number
+
 COMMON_KEYS = {"name", "title", "question", "kind", "seed", "games", "tables", "plots"}
 
 KIND_KEYS: dict[str, set[str]] = {
@@ -155,10 +157,7 @@ def parse_spec(data: dict, *, name: str, source: str = "") -> ExperimentSpec:
             values[key] = data[key]
     for key in ("seed", "games", "turns", "table_games"):
         if key in data:
-            v = data[key]
-            if isinstance(v, bool) or not isinstance(v, int) or v < (0 if key == "seed" else 1):
-                what = "a non-negative integer" if key == "seed" else "a positive integer"
-                raise ValueError(f"{name}: {key} must be {what}, got {v!r}")
+            v = whole_number(data[key], f"{name}: {key}", low=0 if key == "seed" else 1)
             if key != "seed":
                 _check_size(kind, key, v, name)
             values[key] = v

@@ -22,7 +22,8 @@ import os
 from typing import Iterable
 
 from .base import Box, Column, RuleSet
-from .catalog import REGISTRY, NumberOption, RuleSpec
+from .catalog import MAX_FACES, MIN_FACES, REGISTRY, NumberOption, RuleSpec
+from ..validate import whole_number
 
 __all__ = ["Box", "Column", "RuleSet", "RuleSpec", "NumberOption", "get_rules", "rule_names",
            "rule_options", "rule_numbers", "parse_key", "REGISTRY"]
@@ -100,7 +101,7 @@ def get_rules(
     >>> get_rules("yacht", faces=13)
     Traceback (most recent call last):
     ...
-    ValueError: faces must be in 2..12, got 13
+    ValueError: faces must be an integer in 2..12, got 13
     """
     if isinstance(options, str):
         raise ValueError(f"options must be a list of option names, e.g. [{options!r}], not a string")
@@ -134,9 +135,7 @@ def get_rules(
     for o in options:
         flat.extend(parse_key("x+" + o)[1] if o else [o])
     if faces is not None:
-        if isinstance(faces, bool) or not isinstance(faces, int):
-            raise ValueError(f"faces must be a whole number in 2..12, got {faces!r}")
-        flat.append(f"faces-{faces}")
+        flat.append(f"faces-{whole_number(faces, 'faces', low=MIN_FACES, high=MAX_FACES)}")
     return _build(base, frozenset(flat))
 
 

@@ -55,6 +55,7 @@ import numpy as np
 
 from . import scoring as s
 from .base import COLUMN_ORDERS, FILL_ORDERS, JOKER_POLICIES, Box, Column, RuleSet
+from ..validate import whole_number
 
 __all__ = ["load_house_rules", "house_rules_from_dict", "house_rules_from_text", "SCORERS"]
 
@@ -154,9 +155,11 @@ def _check_keys(p: _Problems, where: str, table: dict, valid) -> None:
 
 
 def _int(p: _Problems, where: str, key: str, value, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        p.fail(where, f"{key} must be a whole number in {low}..{high}, got {value!r}")
-    return value
+    try:
+        return whole_number(value, key, low=low, high=high)    # the package's one check, told where
+    except ValueError as exc:
+        p.fail(where, str(exc))     # raises, naming the file and the table
+        raise                       # pragma: no cover - not reached
 
 
 def _value(p: _Problems, where: str, value, allowed: tuple[str, ...]):

@@ -101,12 +101,11 @@ def check_positive(value, name: str) -> float:
 
 
 def check_int(value, name: str, minimum: int = 0) -> int:
-    """An integer >= ``minimum`` (integral floats such as 10.0 are accepted)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    if not math.isfinite(value) or value != int(value) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
+    """An integer >= ``minimum`` (integral floats such as 10.0 are accepted): the
+    package's one check of whole numbers, :func:`yahtzee_sim.validate.whole_number`."""
+    from ..validate import whole_number
+
+    return whole_number(value, name, low=minimum)
 
 
 def check_counts(k, n) -> tuple[np.ndarray, np.ndarray]:

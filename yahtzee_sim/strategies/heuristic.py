@@ -21,6 +21,7 @@ from ..exact.widget import best_keeps
 from ..strategy import default_announcement, register
 from .aims import card_aims
 from .lookahead import LookaheadStrategy, _distinct_rows
+from ..validate import whole_number
 
 __all__ = ["HeuristicStrategy"]
 
@@ -140,9 +141,8 @@ class HeuristicStrategy(LookaheadStrategy):
         self.aimed = plan.values[rules.n_rolls - 1] @ d.first_roll_prob
         self.card_weight = self._card_weights(rules)
         self.aims = card_aims(rules) if self.aim_card else None
-        if self.aims is not None and (int(self.total_throws) != self.total_throws or self.total_throws < 1):
-            raise ValueError(f"{self.name}: total_throws must be a whole number of throws, 1 or more "
-                             f"(got {self.total_throws})")
+        if self.aims is not None:
+            whole_number(self.total_throws, f"{self.name}: total_throws")     # throws: a positive integer
         each = self.aims.each if self.aims is not None else np.zeros(rules.n_boxes)
         self._score_adjusted = bool((self.card_weight != 1).any() or each.any())
         if self._score_adjusted:   # a card scored as a whole (Yamb, Balut): box points by their worth

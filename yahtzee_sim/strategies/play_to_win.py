@@ -15,6 +15,7 @@ import numpy as np
 from ..rules import RuleSet, get_rules  # noqa: F401  (get_rules: the examples below)
 from ..state import take_games
 from ..strategy import Strategy
+from ..validate import whole_number
 
 __all__ = ["PlayToWin", "fold_max", "risk_moments", "THETAS", "ENDGAME_TURNS", "MOMENTS_VERSION"]
 
@@ -179,9 +180,7 @@ class PlayToWin(Strategy):
     def __init__(self, thetas=THETAS, *, endgame: int = ENDGAME_TURNS, progress=True):
         from ..exact.risk import parse_theta
 
-        if isinstance(endgame, bool) or not isinstance(endgame, (int, np.integer)) or endgame < 0:
-            raise ValueError(f"play-to-win: endgame must be a whole number of turns >= 0, got {endgame!r}")
-        self.endgame = int(endgame)
+        self.endgame = whole_number(endgame, "play-to-win: endgame", low=0)
 
         grid = sorted({parse_theta(t) for t in thetas})
         if 0.0 not in grid:

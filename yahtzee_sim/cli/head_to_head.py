@@ -1,0 +1,95 @@
+"""``yahtzee-sim head-to-head``: 2 to 20 players at one table.
+
+With ``--exact``, each player has its own strategy and its own dice (no strategy looks
+at another's card): exact P(win), P(tie for first), win share and rank distribution
+from their exact score distributions. Without ``--exact`` the table is simulated
+(:func:`~yahtzee_sim.multiplayer.simulate_table`: players take turns, ``play-to-win``
+watches the others, Generala's ``servida-wins`` applies).
+
+>>> from yahtzee_sim.cli import build_parser
+>>> a = build_parser().parse_args(["head-to-head", "--exact", "--players", "optimal", "greedy"])
+>>> a.players
+['optimal', 'greedy']
+"""
+
+from __future__ import annotations
+
+
+def cmd_head_to_head(args) -> int:
+    """Win odds of players at one table: exact (``--exact``) or simulated."""
+    from ._common import print_json, print_table, print_wrapped, progress_for, rules_from, rules_heading
+    from ..exact.winodds import MAX_PLAYERS
+
+    players = list(args.players)
+    if not 2 <= len(players) <= MAX_PLAYERS:
+        raise ValueError(f"--players takes 2 to {MAX_PLAYERS} strategies, got {len(players)}")
+    rules = rules_from(args)
+    if args.exact:
+        if args.games is not None:
+            raise ValueError("--games is for simulated tables; --exact computes the odds exactly")
+        return _exact_table(args, rules, players)
+    from ..multiplayer import simulate_table
+    from ..strategies.play_to_win import PlayToWin
+
+    games = 10_000 if args.games is None else args.games
+    seats = [PlayToWin(progress=not args.json) if p == "play-to-win" else p for p in players]
+    with progress_for(args) as progress:
+        res = simulate_table(rules, seats, games, seed=args.seed, progress=progress)
+    frame = res.to_frame()
+    frame.insert(0, "strategy", players)
+    if args.json:
+        rows = frame.reset_index().to_dict(orient="records")
+        print_json({"rules": rules.key, "options": list(rules.options), "method": "simulated",
+                    "games": games, "seed": res.seed, "players": rows})
+        return 0
+    print(f"{rules_heading(rules)}: {len(players)} players at one table, {games:,} simulated games "
+          f"(seed {res.seed})")
+    print_table(frame.drop(columns="strategy"), float_format=lambda v: f"{v:.4f}")
+    print_wrapped("p_win: sole highest score (or a servida under servida-wins), with its 95% interval "
+                  "(p_win_low to p_win_high); p_tie: level on the highest score with another player; "
+                  "exact odds of players that do not look at each other: --exact")
+    return 0
+
+
+def _exact_table(args, rules, players) -> int:
+    from ._common import print_json, print_table, print_wrapped, progress_for, rules_heading
+    from ..exact.distribution import distribution
+    from ..exact.winodds import require_score_decides, win_odds
+
+    require_score_decides(rules)
+    if "play-to-win" in players:
+        raise ValueError("play-to-win looks at the other players' cards, so its odds have no exact "
+                         "form here; drop --exact to simulate the table")
+    dists = {}
+    with progress_for(args) as progress:
+        for name in dict.fromkeys(players):          # each distinct strategy once
+            dists[name] = distribution(rules, name, progress=progress)
+    names = [f"{p} (seat {i + 1})" for i, p in enumerate(players)]
+    odds = win_odds([dists[p] for p in players], names=names)
+    if args.json:
+        out = odds.summary()
+        for row, p in zip(out["players"], players):
+            row["strategy"] = p
+        print_json(dict(out, rules=rules.key, options=list(rules.options), method="exact"))
+        return 0
+    print(f"{rules_heading(rules)}: {len(players)} players, independent games, exact")
+    frame = odds.to_frame()[["mean_score", "p_win", "p_tie", "win_share", "expected_rank"]]
+    print_table(frame, float_format=lambda v: f"{v:.6f}")
+    print_wrapped("p_win: sole highest score; p_tie: level on the highest score with another player; "
+                  "win_share: a tie for first split evenly; expected_rank: 1 = first (ties share the better rank)")
+    return 0
+
+
+def add_commands(sub) -> None:
+    """Register the ``head-to-head`` subcommand."""
+    from ._common import add_json_arg, add_rules_args, add_seed_arg, count_int
+
+    h = sub.add_parser("head-to-head", help="win odds of 2 to 20 players at one table, exact or simulated")
+    add_rules_args(h)
+    h.add_argument("--players", nargs="+", required=True, metavar="STRATEGY",
+                   help="one strategy per seat (e.g. optimal greedy greedy; play-to-win watches the table)")
+    h.add_argument("--exact", action="store_true", help="exact odds from the score distributions")
+    h.add_argument("--games", type=count_int, help="simulated games (default 10000; not with --exact)")
+    add_seed_arg(h)
+    add_json_arg(h)
+    h.set_defaults(func=cmd_head_to_head)
