@@ -402,8 +402,7 @@ def decisions_cache_path(rules: RuleSet, kind: str = "mean", theta: float = 0.0,
     from .solver import rules_fingerprint
 
     what = "decisions" if kind == "mean" else f"risk-theta{theta!r}-decisions"
-    stem = f"{rules.key}-{rules_fingerprint(rules)}-{what}-v{DECISIONS_VERSION}"
-    return _cache.cache_dir(cache_dir) / _cache.file_name(stem)
+    return _cache.table_path(rules.key, rules_fingerprint(rules), what, DECISIONS_VERSION, cache_dir)
 
 
 def _check(rules: RuleSet, stored: dict, values, plan_values, served: bool, quick: bool = False):
@@ -479,19 +478,18 @@ def table_of_values(rules: RuleSet, kind: str, theta: float, values: np.ndarray,
         if memo_key in _MEMO:
             hit = _MEMO[memo_key]
             return dataclasses.replace(hit, cache="memory", seconds=0.0)
-        path = decisions_cache_path(rules, kind, theta, cache_dir)
-        ident = _cache.file_identity(path) if path.is_file() else None
+        entry = _cache.CachedTable(decisions_cache_path(rules, kind, theta, cache_dir), meta,
+                                   what="decision table", redo="rebuilt")
+        path = entry.path
+        ident = entry.identity()
         quick = trusted is not None and tuple(trusted) == ident
-        stored, why = _cache.read(path, meta, mapped=True, trusted=ident if quick else None)
-        if stored is not None:
-            parts, why = _check(rules, stored, values, plan_values, served, quick)
-            if parts is not None:
-                table = DecisionTable(rules, kind, theta, *parts, 0.0, "hit", "", str(path), ident)
-                _MEMO[memo_key] = table
-                return table
-        status = "damaged" if path.exists() else "miss"
-        if status == "damaged":
-            note = f"cache file {path} {why}: rebuilt"
+        parts = entry.load(lambda stored: _check(rules, stored, values, plan_values, served, quick),
+                           mapped=True, trusted=ident if quick else None)
+        if parts is not None:
+            table = DecisionTable(rules, kind, theta, *parts, 0.0, "hit", "", str(path), entry.file_id)
+            _MEMO[memo_key] = table
+            return table
+        status, note = entry.status, entry.note
     what = f"decision table of {rules.key}" + (f", theta {theta:g}" if kind == "risk" else "")
     t0 = time.perf_counter()
     row_of, keeps, boxes, sboxes = _build(rules, values, plan_values, served, int(chunk), progress, what)
@@ -503,15 +501,8 @@ def table_of_values(rules: RuleSet, kind: str, theta: float, values: np.ndarray,
         arrays["boxes"] = boxes
         if sboxes is not None:
             arrays["served_boxes"] = sboxes
-        try:
-            _cache.save(path, meta, arrays)
-            file_id = _cache.file_identity(path)
-            note += " and replaced" if note else ""
-        except OSError as exc:  # read-only or full disk: the table is still right
-            reason = exc.strerror or type(exc).__name__
-            where = exc.filename or path.parent
-            note = "; ".join(x for x in (note, f"the decision table could not be stored in {where}: "
-                                                f"{reason} (it is not cached)") if x)
+        entry.store(arrays)         # a folder it cannot write: noted, the table is still right
+        note, file_id = entry.note, entry.file_id
     table = DecisionTable(rules, kind, theta, row_of, keeps, boxes, sboxes, seconds, status, note,
                           str(path) if path is not None else None, file_id)
     if cache:

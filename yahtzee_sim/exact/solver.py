@@ -476,8 +476,7 @@ def cache_path(rules: RuleSet, dtype: str = "float32", cache_dir=None):
     True
     """
     dtype = _dtype_name(dtype)
-    stem = f"{rules.key}-{rules_fingerprint(rules)}-{dtype}-v{SOLVER_VERSION}"
-    return _cache.cache_dir(cache_dir) / _cache.file_name(stem)
+    return _cache.table_path(rules.key, rules_fingerprint(rules), dtype, SOLVER_VERSION, cache_dir)
 
 
 def solve(rules: str | RuleSet, *, options: Iterable[str] = (), dtype=np.float32,
@@ -515,21 +514,16 @@ def solve(rules: str | RuleSet, *, options: Iterable[str] = (), dtype=np.float32
     meta = _meta(rules, dtype)
     memo_key = (meta["fingerprint"], dtype)
     status = "off"
-    path = None
     note = ""
     if cache:
         if memo_key in _MEMO:
             return dataclasses.replace(_MEMO[memo_key], cache="memory", seconds=0.0)
-        path = cache_path(rules, dtype, cache_dir)
-        stored, why = _cache.read(path, meta)
-        if stored is not None:
-            sol, why = _from_cache(rules, dtype, stored)
-            if sol is not None:
-                _MEMO[memo_key] = sol
-                return sol
-        status = "damaged" if path.exists() else "miss"
-        if status == "damaged":
-            note = f"cache file {path} {why}: recomputed"
+        entry = _cache.CachedTable(cache_path(rules, dtype, cache_dir), meta)
+        sol = entry.load(lambda stored: _from_cache(rules, dtype, stored))
+        if sol is not None:
+            _MEMO[memo_key] = sol
+            return sol
+        status, note = entry.status, entry.note
     _announce_solve(rules, int(workers), progress)
     t0 = time.perf_counter()
     values, variances, levels = _compute(rules, dtype, int(chunk), int(workers), progress)
@@ -539,14 +533,8 @@ def solve(rules: str | RuleSet, *, options: Iterable[str] = (), dtype=np.float32
     if cache:
         arrays = {"values": values, "variances": variances, "solve_seconds": np.array(seconds)}
         arrays.update({f"level_{k}": v for k, v in levels.items()})
-        try:
-            _cache.save(path, meta, arrays)
-            note += " and replaced" if note else ""
-        except OSError as exc:  # read-only or full disk: the answer is still right
-            reason = exc.strerror or type(exc).__name__
-            where = exc.filename or path.parent
-            note = "; ".join(x for x in (note, f"the table could not be stored in {where}: "
-                                                f"{reason} (it is not cached)") if x)
+        entry.store(arrays)         # a folder it cannot write: noted, the answer is still right
+        note = entry.note
     sol = Solution(rules, dtype, values, variances, seconds, seconds, status, levels, note)
     if cache:
         _MEMO[memo_key] = sol

@@ -550,10 +550,11 @@ def _meta(rules: RuleSet, max_target: int, dtype: str) -> dict:
             "dtype": dtype, "target_version": TARGET_VERSION}
 
 
-def _stem(rules: RuleSet, dtype: str) -> str:
+def _stem(rules: RuleSet, dtype: str, max_target: int | str = ""):
     from .solver import rules_fingerprint
 
-    return f"{rules.key}-{rules_fingerprint(rules)}-target-{dtype}-v{TARGET_VERSION}-max"
+    return _cache.table_path(rules.key, rules_fingerprint(rules), f"target-{dtype}", TARGET_VERSION, None,
+                             suffix=f"-max{max_target}")
 
 
 def target_cache_path(rules: RuleSet, max_target: int = DEFAULT_MAX_TARGET, dtype: str = "float32",
@@ -563,13 +564,13 @@ def target_cache_path(rules: RuleSet, max_target: int = DEFAULT_MAX_TARGET, dtyp
     >>> target_cache_path(get_rules("yacht"), 300, cache_dir="/tmp/c").name.endswith("-max300.npz")
     True
     """
-    return _cache.cache_dir(cache_dir) / _cache.file_name(f"{_stem(rules, dtype)}{max_target}")
+    return _cache.cache_dir(cache_dir) / _stem(rules, dtype, max_target).name
 
 
 def _cached_candidates(rules: RuleSet, max_target: int, dtype: str, cache_dir):
     """Cache files of ``rules`` solving at least targets 0..max_target, smallest first."""
     d = _cache.cache_dir(cache_dir)
-    prefix = _cache.file_name(_stem(rules, dtype))[:-4]
+    prefix = _stem(rules, dtype).name[:-4]
     found = []
     if d.is_dir():
         for p in d.glob(prefix + "*.npz"):
@@ -657,31 +658,27 @@ def target_solve(rules: str | RuleSet, max_target: int = DEFAULT_MAX_TARGET, *, 
         if got is not None and got.max_target >= max_target:
             return _narrow(dataclasses.replace(got, cache="memory", seconds=0.0), max_target)
         for solved, path in _cached_candidates(rules, max_target, dtype, cache_dir):
-            stored, why = _cache.read(path, _meta(rules, solved, dtype))
-            if stored is not None:
-                got, why = _from_cache(rules, solved, dtype, stored)
-                if got is not None:
-                    table, lv, solve_seconds = got
-                    table.setflags(write=False)
-                    sol = TargetSolution(rules, solved, dtype, table, 0.0, solve_seconds, "hit", lv)
-                    _MEMO[memo_key] = sol
-                    return _narrow(sol, max_target)
-            note = f"cache file {path} {why}: recomputed"
-            status = "damaged"
+            found = _cache.CachedTable(path, _meta(rules, solved, dtype))
+            got = found.load(lambda stored, solved=solved: _from_cache(rules, solved, dtype, stored))
+            if got is not None:
+                table, lv, solve_seconds = got
+                table.setflags(write=False)
+                sol = TargetSolution(rules, solved, dtype, table, 0.0, solve_seconds, "hit", lv)
+                _MEMO[memo_key] = sol
+                return _narrow(sol, max_target)
+            note, status = found.note, "damaged"
         status = status if status == "damaged" else "miss"
     t0 = time.perf_counter()
     table, lv = _compute(rules, max_target, dtype, int(workers), progress)
     seconds = time.perf_counter() - t0
     table.setflags(write=False)
     if cache:
-        path = target_cache_path(rules, max_target, dtype, cache_dir)
+        entry = _cache.CachedTable(target_cache_path(rules, max_target, dtype, cache_dir),
+                                   _meta(rules, max_target, dtype), note=note)
         arrays = {"table": table, "solve_seconds": np.array(seconds)}
         arrays.update({f"level_{k}": v for k, v in lv.items()})
-        try:
-            _cache.save(path, _meta(rules, max_target, dtype), arrays)
-        except OSError as exc:          # read-only or full disk: the answer is still right
-            note = "; ".join(x for x in (note, f"the table could not be stored in {path.parent}: "
-                                                f"{exc.strerror or type(exc).__name__} (it is not cached)") if x)
+        entry.store(arrays)         # a folder it cannot write: noted, the answer is still right
+        note = entry.note
     sol = TargetSolution(rules, max_target, dtype, table, seconds, seconds, status, lv, note)
     if cache:
         _MEMO[memo_key] = sol
