@@ -309,14 +309,6 @@ def _build_part(rules, space, values, plan_values, served, chunk, states, out, p
             on_chunk(min(hi * n_parts, n))       # all parts go at one pace
 
 
-def _builder(args) -> None:  # pragma: no cover - runs in the forked child
-    from .solver import _die_with_parent
-
-    parent_pid, *rest = args
-    _die_with_parent(parent_pid)
-    _build_part(*rest)
-
-
 MIN_STATES_FOR_WORKERS = 20_000
 """Smaller tables are built in one process (forking costs more than it saves)."""
 
@@ -326,10 +318,8 @@ def _build(rules: RuleSet, values: np.ndarray, plan_values, served: bool, chunk:
     """The table's arrays; with ``workers`` > 1 (default: the solver's, at most 2 cores)
     forked processes decide stripes of the states into shared memory: each state's
     decisions are its own, so the table is the same whatever the split."""
-    import multiprocessing
-
+    from ..forkpool import default_workers, fork_workers, run_parts
     from ..progress import as_progress
-    from .solver import default_workers
 
     report = as_progress(progress)
     space = state_space(rules)
@@ -338,9 +328,7 @@ def _build(rules: RuleSet, values: np.ndarray, plan_values, served: bool, chunk:
     r = rules.dice.n_rolls
     if workers is None:
         workers = default_workers()
-    if (n < MIN_STATES_FOR_WORKERS or not hasattr(os, "fork")
-            or multiprocessing.current_process().daemon):     # daemons may not have children
-        workers = 1
+    workers = fork_workers(workers, n, MIN_STATES_FOR_WORKERS)
     make = _shared_u8 if workers > 1 else (lambda shape: np.empty(shape, dtype=np.uint8))
     keeps = [None] + [make((n, r)) for _ in range(1, rules.n_rolls)]
     boxes = make((n, r))
@@ -348,24 +336,9 @@ def _build(rules: RuleSet, values: np.ndarray, plan_values, served: bool, chunk:
     out = (keeps, boxes, sboxes)
     report(phase, 0, n)
     args = (rules, space, values, plan_values, served, chunk, (m, u, f), out)
-    procs = []
-    try:
-        if workers > 1:
-            ctx = multiprocessing.get_context("fork")
-            for part in range(1, workers):
-                p = ctx.Process(target=_builder, args=((os.getpid(),) + args + (part, workers),), daemon=True)
-                p.start()
-                procs.append(p)
-        _build_part(*args, 0, workers, on_chunk=lambda k: report(phase, k, n))
-        for p in procs:
-            p.join()
-            if p.exitcode != 0:
-                raise RuntimeError(f"decision table builder failed (exit code {p.exitcode})")
-    finally:
-        for p in procs:
-            if p.is_alive():
-                p.terminate()
-                p.join()
+    run_parts(lambda part: _build_part(*args, part, workers,
+                                       on_chunk=(lambda k: report(phase, k, n)) if part == 0 else None),
+              workers, what="decision table builder")
     report(phase, n, n)
     return row_of, tuple(keeps), boxes, sboxes
 

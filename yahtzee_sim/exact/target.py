@@ -49,8 +49,6 @@ import dataclasses
 import functools
 import math
 import mmap
-import multiprocessing
-import os
 import time
 from dataclasses import dataclass, field
 
@@ -476,15 +474,14 @@ def _solve_part(model, table, row_of, states, first_row, part, n_parts, per_chun
 
 
 def _compute(rules: RuleSet, max_target: int, dtype: str, workers: int, progress):
+    from ..forkpool import fork_workers, run_parts
     from ..progress import as_progress
-    from .solver import _die_with_parent
 
     report = as_progress(progress)
     model = turn_model(rules, _DTYPES[dtype])
     row_of, levels, n_rows = _layout(rules)
     width = max_target + 1
-    if workers > 1 and not (hasattr(os, "fork") and not multiprocessing.current_process().daemon):
-        workers = 1
+    workers = fork_workers(workers)
     table = _shared((n_rows, width), dtype) if workers > 1 else np.empty((n_rows, width), dtype=dtype)
     table[0] = 0.0
     table[0, 0] = 1.0
@@ -499,34 +496,12 @@ def _compute(rules: RuleSet, max_target: int, dtype: str, workers: int, progress
         states, first = levels[level]
         n = len(states[0])
         n_parts = workers if n >= MIN_STATES_FOR_WORKERS else 1
-        children = []
-        if n_parts > 1:
-            ctx = multiprocessing.get_context("fork")
-            parent = os.getpid()
-            for part in range(1, n_parts):
-                p = ctx.Process(target=_child, daemon=True,
-                                args=(parent, _die_with_parent, model, table, row_of, states, first,
-                                      part, n_parts, per_chunk))
-                p.start()
-                children.append(p)
-        finished = False
-        try:
-            _solve_part(model, table, row_of, states, first, 0, n_parts, per_chunk,
-                        lambda done: report(phase, solved + min(done, n), total))
-            finished = True
-        finally:
-            for p in children:
-                # done: the children finish their parts; an error or Ctrl-C here: they
-                # stop now (their parts are useless); every wait bounded either way
-                if not finished:
-                    p.terminate()
-                p.join(None if finished else 10)
-                if p.is_alive():
-                    p.kill()
-                    p.join(10)
-        bad = [p.exitcode for p in children if p.exitcode != 0]
-        if bad:
-            raise RuntimeError(f"target solver worker failed (exit code {bad[0]})")
+        # forked children take parts 1.. (this process part 0, and the progress): each
+        # writes its rows into the shared table; a failure anywhere stops them all
+        run_parts(lambda part: _solve_part(
+            model, table, row_of, states, first, part, n_parts, per_chunk,
+            (lambda done: report(phase, solved + min(done, n), total)) if part == 0 else None),
+            n_parts, what="target solver")
         solved += n
         report(phase, solved, total)
         lv["filled"].append(level)
@@ -535,11 +510,6 @@ def _compute(rules: RuleSet, max_target: int, dtype: str, workers: int, progress
     out = np.array(table) if workers > 1 else table
     order = np.argsort(lv["filled"])
     return out, {k: np.asarray(x)[order] for k, x in lv.items()}
-
-
-def _child(parent, die_with_parent, *args):  # pragma: no cover - runs in the forked child
-    die_with_parent(parent)
-    _solve_part(*args)
 
 
 # -- cache --------------------------------------------------------------------------------
