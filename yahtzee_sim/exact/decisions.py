@@ -41,11 +41,12 @@ import dataclasses
 import hashlib
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..rules import RuleSet
+from ..tableplay import PlayTable
 from . import cache as _cache
 from .space import StateSpace, state_space, turn_model, turn_values
 from ..validate import whole_number
@@ -108,11 +109,14 @@ def sub_keep_order(rules: RuleSet) -> tuple[np.ndarray, np.ndarray]:
 
 
 @dataclass(frozen=True, eq=False)
-class DecisionTable:
+class DecisionTable(PlayTable):
     """Optimal decisions of every reachable state and roll (see the module docstring).
 
-    ``kind`` is ``"mean"`` (the solver's optimum) or ``"risk"`` (``theta`` set);
-    ``seconds`` the build time (0 when loaded), ``cache`` as the solver's
+    One format with the engine's: a :class:`~yahtzee_sim.tableplay.PlayTable` (its
+    ``row_of``, ``n_u``, ``n_flag``, ``keeps``, ``boxes``, ``served_boxes`` and
+    ``sub_keep``, plain arrays: the simulator plays by this very object) with where it
+    came from: ``kind`` is ``"mean"`` (the solver's optimum) or ``"risk"`` (``theta``
+    set); ``seconds`` the build time (0 when loaded), ``cache`` as the solver's
     (``"off"``, ``"miss"``, ``"hit"``, ``"memory"``, ``"damaged"``), ``cache_note``
     one line on a refused file or a table that could not be stored.
     """
@@ -120,15 +124,15 @@ class DecisionTable:
     rules: RuleSet
     kind: str
     theta: float
-    row_of: np.ndarray = field(repr=False)       # (space.size,) int32
-    keeps: tuple = field(repr=False)             # keeps[j], j = 1 .. n_rolls - 1; keeps[0] None
-    boxes: np.ndarray = field(repr=False)        # (S, R) uint8
-    served_boxes: np.ndarray | None = field(repr=False)
     seconds: float = 0.0
     cache: str = "off"
     cache_note: str = ""
     path: str | None = None
     file_id: tuple | None = None                 # the cache file's identity once verified
+
+    def __repr__(self) -> str:        # not the arrays
+        return (f"DecisionTable(rules={self.rules.key!r}, kind={self.kind!r}, theta={self.theta!r}, "
+                f"seconds={self.seconds!r}, cache={self.cache!r})")
 
     @property
     def n_states(self) -> int:
@@ -459,7 +463,7 @@ def table_of_values(rules: RuleSet, kind: str, theta: float, values: np.ndarray,
         parts = entry.load(lambda stored: _check(rules, stored, values, plan_values, served, quick),
                            mapped=True, trusted=ident if quick else None)
         if parts is not None:
-            table = DecisionTable(rules, kind, theta, *parts, 0.0, "hit", "", str(path), entry.file_id)
+            table = _table(rules, kind, theta, parts, cache="hit", path=str(path), file_id=entry.file_id)
             _MEMO[memo_key] = table
             return table
         status, note = entry.status, entry.note
@@ -476,11 +480,23 @@ def table_of_values(rules: RuleSet, kind: str, theta: float, values: np.ndarray,
             arrays["served_boxes"] = sboxes
         entry.store(arrays)         # a folder it cannot write: noted, the table is still right
         note, file_id = entry.note, entry.file_id
-    table = DecisionTable(rules, kind, theta, row_of, keeps, boxes, sboxes, seconds, status, note,
-                          str(path) if path is not None else None, file_id)
+    table = _table(rules, kind, theta, (row_of, keeps, boxes, sboxes), seconds=seconds, cache=status,
+                   cache_note=note, path=str(path) if path is not None else None, file_id=file_id)
     if cache:
         _MEMO[memo_key] = table
     return table
+
+
+def _table(rules: RuleSet, kind: str, theta: float, parts, **provenance) -> DecisionTable:
+    """The table of ``parts`` (row_of, keeps, boxes, served_boxes) as the engine plays it:
+    plain arrays (a cached file's memory maps viewed without their subclass, which
+    costs on every lookup), the state layout and the rolls' keep order."""
+    row_of, keeps, boxes, sboxes = parts
+    space = state_space(rules)
+    plain = tuple(None if a is None else np.asarray(a) for a in keeps)
+    return DecisionTable(row_of=row_of, n_u=space.n_u, n_flag=space.n_flag, keeps=plain,
+                         boxes=np.asarray(boxes), served_boxes=None if sboxes is None else np.asarray(sboxes),
+                         sub_keep=sub_keep_order(rules)[0], rules=rules, kind=kind, theta=theta, **provenance)
 
 
 def decision_table(solution, *, cache: bool = True, cache_dir: str | os.PathLike | None = None,
