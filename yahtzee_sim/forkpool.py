@@ -129,6 +129,7 @@ def _serve(conn, inherited, parent_pid: int, serve: Callable[[Any], Any]) -> Non
             os._exit(1)
         if task is None:
             break
+        reply: tuple
         try:
             reply = ("ok", serve(task))
         except BaseException as exc:  # reported, raised in the parent
@@ -187,7 +188,8 @@ class ForkPool:
         error, or a child that died, as a ``RuntimeError`` naming the work.
         """
         busy, self._busy = self._busy, []
-        out, failure = [], None
+        out: list = []
+        failure: Exception | None = None
         for i in busy:
             p, conn = self._kids[i]
             try:
