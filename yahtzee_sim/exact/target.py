@@ -520,11 +520,12 @@ def _meta(rules: RuleSet, max_target: int, dtype: str) -> dict:
             "dtype": dtype, "target_version": TARGET_VERSION}
 
 
-def _stem(rules: RuleSet, dtype: str, max_target: int | str = ""):
+def _stem(rules: RuleSet, dtype: str, max_target: int | str = "") -> str:
+    """The file name of the table for targets 0..max_target (without it: the names' common start)."""
     from .solver import rules_fingerprint
 
-    return _cache.table_path(rules.key, rules_fingerprint(rules), f"target-{dtype}", TARGET_VERSION, None,
-                             suffix=f"-max{max_target}")
+    return _cache.table_path(rules.key, rules_fingerprint(rules), f"target-{dtype}", TARGET_VERSION, "",
+                             suffix=f"-max{max_target}").name
 
 
 def target_cache_path(rules: RuleSet, max_target: int = DEFAULT_MAX_TARGET, dtype: str = "float32",
@@ -534,13 +535,13 @@ def target_cache_path(rules: RuleSet, max_target: int = DEFAULT_MAX_TARGET, dtyp
     >>> target_cache_path(get_rules("yacht"), 300, cache_dir="/tmp/c").name.endswith("-max300.npz")
     True
     """
-    return _cache.cache_dir(cache_dir) / _stem(rules, dtype, max_target).name
+    return _cache.cache_dir(cache_dir) / _stem(rules, dtype, max_target)
 
 
 def _cached_candidates(rules: RuleSet, max_target: int, dtype: str, cache_dir):
     """Cache files of ``rules`` solving at least targets 0..max_target, smallest first."""
     d = _cache.cache_dir(cache_dir)
-    prefix = _stem(rules, dtype).name[:-4]
+    prefix = _stem(rules, dtype)[:-4]
     found = []
     if d.is_dir():
         for p in d.glob(prefix + "*.npz"):
