@@ -41,6 +41,35 @@ def test_every_writers_file_name_reads_back_as_its_rule_set_and_kind(tmp_path):
     assert CF._classify("notes.npz")[1] == "other"
 
 
+def test_the_file_names_are_those_of_earlier_versions(tmp_path):
+    """Every writer names its files through one helper (exact/cache.py ``table_path``):
+    the names must stay those earlier versions wrote (spelled out here as they were),
+    else every user's cached tables would be recomputed."""
+    from yahtzee_sim.exact.decisions import DECISIONS_VERSION, decisions_cache_path
+    from yahtzee_sim.exact.distribution import DIST_VERSION
+    from yahtzee_sim.exact.distribution import _cache_path as distribution_path
+    from yahtzee_sim.exact.risk import RISK_VERSION, risk_cache_path
+    from yahtzee_sim.exact.solver import SOLVER_VERSION, cache_path, rules_fingerprint
+    from yahtzee_sim.exact.target import TARGET_VERSION, target_cache_path
+    from yahtzee_sim.strategies.play_to_win import MOMENTS_VERSION, _moments_file
+
+    r = get_rules("yacht", ["fill-in-order", "no-bonus"])
+    head = f"{r.key}-{rules_fingerprint(r)}"
+    assert head.startswith("yacht+") and len(rules_fingerprint(r)) == 16
+    pairs = [
+        (cache_path(r, "float64", tmp_path), f"{head}-float64-v{SOLVER_VERSION}.npz"),
+        (decisions_cache_path(r, cache_dir=tmp_path), f"{head}-decisions-v{DECISIONS_VERSION}.npz"),
+        (decisions_cache_path(r, "risk", -0.05, tmp_path), f"{head}-risk-theta-0.05-decisions-v{DECISIONS_VERSION}.npz"),
+        (risk_cache_path(r, 0.02, tmp_path), f"{head}-risk-theta0.02-v{RISK_VERSION}.npz"),
+        (target_cache_path(r, 300, cache_dir=tmp_path), f"{head}-target-float32-v{TARGET_VERSION}-max300.npz"),
+        (distribution_path(r, "keep-largest", tmp_path), f"{head}-distribution-keep-largest-v{DIST_VERSION}.npz"),
+    ]
+    for path, name in pairs:
+        assert path.parent == tmp_path and path.name == name
+    moments = _moments_file(r, 0.02)[0]
+    assert moments.parent == _cache.cache_dir() and moments.name == f"{head}-risk-theta0.02-moments-v{MOMENTS_VERSION}.npz"
+
+
 def test_the_command_line_names_the_librarys_kinds():
     from yahtzee_sim.cli import build_parser
 

@@ -167,6 +167,26 @@ def test_a_cached_table_is_read_back(small):
     assert D.decision_table(sol, cache_dir=where).cache == "memory"
 
 
+def test_the_table_is_the_play_table_the_engine_plays_by(small):
+    """One format: a decision table is a PlayTable, its arrays plain (a cached file's
+    memory maps viewed without the subclass), keyed by the state layout of the space."""
+    from yahtzee_sim.tableplay import PlayTable
+
+    sol, where = small
+    D.decision_table(sol, cache_dir=where)
+    D._MEMO.clear()
+    t = D.decision_table(sol, cache_dir=where)
+    assert t.cache == "hit" and isinstance(t, PlayTable)
+    assert all(type(a) is np.ndarray for a in (t.keeps[1], t.keeps[2], t.boxes))
+    assert (t.n_u, t.n_flag) == (sol.space.n_u, sol.space.n_flag)
+    assert len(t.row_of) == (1 << sol.rules.n_boxes) * t.n_u * t.n_flag
+    # position 0 of every roll's keeps is the whole roll held
+    assert (t.sub_keep[:, 0] == sol.rules.dice.roll_keep_index).all()
+    s = OptimalStrategy(sol).prepare(sol.rules)
+    s._use(t)
+    assert s.play_table is t
+
+
 def test_a_damaged_file_is_rebuilt_with_a_note(small):
     sol, where = small
     path = D.decisions_cache_path(sol.rules, cache_dir=where)

@@ -34,6 +34,7 @@ LAYERS = {
     "signing": 0,  # the user's key that signs checkpoints and caches (hmac, stdlib)
     "limits": 0,    # memory and work limits checked before any table is built
     "progress": 0,  # the progress= callback protocol and its terminal display (stdlib; tqdm lazily)
+    "forkpool": 0,  # the exact engine's forked helper processes: count, parent watch, errors, shutdown (stdlib)
     # 1: the engine: game state, the strategy interface and registry, the simulator, its result objects
     "state": 1, "strategy": 1, "engine": 1, "results": 1,
     "tableplay": 1,  # the engine's lean loop for strategies that decide by table lookup

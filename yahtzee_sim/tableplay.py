@@ -48,7 +48,9 @@ __all__ = ["PlayTable", "play_games"]
 
 @dataclass(frozen=True, eq=False)
 class PlayTable:
-    """The decisions of a table strategy, as plain arrays.
+    """The decisions of a table strategy, as plain arrays: the one decision-table format
+    (the exact engine's :class:`~yahtzee_sim.exact.decisions.DecisionTable` is one, with
+    where it came from).
 
     row_of : (2**B * n_u * n_flag,) int32, the table row of each state
         ``(mask * n_u + min(upper total, n_u - 1)) * n_flag + flag``; -1 where no

@@ -11,6 +11,10 @@ edit, only this user's yahtzee-sim can sign. Loading uses ``allow_pickle=False``
 any mismatch, truncation, checksum or signature error makes :func:`load` return
 ``None`` so the caller recomputes.
 
+Every cached table goes through :func:`table_path` (its versioned file name) and
+:class:`CachedTable` (load it, checked, or say why not; store a computed one, or
+note why it could not be stored): one copy of that logic for every kind of table.
+
 >>> import tempfile
 >>> d = tempfile.mkdtemp()
 >>> p = save(Path(d) / "x.npz", {"k": "v"}, {"a": np.arange(3.0)})
@@ -30,9 +34,11 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["cache_dir", "save", "load", "read", "file_identity", "CACHE_ENV"]
+__all__ = ["cache_dir", "save", "load", "read", "file_identity", "CACHE_ENV", "table_path", "CachedTable"]
 
 from ..files import CACHE_ENV, cache_dir  # noqa: E402  (the folder of every cache and of the signing key)
+
+cache_dir_of = cache_dir   # the same function, under a name the ``cache_dir`` arguments below do not shadow
 
 
 def file_name(stem: str) -> str:
@@ -42,6 +48,92 @@ def file_name(stem: str) -> str:
     'yacht+no-bonus_float32.npz'
     """
     return re.sub(r"[^A-Za-z0-9+._-]", "_", stem) + ".npz"
+
+
+def table_path(rules_key: str, fingerprint: str, what: str, version: int, cache_dir=None, *,
+               suffix: str = "") -> Path:
+    """The file of a cached table: ``{rules}-{fingerprint}-{what}-v{version}{suffix}.npz``
+    in the cache folder (the names :mod:`yahtzee_sim.exact.cache_files` reads back).
+
+    >>> table_path("yacht+fill-in-order", "7dacbb01f9cd31cb", "float32", 3, "/c").as_posix()
+    '/c/yacht+fill-in-order-7dacbb01f9cd31cb-float32-v3.npz'
+    >>> table_path("yahtzee", "81be844051928ddf", "target-float32", 2, "/c", suffix="-max300").name
+    'yahtzee-81be844051928ddf-target-float32-v2-max300.npz'
+    """
+    return cache_dir_of(cache_dir) / file_name(f"{rules_key}-{fingerprint}-{what}-v{version}{suffix}")
+
+
+class CachedTable:
+    """One cached table: :meth:`load` it (checked) or say why not, :meth:`store` a computed
+    one or note why it could not be stored. What every exact table's cache does.
+
+    After :meth:`load`, ``status`` is ``"hit"``, ``"miss"`` (no file) or ``"damaged"``
+    (a file refused: ``note`` says why, and that it was ``redo``). :meth:`store` never
+    raises for a folder it cannot write (read-only, full disk): the answer is still
+    right, so ``note`` says so in one line (``what`` names the table) and nothing is
+    cached. ``file_id`` is the stored or loaded file's :func:`file_identity`.
+
+    >>> import tempfile
+    >>> entry = CachedTable(Path(tempfile.mkdtemp()) / "t.npz", {"k": 1})
+    >>> entry.load() is None, entry.status
+    (True, 'miss')
+    >>> entry.store({"a": np.arange(3)}), entry.note
+    (True, '')
+    >>> again = CachedTable(entry.path, {"k": 1})
+    >>> again.load(lambda got: (int(got["a"].sum()), "")), again.status
+    (3, 'hit')
+    >>> again.load(lambda got: (None, "holds the wrong sum")), again.status, again.note.endswith("sum: recomputed")
+    (None, 'damaged', True)
+    >>> again.store({"a": np.arange(3)}), again.note.endswith("recomputed and replaced")
+    (True, True)
+    """
+
+    def __init__(self, path: str | os.PathLike, meta: dict, *, what: str = "table",
+                 redo: str = "recomputed", note: str = ""):
+        self.path = Path(path)
+        self.meta = meta
+        self.what = what
+        self.redo = redo
+        self.status = "miss"
+        self.note = note
+        self.file_id: tuple | None = None
+
+    def identity(self) -> tuple | None:
+        """The file's :func:`file_identity`, or None when there is no file."""
+        return file_identity(self.path) if self.path.is_file() else None
+
+    def load(self, check=None, *, mapped: bool = False, trusted: tuple | None = None):
+        """What ``check(arrays)`` makes of an intact file, or None (and ``status``, ``note``).
+
+        ``check`` returns ``(result, "")`` or ``(None, why the arrays are not plausible)``;
+        without it the arrays themselves are the result. ``mapped``, ``trusted``: as :func:`read`.
+        """
+        ident = self.identity()
+        stored, why = read(self.path, self.meta, mapped=mapped, trusted=trusted)
+        if stored is not None:
+            got, why = check(stored) if check is not None else (stored, "")
+            if got is not None:
+                self.status, self.file_id = "hit", ident
+                return got
+        self.status = "damaged" if self.path.exists() else "miss"
+        if self.status == "damaged":
+            self.note = f"cache file {self.path} {why}: {self.redo}"
+        return None
+
+    def store(self, arrays: dict[str, np.ndarray]) -> bool:
+        """Save ``arrays`` (signed, atomically); False, with a note, when the folder refuses."""
+        try:
+            save(self.path, self.meta, arrays)
+        except OSError as exc:  # read-only or full disk: the answer is still right
+            reason = exc.strerror or type(exc).__name__
+            where = exc.filename or self.path.parent
+            self.note = "; ".join(x for x in (self.note, f"the {self.what} could not be stored in {where}: "
+                                                         f"{reason} (it is not cached)") if x)
+            return False
+        self.file_id = file_identity(self.path)
+        if self.status == "damaged":
+            self.note += " and replaced"
+        return True
 
 
 def _contiguous(a) -> np.ndarray:

@@ -41,11 +41,12 @@ import dataclasses
 import hashlib
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..rules import RuleSet
+from ..tableplay import PlayTable
 from . import cache as _cache
 from .space import StateSpace, state_space, turn_model, turn_values
 from ..validate import whole_number
@@ -108,11 +109,14 @@ def sub_keep_order(rules: RuleSet) -> tuple[np.ndarray, np.ndarray]:
 
 
 @dataclass(frozen=True, eq=False)
-class DecisionTable:
+class DecisionTable(PlayTable):
     """Optimal decisions of every reachable state and roll (see the module docstring).
 
-    ``kind`` is ``"mean"`` (the solver's optimum) or ``"risk"`` (``theta`` set);
-    ``seconds`` the build time (0 when loaded), ``cache`` as the solver's
+    One format with the engine's: a :class:`~yahtzee_sim.tableplay.PlayTable` (its
+    ``row_of``, ``n_u``, ``n_flag``, ``keeps``, ``boxes``, ``served_boxes`` and
+    ``sub_keep``, plain arrays: the simulator plays by this very object) with where it
+    came from: ``kind`` is ``"mean"`` (the solver's optimum) or ``"risk"`` (``theta``
+    set); ``seconds`` the build time (0 when loaded), ``cache`` as the solver's
     (``"off"``, ``"miss"``, ``"hit"``, ``"memory"``, ``"damaged"``), ``cache_note``
     one line on a refused file or a table that could not be stored.
     """
@@ -120,15 +124,15 @@ class DecisionTable:
     rules: RuleSet
     kind: str
     theta: float
-    row_of: np.ndarray = field(repr=False)       # (space.size,) int32
-    keeps: tuple = field(repr=False)             # keeps[j], j = 1 .. n_rolls - 1; keeps[0] None
-    boxes: np.ndarray = field(repr=False)        # (S, R) uint8
-    served_boxes: np.ndarray | None = field(repr=False)
     seconds: float = 0.0
     cache: str = "off"
     cache_note: str = ""
     path: str | None = None
     file_id: tuple | None = None                 # the cache file's identity once verified
+
+    def __repr__(self) -> str:        # not the arrays
+        return (f"DecisionTable(rules={self.rules.key!r}, kind={self.kind!r}, theta={self.theta!r}, "
+                f"seconds={self.seconds!r}, cache={self.cache!r})")
 
     @property
     def n_states(self) -> int:
@@ -309,14 +313,6 @@ def _build_part(rules, space, values, plan_values, served, chunk, states, out, p
             on_chunk(min(hi * n_parts, n))       # all parts go at one pace
 
 
-def _builder(args) -> None:  # pragma: no cover - runs in the forked child
-    from .solver import _die_with_parent
-
-    parent_pid, *rest = args
-    _die_with_parent(parent_pid)
-    _build_part(*rest)
-
-
 MIN_STATES_FOR_WORKERS = 20_000
 """Smaller tables are built in one process (forking costs more than it saves)."""
 
@@ -326,10 +322,8 @@ def _build(rules: RuleSet, values: np.ndarray, plan_values, served: bool, chunk:
     """The table's arrays; with ``workers`` > 1 (default: the solver's, at most 2 cores)
     forked processes decide stripes of the states into shared memory: each state's
     decisions are its own, so the table is the same whatever the split."""
-    import multiprocessing
-
+    from ..forkpool import default_workers, fork_workers, run_parts
     from ..progress import as_progress
-    from .solver import default_workers
 
     report = as_progress(progress)
     space = state_space(rules)
@@ -338,9 +332,7 @@ def _build(rules: RuleSet, values: np.ndarray, plan_values, served: bool, chunk:
     r = rules.dice.n_rolls
     if workers is None:
         workers = default_workers()
-    if (n < MIN_STATES_FOR_WORKERS or not hasattr(os, "fork")
-            or multiprocessing.current_process().daemon):     # daemons may not have children
-        workers = 1
+    workers = fork_workers(workers, n, MIN_STATES_FOR_WORKERS)
     make = _shared_u8 if workers > 1 else (lambda shape: np.empty(shape, dtype=np.uint8))
     keeps = [None] + [make((n, r)) for _ in range(1, rules.n_rolls)]
     boxes = make((n, r))
@@ -348,24 +340,9 @@ def _build(rules: RuleSet, values: np.ndarray, plan_values, served: bool, chunk:
     out = (keeps, boxes, sboxes)
     report(phase, 0, n)
     args = (rules, space, values, plan_values, served, chunk, (m, u, f), out)
-    procs = []
-    try:
-        if workers > 1:
-            ctx = multiprocessing.get_context("fork")
-            for part in range(1, workers):
-                p = ctx.Process(target=_builder, args=((os.getpid(),) + args + (part, workers),), daemon=True)
-                p.start()
-                procs.append(p)
-        _build_part(*args, 0, workers, on_chunk=lambda k: report(phase, k, n))
-        for p in procs:
-            p.join()
-            if p.exitcode != 0:
-                raise RuntimeError(f"decision table builder failed (exit code {p.exitcode})")
-    finally:
-        for p in procs:
-            if p.is_alive():
-                p.terminate()
-                p.join()
+    run_parts(lambda part: _build_part(*args, part, workers,
+                                       on_chunk=(lambda k: report(phase, k, n)) if part == 0 else None),
+              workers, what="decision table builder")
     report(phase, n, n)
     return row_of, tuple(keeps), boxes, sboxes
 
@@ -402,8 +379,7 @@ def decisions_cache_path(rules: RuleSet, kind: str = "mean", theta: float = 0.0,
     from .solver import rules_fingerprint
 
     what = "decisions" if kind == "mean" else f"risk-theta{theta!r}-decisions"
-    stem = f"{rules.key}-{rules_fingerprint(rules)}-{what}-v{DECISIONS_VERSION}"
-    return _cache.cache_dir(cache_dir) / _cache.file_name(stem)
+    return _cache.table_path(rules.key, rules_fingerprint(rules), what, DECISIONS_VERSION, cache_dir)
 
 
 def _check(rules: RuleSet, stored: dict, values, plan_values, served: bool, quick: bool = False):
@@ -479,19 +455,18 @@ def table_of_values(rules: RuleSet, kind: str, theta: float, values: np.ndarray,
         if memo_key in _MEMO:
             hit = _MEMO[memo_key]
             return dataclasses.replace(hit, cache="memory", seconds=0.0)
-        path = decisions_cache_path(rules, kind, theta, cache_dir)
-        ident = _cache.file_identity(path) if path.is_file() else None
+        entry = _cache.CachedTable(decisions_cache_path(rules, kind, theta, cache_dir), meta,
+                                   what="decision table", redo="rebuilt")
+        path = entry.path
+        ident = entry.identity()
         quick = trusted is not None and tuple(trusted) == ident
-        stored, why = _cache.read(path, meta, mapped=True, trusted=ident if quick else None)
-        if stored is not None:
-            parts, why = _check(rules, stored, values, plan_values, served, quick)
-            if parts is not None:
-                table = DecisionTable(rules, kind, theta, *parts, 0.0, "hit", "", str(path), ident)
-                _MEMO[memo_key] = table
-                return table
-        status = "damaged" if path.exists() else "miss"
-        if status == "damaged":
-            note = f"cache file {path} {why}: rebuilt"
+        parts = entry.load(lambda stored: _check(rules, stored, values, plan_values, served, quick),
+                           mapped=True, trusted=ident if quick else None)
+        if parts is not None:
+            table = _table(rules, kind, theta, parts, cache="hit", path=str(path), file_id=entry.file_id)
+            _MEMO[memo_key] = table
+            return table
+        status, note = entry.status, entry.note
     what = f"decision table of {rules.key}" + (f", theta {theta:g}" if kind == "risk" else "")
     t0 = time.perf_counter()
     row_of, keeps, boxes, sboxes = _build(rules, values, plan_values, served, int(chunk), progress, what)
@@ -503,20 +478,25 @@ def table_of_values(rules: RuleSet, kind: str, theta: float, values: np.ndarray,
         arrays["boxes"] = boxes
         if sboxes is not None:
             arrays["served_boxes"] = sboxes
-        try:
-            _cache.save(path, meta, arrays)
-            file_id = _cache.file_identity(path)
-            note += " and replaced" if note else ""
-        except OSError as exc:  # read-only or full disk: the table is still right
-            reason = exc.strerror or type(exc).__name__
-            where = exc.filename or path.parent
-            note = "; ".join(x for x in (note, f"the decision table could not be stored in {where}: "
-                                                f"{reason} (it is not cached)") if x)
-    table = DecisionTable(rules, kind, theta, row_of, keeps, boxes, sboxes, seconds, status, note,
-                          str(path) if path is not None else None, file_id)
+        entry.store(arrays)         # a folder it cannot write: noted, the table is still right
+        note, file_id = entry.note, entry.file_id
+    table = _table(rules, kind, theta, (row_of, keeps, boxes, sboxes), seconds=seconds, cache=status,
+                   cache_note=note, path=str(path) if path is not None else None, file_id=file_id)
     if cache:
         _MEMO[memo_key] = table
     return table
+
+
+def _table(rules: RuleSet, kind: str, theta: float, parts, **provenance) -> DecisionTable:
+    """The table of ``parts`` (row_of, keeps, boxes, served_boxes) as the engine plays it:
+    plain arrays (a cached file's memory maps viewed without their subclass, which
+    costs on every lookup), the state layout and the rolls' keep order."""
+    row_of, keeps, boxes, sboxes = parts
+    space = state_space(rules)
+    plain = tuple(None if a is None else np.asarray(a) for a in keeps)
+    return DecisionTable(row_of=row_of, n_u=space.n_u, n_flag=space.n_flag, keeps=plain,
+                         boxes=np.asarray(boxes), served_boxes=None if sboxes is None else np.asarray(sboxes),
+                         sub_keep=sub_keep_order(rules)[0], rules=rules, kind=kind, theta=theta, **provenance)
 
 
 def decision_table(solution, *, cache: bool = True, cache_dir: str | os.PathLike | None = None,

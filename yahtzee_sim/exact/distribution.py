@@ -538,12 +538,11 @@ def _cache_meta(rules, name, code):
 def _cache_path(rules, name, cache_dir=None):
     from .solver import rules_fingerprint
 
-    return _cache.cache_dir(cache_dir) / _cache.file_name(
-        f"{rules.key}-{rules_fingerprint(rules)}-distribution-{name}-v{DIST_VERSION}")
+    return _cache.table_path(rules.key, rules_fingerprint(rules), f"distribution-{name}", DIST_VERSION, cache_dir)
 
 
 def _load(rules, name, code, cache_dir):
-    stored = _cache.load(_cache_path(rules, name, cache_dir), _cache_meta(rules, name, code))
+    stored = _cache.CachedTable(_cache_path(rules, name, cache_dir), _cache_meta(rules, name, code)).load()
     if stored is None:
         return None
     scalars = dict(zip(_FIELDS, stored["scalars"].tolist()))
@@ -560,11 +559,9 @@ def _store(dist, code, cache_dir):
     arrays = {"pmf": dist.pmf, "five_bonus_pmf": dist.five_bonus_pmf, "method": np.array(dist.method),
               "scalars": np.array([float(getattr(dist, f)) for f in _FIELDS])}
     arrays.update({f"level_{k}": v for k, v in dist.levels.items()})
-    try:
-        _cache.save(_cache_path(dist.rules, dist.strategy, cache_dir),
-                    _cache_meta(dist.rules, dist.strategy, code), arrays)
-    except OSError:         # read-only or full disk: the answer is still right
-        pass
+    # a folder it cannot write: the answer is still right (nothing to note it in)
+    _cache.CachedTable(_cache_path(dist.rules, dist.strategy, cache_dir),
+                       _cache_meta(dist.rules, dist.strategy, code)).store(arrays)
 
 
 def distribution(rules: str | RuleSet, strategy: str | Strategy, *, options=(),

@@ -42,6 +42,7 @@ import numpy as np
 if TYPE_CHECKING:  # pandas is imported where a table is made: start-up stays fast
     import pandas as pd
 
+from ..forkpool import fork_workers, run_parts
 from ..rules import RuleSet, get_rules
 from ..strategy import Strategy, get_strategy
 from .policy import move_steps
@@ -334,53 +335,15 @@ class _Acc:
             self.best.add(w, rec)
 
 
-class _in_child:
-    """Run ``work(acc)`` on a fresh accumulator in a forked process; :meth:`result` waits
-    for its packed sums (a failure there is raised here, in one line)."""
-
-    def __init__(self, work, make_acc):
-        import multiprocessing
-
-        ctx = multiprocessing.get_context("fork")
-        self.conn, child = ctx.Pipe(duplex=False)
-
-        def run():
-            try:
-                acc = make_acc()
-                work(acc)
-                child.send(("ok", acc.packed()))
-            except BaseException as exc:          # reported, raised in the parent
-                child.send(("error", (isinstance(exc, ValueError), f"{exc}")))
-            finally:
-                child.close()
-
-        self.proc = ctx.Process(target=run, daemon=True)
-        self.proc.start()
-        child.close()
-
-    def result(self) -> dict:
-        try:
-            status, payload = self.conn.recv()
-        except EOFError:
-            raise RuntimeError("loss accounting: a worker process died") from None
-        finally:
-            self.proc.join()
-            self.conn.close()
-        if status == "ok":
-            return payload
-        is_value_error, msg = payload
-        raise (ValueError if is_value_error else RuntimeError)(msg)
-
-
 def default_workers() -> int:
-    """Processes sharing each level (the solver's default: the CPUs available, at most 2).
+    """Processes sharing each level (the exact engine's default: the CPUs available, at most 2).
 
     >>> default_workers() in (1, 2)
     True
     """
-    from .solver import default_workers as solver_workers
+    from ..forkpool import default_workers as engine_workers
 
-    return solver_workers()
+    return engine_workers()
 
 
 def _scatter_keeps(x: np.ndarray, keeps: np.ndarray, n_keeps: int) -> np.ndarray:
@@ -437,6 +400,7 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
     chunk_rows = whole_number(chunk_rows, "chunk_rows")
     top = whole_number(top, "top", low=0)
     workers = default_workers() if jobs is None else whole_number(jobs, "jobs")
+    workers = fork_workers(int(workers))          # one process where this one cannot fork
     from .space import require_solvable
 
     require_solvable(rules, "loss accounting (it needs optimal play's values)")
@@ -603,11 +567,12 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
         starts = list(range(0, len(mask_l), per_chunk))
         st = _Acc(kinds, n_b, sp.size, int(top))
         if workers > 1 and len(starts) > 1:       # a forked process takes every other chunk
-            other = _in_child(lambda part: [_chunk(lo, part) for lo in starts[1::2]],
-                              lambda: _Acc(kinds, n_b, sp.size, int(top)))
-            for lo in starts[0::2]:
-                _chunk(lo, st)
-            st.merge(other.result())
+            def part_sums(part, st=st, starts=starts, _chunk=_chunk):
+                acc = st if part == 0 else _Acc(kinds, n_b, sp.size, int(top))
+                for lo in starts[part::2]:
+                    _chunk(lo, acc)
+                return None if part == 0 else acc.packed()      # the child's sums travel back
+            st.merge(run_parts(part_sums, 2, what="loss accounting")[1])
         else:
             for lo in starts:
                 _chunk(lo, st)

@@ -152,8 +152,7 @@ def _compute(rules: RuleSet, theta: float, chunk_rows: int, progress):
 
 def risk_cache_path(rules: RuleSet, theta: float, cache_dir=None):
     """Where the risk table of (rules, theta) is cached."""
-    stem = f"{rules.key}-{rules_fingerprint(rules)}-risk-theta{theta!r}-v{RISK_VERSION}"
-    return _cache.cache_dir(cache_dir) / _cache.file_name(stem)
+    return _cache.table_path(rules.key, rules_fingerprint(rules), f"risk-theta{theta!r}", RISK_VERSION, cache_dir)
 
 
 def solve_risk(rules: str | RuleSet, theta, *, options=(), cache: bool = True, cache_dir=None,
@@ -179,18 +178,18 @@ def solve_risk(rules: str | RuleSet, theta, *, options=(), cache: bool = True, c
     meta = {"rules": rules.key, "fingerprint": rules_fingerprint(rules), "theta": theta,
             "risk_version": RISK_VERSION}
     memo_key = (meta["fingerprint"], theta)
-    status, path = "off", None
+    status = "off"
     if cache:
         if memo_key in _MEMO:
             sol = _MEMO[memo_key]
             return RiskSolution(rules, theta, sol.values, 0.0, sol.solve_seconds, "memory")
-        path = risk_cache_path(rules, theta, cache_dir)
-        stored = _cache.load(path, meta)
+        entry = _cache.CachedTable(risk_cache_path(rules, theta, cache_dir), meta)
+        stored = entry.load()
         if stored is not None:
             sol = RiskSolution(rules, theta, stored["values"], 0.0, float(stored["solve_seconds"]), "hit")
             _MEMO[memo_key] = sol
             return sol
-        status = "damaged" if path.exists() else "miss"
+        status = entry.status
     t0 = time.perf_counter()
     from ..progress import as_progress
 
@@ -199,9 +198,6 @@ def solve_risk(rules: str | RuleSet, theta, *, options=(), cache: bool = True, c
     values.setflags(write=False)
     sol = RiskSolution(rules, theta, values, seconds, seconds, status)
     if cache:
-        try:
-            _cache.save(path, meta, {"values": values, "solve_seconds": np.array(seconds)})
-        except OSError:          # read-only or full disk: the answer is still right
-            pass
+        entry.store({"values": values, "solve_seconds": np.array(seconds)})   # unwritable: still right
         _MEMO[memo_key] = sol
     return sol

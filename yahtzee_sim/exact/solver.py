@@ -47,7 +47,6 @@ import hashlib
 import json
 import math
 import mmap
-import multiprocessing
 import os
 import time
 from dataclasses import dataclass, field
@@ -61,6 +60,7 @@ if TYPE_CHECKING:  # pandas is imported where a table is made: start-up stays fa
     import pandas as pd
 
 from ..rules import RuleSet, get_rules
+from ..forkpool import ForkPool, default_workers, fork_workers  # default_workers: importable here as before
 from . import cache as _cache
 from .space import StateSpace, state_space, turn_model, turn_values
 from ..validate import renamed_keywords, whole_number
@@ -258,67 +258,6 @@ def _solve_part(model, values, variances, states, part, n_parts, out_v, out_var,
             on_chunk(min((a // (n_parts * chunk) + 1) * n_parts * chunk, len(m)))
 
 
-def _die_with_parent(parent_pid: int) -> None:
-    """Make this forked worker end when the solving process does (even by ``kill -9``).
-
-    On Linux the kernel sends SIGKILL on the parent's death (``PR_SET_PDEATHSIG``);
-    the worker also polls its parent id, which covers other systems and a parent
-    that died before the request was made.
-    """
-    try:
-        import ctypes
-        import signal
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL, 0, 0, 0)              # 1 = PR_SET_PDEATHSIG
-    except (OSError, AttributeError):  # pragma: no cover - not Linux
-        pass
-    if os.getppid() != parent_pid:  # pragma: no cover - the parent is already gone
-        os._exit(1)
-
-
-WORKER_POLL_SECONDS = 1.0
-"""How often an idle worker checks that its parent is alive."""
-
-
-def _worker(conn, inherited, parent_pid, model, values, variances, out_v, out_var, chunk,
-            compiled, all_states):  # pragma: no cover - runs in the forked child
-    _die_with_parent(parent_pid)
-    for c in inherited:             # the parent's pipe ends: else EOF never comes
-        c.close()
-    while True:
-        while not conn.poll(WORKER_POLL_SECONDS):
-            if os.getppid() != parent_pid:
-                os._exit(1)
-        try:
-            msg = conn.recv()
-        except EOFError:
-            os._exit(1)
-        if msg is None:
-            break
-        level, part, n_parts = msg
-        try:
-            _solve_part(model, values, variances, all_states[level][0], part, n_parts,
-                        out_v, out_var, chunk, compiled)
-            conn.send("ok")
-        except BaseException as exc:  # report, let the parent raise
-            conn.send(f"{type(exc).__name__}: {exc}")
-    conn.close()
-
-
-def default_workers() -> int:
-    """Processes used by :func:`solve` by default: the CPUs available, at most 2.
-
-    >>> default_workers() in (1, 2)
-    True
-    """
-    try:
-        n = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        n = os.cpu_count() or 1
-    return max(1, min(2, n))
-
-
 def _compute(rules: RuleSet, dtype: str, chunk: int, workers: int, progress=None):
     from ..progress import as_progress
 
@@ -327,9 +266,7 @@ def _compute(rules: RuleSet, dtype: str, chunk: int, workers: int, progress=None
     model = turn_model(rules, _DTYPES[dtype])
     all_states = [space.level_states(space.level_masks[lv]) for lv in range(space.n_boxes)]
     n_states = [len(st[0][0]) for st in all_states]
-    if (sum(n_states) < MIN_STATES_FOR_WORKERS or not hasattr(os, "fork")
-            or multiprocessing.current_process().daemon):   # daemons may not have children
-        workers = 1
+    workers = fork_workers(workers, sum(n_states), MIN_STATES_FOR_WORKERS)
     values = _shared(space.size) if workers > 1 else np.empty(space.size)
     variances = _shared(space.size) if workers > 1 else np.empty(space.size)
     values[:] = np.nan
@@ -344,7 +281,8 @@ def _compute(rules: RuleSet, dtype: str, chunk: int, workers: int, progress=None
     dvar[last] = 0.0
     lv = {"filled": [b], "masks": [len(last)], "states": [0], "seconds": [0.0],
           "value_min": [0.0], "value_max": [0.0]}
-    procs = []
+    pool = None
+    finished = False
     compiled = sum(n_states) >= MIN_STATES_FOR_KERNELS
     try:
         if compiled:
@@ -360,38 +298,27 @@ def _compute(rules: RuleSet, dtype: str, chunk: int, workers: int, progress=None
                 if _kernels() is not None:     # the first time: compiled on both cores
                     _kernels().precompile(model.dtype, workers)
                 turn_values(model, values, variances, m[:2], u[:2], fl[:2], compiled=True)
-        if workers > 1:
-            ctx = multiprocessing.get_context("fork")
-            for _ in range(workers - 1):
-                parent_end, child_end = ctx.Pipe()
-                inherited = [c for _, c in procs] + [parent_end]
-                p = ctx.Process(target=_worker, daemon=True,
-                                args=(child_end, inherited, os.getpid(), model, values,
-                                      variances, out_v, out_var, chunk, compiled, all_states))
-                p.start()
-                child_end.close()
-                procs.append((p, parent_end))
+        if workers > 1:     # each child solves the part of a level it is sent: (level, part, parts)
+            pool = ForkPool(workers - 1, lambda task: _solve_part(
+                model, values, variances, all_states[task[0]][0], task[1], task[2], out_v, out_var, chunk,
+                compiled), what="solver")
         for level in range(b - 1, -1, -1):
             t0 = time.perf_counter()
             masks = space.level_masks[level]
             states, (g_start, g_mask, g_flag, g_sub) = all_states[level]
             n = len(states[0])
-            n_parts = min(len(procs) + 1, -(-n // chunk))
-            busy = []
+            n_parts = min((len(pool) if pool is not None else 0) + 1, -(-n // chunk))
             # this process takes the last part (never more chunks than a worker's) and
             # fills the dense tables after each level
-            for i, (p, conn) in enumerate(procs[: n_parts - 1]):
-                conn.send((level, i, n_parts))
-                busy.append(conn)
+            for i in range(n_parts - 1):
+                pool.submit(i, (level, i, n_parts))
             # within a level, progress as this process's part goes (a big level of Maxi
             # Yatzy takes minutes); the exact count follows when the level is done
             done_before = sum(n_states[level + 1:])
             _solve_part(model, values, variances, states, n_parts - 1, n_parts, out_v, out_var, chunk,
                         compiled, on_chunk=lambda k: report(f"solving {rules.key}", done_before + k, sum(n_states)))
-            for conn in busy:
-                reply = conn.recv()
-                if reply != "ok":
-                    raise RuntimeError(f"solver worker failed: {reply}")
+            if pool is not None:
+                pool.gather()       # a child's failure is raised here
             v, var = out_v[:n], out_var[:n]
             cls = space.cls_idx[g_sub]                         # (G, n_u)
             ok = cls >= 0
@@ -406,21 +333,10 @@ def _compute(rules: RuleSet, dtype: str, chunk: int, workers: int, progress=None
             lv["value_min"].append(float(v.min()))
             lv["value_max"].append(float(v.max()))
             report(f"solving {rules.key}", sum(n_states[level:]), sum(n_states))  # states solved so far
+        finished = True
     finally:
-        for p, conn in procs:
-            try:
-                conn.send(None)
-            except OSError:
-                pass
-        for p, conn in procs:
-            p.join(timeout=5)
-            if p.is_alive():
-                p.terminate()
-                p.join(timeout=5)
-            if p.is_alive():     # every wait bounded: SIGKILL cannot be ignored
-                p.kill()
-                p.join(timeout=5)
-            conn.close()
+        if pool is not None:    # every wait bounded; at once on an error or Ctrl-C
+            pool.close(finished)
     order = np.argsort(lv["filled"])
     levels = {k: np.asarray(x)[order] for k, x in lv.items()}
     return np.array(dense), np.array(dvar), levels
@@ -476,8 +392,7 @@ def cache_path(rules: RuleSet, dtype: str = "float32", cache_dir=None):
     True
     """
     dtype = _dtype_name(dtype)
-    stem = f"{rules.key}-{rules_fingerprint(rules)}-{dtype}-v{SOLVER_VERSION}"
-    return _cache.cache_dir(cache_dir) / _cache.file_name(stem)
+    return _cache.table_path(rules.key, rules_fingerprint(rules), dtype, SOLVER_VERSION, cache_dir)
 
 
 @renamed_keywords(workers="jobs")   # jobs, as the runner's: one word for the processes
@@ -515,21 +430,16 @@ def solve(rules: str | RuleSet, *, options: Iterable[str] = (), dtype=np.float32
     meta = _meta(rules, dtype)
     memo_key = (meta["fingerprint"], dtype)
     status = "off"
-    path = None
     note = ""
     if cache:
         if memo_key in _MEMO:
             return dataclasses.replace(_MEMO[memo_key], cache="memory", seconds=0.0)
-        path = cache_path(rules, dtype, cache_dir)
-        stored, why = _cache.read(path, meta)
-        if stored is not None:
-            sol, why = _from_cache(rules, dtype, stored)
-            if sol is not None:
-                _MEMO[memo_key] = sol
-                return sol
-        status = "damaged" if path.exists() else "miss"
-        if status == "damaged":
-            note = f"cache file {path} {why}: recomputed"
+        entry = _cache.CachedTable(cache_path(rules, dtype, cache_dir), meta)
+        sol = entry.load(lambda stored: _from_cache(rules, dtype, stored))
+        if sol is not None:
+            _MEMO[memo_key] = sol
+            return sol
+        status, note = entry.status, entry.note
     _announce_solve(rules, int(workers), progress)
     t0 = time.perf_counter()
     values, variances, levels = _compute(rules, dtype, int(chunk), int(workers), progress)
@@ -539,14 +449,8 @@ def solve(rules: str | RuleSet, *, options: Iterable[str] = (), dtype=np.float32
     if cache:
         arrays = {"values": values, "variances": variances, "solve_seconds": np.array(seconds)}
         arrays.update({f"level_{k}": v for k, v in levels.items()})
-        try:
-            _cache.save(path, meta, arrays)
-            note += " and replaced" if note else ""
-        except OSError as exc:  # read-only or full disk: the answer is still right
-            reason = exc.strerror or type(exc).__name__
-            where = exc.filename or path.parent
-            note = "; ".join(x for x in (note, f"the table could not be stored in {where}: "
-                                                f"{reason} (it is not cached)") if x)
+        entry.store(arrays)         # a folder it cannot write: noted, the answer is still right
+        note = entry.note
     sol = Solution(rules, dtype, values, variances, seconds, seconds, status, levels, note)
     if cache:
         _MEMO[memo_key] = sol

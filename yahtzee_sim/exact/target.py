@@ -49,8 +49,6 @@ import dataclasses
 import functools
 import math
 import mmap
-import multiprocessing
-import os
 import time
 from dataclasses import dataclass, field
 
@@ -476,15 +474,14 @@ def _solve_part(model, table, row_of, states, first_row, part, n_parts, per_chun
 
 
 def _compute(rules: RuleSet, max_target: int, dtype: str, workers: int, progress):
+    from ..forkpool import fork_workers, run_parts
     from ..progress import as_progress
-    from .solver import _die_with_parent
 
     report = as_progress(progress)
     model = turn_model(rules, _DTYPES[dtype])
     row_of, levels, n_rows = _layout(rules)
     width = max_target + 1
-    if workers > 1 and not (hasattr(os, "fork") and not multiprocessing.current_process().daemon):
-        workers = 1
+    workers = fork_workers(workers)
     table = _shared((n_rows, width), dtype) if workers > 1 else np.empty((n_rows, width), dtype=dtype)
     table[0] = 0.0
     table[0, 0] = 1.0
@@ -499,34 +496,12 @@ def _compute(rules: RuleSet, max_target: int, dtype: str, workers: int, progress
         states, first = levels[level]
         n = len(states[0])
         n_parts = workers if n >= MIN_STATES_FOR_WORKERS else 1
-        children = []
-        if n_parts > 1:
-            ctx = multiprocessing.get_context("fork")
-            parent = os.getpid()
-            for part in range(1, n_parts):
-                p = ctx.Process(target=_child, daemon=True,
-                                args=(parent, _die_with_parent, model, table, row_of, states, first,
-                                      part, n_parts, per_chunk))
-                p.start()
-                children.append(p)
-        finished = False
-        try:
-            _solve_part(model, table, row_of, states, first, 0, n_parts, per_chunk,
-                        lambda done: report(phase, solved + min(done, n), total))
-            finished = True
-        finally:
-            for p in children:
-                # done: the children finish their parts; an error or Ctrl-C here: they
-                # stop now (their parts are useless); every wait bounded either way
-                if not finished:
-                    p.terminate()
-                p.join(None if finished else 10)
-                if p.is_alive():
-                    p.kill()
-                    p.join(10)
-        bad = [p.exitcode for p in children if p.exitcode != 0]
-        if bad:
-            raise RuntimeError(f"target solver worker failed (exit code {bad[0]})")
+        # forked children take parts 1.. (this process part 0, and the progress): each
+        # writes its rows into the shared table; a failure anywhere stops them all
+        run_parts(lambda part: _solve_part(
+            model, table, row_of, states, first, part, n_parts, per_chunk,
+            (lambda done: report(phase, solved + min(done, n), total)) if part == 0 else None),
+            n_parts, what="target solver")
         solved += n
         report(phase, solved, total)
         lv["filled"].append(level)
@@ -537,11 +512,6 @@ def _compute(rules: RuleSet, max_target: int, dtype: str, workers: int, progress
     return out, {k: np.asarray(x)[order] for k, x in lv.items()}
 
 
-def _child(parent, die_with_parent, *args):  # pragma: no cover - runs in the forked child
-    die_with_parent(parent)
-    _solve_part(*args)
-
-
 # -- cache --------------------------------------------------------------------------------
 def _meta(rules: RuleSet, max_target: int, dtype: str) -> dict:
     from .solver import rules_fingerprint
@@ -550,10 +520,12 @@ def _meta(rules: RuleSet, max_target: int, dtype: str) -> dict:
             "dtype": dtype, "target_version": TARGET_VERSION}
 
 
-def _stem(rules: RuleSet, dtype: str) -> str:
+def _stem(rules: RuleSet, dtype: str, max_target: int | str = "") -> str:
+    """The file name of the table for targets 0..max_target (without it: the names' common start)."""
     from .solver import rules_fingerprint
 
-    return f"{rules.key}-{rules_fingerprint(rules)}-target-{dtype}-v{TARGET_VERSION}-max"
+    return _cache.table_path(rules.key, rules_fingerprint(rules), f"target-{dtype}", TARGET_VERSION, "",
+                             suffix=f"-max{max_target}").name
 
 
 def target_cache_path(rules: RuleSet, max_target: int = DEFAULT_MAX_TARGET, dtype: str = "float32",
@@ -563,13 +535,13 @@ def target_cache_path(rules: RuleSet, max_target: int = DEFAULT_MAX_TARGET, dtyp
     >>> target_cache_path(get_rules("yacht"), 300, cache_dir="/tmp/c").name.endswith("-max300.npz")
     True
     """
-    return _cache.cache_dir(cache_dir) / _cache.file_name(f"{_stem(rules, dtype)}{max_target}")
+    return _cache.cache_dir(cache_dir) / _stem(rules, dtype, max_target)
 
 
 def _cached_candidates(rules: RuleSet, max_target: int, dtype: str, cache_dir):
     """Cache files of ``rules`` solving at least targets 0..max_target, smallest first."""
     d = _cache.cache_dir(cache_dir)
-    prefix = _cache.file_name(_stem(rules, dtype))[:-4]
+    prefix = _stem(rules, dtype)[:-4]
     found = []
     if d.is_dir():
         for p in d.glob(prefix + "*.npz"):
@@ -657,31 +629,27 @@ def target_solve(rules: str | RuleSet, max_target: int = DEFAULT_MAX_TARGET, *, 
         if got is not None and got.max_target >= max_target:
             return _narrow(dataclasses.replace(got, cache="memory", seconds=0.0), max_target)
         for solved, path in _cached_candidates(rules, max_target, dtype, cache_dir):
-            stored, why = _cache.read(path, _meta(rules, solved, dtype))
-            if stored is not None:
-                got, why = _from_cache(rules, solved, dtype, stored)
-                if got is not None:
-                    table, lv, solve_seconds = got
-                    table.setflags(write=False)
-                    sol = TargetSolution(rules, solved, dtype, table, 0.0, solve_seconds, "hit", lv)
-                    _MEMO[memo_key] = sol
-                    return _narrow(sol, max_target)
-            note = f"cache file {path} {why}: recomputed"
-            status = "damaged"
+            found = _cache.CachedTable(path, _meta(rules, solved, dtype))
+            got = found.load(lambda stored, solved=solved: _from_cache(rules, solved, dtype, stored))
+            if got is not None:
+                table, lv, solve_seconds = got
+                table.setflags(write=False)
+                sol = TargetSolution(rules, solved, dtype, table, 0.0, solve_seconds, "hit", lv)
+                _MEMO[memo_key] = sol
+                return _narrow(sol, max_target)
+            note, status = found.note, "damaged"
         status = status if status == "damaged" else "miss"
     t0 = time.perf_counter()
     table, lv = _compute(rules, max_target, dtype, int(workers), progress)
     seconds = time.perf_counter() - t0
     table.setflags(write=False)
     if cache:
-        path = target_cache_path(rules, max_target, dtype, cache_dir)
+        entry = _cache.CachedTable(target_cache_path(rules, max_target, dtype, cache_dir),
+                                   _meta(rules, max_target, dtype), note=note)
         arrays = {"table": table, "solve_seconds": np.array(seconds)}
         arrays.update({f"level_{k}": v for k, v in lv.items()})
-        try:
-            _cache.save(path, _meta(rules, max_target, dtype), arrays)
-        except OSError as exc:          # read-only or full disk: the answer is still right
-            note = "; ".join(x for x in (note, f"the table could not be stored in {path.parent}: "
-                                                f"{exc.strerror or type(exc).__name__} (it is not cached)") if x)
+        entry.store(arrays)         # a folder it cannot write: noted, the answer is still right
+        note = entry.note
     sol = TargetSolution(rules, max_target, dtype, table, seconds, seconds, status, lv, note)
     if cache:
         _MEMO[memo_key] = sol

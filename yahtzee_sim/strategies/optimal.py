@@ -36,7 +36,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..exact.space import turn_model, turn_values
-from ..tableplay import PlayTable
 from ..strategy import ChunkDecisions, Strategy, best_legal, register
 
 __all__ = ["OptimalStrategy", "GAMES_BEFORE_BUILD"]
@@ -154,12 +153,8 @@ class OptimalStrategy(Strategy):
         return decision_table(self.solution, progress=self.progress, trusted=trusted)
 
     def _use(self, table) -> None:
-        sp = self._space
         self.decisions = table
-        plain = [None if a is None else np.asarray(a) for a in table.keeps]   # no memmap subclass
-        sboxes = None if table.served_boxes is None else np.asarray(table.served_boxes)
-        self._play_table = PlayTable(table.row_of, sp.n_u, sp.n_flag, tuple(plain), np.asarray(table.boxes),
-                                    sboxes, self._sub_keep)
+        self._play_table = table        # a DecisionTable is the PlayTable the engine plays by
 
     # -- travelling to worker processes: a cached table is reloaded there, not pickled ---
     def __getstate__(self):

@@ -67,8 +67,7 @@ def _moments_file(rules: RuleSet, theta: float):
 
     fp = rules_fingerprint(rules)
     meta = {"rules": rules.key, "fingerprint": fp, "theta": theta, "moments_version": MOMENTS_VERSION}
-    return _cache.cache_dir() / _cache.file_name(f"{rules.key}-{fp}-risk-theta{theta!r}-moments-"
-                                                 f"v{MOMENTS_VERSION}"), meta
+    return _cache.table_path(rules.key, fp, f"risk-theta{theta!r}-moments", MOMENTS_VERSION), meta
 
 
 def risk_moments(rules: RuleSet, theta: float, *, cache: bool = True, progress=None):
@@ -97,8 +96,8 @@ def risk_moments(rules: RuleSet, theta: float, *, cache: bool = True, progress=N
         if cache:
             _MOMENTS[key] = out
         return out
-    path, meta = _moments_file(rules, float(theta))
-    stored = _cache.load(path, meta) if cache else None
+    entry = _cache.CachedTable(*_moments_file(rules, float(theta)))
+    stored = entry.load() if cache else None
     if stored is not None:
         out = (stored["mean"], stored["variance"])
     else:
@@ -108,11 +107,8 @@ def risk_moments(rules: RuleSet, theta: float, *, cache: bool = True, progress=N
         pv = policy_value(rules, RiskStrategy(theta, progress=False), progress=progress)
         mean = pv.values
         out = (mean.astype(np.float32), np.maximum(pv.second_moments - mean * mean, 0.0).astype(np.float32))
-        if cache:
-            try:
-                _cache.save(path, meta, {"mean": out[0], "variance": out[1]})
-            except OSError:          # read-only or full disk: the tables are still right
-                pass
+        if cache:           # a folder it cannot write: the tables are still right
+            entry.store({"mean": out[0], "variance": out[1]})
     if cache:
         _MOMENTS[key] = out
     return out

@@ -1,0 +1,95 @@
+"""The exact engine's forked helpers (yahtzee_sim.forkpool): results in order, errors
+raised in the parent in one line, a dead child never a hang, every shutdown bounded."""
+
+import os
+import signal
+import time
+
+import pytest
+
+from yahtzee_sim.forkpool import ForkPool, can_fork, fork_workers, run_parts
+
+pytestmark = pytest.mark.skipif(not can_fork(), reason="needs fork (a non-daemon process on POSIX)")
+
+
+def test_parts_run_in_children_and_come_back_in_order():
+    got = run_parts(lambda part: (part, os.getpid(), os.getppid()), 3, what="parts")
+    assert [g[0] for g in got] == [0, 1, 2]
+    assert got[0][1] == os.getpid()                                # part 0: this process
+    assert {g[2] for g in got[1:]} == {os.getpid()}                # the others: its children
+    assert len({g[1] for g in got}) == 3
+
+
+def test_one_part_forks_nothing():
+    assert run_parts(lambda part: os.getpid(), 1, what="one") == [os.getpid()]
+
+
+def test_a_child_value_error_is_raised_as_itself():
+    def work(part):
+        if part == 1:
+            raise ValueError("strategy 'x' is not deterministic")
+        return part
+
+    with pytest.raises(ValueError, match="^strategy 'x' is not deterministic$"):
+        run_parts(work, 2, what="loss accounting")
+
+
+def test_a_child_failure_names_the_work():
+    with pytest.raises(RuntimeError, match=r"^target solver worker failed: KeyError: 7$"):
+        run_parts(lambda part: {}[7] if part else 0, 2, what="target solver")
+
+
+def test_a_dead_child_is_an_error_not_a_hang():
+    t0 = time.monotonic()
+    with pytest.raises(RuntimeError, match=r"a worker process died \(exit code 3\)"):
+        run_parts(lambda part: os._exit(3) if part else 0, 2, what="solver")
+    assert time.monotonic() - t0 < 30
+
+
+def test_a_pool_keeps_its_children_between_tasks_and_closes_them():
+    with ForkPool(2, lambda task: (task * 2, os.getpid()), what="doubling") as pool:
+        pool.submit(0, 1)
+        pool.submit(1, 2)
+        first = pool.gather()
+        pool.submit(1, 5)
+        second = pool.gather()
+        kids = list(pool._kids)
+    assert [r[0] for r in first] == [2, 4] and second[0][0] == 10
+    assert second[0][1] == first[1][1]                             # the same child served both
+    assert not any(p.is_alive() for p, _ in kids)
+
+
+def test_a_failed_task_leaves_the_pool_usable():
+    with ForkPool(1, lambda task: 10 // task, what="division") as pool:
+        pool.submit(0, 0)
+        with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+            pool.gather()
+        pool.submit(0, 5)
+        assert pool.gather() == [2]
+
+
+def test_an_error_here_stops_the_children_at_once_even_if_they_ignore_sigterm(tmp_path):
+    ready = tmp_path / "ignoring"
+
+    def stubborn(task):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        ready.write_text("yes")
+        time.sleep(600)
+
+    pool = ForkPool(1, stubborn, what="sleeping")
+    pool.submit(0, 1)
+    p = pool._kids[0][0]
+    deadline = time.monotonic() + 30
+    while not ready.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert ready.exists()
+    t0 = time.monotonic()
+    pool.close(finished=False, timeout=1.0)
+    assert not p.is_alive() and p.exitcode == -signal.SIGKILL
+    assert time.monotonic() - t0 < 10
+
+
+def test_worker_count():
+    assert fork_workers(2, items=10, min_items=100) == 1
+    assert fork_workers(1, items=10**6, min_items=100) == 1
+    assert fork_workers(2, items=10**6, min_items=100) == 2

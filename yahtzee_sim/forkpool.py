@@ -1,0 +1,261 @@
+"""Forked helper processes for the exact engine: one pool, one set of rules for all of them.
+
+The exact engine's solvers (the value tables, the target tables, the decision tables,
+the loss accounting) split a level of states between this process and a few forked
+copies of it. Forking shares the tables already in memory (the children read them
+without a copy and write their parts into anonymous shared memory), which a pool
+that pickles its work cannot do. What every such split needs is here, once:
+
+- how many processes (:func:`default_workers`, :func:`fork_workers`: one when the work
+  is small, the system cannot fork, or this process is a daemon, which may not have
+  children);
+- children that die with this process, even when it is killed by ``kill -9``
+  (:func:`watch_parent`), and ignore Ctrl-C (this process handles it and stops them);
+- a failure in a child raised here in one line: a ``ValueError`` as itself (bad
+  input), anything else as a ``RuntimeError`` naming the work; a child that died
+  is a ``RuntimeError`` too, never a hang;
+- a bounded shutdown (:meth:`ForkPool.close`, as the runner's ``close_pool``): work
+  done, the children are asked to stop and given :data:`JOIN_SECONDS`; an error or
+  Ctrl-C, they are terminated at once, then killed if they ignore it.
+
+:class:`ForkPool` keeps its children between tasks (the solver sends one per level);
+:func:`run_parts` forks for one task split into parts, this process taking part 0.
+
+>>> run_parts(lambda part: part * part, 3, what="squares")
+[0, 1, 4]
+>>> run_parts(lambda part: 1 // (part - 1), 2, what="a division")      # part 1 fails in its child
+Traceback (most recent call last):
+...
+RuntimeError: a division worker failed: ZeroDivisionError: integer division or modulo by zero
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from typing import Any, Callable
+
+__all__ = ["ForkPool", "run_parts", "fork_workers", "default_workers", "can_fork", "watch_parent",
+           "PARENT_POLL_SECONDS", "JOIN_SECONDS"]
+
+PARENT_POLL_SECONDS = 0.5
+"""How often a child checks that the process that forked it is alive."""
+
+JOIN_SECONDS = 10.0
+"""How long a finished child is given to exit, and a terminated one to die, before SIGKILL."""
+
+
+def can_fork() -> bool:
+    """Can this process fork helpers (a system with ``fork``, and not a daemon process)?
+
+    >>> isinstance(can_fork(), bool)
+    True
+    """
+    import multiprocessing
+
+    return hasattr(os, "fork") and not multiprocessing.current_process().daemon
+
+
+def default_workers() -> int:
+    """Processes the exact engine uses by default: the CPUs available, at most 2.
+
+    >>> default_workers() in (1, 2)
+    True
+    """
+    try:
+        n = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        n = os.cpu_count() or 1
+    return max(1, min(2, n))
+
+
+def fork_workers(workers: int, items: int = 0, min_items: int = 0) -> int:
+    """The processes to share ``items`` between: ``workers``, or 1 when there are fewer
+    than ``min_items`` (forking costs more than it saves) or this process cannot fork.
+
+    >>> fork_workers(2, items=10, min_items=1000)
+    1
+    >>> fork_workers(2, items=5000, min_items=1000) == (2 if can_fork() else 1)
+    True
+    """
+    if workers <= 1 or items < min_items or not can_fork():
+        return 1
+    return int(workers)
+
+
+def watch_parent(parent_pid: int) -> None:
+    """Make this child exit when ``parent_pid`` dies, even by ``kill -9``.
+
+    A child left behind by a killed parent would compute on (and hold its memory)
+    for as long as its work takes. On Linux the kernel sends SIGKILL at once
+    (``PR_SET_PDEATHSIG``); a daemon thread also polls the parent id, which covers
+    other systems and a parent that died before the request.
+
+    >>> watch_parent(os.getppid())   # this process's parent is alive: nothing happens
+    """
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)   # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        pass
+    if os.getppid() != parent_pid:  # pragma: no cover - the parent is already gone
+        os._exit(1)
+
+    def poll():  # pragma: no cover - runs in the child
+        import time
+
+        while os.getppid() == parent_pid:
+            time.sleep(PARENT_POLL_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=poll, name="watch-parent", daemon=True).start()
+
+
+def _serve(conn, inherited, parent_pid: int, serve: Callable[[Any], Any]) -> None:  # pragma: no cover - child
+    """A child's loop: answer each task with ``("ok", result)`` or the error, until ``None``."""
+    watch_parent(parent_pid)
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)    # Ctrl-C is the parent's to handle
+    except ValueError:
+        pass
+    for c in inherited:             # the parent's ends of the other pipes: else EOF never comes
+        c.close()
+    while True:
+        try:
+            task = conn.recv()
+        except (EOFError, OSError):
+            os._exit(1)
+        if task is None:
+            break
+        reply: tuple
+        try:
+            reply = ("ok", serve(task))
+        except BaseException as exc:  # reported, raised in the parent
+            reply = ("error", isinstance(exc, ValueError), f"{type(exc).__name__}: {exc}", str(exc))
+        conn.send(reply)
+    conn.close()
+
+
+class ForkPool:
+    """``n`` forked children that run ``serve(task)`` for each task sent to them.
+
+    ``serve`` is inherited by the fork, not pickled: it may be a closure over large
+    arrays (shared memory for what the children write). Tasks and results travel
+    through pipes (small: indices in, sums out). ``what`` names the work in errors.
+    As a context manager it closes itself: bounded either way, at once on an error.
+
+    >>> with ForkPool(2, lambda task: task + 1, what="adding") as pool:
+    ...     pool.submit(0, 10); pool.submit(1, 20)
+    ...     pool.gather()
+    [11, 21]
+    """
+
+    def __init__(self, n: int, serve: Callable[[Any], Any], *, what: str):
+        import multiprocessing
+
+        self.what = what
+        self._kids: list = []
+        self._busy: list[int] = []
+        ctx = multiprocessing.get_context("fork")
+        parent = os.getpid()
+        try:
+            for _ in range(n):
+                parent_end, child_end = ctx.Pipe()
+                inherited = [c for _, c in self._kids] + [parent_end]
+                p = ctx.Process(target=_serve, args=(child_end, inherited, parent, serve), daemon=True)
+                p.start()
+                child_end.close()
+                self._kids.append((p, parent_end))
+        except BaseException:
+            self.close(finished=False)
+            raise
+
+    def __len__(self) -> int:
+        return len(self._kids)
+
+    def submit(self, i: int, task) -> None:
+        """Send ``task`` (not None) to child ``i``; :meth:`gather` collects the answer."""
+        self._kids[i][1].send(task)
+        self._busy.append(i)
+
+    def gather(self) -> list:
+        """The results of the tasks submitted since the last gather, in their order.
+
+        Every child is heard before anything is raised (the pool stays usable); then
+        the first failure is raised: a child's ``ValueError`` as itself, any other
+        error, or a child that died, as a ``RuntimeError`` naming the work.
+        """
+        busy, self._busy = self._busy, []
+        out: list = []
+        failure: Exception | None = None
+        for i in busy:
+            p, conn = self._kids[i]
+            try:
+                reply = conn.recv()
+            except (EOFError, OSError):
+                p.join(1.0)
+                reply = ("died", p.exitcode)
+            if reply[0] == "ok":
+                out.append(reply[1])
+                continue
+            out.append(None)
+            if failure is None:
+                if reply[0] == "died":
+                    failure = RuntimeError(f"{self.what}: a worker process died (exit code {reply[1]})")
+                elif reply[1]:
+                    failure = ValueError(reply[3])
+                else:
+                    failure = RuntimeError(f"{self.what} worker failed: {reply[2]}")
+        if failure is not None:
+            raise failure
+        return out
+
+    def close(self, finished: bool = True, timeout: float = JOIN_SECONDS) -> None:
+        """Stop the children, every wait bounded: ``finished``, they are asked to stop and
+        given ``timeout`` seconds; otherwise (an error, Ctrl-C) they are terminated at once.
+        A child that outlives either is killed (SIGKILL cannot be ignored)."""
+        import time
+
+        kids, self._kids = self._kids, []
+        for p, conn in kids:
+            if finished:
+                try:
+                    conn.send(None)
+                except OSError:
+                    pass
+            elif p.is_alive():
+                p.terminate()
+        deadline = time.monotonic() + timeout
+        for p, conn in kids:
+            p.join(max(0.1, deadline - time.monotonic()))
+            if p.is_alive():
+                p.terminate()
+                p.join(timeout)
+            if p.is_alive():
+                p.kill()
+                p.join(timeout)
+            conn.close()
+
+    def __enter__(self) -> ForkPool:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.close(finished=exc_type is None)
+
+
+def run_parts(work: Callable[[int], Any], n_parts: int, *, what: str) -> list:
+    """``[work(0), ..., work(n_parts - 1)]``: part 0 in this process, the others at the same
+    time in forked children (``n_parts`` 1: no fork). Failures as :meth:`ForkPool.gather`.
+
+    >>> run_parts(lambda part: os.getpid(), 1, what="pids") == [os.getpid()]
+    True
+    """
+    if n_parts <= 1:
+        return [work(0)]
+    with ForkPool(n_parts - 1, work, what=what) as pool:
+        for part in range(1, n_parts):
+            pool.submit(part - 1, part)
+        first = work(0)
+        return [first] + pool.gather()
