@@ -67,8 +67,8 @@ def _slow_path(monkeypatch):
     """Play every seat through the engine's turn loop (keep and box, move checks)."""
     import yahtzee_sim.multiplayer as mp
 
-    lean = mp._play_blocks
-    monkeypatch.setattr(mp, "_play_blocks", lambda *a, **k: lean(*a, **k, lean=False))
+    lean = mp.play_table_blocks
+    monkeypatch.setattr(mp, "play_table_blocks", lambda *a, **k: lean(*a, **k, lean=False))
 
 
 @pytest.mark.parametrize("key, options, seats", [
@@ -211,6 +211,7 @@ def test_servida_same_round_goes_to_the_first_seat(monkeypatch):
     """Hand-made tapes: game 0, both seats serve in round 3: seat 1 wins and seat 2's
     round 3 is not played; game 1, seat 2 serves in round 2, seat 1 in round 3: seat 2;
     game 2: nobody serves (dice 1-2-3-4-6 every throw)."""
+    import yahtzee_sim.engine as engine
     import yahtzee_sim.multiplayer as mp
 
     rules = get_rules("generala", ["servida-wins"])
@@ -218,7 +219,8 @@ def test_servida_same_round_goes_to_the_first_seat(monkeypatch):
     five = np.full(5, 6, dtype=np.uint8)
     calls = []
 
-    def tapes(rules_, entropy, blocks, n_turns, uniforms=True):
+    def tapes(rules_, entropy, blocks, n_turns, stop, uniforms=True):
+        # the engine's tapes of the turn loop: the dice as tape codes where the dice tables have them
         seat = len(calls)
         calls.append(seat)
         tape = np.broadcast_to(plain, (len(blocks) * SEED_BLOCK, n_turns, rules_.n_rolls, 5)).copy()
@@ -228,9 +230,11 @@ def test_servida_same_round_goes_to_the_first_seat(monkeypatch):
         else:
             tape[0, 2, 0] = five        # game 0, round 3: too late
             tape[1, 1, 0] = five        # game 1, round 2: first
-        return tape, np.zeros(tape.shape[:3], dtype=np.float32)
+        tape = tape[:stop]
+        coded = rules_.dice.tape_codes(tape) if rules_.dice.has_tape_codes else tape
+        return coded, np.zeros(tape.shape[:3], dtype=np.float32)
 
-    monkeypatch.setattr(mp, "block_tapes", tapes)
+    monkeypatch.setattr(engine, "_block_turn_tapes", tapes)
     res = mp.simulate_table(rules, [HoldFirstThrow(), HoldFirstThrow()], 3, seed=1)
     assert res.servida_winner.tolist() == [0, 1, -1]
     win, tie = res.outcomes()

@@ -41,10 +41,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .engine import (SEED_BLOCK, MoveChecks, RunSeed, ask, block_tapes, family_tapes, play_turn, seed_entropy,
-                     seed_from_rng, seed_sequence, state_view)
+from .engine import SEED_BLOCK, play_table_blocks, seat_entropy, seed_entropy, seed_from_rng, seed_sequence
 from .rules import RuleSet, get_rules
-from .state import GameState, put_games, take_games
 from .strategy import get_strategy
 from .validate import whole_number
 
@@ -114,76 +112,6 @@ class TableResult:
         return pd.DataFrame(rows).set_index("player")
 
 
-def seat_entropy(entropy: RunSeed, seat: int) -> int:
-    """The entropy of seat ``seat``'s dice tape in a run of seed ``entropy``.
-
-    >>> seat_entropy(7, 0) != seat_entropy(7, 1)
-    True
-    """
-    return int(seed_sequence(entropy, 1_000_000 + seat).generate_state(1)[0])
-
-
-def _play_blocks(rules, players, entropy, blocks, n_games, lean=True):
-    """Play seed ``blocks`` at one table: (n, seats) totals and the servida winners.
-
-    A seat whose strategy plays from a decision table (``play_table``, or
-    ``turn_tables`` for one that picks a table per game each turn) plays each turn in
-    the engine's lean table loop, on the same dice and with the same decisions as
-    through ``keep`` and ``box`` (``lean=False`` forces those, for the tests)."""
-    from .tableplay import play_games
-
-    checks = MoveChecks.of(rules)
-    n_turns = rules.n_boxes
-    seats = len(players)
-    uniforms = any(getattr(p, "uses_uniforms", True) is not False for p in players)
-    tapes = []
-    for s in range(seats):
-        tape, unif = block_tapes(rules, seat_entropy(entropy, s), blocks, n_turns, uniforms=uniforms)
-        stop = min(len(tape), n_games - blocks.start * SEED_BLOCK)
-        extra = {k: v[:stop] for k, v in family_tapes(rules, seat_entropy(entropy, s), blocks, n_turns).items()}
-        tapes.append((tape[:stop], None if unif is None else unif[:stop], extra))
-    n = len(tapes[0][0])
-    states = [GameState.new(rules, n) for _ in range(seats)]
-    servida = "servida-wins" in rules.options and states[0].served_five_count is not None
-    winner = np.full(n, -1, dtype=np.int8) if servida else None
-    frozen = np.zeros((n, seats), dtype=np.int32)     # the scores when a servida ended a game
-    lean = lean and not servida and not tapes[0][2]
-    by_turn = [lean and hasattr(p, "turn_tables") for p in players]
-    tables = [getattr(p, "play_table", None) if lean and not by_turn[s] else None for s, p in enumerate(players)]
-    for s in range(seats):
-        if tables[s] is not None or by_turn[s]:
-            states[s].filled = np.ascontiguousarray(states[s].filled)   # play_games writes through flat views
-    d = rules.dice
-    for t in range(n_turns):
-        for s, strategy in enumerate(players):
-            if hasattr(strategy, "see_table"):  # every card at the table, read-only (engine.ask)
-                ask(strategy, "see_table", strategy.see_table, [state_view(st) for st in states], s, t)
-            tape, unif, extra = tapes[s]
-            groups = strategy.turn_tables(n) if by_turn[s] else None if tables[s] is None else [(None, tables[s])]
-            if groups is not None:
-                for idx, table in groups:
-                    if idx is None:
-                        play_games(rules, table, states[s], tape[:, t:t + 1])
-                    else:
-                        part = take_games(states[s], idx)
-                        play_games(rules, table, part, tape[idx, t:t + 1])
-                        put_games(states[s], idx, part)
-                continue
-            before = states[s].served_five_count.copy() if servida else None
-            play_turn(rules, strategy, states[s], d.tape_prefix_keys(tape[:, t]),
-                      None if unif is None else unif[:, t], checks, extra)
-            if servida:
-                # the game ends at once: a later seat's servida (even this round) comes too late
-                ended = (states[s].served_five_count > before) & (winner < 0)
-                if ended.any():
-                    winner[ended] = s
-                    frozen[ended] = np.stack([st.total(rules)[ended] for st in states], axis=1)
-    totals = np.stack([st.total(rules) for st in states], axis=1).astype(np.int32)
-    if servida:
-        totals = np.where((winner >= 0)[:, None], frozen, totals)
-    return totals, winner
-
-
 def simulate_table(rules: str | RuleSet, players, n_games: int, *, seed=None, rng=None, options=(),
                    batch: int = 16 * SEED_BLOCK, progress=None) -> TableResult:
     """Play ``n_games`` games with one seat per entry of ``players`` (names or instances).
@@ -222,7 +150,8 @@ def simulate_table(rules: str | RuleSet, players, n_games: int, *, seed=None, rn
     parts = []
     for b in range(0, n_blocks, per):
         report("games", min(b * SEED_BLOCK, int(n_games)), int(n_games))
-        parts.append(_play_blocks(rules, players, entropy, range(b, min(b + per, n_blocks)), int(n_games)))
+        part = play_table_blocks(rules, players, entropy, range(b, min(b + per, n_blocks)), int(n_games))
+        parts.append((part["totals"], part.get("servida_winner")))
         if b == 0 and n_blocks > per:    # timed on the first part: say how long the rest takes
             from .progress import announce, duration_text
 
