@@ -65,10 +65,10 @@ def test_play_to_win_bad_parameters():
 
 def _slow_path(monkeypatch):
     """Play every seat through the engine's turn loop (keep and box, move checks)."""
-    import yahtzee_sim.multiplayer as mp
+    import yahtzee_sim.runner.plan as plan
 
-    lean = mp.play_table_blocks
-    monkeypatch.setattr(mp, "play_table_blocks", lambda *a, **k: lean(*a, **k, lean=False))
+    lean = plan.play_table_blocks
+    monkeypatch.setattr(plan, "play_table_blocks", lambda *a, **k: lean(*a, **k, lean=False))
 
 
 @pytest.mark.parametrize("key, options, seats", [

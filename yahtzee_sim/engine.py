@@ -42,7 +42,7 @@ from .state import GameState, TurnOptions
 from .strategy import Strategy
 
 __all__ = ["SEED_BLOCK", "StrategyError", "read_only", "state_view", "ask", "MoveChecks", "SpawnedSeed", "RunSeed",
-           "seed_entropy", "seed_sequence", "seed_from_rng", "seat_entropy", "block_tapes", "family_tapes", "play_turn",
+           "seed_entropy", "seed_sequence", "seed_from_rng", "seat_entropy", "servida_ends_games", "block_tapes", "family_tapes", "play_turn",
            "play_seats", "play_blocks", "play_table_blocks", "play_turn_blocks"]
 
 SEED_BLOCK = 1024
@@ -541,6 +541,16 @@ def seat_entropy(entropy: RunSeed, seat: int) -> int:
     return int(seed_sequence(entropy, 1_000_000 + seat).generate_state(1)[0])
 
 
+def servida_ends_games(rules: RuleSet) -> bool:
+    """Whether a served Generala ends a game at a table of ``rules`` (Generala's ``servida-wins``).
+
+    >>> from yahtzee_sim import get_rules
+    >>> servida_ends_games(get_rules("generala", ["servida-wins"])), servida_ends_games(get_rules("generala"))
+    (True, False)
+    """
+    return "servida-wins" in rules.options and GameState.new(rules, 0).served_five_count is not None
+
+
 @dataclass
 class _Seat:
     """One seat of :func:`play_seats`: its strategy, tapes and how it plays (see there)."""
@@ -596,7 +606,7 @@ def play_seats(rules: RuleSet, players, entropies, blocks: range, n_games: int, 
         extra = {k: v[:stop] for k, v in family_tapes(rules, entropy, blocks, n_turns).items()}
         state = GameState.new(rules, stop)
         seats.append(_Seat(strategy, state, None, None, extra, False))
-    servida = at_table and "servida-wins" in rules.options and seats[0].state.served_five_count is not None
+    servida = at_table and servida_ends_games(rules)
     watched = at_table and any(hasattr(s.strategy, "see_table") for s in seats)
     for seat, entropy in zip(seats, entropies):
         strategy = seat.strategy

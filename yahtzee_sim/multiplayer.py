@@ -41,7 +41,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .engine import SEED_BLOCK, play_table_blocks, seat_entropy, seed_entropy, seed_from_rng, seed_sequence
+from .engine import SEED_BLOCK, RunSeed, seat_entropy, seed_entropy, servida_ends_games, seed_from_rng, seed_sequence
+from .results import TableAggregate, table_outcomes
 from .rules import RuleSet, get_rules
 from .strategy import get_strategy
 from .validate import whole_number
@@ -56,39 +57,38 @@ MAX_SEATS = 20
 class TableResult:
     """Games played at one table.
 
-    totals : (N, seats) final scores (for a game a servida ended: the scores then).
+    totals : (N, seats) final scores (for a game a servida ended: the scores then), or
+        None when the games were not kept (``keep_games=False``, a checkpoint).
     names : the seats' strategies.
     servida_winner : (N,) int8 under Generala's ``servida-wins``: the seat whose
-        served Generala ended the game, -1 where none did; None without the option.
+        served Generala ended the game, -1 where none did; None without the option (or
+        when the games were not kept).
     seed, seconds : as :class:`~yahtzee_sim.results.SimulationResult`.
+    aggregate : the exact :class:`~yahtzee_sim.results.TableAggregate` of every game
+        (scores, wins, ties), from which :meth:`to_frame` computes.
     """
 
     rules: RuleSet
     names: tuple
-    totals: np.ndarray = field(repr=False)
-    seed: int
+    totals: np.ndarray | None = field(repr=False)
+    seed: RunSeed
     seconds: float
     servida_winner: np.ndarray | None = field(default=None, repr=False)
+    aggregate: TableAggregate | None = field(default=None, repr=False)
 
     @property
     def n_games(self) -> int:
-        return len(self.totals)
+        return len(self.totals) if self.totals is not None else self.aggregate.n_games
 
     def outcomes(self):
         """(N, seats) bool arrays: sole winner, tied for first.
 
         A game won by a servida has that seat as its sole winner, whatever the scores.
         """
-        top = self.totals.max(axis=1, keepdims=True)
-        at_top = self.totals == top
-        n_top = at_top.sum(axis=1, keepdims=True)
-        win, tie = at_top & (n_top == 1), at_top & (n_top > 1)
-        if self.servida_winner is not None:
-            ended = self.servida_winner >= 0
-            served = self.servida_winner[:, None] == np.arange(self.totals.shape[1])
-            win = np.where(ended[:, None], served, win)
-            tie = tie & ~ended[:, None]
-        return win, tie
+        if self.totals is None:
+            raise ValueError("the games of this table were not kept: run it with keep_games=True "
+                             "(and no checkpoint) for each game's outcome")
+        return table_outcomes(self.totals, self.servida_winner)
 
     def to_frame(self, level: float = 0.95):
         """Per seat: mean score, P(win) with its Wilson interval, P(tie for first), and
@@ -97,73 +97,103 @@ class TableResult:
 
         from .stats import proportion_ci
 
-        win, tie = self.outcomes()
+        agg = self.aggregate
+        if agg is None:
+            agg = TableAggregate.from_games(self.rules, {"totals": self.totals, "servida_winner": self.servida_winner})
+        means = agg.mean_scores()
+        servida = servida_ends_games(self.rules)
         rows = []
         for s, name in enumerate(self.names):
-            w = int(win[:, s].sum())
+            w = int(agg.wins[s])
             ci = proportion_ci(w, self.n_games, level=level)
             row = {"player": name if self.names.count(name) == 1 else f"{name} (seat {s + 1})",
-                   "mean_score": float(self.totals[:, s].mean()), "p_win": w / self.n_games,
+                   "mean_score": float(means[s]), "p_win": w / self.n_games,
                    "p_win_low": ci.low, "p_win_high": ci.high,
-                   "p_tie": float(tie[:, s].mean())}
-            if self.servida_winner is not None:
-                row["p_servida_win"] = float((self.servida_winner == s).mean())
+                   "p_tie": int(agg.ties[s]) / self.n_games}
+            if servida:
+                row["p_servida_win"] = int(agg.servida_wins[s]) / self.n_games
             rows.append(row)
         return pd.DataFrame(rows).set_index("player")
 
 
 def simulate_table(rules: str | RuleSet, players, n_games: int, *, seed=None, rng=None, options=(),
-                   batch: int = 16 * SEED_BLOCK, progress=None) -> TableResult:
+                   batch: int = 16 * SEED_BLOCK, progress=None, keep_games: bool | None = None,
+                   backend: str = "serial", jobs: int | None = None, scheduler=None, checkpoint=None) -> TableResult:
     """Play ``n_games`` games with one seat per entry of ``players`` (names or instances).
 
-    ``progress``: a :mod:`yahtzee_sim.progress` callback, told ``("games", done, total)``
-    after each batch.
+    The games run through the runner as solitaire games do (:mod:`yahtzee_sim.runner`):
+    chunks of ``batch`` games on a ``backend`` (``serial``, ``processes`` with ``jobs``
+    workers, ``dask`` with a ``scheduler``), ``checkpoint=FILE`` to resume an interrupted
+    run, and memory that does not grow with ``n_games`` unless the games are kept
+    (``keep_games``, default: kept without a checkpoint, as every game's outcome is
+    needed by :meth:`TableResult.outcomes`; the scores, wins and ties of
+    :meth:`TableResult.to_frame` come from the exact aggregate either way).
+    ``progress``: True for a bar on a terminal, or a :mod:`yahtzee_sim.progress`
+    callback, told ``("games", done, total)`` after each chunk, and how long the rest
+    takes when the first chunk says it is more than ten seconds.
 
     >>> a = simulate_table("yacht", ["greedy", "greedy"], 3000, seed=5, options=["fill-in-order"])
     >>> b = simulate_table("yacht", ["greedy", "greedy"], 3000, seed=5, options=["fill-in-order"], batch=1024)
     >>> bool((a.totals == b.totals).all())
     True
     """
+    from .runner import check_backend, run_chunks
+
     rules = get_rules(rules, options)
     n_games = whole_number(n_games, "n_games")
     batch = whole_number(batch, "batch")
+    check_backend(backend, jobs, scheduler)
     players = [get_strategy(p) for p in players]
     if not 2 <= len(players) <= MAX_SEATS:
         raise ValueError(f"a table seats 2 to {MAX_SEATS} players, got {len(players)}")
-    from .limits import require_memory
+    if keep_games is None:
+        keep_games = checkpoint is None
+    if keep_games:
+        from .limits import require_memory
 
-    # every game's totals are kept (int64, and once more while the parts are joined)
-    require_memory(16 * int(n_games) * len(players), f"a table of {int(n_games):,} games of {len(players)} players",
-                   "pass fewer games")
+        # every game's totals are kept (int64 rows, and once more while the parts are joined)
+        require_memory(16 * int(n_games) * len(players), f"a table of {int(n_games):,} games of {len(players)} "
+                       "players", "pass fewer games")
     # one instance per seat (strategies keep per-batch state): a repeated one is copied
     players = [copy.copy(p) if any(p is q for q in players[:i]) else p for i, p in enumerate(players)]
     for p in players:
         p.prepare(rules)
-    entropy = seed_from_rng(seed, rng)
-    entropy = seed_entropy(None) if entropy is None else entropy
-    t0 = time.perf_counter()
-    per = max(1, int(batch) // SEED_BLOCK)
-    n_blocks = -(-int(n_games) // SEED_BLOCK)
-    from .progress import as_progress
+    from .progress import as_progress, silent
 
     report = as_progress(progress)
-    parts = []
-    for b in range(0, n_blocks, per):
-        report("games", min(b * SEED_BLOCK, int(n_games)), int(n_games))
-        part = play_table_blocks(rules, players, entropy, range(b, min(b + per, n_blocks)), int(n_games))
-        parts.append((part["totals"], part.get("servida_winner")))
-        if b == 0 and n_blocks > per:    # timed on the first part: say how long the rest takes
-            from .progress import announce, duration_text
+    try:
+        run = run_chunks("table", rules, tuple(players), int(n_games), entropy=seed_from_rng(seed, rng),
+                         chunk_blocks=max(1, int(batch) // SEED_BLOCK), keep_games=keep_games, backend=backend,
+                         jobs=jobs, scheduler=scheduler, checkpoint=checkpoint,
+                         progress=None if report is silent else _timed(report, len(players)))
+    finally:
+        if progress is True:
+            report.close()
+    games = run.rows or {}
+    return TableResult(rules, tuple(p.name for p in players), games.get("totals"), run.entropy, run.seconds,
+                       games.get("servida_winner"), run.value)
 
-            played = min(per * SEED_BLOCK, int(n_games))
-            rest = (time.perf_counter() - t0) / played * (int(n_games) - played)
+
+def _timed(report, seats: int):
+    """``report`` told the games played, and once, after the first chunk, how long the rest
+    takes when that is more than ten seconds (a table's games take long: say so early)."""
+    t0 = time.perf_counter()
+    first: list = []
+
+    def tell(phase, done, total):
+        if not first:
+            first.append(done)           # the games a checkpoint held, or 0
+        elif len(first) == 1 and done > first[0]:
+            first.append(done)
+            rest = (time.perf_counter() - t0) / (done - first[0]) * (total - done)
             if rest > 10:
-                announce(report, f"{int(n_games):,} games of {len(players)} players: {duration_text(rest)} more "
-                                 f"(timed on the first {played:,})")
-    report("games", int(n_games), int(n_games))
-    winner = None if parts[0][1] is None else np.concatenate([w for _, w in parts])
-    return TableResult(rules, tuple(p.name for p in players), np.concatenate([t for t, _ in parts]), entropy,
-                       time.perf_counter() - t0, winner)
+                from .progress import announce, duration_text
+
+                announce(report, f"{total:,} games of {seats} players: {duration_text(rest)} more "
+                                 f"(timed on the first {done - first[0]:,})")
+        report("games", done, total)
+
+    return tell
 
 
 def win_share(totals: np.ndarray) -> np.ndarray:

@@ -1,10 +1,12 @@
 """How a run is cut into chunks of whole seed blocks, what one chunk plays, and what is done.
 
-A run of ``n`` games (or single turns) with ``chunk_blocks`` seed blocks per chunk:
+A run of ``n`` games (or single turns, or games at one table) with ``chunk_blocks`` seed
+blocks per chunk:
 chunk i plays seed blocks ``[i*c, (i+1)*c)``, and block b draws from the b-th child
 of the run's ``SeedSequence`` (:mod:`yahtzee_sim.engine`). Each chunk returns a
 mergeable summary (a :class:`~yahtzee_sim.results.GameAggregate` of exact integer
-histograms, or roll counts for turns); merging is integer addition, so the result is
+histograms, a :class:`~yahtzee_sim.results.TableAggregate` for a table, or roll counts
+for turns); merging is integer addition, so the result is
 the same in any completion order.
 
 >>> plan = ChunkPlan("games", 5000, 2)
@@ -17,14 +19,29 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from ..engine import SEED_BLOCK, RunSeed, play_blocks, play_turn_blocks
-from ..results import GameAggregate
+from ..engine import SEED_BLOCK, RunSeed, play_blocks, play_table_blocks, play_turn_blocks
+from ..results import GameAggregate, TableAggregate
 from ..rules import RuleSet
 from ..strategy import Strategy
 
-__all__ = ["KINDS", "ChunkPlan", "play_chunk", "Done", "merge_games", "merge_turns"]
+__all__ = ["KINDS", "ChunkPlan", "play_chunk", "seats_of", "lineup_name", "Done", "merge_games", "merge_turns"]
 
-KINDS = ("games", "turns")
+KINDS = ("games", "turns", "table")
+"""What a run plays: solitaire games, single turns, or games at one table (a strategy per seat)."""
+
+
+def seats_of(strategy) -> tuple:
+    """The seats of a run: a table's strategies (a tuple or list), or one seat (solitaire).
+
+    >>> seats_of("a"), seats_of(["a", "b"])
+    (('a',), ('a', 'b'))
+    """
+    return tuple(strategy) if isinstance(strategy, (tuple, list)) else (strategy,)
+
+
+def lineup_name(strategy) -> str:
+    """The name a run's strategy goes by: one seat's name, or the seats' names joined by ``" | "``."""
+    return " | ".join(s.name for s in seats_of(strategy))
 
 
 @dataclass(frozen=True)
@@ -57,7 +74,9 @@ class ChunkPlan:
 
 
 def play_chunk(plan: ChunkPlan, rules: RuleSet, strategy: Strategy, entropy: RunSeed, keep_games: bool, i: int):
-    """One chunk's summary: (GameAggregate, rows or None) for games, roll counts for turns.
+    """One chunk's summary: (GameAggregate, rows or None) for games, (TableAggregate, rows or
+    None) for a table (``strategy`` a tuple of prepared strategies, one per seat), roll
+    counts for turns.
 
     >>> from yahtzee_sim import get_rules, get_strategy
     >>> r = get_rules("yacht")
@@ -67,6 +86,9 @@ def play_chunk(plan: ChunkPlan, rules: RuleSet, strategy: Strategy, entropy: Run
     """
     if plan.kind == "turns":
         return play_turn_blocks(rules, strategy, entropy, plan.blocks(i), plan.n)
+    if plan.kind == "table":
+        games = play_table_blocks(rules, seats_of(strategy), entropy, plan.blocks(i), plan.n)
+        return TableAggregate.from_games(rules, games), (games if keep_games else None)
     games = play_blocks(rules, strategy, entropy, plan.blocks(i), plan.n)
     return GameAggregate.from_games(rules, games), (games if keep_games else None)
 
