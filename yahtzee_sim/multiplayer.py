@@ -206,37 +206,13 @@ def win_share(totals: np.ndarray) -> np.ndarray:
     return top / top.sum(axis=1, keepdims=True)
 
 
-_FORKED: tuple = ()
-"""The line-up of the :func:`seat_gain` run whose forked workers play its chunks (inherited,
-not pickled: a table player's tables are hundreds of MB)."""
-
-
-def _forked_chunk(seat, m, part):
-    return _gain_chunk(*_FORKED, seat, m, part)
-
-
-def _gain_chunk(rules, player, baseline, opponent, opponents, seat, m, part):
-    """One chunk of :func:`seat_gain`: seat ``seat``'s outcomes with ``player`` and with ``baseline``."""
-    others = [opponent] * opponents
-    t0 = time.perf_counter()
-    res = simulate_table(rules, others[:seat] + [player] + others[seat:], m, seed=part)
-    secs = time.perf_counter() - t0
-    base = simulate_table(rules, others[:seat] + [baseline] + others[seat:], m, seed=part)
-    rest = np.arange(opponents + 1) != seat
-    if not (res.totals[:, rest] == base.totals[:, rest]).all():
-        raise ValueError("seat_gain: the opponents' games differ between the two runs (an opponent "
-                         "that looks at the table cannot be paired)")
-    return (seat, int(res.outcomes()[0][:, seat].sum()), win_share(res.totals)[:, seat],
-            win_share(base.totals)[:, seat], res.totals[:, seat], base.totals[:, seat], secs)
-
-
-def _gain_summary(done, proportion_ci) -> dict:
-    """P(win), win share and paired gain (95% intervals) and mean scores of chunk outcomes."""
-    n = sum(len(o[2]) for o in done)
-    wins = sum(o[1] for o in done)
-    share = np.concatenate([o[2] for o in done])
-    gain = share - np.concatenate([o[3] for o in done])
-    own, base = np.concatenate([o[4] for o in done]), np.concatenate([o[5] for o in done])
+def _gain_summary(rows, proportion_ci) -> dict:
+    """P(win), win share and paired gain (95% intervals) and mean scores of the games ``rows``."""
+    n = len(rows["won"])
+    wins = int(rows["won"].sum())
+    share = rows["share"]
+    gain = share - rows["base_share"]
+    own, base = rows["own"], rows["base"]
     half = lambda x: float(1.96 * x.std(ddof=1) / np.sqrt(len(x))) if len(x) > 1 else float("nan")
     ci = proportion_ci(wins, n)
     return {"games": n, "p_win": wins / n, "p_win_low": float(ci.low), "p_win_high": float(ci.high),
@@ -248,7 +224,7 @@ def _gain_summary(done, proportion_ci) -> dict:
 
 def seat_gain(rules, player, baseline, opponents: int, n_games: int, *, seed=None, options=(),
               opponent="optimal", seat: int | str = "every", chunk: int = 16 * SEED_BLOCK, jobs: int = 1,
-              progress=None) -> dict:
+              progress=None, backend: str | None = None, scheduler=None) -> dict:
     """``player`` against ``opponents`` ``opponent`` players, paired with ``baseline`` in
     the same seat on the same dice.
 
@@ -258,7 +234,9 @@ def seat_gain(rules, player, baseline, opponents: int, n_games: int, *, seed=Non
     The opponents have their own dice tapes and, if they do not look at the table,
     play the same games in both runs (checked), so the difference of the player's win
     share is a paired comparison. Games run in chunks (seeds spawned from ``seed``,
-    so the result does not depend on ``jobs``, the worker processes that play them);
+    so the result does not depend on where they run) through the runner
+    (:mod:`yahtzee_sim.runner`): in this process, on ``jobs`` worker processes
+    (``jobs`` > 1), or on Dask (``backend="dask"``, ``scheduler``);
     ``progress(done, total)`` is called after each. Returns the player's P(win) with its
     95% Wilson interval, its win share (ties split) and the paired gain in win share
     over ``baseline``, each with a 95% normal interval, the mean scores, the seconds
@@ -269,10 +247,14 @@ def seat_gain(rules, player, baseline, opponents: int, n_games: int, *, seed=Non
     >>> bool(g["gain"] > 0), g["games"], [s["games"] for s in g["by_seat"]]
     (True, 1024, [512, 512])
     """
+    from .runner import check_backend, run_chunks
     from .stats import proportion_ci
 
     rules = get_rules(rules, options)
     jobs = whole_number(jobs, "jobs")
+    if backend is None:
+        backend = "serial" if jobs == 1 and scheduler is None else "dask" if scheduler is not None else "processes"
+    check_backend(backend, None if backend == "serial" else jobs, scheduler)
     if seat == "every":
         seats = list(range(opponents + 1))
     elif isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat <= opponents:
@@ -283,42 +265,23 @@ def seat_gain(rules, player, baseline, opponents: int, n_games: int, *, seed=Non
         raise ValueError(f"n_games must be an integer >= {len(seats)} (a game per seat), got {n_games!r}")
     entropy = seed_entropy(seed)
     per_seat = [n_games // len(seats) + (i < n_games % len(seats)) for i in range(len(seats))]
-    jobs_list = [(st, min(chunk, n - lo), int(seed_sequence(entropy, opponents, st, i).generate_state(1)[0]))
-                 for st, n in zip(seats, per_seat) for i, lo in enumerate(range(0, n, chunk))]
-    lineup = (rules, player, baseline, opponent, opponents)
-    done = []
-
-    def tell(out):
-        done.append(out)
-        if progress is not None:
-            progress(sum(len(o[2]) for o in done), n_games)
-
-    if jobs == 1 or len(jobs_list) == 1:
-        for st, m, part in jobs_list:
-            tell(_gain_chunk(*lineup, st, m, part))
-    else:
-        import multiprocessing
-        import os
-        from concurrent.futures import ProcessPoolExecutor
-
-        from .runner.backends import close_pool, ordered_results, watch_parent
-
-        global _FORKED
-        _FORKED = lineup
-        pool = ProcessPoolExecutor(max_workers=min(int(jobs), len(jobs_list)),
-                                   mp_context=multiprocessing.get_context("fork"),
-                                   initializer=watch_parent, initargs=(os.getpid(),))
-        finished = False
-        try:
-            for out in ordered_results(pool, [pool.submit(_forked_chunk, *args) for args in jobs_list]):
-                tell(out)
-            finished = True
-        finally:
-            close_pool(pool, finished)   # bounded on every path (an error, Ctrl-C)
-            _FORKED = ()
+    parts = tuple((st, min(chunk, n - lo), int(seed_sequence(entropy, opponents, st, i).generate_state(1)[0]))
+                  for st, n in zip(seats, per_seat) for i, lo in enumerate(range(0, n, chunk)))
+    # prepared once here (the workers get them pickled); one instance per opponent seat
+    opp = get_strategy(opponent)
+    lineup = [get_strategy(player), get_strategy(baseline)] + [copy.copy(opp) for _ in range(opponents)]
+    lineup = [copy.copy(p) if any(p is q for q in lineup[:i]) else p for i, p in enumerate(lineup)]
+    for p in lineup:
+        p.prepare(rules)
+    tell = None if progress is None else (lambda phase, done, total: progress(done, total) if done else None)
+    run = run_chunks("gain", rules, tuple(lineup), int(n_games), entropy=entropy, chunk_blocks=1, parts=parts,
+                     backend=backend, jobs=None if backend == "serial" else jobs, scheduler=scheduler,
+                     progress=tell)
+    rows = run.rows
     out = {"opponents": opponents, "seat": seat if seat == "every" else int(seat),
-           **_gain_summary(done, proportion_ci), "seconds": sum(o[6] for o in done)}
-    out["by_seat"] = [{"seat": st, **_gain_summary([o for o in done if o[0] == st], proportion_ci)}
+           **_gain_summary(rows, proportion_ci), "seconds": float(rows["seconds"].sum())}
+    out["by_seat"] = [{"seat": st, **_gain_summary({k: v[rows["seat"] == st] for k, v in rows.items()
+                                                    if k != "seconds"}, proportion_ci)}
                       for st in seats]
     return out
 

@@ -26,7 +26,7 @@ from ..strategy import Strategy
 from .backends import (DASK_MISSING, IN_FLIGHT_PER_WORKER, check_backend, dask_results, make_job,  # noqa: F401
                        process_results, serial_results, worker_count)
 from .checkpoint import Checkpoint
-from .plan import KINDS, ChunkPlan, Done, lineup_name, merge_games, merge_turns, play_chunk, seats_of
+from .plan import KINDS, ChunkPlan, Done, PartsPlan, lineup_name, merge_games, merge_turns, play_chunk, seats_of
 from .progress import progress_bar
 from .rows import RowSink, check_out
 
@@ -81,6 +81,7 @@ def run_chunks(
     checkpoint: str | os.PathLike | None = None,
     progress=False,
     out: str | os.PathLike | None = None,
+    parts: tuple | None = None,
 ) -> RunOutcome:
     """Play ``n`` games (``kind="games"``), single turns (``"turns"``) or games at one table
     (``"table"``: ``strategy`` a tuple of strategies, one per seat) chunk by chunk.
@@ -88,14 +89,21 @@ def run_chunks(
     ``strategy`` must be prepared for ``rules``; ``entropy`` None draws a fresh seed
     (or reuses the one stored in ``checkpoint``). ``out`` streams the per-game rows to
     a CSV or Parquet file as chunks complete (:mod:`yahtzee_sim.runner.rows`), also with
-    a checkpoint. This is what :func:`yahtzee_sim.simulate` and
-    :func:`yahtzee_sim.simulate_turns` call.
+    a checkpoint. This is what :func:`yahtzee_sim.simulate`,
+    :func:`yahtzee_sim.simulate_turns` and :func:`yahtzee_sim.multiplayer.simulate_table`
+    call; ``kind="gain"`` plays the paired tables ``parts`` of
+    :func:`yahtzee_sim.multiplayer.seat_gain` (:class:`~yahtzee_sim.runner.plan.PartsPlan`,
+    ``strategy`` the tuple (player, baseline, opponents...), rows kept, no checkpoint).
     """
     check_backend(backend, jobs, scheduler)
     if kind not in KINDS:
         raise ValueError(f"unknown kind {kind!r}; valid kinds: {', '.join(KINDS)}")
-    plan = ChunkPlan(kind, int(n), int(chunk_blocks))
-    if kind == "games":
+    plan = PartsPlan(kind, tuple(parts)) if kind == "gain" else ChunkPlan(kind, int(n), int(chunk_blocks))
+    if kind == "gain":
+        empty, merge, keep_games = 0, merge_turns, True
+        if checkpoint is not None or out is not None:
+            raise ValueError("a paired gain run keeps every game's outcome: no checkpoint or out file")
+    elif kind == "games":
         empty, merge = GameAggregate.empty(rules), merge_games
     elif kind == "table":
         empty, merge = TableAggregate.empty(rules, len(seats_of(strategy))), merge_games
@@ -147,7 +155,7 @@ def run_chunks(
             sink.resume(rows_state, plan.n_chunks)
     want_rows = keep_games or sink is not None
     todo = done.todo(plan.n_chunks)
-    for seat in seats_of(strategy) if kind != "turns" else ():
+    for seat in seats_of(strategy) if kind in ("games", "table") else ():
         expect = getattr(seat, "expect_games", None)
         if expect is not None:   # a table is built from the whole run's size, once, before work is shipped
             expect(plan.n - done.count)
