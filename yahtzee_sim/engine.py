@@ -42,8 +42,8 @@ from .state import GameState, TurnOptions
 from .strategy import Strategy
 
 __all__ = ["SEED_BLOCK", "StrategyError", "read_only", "state_view", "ask", "MoveChecks", "SpawnedSeed", "RunSeed",
-           "seed_entropy", "seed_sequence", "seed_from_rng", "seat_entropy", "servida_ends_games", "block_tapes", "family_tapes", "play_turn",
-           "play_seats", "play_blocks", "play_table_blocks", "play_turn_blocks"]
+           "seed_entropy", "seed_sequence", "seed_from_rng", "seat_entropy", "servida_ends_games", "block_tapes",
+           "family_tapes", "play_turn", "play_seats", "play_blocks", "play_table_blocks", "play_turn_blocks"]
 
 SEED_BLOCK = 1024
 """Games per seed block: part of the reproducibility contract, do not change."""

@@ -24,9 +24,12 @@ cards as they stood at that moment (:attr:`TableResult.servida_winner` says whic
 games ended so).
 
 :class:`~yahtzee_sim.strategies.play_to_win.PlayToWin` is such a strategy (an
-opponent-aware player). Strategies that play from decision tables (``optimal``, the
-risk strategies, ``play-to-win``) play each turn of a table in the engine's lean table
-loop.
+opponent-aware player). The games are played by the engine's one game loop
+(:func:`~yahtzee_sim.engine.play_seats`: solitaire is one seat) and run through the
+runner as solitaire games do (:mod:`yahtzee_sim.runner`: backends, checkpoints,
+progress, an exact mergeable :class:`~yahtzee_sim.results.TableAggregate`), and so do
+the paired tables of :func:`seat_gain`. Strategies that play from decision tables
+(``optimal``, the risk strategies, ``play-to-win``) play in the engine's lean table loop.
 
 >>> res = simulate_table("yacht", ["greedy", "keep-largest"], 2048, seed=1, options=["fill-in-order"])
 >>> bool(res.to_frame().loc["greedy", "p_win"] > 0.9)
