@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .engine import SEED_BLOCK, RunSeed, seat_entropy, seed_entropy, servida_ends_games, seed_from_rng, seed_sequence
-from .results import TableAggregate, table_outcomes
+from .results import TableAggregate, table_outcomes, win_share  # noqa: F401 - win_share: its old address
 from .rules import RuleSet, get_rules
 from .strategy import get_strategy
 from .validate import whole_number
@@ -197,16 +197,6 @@ def _timed(report, seats: int):
         report("games", done, total)
 
     return tell
-
-
-def win_share(totals: np.ndarray) -> np.ndarray:
-    """(N, seats) each seat's share of each game's win (a tie for first split evenly).
-
-    >>> win_share(np.array([[3, 3, 1], [1, 2, 0]])).tolist()
-    [[0.5, 0.5, 0.0], [0.0, 1.0, 0.0]]
-    """
-    top = totals == totals.max(axis=1, keepdims=True)
-    return top / top.sum(axis=1, keepdims=True)
 
 
 def _gain_summary(rows, proportion_ci) -> dict:

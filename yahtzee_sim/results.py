@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 if TYPE_CHECKING:  # pandas is imported where a table is made: start-up stays fast
     import pandas as pd
 
-__all__ = ["GameAggregate", "TableAggregate", "table_outcomes", "SimulationResult", "Summary", "TurnsResult", "games_frame", "max_total", "min_total",
+__all__ = ["GameAggregate", "TableAggregate", "table_outcomes", "win_share", "SimulationResult", "Summary", "TurnsResult", "games_frame", "max_total", "min_total",
            "PERCENTILES", "RATES"]
 
 PERCENTILES = (1, 5, 25, 50, 75, 95, 99)
@@ -757,6 +757,16 @@ def table_outcomes(totals: np.ndarray, servida_winner: np.ndarray | None = None)
         win = np.where(ended[:, None], served, win)
         tie = tie & ~ended[:, None]
     return win, tie
+
+
+def win_share(totals: np.ndarray) -> np.ndarray:
+    """(N, seats) each seat's share of each game's win (a tie for first split evenly).
+
+    >>> win_share(np.array([[3, 3, 1], [1, 2, 0]])).tolist()
+    [[0.5, 0.5, 0.0], [0.0, 1.0, 0.0]]
+    """
+    top = totals == totals.max(axis=1, keepdims=True)
+    return top / top.sum(axis=1, keepdims=True)
 
 
 @dataclass

@@ -120,7 +120,7 @@ def play_gain_part(rules: RuleSet, lineup: tuple, seat: int, m: int, seed: int) 
     """
     import time
 
-    from ..results import table_outcomes
+    from ..results import table_outcomes, win_share
 
     player, baseline, *others = lineup
     blocks = range(0, -(-m // SEED_BLOCK))
@@ -133,9 +133,8 @@ def play_gain_part(rules: RuleSet, lineup: tuple, seat: int, m: int, seed: int) 
         raise ValueError("seat_gain: the opponents' games differ between the two runs (an opponent "
                          "that looks at the table cannot be paired)")
 
-    def share(totals):   # of the win: a tie for first split evenly (multiplayer.win_share)
-        top = totals == totals.max(axis=1, keepdims=True)
-        return (top / top.sum(axis=1, keepdims=True))[:, seat]
+    def share(totals):
+        return win_share(totals)[:, seat]
 
     won = table_outcomes(res["totals"], res.get("servida_winner"))[0][:, seat]
     return {"seat": np.full(m, seat, dtype=np.int16), "won": won,
