@@ -328,3 +328,12 @@ def test_table_checkpoint_resumes_to_the_same_result(tmp_path, monkeypatch):
     # another line-up is another run
     with pytest.raises(ValueError, match="another run"):
         simulate_table("yacht", ["greedy", "random"], 5000, seed=8, options=OPTS, batch=1024, checkpoint=ckpt)
+
+
+def test_seat_gain_on_worker_processes_gives_the_serial_figures():
+    """The paired parts run in the runner's pool: the figures do not depend on where."""
+    args = ("yacht", "greedy", "keep-largest", 1, 3000)
+    serial = seat_gain(*args, seed=4, options=OPTS, chunk=1024)
+    procs = seat_gain(*args, seed=4, options=OPTS, chunk=1024, jobs=2)
+    serial.pop("seconds"), procs.pop("seconds")
+    assert procs == serial and serial["games"] == 3000
