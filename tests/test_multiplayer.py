@@ -65,10 +65,10 @@ def test_play_to_win_bad_parameters():
 
 def _slow_path(monkeypatch):
     """Play every seat through the engine's turn loop (keep and box, move checks)."""
-    import yahtzee_sim.multiplayer as mp
+    import yahtzee_sim.runner.plan as plan
 
-    lean = mp._play_blocks
-    monkeypatch.setattr(mp, "_play_blocks", lambda *a, **k: lean(*a, **k, lean=False))
+    lean = plan.play_table_blocks
+    monkeypatch.setattr(plan, "play_table_blocks", lambda *a, **k: lean(*a, **k, lean=False))
 
 
 @pytest.mark.parametrize("key, options, seats", [
@@ -211,6 +211,7 @@ def test_servida_same_round_goes_to_the_first_seat(monkeypatch):
     """Hand-made tapes: game 0, both seats serve in round 3: seat 1 wins and seat 2's
     round 3 is not played; game 1, seat 2 serves in round 2, seat 1 in round 3: seat 2;
     game 2: nobody serves (dice 1-2-3-4-6 every throw)."""
+    import yahtzee_sim.engine as engine
     import yahtzee_sim.multiplayer as mp
 
     rules = get_rules("generala", ["servida-wins"])
@@ -218,7 +219,8 @@ def test_servida_same_round_goes_to_the_first_seat(monkeypatch):
     five = np.full(5, 6, dtype=np.uint8)
     calls = []
 
-    def tapes(rules_, entropy, blocks, n_turns, uniforms=True):
+    def tapes(rules_, entropy, blocks, n_turns, stop, uniforms=True):
+        # the engine's tapes of the turn loop: the dice as tape codes where the dice tables have them
         seat = len(calls)
         calls.append(seat)
         tape = np.broadcast_to(plain, (len(blocks) * SEED_BLOCK, n_turns, rules_.n_rolls, 5)).copy()
@@ -228,9 +230,11 @@ def test_servida_same_round_goes_to_the_first_seat(monkeypatch):
         else:
             tape[0, 2, 0] = five        # game 0, round 3: too late
             tape[1, 1, 0] = five        # game 1, round 2: first
-        return tape, np.zeros(tape.shape[:3], dtype=np.float32)
+        tape = tape[:stop]
+        coded = rules_.dice.tape_codes(tape) if rules_.dice.has_tape_codes else tape
+        return coded, np.zeros(tape.shape[:3], dtype=np.float32)
 
-    monkeypatch.setattr(mp, "block_tapes", tapes)
+    monkeypatch.setattr(engine, "_block_turn_tapes", tapes)
     res = mp.simulate_table(rules, [HoldFirstThrow(), HoldFirstThrow()], 3, seed=1)
     assert res.servida_winner.tolist() == [0, 1, -1]
     win, tie = res.outcomes()
@@ -240,3 +244,96 @@ def test_servida_same_round_goes_to_the_first_seat(monkeypatch):
     # third turn (6 + 4 + 60) and seat 2's second (6 + 4); game 1 after both seats' second
     # turns (6 + 4, and 6 + 60); game 2 played out: 16 each
     assert res.totals.tolist() == [[70, 10], [10, 66], [16, 16]]
+
+
+# -- tables through the runner: backends, checkpoints, aggregates ------------------------------
+
+def _by_hand(totals, winner=None):
+    """Per seat, straight from the games: mean score, sole wins, ties for first, servida wins."""
+    rows = []
+    for s in range(totals.shape[1]):
+        others = np.delete(totals, s, axis=1).max(axis=1)
+        sole = totals[:, s] > others
+        level = totals[:, s] == others
+        if winner is not None:
+            sole = np.where(winner >= 0, winner == s, sole)
+            level = level & (winner < 0)
+        rows.append((float(np.mean(totals[:, s].astype(np.float64))), int(sole.sum()), int(level.sum()),
+                     0 if winner is None else int((winner == s).sum())))
+    return rows
+
+
+@pytest.mark.parametrize("key, options", [("yacht", OPTS), ("generala", ["servida-wins"])])
+def test_table_summary_is_the_games_summary(key, options):
+    """to_frame (computed from the exact aggregate) against the kept games counted by hand."""
+    res = simulate_table(key, ["greedy", "keep-largest", "greedy"], 5000, seed=6, options=options, batch=2048)
+    frame = res.to_frame()
+    for s, (mean, wins, ties, served) in enumerate(_by_hand(res.totals, res.servida_winner)):
+        row = frame.iloc[s]
+        assert row["mean_score"] == mean and row["p_win"] == wins / 5000 and row["p_tie"] == ties / 5000
+        if res.servida_winner is not None:
+            assert row["p_servida_win"] == served / 5000
+    assert (res.servida_winner is not None) == ("servida-wins" in options)
+    lean = simulate_table(key, ["greedy", "keep-largest", "greedy"], 5000, seed=6, options=options, keep_games=False)
+    assert lean.totals is None and lean.to_frame().equals(frame)
+    with pytest.raises(ValueError, match="keep_games=True"):
+        lean.outcomes()
+
+
+def test_table_on_worker_processes_plays_the_serial_games():
+    serial = simulate_table("yacht", ["greedy", "random"], 3000, seed=12, options=OPTS)
+    procs = simulate_table("yacht", ["greedy", "random"], 3000, seed=12, options=OPTS, batch=1024,
+                           backend="processes", jobs=2)
+    assert np.array_equal(procs.totals, serial.totals)
+
+
+@pytest.mark.slow
+def test_table_on_dask_plays_the_serial_games():
+    distributed = pytest.importorskip("dask.distributed")
+    import logging
+
+    serial = simulate_table("yacht", ["greedy", "random"], 3000, seed=12, options=OPTS)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                  silence_logs=logging.ERROR) as cluster:
+        res = simulate_table("yacht", ["greedy", "random"], 3000, seed=12, options=OPTS, batch=1024,
+                             backend="dask", scheduler=cluster.scheduler_address)
+    assert np.array_equal(res.totals, serial.totals)
+
+
+def test_table_checkpoint_resumes_to_the_same_result(tmp_path, monkeypatch):
+    import yahtzee_sim.runner.driver as driver
+
+    players = ["greedy", "keep-largest"]
+    full = simulate_table("yacht", players, 5000, seed=8, options=OPTS, batch=1024)
+    ckpt = tmp_path / "table.json"
+
+    def stop(merged):
+        if merged == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(driver, "after_chunk", stop)
+    with pytest.raises(driver.RunInterrupted) as info:
+        simulate_table("yacht", players, 5000, seed=8, options=OPTS, batch=1024, checkpoint=ckpt)
+    assert info.value.done == 2 * SEED_BLOCK
+    monkeypatch.setattr(driver, "after_chunk", None)
+    seen = []
+    res = simulate_table("yacht", players, 5000, seed=8, options=OPTS, batch=1024, checkpoint=ckpt,
+                         progress=lambda *a: seen.append(a))
+    assert res.totals is None and res.seed == 8
+    frame = res.to_frame()
+    for s, (mean, wins, ties, _) in enumerate(_by_hand(full.totals)):
+        assert frame.iloc[s]["mean_score"] == mean and frame.iloc[s]["p_win"] == wins / 5000
+        assert frame.iloc[s]["p_tie"] == ties / 5000
+    assert seen[0] == ("games", 2 * SEED_BLOCK, 5000) and seen[-1] == ("games", 5000, 5000)
+    # another line-up is another run
+    with pytest.raises(ValueError, match="another run"):
+        simulate_table("yacht", ["greedy", "random"], 5000, seed=8, options=OPTS, batch=1024, checkpoint=ckpt)
+
+
+def test_seat_gain_on_worker_processes_gives_the_serial_figures():
+    """The paired parts run in the runner's pool: the figures do not depend on where."""
+    args = ("yacht", "greedy", "keep-largest", 1, 3000)
+    serial = seat_gain(*args, seed=4, options=OPTS, chunk=1024)
+    procs = seat_gain(*args, seed=4, options=OPTS, chunk=1024, jobs=2)
+    serial.pop("seconds"), procs.pop("seconds")
+    assert procs == serial and serial["games"] == 3000

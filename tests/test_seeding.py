@@ -94,3 +94,52 @@ def test_spawned_seed_with_processes_and_checkpoint(tmp_path):
                     checkpoint=ckpt)
     procs = ys.simulate("yahtzee", "keep-largest", 3000, seed=child, batch=1024, backend="processes", jobs=2)
     assert np.array_equal(procs.games["total"], serial.games["total"])
+
+
+# Fingerprints recorded on main before the game loops of solitaire, tables and
+# seat_gain became one (commit 1bf7b01): tables of every kind of seat (a decision
+# table, one that watches the table, uniforms, servida-wins, saved throws) and
+# solitaire through the lean table loop keep their games.
+TABLE_FINGERPRINTS = [
+    ("yahtzee", ["optimal", "greedy", "random"], (), 2048, 5, {}, "abb00ec709620051"),
+    ("maxi-yatzy", ["greedy", "random"], (), 1500, 11, {}, "c9fe6ea9dbcc798f"),
+    ("yatzy", ["keep-largest", "optimal", "keep-largest"], (), 3000, 8, {"batch": 1024}, "0e8f5ab51a115919"),
+]
+
+
+@pytest.mark.parametrize("key, players, options, n, seed, kw, expected", TABLE_FINGERPRINTS,
+                         ids=[c[0] for c in TABLE_FINGERPRINTS])
+def test_tables_play_the_games_they_played_before(key, players, options, n, seed, kw, expected):
+    assert fingerprint(simulate_table(key, players, n, seed=seed, options=options, **kw).totals) == expected
+
+
+def test_watching_and_servida_tables_play_the_games_they_played_before():
+    from yahtzee_sim.strategies.play_to_win import PlayToWin
+
+    watched = simulate_table("yacht", [PlayToWin(progress=False), "optimal"], 2048, seed=1, options=["fill-in-order"])
+    assert fingerprint(watched.totals) == "da3894e898be31e1"
+    served = simulate_table("generala", ["greedy", "keep-largest"], 2048, seed=2, options=["servida-wins"])
+    assert (fingerprint(served.totals), fingerprint(served.servida_winner)) == ("9447bb19d8d6b21c", "a89580340c271a08")
+
+
+def test_seat_gain_gives_the_figures_it_gave_before():
+    import json
+
+    from yahtzee_sim.multiplayer import seat_gain
+
+    g = seat_gain("yacht", "greedy", "keep-largest", 1, 2048, seed=1, options=["fill-in-order"])
+    g.pop("seconds")
+    assert hashlib.sha256(json.dumps(g, sort_keys=True).encode()).hexdigest()[:16] == "3a62dff31c719899"
+
+
+@pytest.mark.parametrize("key, strategy, options, expected", [
+    ("yahtzee", "optimal", (), "9e9a0b0a33163c6e"),       # the lean table loop
+    ("generala", "greedy", (), "78dd04cdeb393199"),       # boxes that score by the throw
+    ("yacht", "play-to-win", ("fill-in-order",), "708b48033f2d67f7"),   # alone: its tables per turn
+])
+def test_solitaire_plays_the_games_it_played_before(key, strategy, options, expected):
+    if strategy == "play-to-win":
+        from yahtzee_sim.strategies.play_to_win import PlayToWin
+
+        strategy = PlayToWin(progress=False)
+    assert fingerprint(ys.simulate(key, strategy, 2048, seed=7, options=options).games["total"]) == expected

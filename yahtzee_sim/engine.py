@@ -1,6 +1,7 @@
 """The vectorized simulator: plays seed blocks of complete games (or single turns).
 
-Over 600 lines: the seed tapes, the move checks and the one-turn step the simulator,
+Over 600 lines: the seed tapes, the move checks, the one-turn step and the one game
+loop (:func:`play_seats`: solitaire is one seat, a table several) that the simulator,
 the turn simulator and tables of players share.
 
 This is the pure engine: it knows rules, strategies and the random tapes, nothing of
@@ -41,8 +42,8 @@ from .state import GameState, TurnOptions
 from .strategy import Strategy
 
 __all__ = ["SEED_BLOCK", "StrategyError", "read_only", "state_view", "ask", "MoveChecks", "SpawnedSeed", "RunSeed",
-           "seed_entropy", "seed_sequence", "seed_from_rng", "block_tapes", "family_tapes", "play_turn", "play_blocks",
-           "play_turn_blocks"]
+           "seed_entropy", "seed_sequence", "seed_from_rng", "seat_entropy", "servida_ends_games", "block_tapes",
+           "family_tapes", "play_turn", "play_seats", "play_blocks", "play_table_blocks", "play_turn_blocks"]
 
 SEED_BLOCK = 1024
 """Games per seed block: part of the reproducibility contract, do not change."""
@@ -531,8 +532,156 @@ def _tune_allocator() -> None:
         return
 
 
+def seat_entropy(entropy: RunSeed, seat: int) -> int:
+    """The entropy of seat ``seat``'s dice tape at a table seeded ``entropy``.
+
+    >>> seat_entropy(7, 0) != seat_entropy(7, 1)
+    True
+    """
+    return int(seed_sequence(entropy, 1_000_000 + seat).generate_state(1)[0])
+
+
+def servida_ends_games(rules: RuleSet) -> bool:
+    """Whether a served Generala ends a game at a table of ``rules`` (Generala's ``servida-wins``).
+
+    >>> from yahtzee_sim import get_rules
+    >>> servida_ends_games(get_rules("generala", ["servida-wins"])), servida_ends_games(get_rules("generala"))
+    (True, False)
+    """
+    return "servida-wins" in rules.options and GameState.new(rules, 0).served_five_count is not None
+
+
+@dataclass
+class _Seat:
+    """One seat of :func:`play_seats`: its strategy, tapes and how it plays (see there)."""
+
+    strategy: Strategy
+    state: GameState
+    tape: np.ndarray            # raw dice (n, T, rolls, dice) for table play, else tape codes or dice
+    unif: np.ndarray | None
+    extra: dict
+    coded: bool                 # ``tape`` holds the dice tables' tape codes
+    table: object = None        # a PlayTable: every turn by lookup
+    by_turn: bool = False       # a table per game each turn (``turn_tables``)
+    before: np.ndarray | None = None   # its servida count before the turn being played
+
+
+def play_seats(rules: RuleSet, players, entropies, blocks: range, n_games: int, *, lean: bool = True):
+    """Play every game of seed ``blocks`` (the last one cut at game ``n_games``) with one
+    seat per entry of ``players`` (prepared strategies), seat s from the tapes of
+    ``entropies[s]``: the one game loop of solitaire (one seat) and of tables.
+
+    Seats play turn 1 in seat order, then turn 2, and so on. At a table (two seats or
+    more) a strategy with ``see_table(states, seat, turn)`` is shown every seat's card
+    before each of its turns, and Generala's ``servida-wins`` ends a game at the first
+    Generala served. Where nothing at the table depends on another seat, each seat plays
+    its whole game in one go (the same games: its tapes and decisions are its own).
+
+    A seat whose strategy decides from a table (``play_table``, or at a table
+    ``turn_tables`` for one that picks a table per game each turn) plays in the lean
+    loop of :mod:`yahtzee_sim.tableplay`, on the same dice and with the same decisions
+    as through ``keep`` and ``box`` (``lean=False`` forces those, for the tests), except
+    for games with their own family tapes or ended by a servida.
+
+    Returns ``(states, servida_winner, frozen)``: each seat's final
+    :class:`~yahtzee_sim.state.GameState`; under ``servida-wins`` at a table the (n,)
+    seat whose servida ended each game (-1: none) and the (n, seats) totals at that
+    moment, else None and None.
+
+    >>> from yahtzee_sim import get_rules, get_strategy
+    >>> r = get_rules("yacht")
+    >>> p = get_strategy("greedy").prepare(r)
+    >>> states, winner, _ = play_seats(r, [p, p], [seat_entropy(1, 0), seat_entropy(1, 1)], range(0, 1), 100)
+    >>> len(states), states[1].turn, winner
+    (2, 12, None)
+    """
+    _tune_allocator()
+    checks = MoveChecks.of(rules)
+    n_turns = rules.n_boxes
+    d = rules.dice
+    stop = min(len(blocks) * SEED_BLOCK, n_games - blocks.start * SEED_BLOCK)
+    at_table = len(players) > 1
+    seats = []
+    for strategy, entropy in zip(players, entropies):
+        extra = {k: v[:stop] for k, v in family_tapes(rules, entropy, blocks, n_turns).items()}
+        state = GameState.new(rules, stop)
+        seats.append(_Seat(strategy, state, None, None, extra, False))
+    servida = at_table and servida_ends_games(rules)
+    watched = at_table and any(hasattr(s.strategy, "see_table") for s in seats)
+    for seat, entropy in zip(seats, entropies):
+        strategy = seat.strategy
+        uniforms = _uses_uniforms(strategy)
+        if lean and not seat.extra and not servida:   # decisions by lookup: the lean loop, same games
+            seat.by_turn = at_table and hasattr(strategy, "turn_tables")
+            seat.table = None if seat.by_turn else getattr(strategy, "play_table", None)
+        if seat.table is not None or seat.by_turn:
+            tape, unif = block_tapes(rules, entropy, blocks, n_turns, uniforms=uniforms and seat.by_turn)
+            seat.tape, seat.unif = tape[:stop], None if unif is None else unif[:stop]
+            seat.state.filled = np.ascontiguousarray(seat.state.filled)  # play_games writes through flat views
+        else:
+            seat.tape, seat.unif = _block_turn_tapes(rules, entropy, blocks, n_turns, stop, uniforms)
+            seat.coded = d.has_tape_codes
+    whole = not (watched or servida)    # no seat's game depends on another's: a table seat in one go
+    if whole:
+        for seat in seats:
+            if seat.table is not None:
+                from .tableplay import play_games
+
+                play_games(rules, seat.table, seat.state, seat.tape)
+    winner = np.full(stop, -1, dtype=np.int8) if servida else None
+    frozen = np.zeros((stop, len(seats)), dtype=np.int32) if servida else None
+    states = [seat.state for seat in seats]
+    for t in range(n_turns):
+        for s, seat in enumerate(seats):
+            if whole and seat.table is not None:     # played in one go
+                continue
+            _play_seat_turn(rules, seat, states, s, t, checks, watched)
+            if servida and seat.before is not None:
+                # the game ends at once: a later seat's servida (even this round) comes too late
+                ended = (seat.state.served_five_count > seat.before) & (winner < 0)
+                if ended.any():
+                    winner[ended] = s
+                    frozen[ended] = np.stack([st.total(rules)[ended] for st in states], axis=1)
+    for state in states:
+        if not state.filled.all():  # pragma: no cover - guarded by legality checks
+            raise RuntimeError("a game ended with an open box")
+    return states, winner, frozen
+
+
+def _play_seat_turn(rules: RuleSet, seat: _Seat, states, s: int, t: int, checks: MoveChecks, watched: bool) -> None:
+    """Turn ``t`` of seat ``s`` (``seat.before``: its servida count before, for the caller)."""
+    strategy, state = seat.strategy, seat.state
+    seat.before = None
+    if watched and hasattr(strategy, "see_table"):   # every card at the table, read-only (ask)
+        ask(strategy, "see_table", strategy.see_table, [state_view(st) for st in states], s, t)
+    groups = None
+    if seat.by_turn:
+        groups = strategy.turn_tables(len(seat.tape))
+    elif seat.table is not None:
+        groups = [(None, seat.table)]
+    if groups is not None:
+        from .state import put_games, take_games
+        from .tableplay import play_games
+
+        for idx, table in groups:
+            if idx is None:
+                play_games(rules, table, state, seat.tape[:, t:t + 1])
+            else:
+                state.turn = t          # each group's cards are filled in this turn
+                part = take_games(state, idx)
+                play_games(rules, table, part, seat.tape[idx, t:t + 1])
+                put_games(state, idx, part)
+        state.turn = t + 1
+        return
+    d = rules.dice
+    seat.before = None if state.served_five_count is None else state.served_five_count.copy()
+    turn = seat.tape[:, t] if seat.coded else d.tape_prefix_keys(seat.tape[:, t])
+    play_turn(rules, strategy, state, turn, None if seat.unif is None else seat.unif[:, t], checks, seat.extra)
+
+
 def play_blocks(rules: RuleSet, strategy: Strategy, entropy: RunSeed, blocks: range, n_games: int) -> dict:
-    """Play every game of seed ``blocks`` (the last one cut at game ``n_games``).
+    """Play every game of seed ``blocks`` (the last one cut at game ``n_games``): solitaire,
+    :func:`play_seats` with one seat.
 
     Returns per-game arrays. This is the unit of work of every runner backend: the
     same blocks give the same games on any machine.
@@ -543,31 +692,7 @@ def play_blocks(rules: RuleSet, strategy: Strategy, entropy: RunSeed, blocks: ra
     >>> games["total"].shape, games["box_scores"].shape
     ((1500,), (1500, 13))
     """
-    _tune_allocator()
-    checks = MoveChecks.of(rules)
-    n_turns = rules.n_boxes
-    stop = min(len(blocks) * SEED_BLOCK, n_games - blocks.start * SEED_BLOCK)
-    extra = {k: v[:stop] for k, v in family_tapes(rules, entropy, blocks, n_turns).items()}
-    state = GameState.new(rules, stop)
-    d = rules.dice
-    uniforms = _uses_uniforms(strategy)
-    table = getattr(strategy, "play_table", None)
-    if table is not None and not extra:      # decisions by lookup: the lean loop, same games
-        from .tableplay import play_games
-
-        tape, unif = block_tapes(rules, entropy, blocks, n_turns, uniforms=uniforms)
-        tape, unif = tape[:stop], None if unif is None else unif[:stop]
-        state.filled = np.ascontiguousarray(state.filled)    # play_games writes the card through flat views
-        play_games(rules, table, state, tape)
-        coded = False
-    else:
-        tape, unif = _block_turn_tapes(rules, entropy, blocks, n_turns, stop, uniforms)
-        coded = d.has_tape_codes
-    for t in range(state.turn, n_turns):
-        turn = tape[:, t] if coded else d.tape_prefix_keys(tape[:, t])
-        play_turn(rules, strategy, state, turn, None if unif is None else unif[:, t], checks, extra)
-    if not state.filled.all():  # pragma: no cover - guarded by legality checks
-        raise RuntimeError("a game ended with an open box")
+    [state], _, _ = play_seats(rules, [strategy], [entropy], blocks, n_games)
     upper_bonus = rules.final_bonus(state.upper_total).astype(np.int16)
     out = {
         "total": state.total(rules),
@@ -587,6 +712,26 @@ def play_blocks(rules: RuleSet, strategy: Strategy, entropy: RunSeed, blocks: ra
         out["bank_used"] = state.bank_used
         out["bank_left"] = state.banked
     return out
+
+
+def play_table_blocks(rules: RuleSet, players, entropy: RunSeed, blocks: range, n_games: int,
+                      lean: bool = True) -> dict:
+    """Play seed ``blocks`` at one table, seat s from the tapes of ``seat_entropy(entropy, s)``:
+    ``totals`` (n, seats) int32 final scores (for a game a servida ended: the scores then)
+    and, under Generala's ``servida-wins``, ``servida_winner`` (n,) int8 (-1: none).
+
+    >>> from yahtzee_sim import get_rules, get_strategy
+    >>> r = get_rules("yacht")
+    >>> p = get_strategy("greedy").prepare(r)
+    >>> play_table_blocks(r, [p, p, p], 1, range(0, 1), 100)["totals"].shape
+    (100, 3)
+    """
+    entropies = [seat_entropy(entropy, s) for s in range(len(players))]
+    states, winner, frozen = play_seats(rules, players, entropies, blocks, n_games, lean=lean)
+    totals = np.stack([st.total(rules) for st in states], axis=1).astype(np.int32)
+    if winner is None:
+        return {"totals": totals}
+    return {"totals": np.where((winner >= 0)[:, None], frozen, totals), "servida_winner": winner}
 
 
 def play_turn_blocks(rules: RuleSet, strategy: Strategy, entropy: RunSeed, blocks: range, n_turns: int) -> np.ndarray:

@@ -24,9 +24,12 @@ cards as they stood at that moment (:attr:`TableResult.servida_winner` says whic
 games ended so).
 
 :class:`~yahtzee_sim.strategies.play_to_win.PlayToWin` is such a strategy (an
-opponent-aware player). Strategies that play from decision tables (``optimal``, the
-risk strategies, ``play-to-win``) play each turn of a table in the engine's lean table
-loop.
+opponent-aware player). The games are played by the engine's one game loop
+(:func:`~yahtzee_sim.engine.play_seats`: solitaire is one seat) and run through the
+runner as solitaire games do (:mod:`yahtzee_sim.runner`: backends, checkpoints,
+progress, an exact mergeable :class:`~yahtzee_sim.results.TableAggregate`), and so do
+the paired tables of :func:`seat_gain`. Strategies that play from decision tables
+(``optimal``, the risk strategies, ``play-to-win``) play in the engine's lean table loop.
 
 >>> res = simulate_table("yacht", ["greedy", "keep-largest"], 2048, seed=1, options=["fill-in-order"])
 >>> bool(res.to_frame().loc["greedy", "p_win"] > 0.9)
@@ -41,10 +44,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .engine import (SEED_BLOCK, MoveChecks, RunSeed, ask, block_tapes, family_tapes, play_turn, seed_entropy,
-                     seed_from_rng, seed_sequence, state_view)
+from .engine import SEED_BLOCK, RunSeed, seat_entropy, seed_entropy, servida_ends_games, seed_from_rng, seed_sequence
+from .results import TableAggregate, table_outcomes, win_share  # noqa: F401 - win_share: its old address
 from .rules import RuleSet, get_rules
-from .state import GameState, put_games, take_games
 from .strategy import get_strategy
 from .validate import whole_number
 
@@ -58,39 +60,38 @@ MAX_SEATS = 20
 class TableResult:
     """Games played at one table.
 
-    totals : (N, seats) final scores (for a game a servida ended: the scores then).
+    totals : (N, seats) final scores (for a game a servida ended: the scores then), or
+        None when the games were not kept (``keep_games=False``, a checkpoint).
     names : the seats' strategies.
     servida_winner : (N,) int8 under Generala's ``servida-wins``: the seat whose
-        served Generala ended the game, -1 where none did; None without the option.
+        served Generala ended the game, -1 where none did; None without the option (or
+        when the games were not kept).
     seed, seconds : as :class:`~yahtzee_sim.results.SimulationResult`.
+    aggregate : the exact :class:`~yahtzee_sim.results.TableAggregate` of every game
+        (scores, wins, ties), from which :meth:`to_frame` computes.
     """
 
     rules: RuleSet
     names: tuple
-    totals: np.ndarray = field(repr=False)
-    seed: int
+    totals: np.ndarray | None = field(repr=False)
+    seed: RunSeed
     seconds: float
     servida_winner: np.ndarray | None = field(default=None, repr=False)
+    aggregate: TableAggregate | None = field(default=None, repr=False)
 
     @property
     def n_games(self) -> int:
-        return len(self.totals)
+        return len(self.totals) if self.totals is not None else self.aggregate.n_games
 
     def outcomes(self):
         """(N, seats) bool arrays: sole winner, tied for first.
 
         A game won by a servida has that seat as its sole winner, whatever the scores.
         """
-        top = self.totals.max(axis=1, keepdims=True)
-        at_top = self.totals == top
-        n_top = at_top.sum(axis=1, keepdims=True)
-        win, tie = at_top & (n_top == 1), at_top & (n_top > 1)
-        if self.servida_winner is not None:
-            ended = self.servida_winner >= 0
-            served = self.servida_winner[:, None] == np.arange(self.totals.shape[1])
-            win = np.where(ended[:, None], served, win)
-            tie = tie & ~ended[:, None]
-        return win, tie
+        if self.totals is None:
+            raise ValueError("the games of this table were not kept: run it with keep_games=True "
+                             "(and no checkpoint) for each game's outcome")
+        return table_outcomes(self.totals, self.servida_winner)
 
     def to_frame(self, level: float = 0.95):
         """Per seat: mean score, P(win) with its Wilson interval, P(tie for first), and
@@ -99,185 +100,112 @@ class TableResult:
 
         from .stats import proportion_ci
 
-        win, tie = self.outcomes()
+        agg = self.aggregate
+        if agg is None:
+            agg = TableAggregate.from_games(self.rules, {"totals": self.totals, "servida_winner": self.servida_winner})
+        means = agg.mean_scores()
+        servida = servida_ends_games(self.rules)
         rows = []
         for s, name in enumerate(self.names):
-            w = int(win[:, s].sum())
+            w = int(agg.wins[s])
             ci = proportion_ci(w, self.n_games, level=level)
             row = {"player": name if self.names.count(name) == 1 else f"{name} (seat {s + 1})",
-                   "mean_score": float(self.totals[:, s].mean()), "p_win": w / self.n_games,
+                   "mean_score": float(means[s]), "p_win": w / self.n_games,
                    "p_win_low": ci.low, "p_win_high": ci.high,
-                   "p_tie": float(tie[:, s].mean())}
-            if self.servida_winner is not None:
-                row["p_servida_win"] = float((self.servida_winner == s).mean())
+                   "p_tie": int(agg.ties[s]) / self.n_games}
+            if servida:
+                row["p_servida_win"] = int(agg.servida_wins[s]) / self.n_games
             rows.append(row)
         return pd.DataFrame(rows).set_index("player")
 
 
-def seat_entropy(entropy: RunSeed, seat: int) -> int:
-    """The entropy of seat ``seat``'s dice tape in a run of seed ``entropy``.
-
-    >>> seat_entropy(7, 0) != seat_entropy(7, 1)
-    True
-    """
-    return int(seed_sequence(entropy, 1_000_000 + seat).generate_state(1)[0])
-
-
-def _play_blocks(rules, players, entropy, blocks, n_games, lean=True):
-    """Play seed ``blocks`` at one table: (n, seats) totals and the servida winners.
-
-    A seat whose strategy plays from a decision table (``play_table``, or
-    ``turn_tables`` for one that picks a table per game each turn) plays each turn in
-    the engine's lean table loop, on the same dice and with the same decisions as
-    through ``keep`` and ``box`` (``lean=False`` forces those, for the tests)."""
-    from .tableplay import play_games
-
-    checks = MoveChecks.of(rules)
-    n_turns = rules.n_boxes
-    seats = len(players)
-    uniforms = any(getattr(p, "uses_uniforms", True) is not False for p in players)
-    tapes = []
-    for s in range(seats):
-        tape, unif = block_tapes(rules, seat_entropy(entropy, s), blocks, n_turns, uniforms=uniforms)
-        stop = min(len(tape), n_games - blocks.start * SEED_BLOCK)
-        extra = {k: v[:stop] for k, v in family_tapes(rules, seat_entropy(entropy, s), blocks, n_turns).items()}
-        tapes.append((tape[:stop], None if unif is None else unif[:stop], extra))
-    n = len(tapes[0][0])
-    states = [GameState.new(rules, n) for _ in range(seats)]
-    servida = "servida-wins" in rules.options and states[0].served_five_count is not None
-    winner = np.full(n, -1, dtype=np.int8) if servida else None
-    frozen = np.zeros((n, seats), dtype=np.int32)     # the scores when a servida ended a game
-    lean = lean and not servida and not tapes[0][2]
-    by_turn = [lean and hasattr(p, "turn_tables") for p in players]
-    tables = [getattr(p, "play_table", None) if lean and not by_turn[s] else None for s, p in enumerate(players)]
-    for s in range(seats):
-        if tables[s] is not None or by_turn[s]:
-            states[s].filled = np.ascontiguousarray(states[s].filled)   # play_games writes through flat views
-    d = rules.dice
-    for t in range(n_turns):
-        for s, strategy in enumerate(players):
-            if hasattr(strategy, "see_table"):  # every card at the table, read-only (engine.ask)
-                ask(strategy, "see_table", strategy.see_table, [state_view(st) for st in states], s, t)
-            tape, unif, extra = tapes[s]
-            groups = strategy.turn_tables(n) if by_turn[s] else None if tables[s] is None else [(None, tables[s])]
-            if groups is not None:
-                for idx, table in groups:
-                    if idx is None:
-                        play_games(rules, table, states[s], tape[:, t:t + 1])
-                    else:
-                        part = take_games(states[s], idx)
-                        play_games(rules, table, part, tape[idx, t:t + 1])
-                        put_games(states[s], idx, part)
-                continue
-            before = states[s].served_five_count.copy() if servida else None
-            play_turn(rules, strategy, states[s], d.tape_prefix_keys(tape[:, t]),
-                      None if unif is None else unif[:, t], checks, extra)
-            if servida:
-                # the game ends at once: a later seat's servida (even this round) comes too late
-                ended = (states[s].served_five_count > before) & (winner < 0)
-                if ended.any():
-                    winner[ended] = s
-                    frozen[ended] = np.stack([st.total(rules)[ended] for st in states], axis=1)
-    totals = np.stack([st.total(rules) for st in states], axis=1).astype(np.int32)
-    if servida:
-        totals = np.where((winner >= 0)[:, None], frozen, totals)
-    return totals, winner
-
-
 def simulate_table(rules: str | RuleSet, players, n_games: int, *, seed=None, rng=None, options=(),
-                   batch: int = 16 * SEED_BLOCK, progress=None) -> TableResult:
+                   batch: int = 16 * SEED_BLOCK, progress=None, keep_games: bool | None = None,
+                   backend: str = "serial", jobs: int | None = None, scheduler=None, checkpoint=None) -> TableResult:
     """Play ``n_games`` games with one seat per entry of ``players`` (names or instances).
 
-    ``progress``: a :mod:`yahtzee_sim.progress` callback, told ``("games", done, total)``
-    after each batch.
+    The games run through the runner as solitaire games do (:mod:`yahtzee_sim.runner`):
+    chunks of ``batch`` games on a ``backend`` (``serial``, ``processes`` with ``jobs``
+    workers, ``dask`` with a ``scheduler``), ``checkpoint=FILE`` to resume an interrupted
+    run, and memory that does not grow with ``n_games`` unless the games are kept
+    (``keep_games``, default: kept without a checkpoint, as every game's outcome is
+    needed by :meth:`TableResult.outcomes`; the scores, wins and ties of
+    :meth:`TableResult.to_frame` come from the exact aggregate either way).
+    ``progress``: True for a bar on a terminal, or a :mod:`yahtzee_sim.progress`
+    callback, told ``("games", done, total)`` after each chunk, and how long the rest
+    takes when the first chunk says it is more than ten seconds.
 
     >>> a = simulate_table("yacht", ["greedy", "greedy"], 3000, seed=5, options=["fill-in-order"])
     >>> b = simulate_table("yacht", ["greedy", "greedy"], 3000, seed=5, options=["fill-in-order"], batch=1024)
     >>> bool((a.totals == b.totals).all())
     True
     """
+    from .runner import check_backend, run_chunks
+
     rules = get_rules(rules, options)
     n_games = whole_number(n_games, "n_games")
     batch = whole_number(batch, "batch")
+    check_backend(backend, jobs, scheduler)
     players = [get_strategy(p) for p in players]
     if not 2 <= len(players) <= MAX_SEATS:
         raise ValueError(f"a table seats 2 to {MAX_SEATS} players, got {len(players)}")
-    from .limits import require_memory
+    if keep_games is None:
+        keep_games = checkpoint is None
+    if keep_games:
+        from .limits import require_memory
 
-    # every game's totals are kept (int64, and once more while the parts are joined)
-    require_memory(16 * int(n_games) * len(players), f"a table of {int(n_games):,} games of {len(players)} players",
-                   "pass fewer games")
+        # every game's totals are kept (int64 rows, and once more while the parts are joined)
+        require_memory(16 * int(n_games) * len(players), f"a table of {int(n_games):,} games of {len(players)} "
+                       "players", "pass fewer games")
     # one instance per seat (strategies keep per-batch state): a repeated one is copied
     players = [copy.copy(p) if any(p is q for q in players[:i]) else p for i, p in enumerate(players)]
     for p in players:
         p.prepare(rules)
-    entropy = seed_from_rng(seed, rng)
-    entropy = seed_entropy(None) if entropy is None else entropy
-    t0 = time.perf_counter()
-    per = max(1, int(batch) // SEED_BLOCK)
-    n_blocks = -(-int(n_games) // SEED_BLOCK)
-    from .progress import as_progress
+    from .progress import as_progress, silent
 
     report = as_progress(progress)
-    parts = []
-    for b in range(0, n_blocks, per):
-        report("games", min(b * SEED_BLOCK, int(n_games)), int(n_games))
-        parts.append(_play_blocks(rules, players, entropy, range(b, min(b + per, n_blocks)), int(n_games)))
-        if b == 0 and n_blocks > per:    # timed on the first part: say how long the rest takes
-            from .progress import announce, duration_text
-
-            played = min(per * SEED_BLOCK, int(n_games))
-            rest = (time.perf_counter() - t0) / played * (int(n_games) - played)
-            if rest > 10:
-                announce(report, f"{int(n_games):,} games of {len(players)} players: {duration_text(rest)} more "
-                                 f"(timed on the first {played:,})")
-    report("games", int(n_games), int(n_games))
-    winner = None if parts[0][1] is None else np.concatenate([w for _, w in parts])
-    return TableResult(rules, tuple(p.name for p in players), np.concatenate([t for t, _ in parts]), entropy,
-                       time.perf_counter() - t0, winner)
+    try:
+        run = run_chunks("table", rules, tuple(players), int(n_games), entropy=seed_from_rng(seed, rng),
+                         chunk_blocks=max(1, int(batch) // SEED_BLOCK), keep_games=keep_games, backend=backend,
+                         jobs=jobs, scheduler=scheduler, checkpoint=checkpoint,
+                         progress=None if report is silent else _timed(report, len(players)))
+    finally:
+        if progress is True:
+            report.close()
+    games = run.rows or {}
+    return TableResult(rules, tuple(p.name for p in players), games.get("totals"), run.entropy, run.seconds,
+                       games.get("servida_winner"), run.value)
 
 
-def win_share(totals: np.ndarray) -> np.ndarray:
-    """(N, seats) each seat's share of each game's win (a tie for first split evenly).
-
-    >>> win_share(np.array([[3, 3, 1], [1, 2, 0]])).tolist()
-    [[0.5, 0.5, 0.0], [0.0, 1.0, 0.0]]
-    """
-    top = totals == totals.max(axis=1, keepdims=True)
-    return top / top.sum(axis=1, keepdims=True)
-
-
-_FORKED: tuple = ()
-"""The line-up of the :func:`seat_gain` run whose forked workers play its chunks (inherited,
-not pickled: a table player's tables are hundreds of MB)."""
-
-
-def _forked_chunk(seat, m, part):
-    return _gain_chunk(*_FORKED, seat, m, part)
-
-
-def _gain_chunk(rules, player, baseline, opponent, opponents, seat, m, part):
-    """One chunk of :func:`seat_gain`: seat ``seat``'s outcomes with ``player`` and with ``baseline``."""
-    others = [opponent] * opponents
+def _timed(report, seats: int):
+    """``report`` told the games played, and once, after the first chunk, how long the rest
+    takes when that is more than ten seconds (a table's games take long: say so early)."""
     t0 = time.perf_counter()
-    res = simulate_table(rules, others[:seat] + [player] + others[seat:], m, seed=part)
-    secs = time.perf_counter() - t0
-    base = simulate_table(rules, others[:seat] + [baseline] + others[seat:], m, seed=part)
-    rest = np.arange(opponents + 1) != seat
-    if not (res.totals[:, rest] == base.totals[:, rest]).all():
-        raise ValueError("seat_gain: the opponents' games differ between the two runs (an opponent "
-                         "that looks at the table cannot be paired)")
-    return (seat, int(res.outcomes()[0][:, seat].sum()), win_share(res.totals)[:, seat],
-            win_share(base.totals)[:, seat], res.totals[:, seat], base.totals[:, seat], secs)
+    first: list = []
+
+    def tell(phase, done, total):
+        if not first:
+            first.append(done)           # the games a checkpoint held, or 0
+        elif len(first) == 1 and done > first[0]:
+            first.append(done)
+            rest = (time.perf_counter() - t0) / (done - first[0]) * (total - done)
+            if rest > 10:
+                from .progress import announce, duration_text
+
+                announce(report, f"{total:,} games of {seats} players: {duration_text(rest)} more "
+                                 f"(timed on the first {done - first[0]:,})")
+        report("games", done, total)
+
+    return tell
 
 
-def _gain_summary(done, proportion_ci) -> dict:
-    """P(win), win share and paired gain (95% intervals) and mean scores of chunk outcomes."""
-    n = sum(len(o[2]) for o in done)
-    wins = sum(o[1] for o in done)
-    share = np.concatenate([o[2] for o in done])
-    gain = share - np.concatenate([o[3] for o in done])
-    own, base = np.concatenate([o[4] for o in done]), np.concatenate([o[5] for o in done])
+def _gain_summary(rows, proportion_ci) -> dict:
+    """P(win), win share and paired gain (95% intervals) and mean scores of the games ``rows``."""
+    n = len(rows["won"])
+    wins = int(rows["won"].sum())
+    share = rows["share"]
+    gain = share - rows["base_share"]
+    own, base = rows["own"], rows["base"]
     half = lambda x: float(1.96 * x.std(ddof=1) / np.sqrt(len(x))) if len(x) > 1 else float("nan")
     ci = proportion_ci(wins, n)
     return {"games": n, "p_win": wins / n, "p_win_low": float(ci.low), "p_win_high": float(ci.high),
@@ -289,7 +217,7 @@ def _gain_summary(done, proportion_ci) -> dict:
 
 def seat_gain(rules, player, baseline, opponents: int, n_games: int, *, seed=None, options=(),
               opponent="optimal", seat: int | str = "every", chunk: int = 16 * SEED_BLOCK, jobs: int = 1,
-              progress=None) -> dict:
+              progress=None, backend: str | None = None, scheduler=None) -> dict:
     """``player`` against ``opponents`` ``opponent`` players, paired with ``baseline`` in
     the same seat on the same dice.
 
@@ -299,7 +227,9 @@ def seat_gain(rules, player, baseline, opponents: int, n_games: int, *, seed=Non
     The opponents have their own dice tapes and, if they do not look at the table,
     play the same games in both runs (checked), so the difference of the player's win
     share is a paired comparison. Games run in chunks (seeds spawned from ``seed``,
-    so the result does not depend on ``jobs``, the worker processes that play them);
+    so the result does not depend on where they run) through the runner
+    (:mod:`yahtzee_sim.runner`): in this process, on ``jobs`` worker processes
+    (``jobs`` > 1), or on Dask (``backend="dask"``, ``scheduler``);
     ``progress(done, total)`` is called after each. Returns the player's P(win) with its
     95% Wilson interval, its win share (ties split) and the paired gain in win share
     over ``baseline``, each with a 95% normal interval, the mean scores, the seconds
@@ -310,10 +240,14 @@ def seat_gain(rules, player, baseline, opponents: int, n_games: int, *, seed=Non
     >>> bool(g["gain"] > 0), g["games"], [s["games"] for s in g["by_seat"]]
     (True, 1024, [512, 512])
     """
+    from .runner import check_backend, run_chunks
     from .stats import proportion_ci
 
     rules = get_rules(rules, options)
     jobs = whole_number(jobs, "jobs")
+    if backend is None:
+        backend = "serial" if jobs == 1 and scheduler is None else "dask" if scheduler is not None else "processes"
+    check_backend(backend, None if backend == "serial" else jobs, scheduler)
     if seat == "every":
         seats = list(range(opponents + 1))
     elif isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat <= opponents:
@@ -324,42 +258,23 @@ def seat_gain(rules, player, baseline, opponents: int, n_games: int, *, seed=Non
         raise ValueError(f"n_games must be an integer >= {len(seats)} (a game per seat), got {n_games!r}")
     entropy = seed_entropy(seed)
     per_seat = [n_games // len(seats) + (i < n_games % len(seats)) for i in range(len(seats))]
-    jobs_list = [(st, min(chunk, n - lo), int(seed_sequence(entropy, opponents, st, i).generate_state(1)[0]))
-                 for st, n in zip(seats, per_seat) for i, lo in enumerate(range(0, n, chunk))]
-    lineup = (rules, player, baseline, opponent, opponents)
-    done = []
-
-    def tell(out):
-        done.append(out)
-        if progress is not None:
-            progress(sum(len(o[2]) for o in done), n_games)
-
-    if jobs == 1 or len(jobs_list) == 1:
-        for st, m, part in jobs_list:
-            tell(_gain_chunk(*lineup, st, m, part))
-    else:
-        import multiprocessing
-        import os
-        from concurrent.futures import ProcessPoolExecutor
-
-        from .runner.backends import close_pool, ordered_results, watch_parent
-
-        global _FORKED
-        _FORKED = lineup
-        pool = ProcessPoolExecutor(max_workers=min(int(jobs), len(jobs_list)),
-                                   mp_context=multiprocessing.get_context("fork"),
-                                   initializer=watch_parent, initargs=(os.getpid(),))
-        finished = False
-        try:
-            for out in ordered_results(pool, [pool.submit(_forked_chunk, *args) for args in jobs_list]):
-                tell(out)
-            finished = True
-        finally:
-            close_pool(pool, finished)   # bounded on every path (an error, Ctrl-C)
-            _FORKED = ()
+    parts = tuple((st, min(chunk, n - lo), int(seed_sequence(entropy, opponents, st, i).generate_state(1)[0]))
+                  for st, n in zip(seats, per_seat) for i, lo in enumerate(range(0, n, chunk)))
+    # prepared once here (the workers get them pickled); one instance per opponent seat
+    opp = get_strategy(opponent)
+    lineup = [get_strategy(player), get_strategy(baseline)] + [copy.copy(opp) for _ in range(opponents)]
+    lineup = [copy.copy(p) if any(p is q for q in lineup[:i]) else p for i, p in enumerate(lineup)]
+    for p in lineup:
+        p.prepare(rules)
+    tell = None if progress is None else (lambda phase, done, total: progress(done, total) if done else None)
+    run = run_chunks("gain", rules, tuple(lineup), int(n_games), entropy=entropy, chunk_blocks=1, parts=parts,
+                     backend=backend, jobs=None if backend == "serial" else jobs, scheduler=scheduler,
+                     progress=tell)
+    rows = run.rows
     out = {"opponents": opponents, "seat": seat if seat == "every" else int(seat),
-           **_gain_summary(done, proportion_ci), "seconds": sum(o[6] for o in done)}
-    out["by_seat"] = [{"seat": st, **_gain_summary([o for o in done if o[0] == st], proportion_ci)}
+           **_gain_summary(rows, proportion_ci), "seconds": float(rows["seconds"].sum())}
+    out["by_seat"] = [{"seat": st, **_gain_summary({k: v[rows["seat"] == st] for k, v in rows.items()
+                                                    if k != "seconds"}, proportion_ci)}
                       for st in seats]
     return out
 

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 if TYPE_CHECKING:  # pandas is imported where a table is made: start-up stays fast
     import pandas as pd
 
-__all__ = ["GameAggregate", "SimulationResult", "Summary", "TurnsResult", "games_frame", "max_total", "min_total",
+__all__ = ["GameAggregate", "TableAggregate", "table_outcomes", "win_share", "SimulationResult", "Summary", "TurnsResult", "games_frame", "max_total", "min_total",
            "PERCENTILES", "RATES"]
 
 PERCENTILES = (1, 5, 25, 50, 75, 95, 99)
@@ -735,3 +735,125 @@ class TurnsResult:
             rows.append({"pattern": name, "turns": int(k), "frequency": k / self.n_turns,
                          "ci_low": low, "ci_high": high})
         return pd.DataFrame(rows).set_index("pattern")
+
+
+def table_outcomes(totals: np.ndarray, servida_winner: np.ndarray | None = None):
+    """(N, seats) bool arrays of games at one table: sole winner, tied for first.
+
+    A game a servida ended (``servida_winner`` >= 0) has that seat as its sole winner,
+    whatever the scores.
+
+    >>> win, tie = table_outcomes(np.array([[3, 3, 1], [1, 2, 0]]))
+    >>> win.tolist(), tie.tolist()
+    ([[False, False, False], [False, True, False]], [[True, True, False], [False, False, False]])
+    """
+    top = totals.max(axis=1, keepdims=True)
+    at_top = totals == top
+    n_top = at_top.sum(axis=1, keepdims=True)
+    win, tie = at_top & (n_top == 1), at_top & (n_top > 1)
+    if servida_winner is not None:
+        ended = servida_winner >= 0
+        served = servida_winner[:, None] == np.arange(totals.shape[1])
+        win = np.where(ended[:, None], served, win)
+        tie = tie & ~ended[:, None]
+    return win, tie
+
+
+def win_share(totals: np.ndarray) -> np.ndarray:
+    """(N, seats) each seat's share of each game's win (a tie for first split evenly).
+
+    >>> win_share(np.array([[3, 3, 1], [1, 2, 0]])).tolist()
+    [[0.5, 0.5, 0.0], [0.0, 1.0, 0.0]]
+    """
+    top = totals == totals.max(axis=1, keepdims=True)
+    return top / top.sum(axis=1, keepdims=True)
+
+
+@dataclass
+class TableAggregate:
+    """Exact, mergeable summary of games at one table (what a chunk of a table run returns).
+
+    total_hist[s, i], total_shift : games in which seat s scored i - total_shift (for a
+        game a servida ended: the score then).
+    wins[s], ties[s] : games seat s won alone, and tied for first.
+    servida_wins[s] : games seat s won by a servida (under ``servida-wins``).
+
+    >>> from yahtzee_sim import get_rules
+    >>> r = get_rules("yacht")
+    >>> agg = TableAggregate.from_games(r, {"totals": np.array([[30, 20], [25, 25]])})
+    >>> agg.n_games, agg.wins.tolist(), agg.ties.tolist(), agg.mean_scores().tolist()
+    (2, [1, 0], [1, 1], [27.5, 22.5])
+    """
+
+    total_hist: np.ndarray
+    wins: np.ndarray
+    ties: np.ndarray
+    servida_wins: np.ndarray
+    total_shift: int = 0
+
+    @classmethod
+    def empty(cls, rules: RuleSet, seats: int) -> "TableAggregate":
+        low, high = min_total(rules), max_total(rules)
+        zeros = np.zeros(seats, dtype=np.int64)
+        return cls(np.zeros((seats, high - low + 1), dtype=np.int64), zeros, zeros.copy(), zeros.copy(), -low)
+
+    @classmethod
+    def from_games(cls, rules: RuleSet, games: dict[str, np.ndarray]) -> "TableAggregate":
+        """The summary of ``games`` (``totals`` (N, seats), ``servida_winner`` (N,) if any)."""
+        totals = np.asarray(games["totals"])
+        winner = games.get("servida_winner")
+        agg = cls.empty(rules, totals.shape[1])
+        for s in range(totals.shape[1]):
+            agg.total_hist[s] = np.bincount(totals[:, s].astype(np.int64) + agg.total_shift,
+                                            minlength=agg.total_hist.shape[1])
+        win, tie = table_outcomes(totals, winner)
+        agg.wins += win.sum(axis=0)
+        agg.ties += tie.sum(axis=0)
+        if winner is not None:
+            agg.servida_wins += np.bincount(winner[winner >= 0].astype(np.int64), minlength=totals.shape[1])
+        return agg
+
+    @property
+    def n_games(self) -> int:
+        return int(self.total_hist[0].sum()) if len(self.total_hist) else 0
+
+    def mean_scores(self) -> np.ndarray:
+        """(seats,) each seat's mean score (exact sums, one division)."""
+        scores = np.arange(self.total_hist.shape[1], dtype=np.int64) - self.total_shift
+        return np.array([int(h @ scores) / self.n_games for h in self.total_hist])
+
+    def merge(self, other: "TableAggregate") -> "TableAggregate":
+        """A new aggregate of both runs' games."""
+        return TableAggregate(self.total_hist + other.total_hist, self.wins + other.wins, self.ties + other.ties,
+                              self.servida_wins + other.servida_wins, self.total_shift)
+
+    def check(self, rules: RuleSet, n_games: int) -> None:
+        """Raise ``ValueError`` unless this is a possible summary of ``n_games`` games of ``rules``
+        (each seat's histogram counts every game once; at most one sole winner a game, a
+        servida win is a win, a tie for first takes two seats or more).
+
+        >>> from yahtzee_sim import get_rules
+        >>> agg = TableAggregate.from_games(get_rules("yacht"), {"totals": np.array([[30, 20], [25, 25]])})
+        >>> agg.check(get_rules("yacht"), 3)
+        Traceback (most recent call last):
+        ...
+        ValueError: total_hist counts 2 games per seat, not 3
+        """
+        seats = len(self.wins)
+        like = TableAggregate.empty(rules, seats)
+        for f in dataclasses.fields(self):
+            value, ref = getattr(self, f.name), getattr(like, f.name)
+            if isinstance(ref, np.ndarray):
+                if not isinstance(value, np.ndarray) or value.shape != ref.shape or value.dtype.kind not in "iu":
+                    raise ValueError(f"{f.name} must be an integer array of shape {ref.shape}")
+                if (value < 0).any():
+                    raise ValueError(f"{f.name} has a negative count")
+        n = int(n_games)
+        if self.total_shift != like.total_shift:
+            raise ValueError("the score histogram is shifted differently from this rule set's")
+        if (self.total_hist.sum(axis=1) != n).any():
+            raise ValueError(f"total_hist counts {int(self.total_hist[0].sum())} games per seat, not {n}")
+        if int(self.wins.sum()) > n or (self.servida_wins > self.wins).any():
+            raise ValueError(f"more sole winners than the {n} games, or servida wins that are not wins")
+        if int(self.ties.sum()) > seats * (n - int(self.wins.sum())):   # a tie is in a game nobody won alone
+            raise ValueError("more seats tied for first than the games without a sole winner hold")

@@ -2,8 +2,8 @@
 
 A strategy whose every decision is a table lookup (the optimal strategies: see
 :mod:`yahtzee_sim.exact.decisions`) exposes a :class:`PlayTable` as its
-``play_table``; :func:`yahtzee_sim.engine.play_blocks` then plays its games here
-instead of asking ``keep``/``box`` and building every box's options each turn.
+``play_table``; the engine's one game loop (:func:`yahtzee_sim.engine.play_seats`,
+solitaire and tables) then plays its games here instead of asking ``keep``/``box`` and building every box's options each turn.
 The games are the same, die for die: the same tapes, the same keeps and boxes the
 strategy's own ``keep``/``box`` return (tested game by game), and the points,
 bonuses and counters of :func:`yahtzee_sim.engine.play_turn`. A box's points come

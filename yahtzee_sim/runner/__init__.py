@@ -15,7 +15,10 @@ Modules: :mod:`~yahtzee_sim.runner.plan` (chunk arithmetic and bookkeeping),
 :mod:`~yahtzee_sim.runner.progress` (the progress bar) and
 :mod:`~yahtzee_sim.runner.driver` (:func:`run_chunks`, which ties them together).
 The runner calls only the engine's public functions (:func:`~yahtzee_sim.engine.play_blocks`,
-:func:`~yahtzee_sim.engine.play_turn_blocks`).
+:func:`~yahtzee_sim.engine.play_table_blocks`, :func:`~yahtzee_sim.engine.play_turn_blocks`):
+solitaire games, tables of players (:func:`yahtzee_sim.multiplayer.simulate_table`, a
+:class:`~yahtzee_sim.results.TableAggregate` per chunk) and the paired tables of
+:func:`yahtzee_sim.multiplayer.seat_gain` all run here.
 
 Backends (``backend=`` in :func:`yahtzee_sim.simulate` and
 :func:`yahtzee_sim.simulate_turns`, ``--backend`` on the command line):

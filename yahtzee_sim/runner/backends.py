@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterator
 from ..engine import RunSeed
 from ..rules import RuleSet, get_rules
 from ..strategy import Strategy
-from .plan import ChunkPlan, play_chunk
+from .plan import ChunkPlan, lineup_name, play_chunk, seats_of
 from ..validate import whole_number
 
 __all__ = ["BACKENDS", "DASK_MISSING", "IN_FLIGHT_PER_WORKER", "JobsWarning", "check_backend", "check_scheduler",
@@ -137,14 +137,17 @@ def _module_roots(strategy: Strategy) -> tuple[str, ...]:
     import sys
     from pathlib import Path
 
-    name = type(strategy).__module__
-    path = getattr(sys.modules.get(name), "__file__", None)
-    if not path or name.startswith("yahtzee_sim."):
-        return ()
-    root = Path(path).resolve().parent
-    for _ in range(name.count(".")):        # a module in a package: the folder above the package
-        root = root.parent
-    return (str(root),)
+    roots = []
+    for seat in seats_of(strategy):     # a table: every seat's
+        name = type(seat).__module__
+        path = getattr(sys.modules.get(name), "__file__", None)
+        if not path or name.startswith("yahtzee_sim."):
+            continue
+        root = Path(path).resolve().parent
+        for _ in range(name.count(".")):        # a module in a package: the folder above the package
+            root = root.parent
+        roots.append(str(root))
+    return tuple(dict.fromkeys(roots))
 
 
 class _Pickler(pickle.Pickler):
@@ -181,13 +184,13 @@ def make_job(plan: ChunkPlan, rules: RuleSet, strategy: Strategy, entropy: RunSe
     try:
         _Pickler(buf, rules).dump(strategy)
     except Exception as exc:
-        raise ValueError(f"strategy {strategy.name!r} cannot be sent to {backend} workers: pickling failed "
+        raise ValueError(f"strategy {lineup_name(strategy)!r} cannot be sent to {backend} workers: pickling failed "
                          f"({type(exc).__name__}: {exc}); define it at module level or use backend='serial'") from None
     import hashlib
 
     blob = buf.getvalue()
     token = hashlib.sha256(repr((rules.key, entropy, plan)).encode() + blob).hexdigest()[:16]
-    return Job(plan, rules.name, tuple(rules.options), strategy.name, blob, entropy, keep_games, token,
+    return Job(plan, rules.name, tuple(rules.options), lineup_name(strategy), blob, entropy, keep_games, token,
                rules.house_toml, _module_roots(strategy))
 
 

@@ -20,13 +20,13 @@ import numpy as np
 
 from ..engine import SEED_BLOCK, RunSeed, SpawnedSeed, seed_entropy
 from ..files import WriteError
-from ..results import GameAggregate
+from ..results import GameAggregate, TableAggregate
 from ..rules import RuleSet
 from ..strategy import Strategy
 from .backends import (DASK_MISSING, IN_FLIGHT_PER_WORKER, check_backend, dask_results, make_job,  # noqa: F401
                        process_results, serial_results, worker_count)
 from .checkpoint import Checkpoint
-from .plan import KINDS, ChunkPlan, Done, merge_games, merge_turns, play_chunk
+from .plan import KINDS, ChunkPlan, Done, PartsPlan, lineup_name, merge_games, merge_turns, play_chunk, seats_of
 from .progress import progress_bar
 from .rows import RowSink, check_out
 
@@ -81,21 +81,34 @@ def run_chunks(
     checkpoint: str | os.PathLike | None = None,
     progress=False,
     out: str | os.PathLike | None = None,
+    parts: tuple | None = None,
 ) -> RunOutcome:
-    """Play ``n`` games (``kind="games"``) or single turns (``"turns"``) chunk by chunk.
+    """Play ``n`` games (``kind="games"``), single turns (``"turns"``) or games at one table
+    (``"table"``: ``strategy`` a tuple of strategies, one per seat) chunk by chunk.
 
     ``strategy`` must be prepared for ``rules``; ``entropy`` None draws a fresh seed
     (or reuses the one stored in ``checkpoint``). ``out`` streams the per-game rows to
     a CSV or Parquet file as chunks complete (:mod:`yahtzee_sim.runner.rows`), also with
-    a checkpoint. This is what :func:`yahtzee_sim.simulate` and
-    :func:`yahtzee_sim.simulate_turns` call.
+    a checkpoint. This is what :func:`yahtzee_sim.simulate`,
+    :func:`yahtzee_sim.simulate_turns` and :func:`yahtzee_sim.multiplayer.simulate_table`
+    call; ``kind="gain"`` plays the paired tables ``parts`` of
+    :func:`yahtzee_sim.multiplayer.seat_gain` (:class:`~yahtzee_sim.runner.plan.PartsPlan`,
+    ``strategy`` the tuple (player, baseline, opponents...), rows kept, no checkpoint).
     """
     check_backend(backend, jobs, scheduler)
     if kind not in KINDS:
         raise ValueError(f"unknown kind {kind!r}; valid kinds: {', '.join(KINDS)}")
-    plan = ChunkPlan(kind, int(n), int(chunk_blocks))
-    if kind == "games":
+    plan = PartsPlan(kind, tuple(parts)) if kind == "gain" else ChunkPlan(kind, int(n), int(chunk_blocks))
+    if kind == "gain":
+        empty, merge, keep_games = 0, merge_turns, True
+        if checkpoint is not None or out is not None:
+            raise ValueError("a paired gain run keeps every game's outcome: no checkpoint or out file")
+    elif kind == "games":
         empty, merge = GameAggregate.empty(rules), merge_games
+    elif kind == "table":
+        empty, merge = TableAggregate.empty(rules, len(seats_of(strategy))), merge_games
+        if out is not None:
+            raise ValueError("out writes solitaire games' rows: a table's games have other columns")
     else:
         empty, merge = np.zeros(rules.dice.n_rolls, dtype=np.int64), merge_turns
         keep_games = False
@@ -112,8 +125,8 @@ def run_chunks(
     done = Done(empty)
     rows_state = None
     if checkpoint is not None:
-        check = (lambda value, count: value.check(rules, count)) if kind == "games" else _check_roll_counts
-        params = {"kind": kind, "rules": rules.key, "strategy": strategy.name, "n": plan.n,
+        check = (lambda value, count: value.check(rules, count)) if kind != "turns" else _check_roll_counts
+        params = {"kind": kind, "rules": rules.key, "strategy": lineup_name(strategy), "n": plan.n,
                   "chunk_games": plan.chunk_size, "seed_block": SEED_BLOCK}
         if out_path is not None:  # relative to the checkpoint: a folder moved with both still resumes
             params["out"] = os.path.relpath(out_path.resolve(), Path(checkpoint).resolve().parent)
@@ -142,9 +155,10 @@ def run_chunks(
             sink.resume(rows_state, plan.n_chunks)
     want_rows = keep_games or sink is not None
     todo = done.todo(plan.n_chunks)
-    expect = getattr(strategy, "expect_games", None)
-    if kind == "games" and expect is not None:
-        expect(plan.n - done.count)   # a table is built from the whole run's size, once, before work is shipped
+    for seat in seats_of(strategy) if kind in ("games", "table") else ():
+        expect = getattr(seat, "expect_games", None)
+        if expect is not None:   # a table is built from the whole run's size, once, before work is shipped
+            expect(plan.n - done.count)
     if backend == "serial":
         results = serial_results(lambda i: play_chunk(plan, rules, strategy, entropy, want_rows, i), todo)
     else:
@@ -157,7 +171,7 @@ def run_chunks(
 
     rows: dict[int, dict] = {}
     waiting: dict[int, tuple] = {}  # with a sink: chunks done out of order, merged once their turn comes
-    unit = "games" if kind == "games" else "turns"
+    unit = "turns" if kind == "turns" else "games"
     bar = progress_bar(plan.n, done.count, unit, progress)
     start = time.perf_counter()
     merged = 0
@@ -171,7 +185,7 @@ def run_chunks(
     try:
         with contextlib.closing(results):
             for i, part in results:
-                if kind == "games":
+                if kind != "turns":
                     part, games = part
                     if sink is not None:
                         waiting[i] = (part, games)

@@ -1,10 +1,12 @@
 """How a run is cut into chunks of whole seed blocks, what one chunk plays, and what is done.
 
-A run of ``n`` games (or single turns) with ``chunk_blocks`` seed blocks per chunk:
+A run of ``n`` games (or single turns, or games at one table) with ``chunk_blocks`` seed
+blocks per chunk:
 chunk i plays seed blocks ``[i*c, (i+1)*c)``, and block b draws from the b-th child
 of the run's ``SeedSequence`` (:mod:`yahtzee_sim.engine`). Each chunk returns a
 mergeable summary (a :class:`~yahtzee_sim.results.GameAggregate` of exact integer
-histograms, or roll counts for turns); merging is integer addition, so the result is
+histograms, a :class:`~yahtzee_sim.results.TableAggregate` for a table, or roll counts
+for turns); merging is integer addition, so the result is
 the same in any completion order.
 
 >>> plan = ChunkPlan("games", 5000, 2)
@@ -17,14 +19,32 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from ..engine import SEED_BLOCK, RunSeed, play_blocks, play_turn_blocks
-from ..results import GameAggregate
+import numpy as np
+
+from ..engine import SEED_BLOCK, RunSeed, play_blocks, play_table_blocks, play_turn_blocks
+from ..results import GameAggregate, TableAggregate
 from ..rules import RuleSet
 from ..strategy import Strategy
 
-__all__ = ["KINDS", "ChunkPlan", "play_chunk", "Done", "merge_games", "merge_turns"]
+__all__ = ["KINDS", "ChunkPlan", "PartsPlan", "play_chunk", "play_gain_part", "seats_of", "lineup_name", "Done", "merge_games", "merge_turns"]
 
-KINDS = ("games", "turns")
+KINDS = ("games", "turns", "table", "gain")
+"""What a run plays: solitaire games, single turns, games at one table (a strategy per seat),
+or paired tables (``gain``: a player and a baseline in one seat, :class:`PartsPlan`)."""
+
+
+def seats_of(strategy) -> tuple:
+    """The seats of a run: a table's strategies (a tuple or list), or one seat (solitaire).
+
+    >>> seats_of("a"), seats_of(["a", "b"])
+    (('a',), ('a', 'b'))
+    """
+    return tuple(strategy) if isinstance(strategy, (tuple, list)) else (strategy,)
+
+
+def lineup_name(strategy) -> str:
+    """The name a run's strategy goes by: one seat's name, or the seats' names joined by ``" | "``."""
+    return " | ".join(s.name for s in seats_of(strategy))
 
 
 @dataclass(frozen=True)
@@ -56,8 +76,76 @@ class ChunkPlan:
         return min(first + self.chunk_size, self.n) - first
 
 
+@dataclass(frozen=True)
+class PartsPlan:
+    """A run of independent parts, part i ``games`` games at one table from its own ``seed``
+    with the player in ``seat`` (the paired tables of
+    :func:`yahtzee_sim.multiplayer.seat_gain`, whose parts' seeds fix its games).
+
+    >>> plan = PartsPlan("gain", ((0, 1500, 7), (1, 1500, 8)))
+    >>> plan.n, plan.n_chunks, plan.blocks(1), plan.size(1)
+    (3000, 2, range(0, 2), 1500)
+    """
+
+    kind: str
+    parts: tuple   # ((seat, games, seed), ...)
+
+    @property
+    def n(self) -> int:
+        return sum(m for _, m, _ in self.parts)
+
+    @property
+    def n_chunks(self) -> int:
+        return len(self.parts)
+
+    @property
+    def chunk_size(self) -> int:
+        return max((m for _, m, _ in self.parts), default=0)
+
+    def blocks(self, i: int) -> range:
+        return range(0, -(-self.parts[i][1] // SEED_BLOCK))
+
+    def size(self, i: int) -> int:
+        return self.parts[i][1]
+
+
+def play_gain_part(rules: RuleSet, lineup: tuple, seat: int, m: int, seed: int) -> dict:
+    """Part of a paired gain run: ``m`` games from ``seed`` with ``lineup = (player, baseline,
+    *opponents)`` (prepared; one instance per opponent seat) and the player, then the
+    baseline, in ``seat``. Per game: the player's sole win, both runs' win shares (a tie
+    for first split evenly) and scores; ``seconds``: the player's run.
+
+    Raises ``ValueError`` when the opponents' games differ between the two runs (an
+    opponent that looks at the table cannot be paired).
+    """
+    import time
+
+    from ..results import table_outcomes, win_share
+
+    player, baseline, *others = lineup
+    blocks = range(0, -(-m // SEED_BLOCK))
+    t0 = time.perf_counter()
+    res = play_table_blocks(rules, others[:seat] + [player] + others[seat:], seed, blocks, m)
+    secs = time.perf_counter() - t0
+    base = play_table_blocks(rules, others[:seat] + [baseline] + others[seat:], seed, blocks, m)
+    rest = np.arange(len(others) + 1) != seat
+    if not (res["totals"][:, rest] == base["totals"][:, rest]).all():
+        raise ValueError("seat_gain: the opponents' games differ between the two runs (an opponent "
+                         "that looks at the table cannot be paired)")
+
+    def share(totals):
+        return win_share(totals)[:, seat]
+
+    won = table_outcomes(res["totals"], res.get("servida_winner"))[0][:, seat]
+    return {"seat": np.full(m, seat, dtype=np.int16), "won": won,
+            "share": share(res["totals"]), "base_share": share(base["totals"]), "own": res["totals"][:, seat],
+            "base": base["totals"][:, seat], "seconds": np.array([secs])}
+
+
 def play_chunk(plan: ChunkPlan, rules: RuleSet, strategy: Strategy, entropy: RunSeed, keep_games: bool, i: int):
-    """One chunk's summary: (GameAggregate, rows or None) for games, roll counts for turns.
+    """One chunk's summary: (GameAggregate, rows or None) for games, (TableAggregate, rows or
+    None) for a table (``strategy`` a tuple of prepared strategies, one per seat), roll
+    counts for turns.
 
     >>> from yahtzee_sim import get_rules, get_strategy
     >>> r = get_rules("yacht")
@@ -67,6 +155,12 @@ def play_chunk(plan: ChunkPlan, rules: RuleSet, strategy: Strategy, entropy: Run
     """
     if plan.kind == "turns":
         return play_turn_blocks(rules, strategy, entropy, plan.blocks(i), plan.n)
+    if plan.kind == "gain":
+        seat, m, seed = plan.parts[i]
+        return m, play_gain_part(rules, seats_of(strategy), seat, m, seed)
+    if plan.kind == "table":
+        games = play_table_blocks(rules, seats_of(strategy), entropy, plan.blocks(i), plan.n)
+        return TableAggregate.from_games(rules, games), (games if keep_games else None)
     games = play_blocks(rules, strategy, entropy, plan.blocks(i), plan.n)
     return GameAggregate.from_games(rules, games), (games if keep_games else None)
 
