@@ -551,8 +551,31 @@ def _compiled_consts(model: TurnModel) -> tuple:
     return head, tail
 
 
+def _chunk_starts(n: int, part: int, n_parts: int, per_chunk: int, counter=None):
+    """First states of the chunks one process solves: every ``n_parts``-th chunk, or
+    with a shared ``counter`` (a ``multiprocessing.Value``) the next chunk no process
+    has taken (the states' costs differ, and so may the processes' shares of the CPUs).
+
+    >>> list(_chunk_starts(10, 1, 2, 3))
+    [3, 9]
+    >>> import multiprocessing
+    >>> list(_chunk_starts(10, 0, 2, 3, multiprocessing.Value("q", 0)))
+    [0, 3, 6, 9]
+    """
+    if counter is None:
+        yield from range(part * per_chunk, n, n_parts * per_chunk)
+        return
+    while True:
+        with counter.get_lock():
+            a = counter.value
+            counter.value = a + per_chunk
+        if a >= n:
+            return
+        yield a
+
+
 def _solve_part(model, table, row_of, states, first_row, part, n_parts, per_chunk, report=None,
-                tops=None):
+                tops=None, counter=None):
     m, u, fl = states
     width = table.shape[1]
     kx = _kernels() if tops is not None else None
@@ -560,9 +583,10 @@ def _solve_part(model, table, row_of, states, first_row, part, n_parts, per_chun
         head, tail = _compiled_consts(model)
         per_chunk = COMPILED_CHUNK
     else:
+        counter = None
         need = np.broadcast_to(np.arange(width, dtype=np.int64), (per_chunk, width))
     done = 0
-    for a in range(part * per_chunk, len(m), n_parts * per_chunk):
+    for a in _chunk_starts(len(m), part, n_parts, per_chunk, counter):
         b = min(a + per_chunk, len(m))
         if kx is not None:
             trow, gain, r5, g5 = _compiled_inputs(model, row_of, m[a:b], u[a:b], fl[a:b])
@@ -573,7 +597,7 @@ def _solve_part(model, table, row_of, states, first_row, part, n_parts, per_chun
                                                              fl[a:b], need[:b - a])
         done += b - a
         if report is not None:
-            report(done * n_parts)
+            report(done * n_parts if counter is None else b)
 
 
 def _compute(rules: RuleSet, max_target: int, dtype: str, workers: int, progress):
@@ -611,19 +635,21 @@ def _compute(rules: RuleSet, max_target: int, dtype: str, workers: int, progress
         n = len(states[0])
         n_parts = workers if n >= MIN_STATES_FOR_WORKERS else 1
         children = []
+        counter = None
         if n_parts > 1:
             ctx = multiprocessing.get_context("fork")
             parent = os.getpid()
+            counter = ctx.Value("q", 0) if tops is not None else None   # chunks taken as freed
             for part in range(1, n_parts):
                 p = ctx.Process(target=_child, daemon=True,
                                 args=(parent, _die_with_parent, model, table, row_of, states, first,
-                                      part, n_parts, per_chunk, None, tops))
+                                      part, n_parts, per_chunk, None, tops, counter))
                 p.start()
                 children.append(p)
         finished = False
         try:
             _solve_part(model, table, row_of, states, first, 0, n_parts, per_chunk,
-                        lambda done: report(phase, solved + min(done, n), total), tops)
+                        lambda done: report(phase, solved + min(done, n), total), tops, counter)
             finished = True
         finally:
             for p in children:
