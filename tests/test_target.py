@@ -71,6 +71,64 @@ def test_float32_within_1e_6_of_float64_and_workers_agree(monkeypatch):
     np.testing.assert_array_equal(two.table, f32.table)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_compiled_turn_gives_the_numpy_turns_table_bit_for_bit(monkeypatch, dtype):
+    """The compiled turn (the default) and the NumPy turn (target_turn) are two
+    implementations of one recursion: the same floats in the same order."""
+    from yahtzee_sim.exact import space, target
+
+    name, opts = YACHT
+    fast = target_solve(name, 300, options=opts, dtype=dtype, cache=False, workers=1)
+    monkeypatch.setattr(space, "KERNELS", "numpy")
+    assert target._kernels() is None
+    slow = target_solve(name, 300, options=opts, dtype=dtype, cache=False, workers=1)
+    assert (slow.table[:, 100] > 0).sum() > 50                   # not a table of zeros and ones
+    np.testing.assert_array_equal(fast.table, slow.table)
+
+
+def test_compiled_turn_on_sampled_yahtzee_states_against_target_turn():
+    """Sampled ``yahtzee`` states of every fullness (jokers, the Yahtzee bonus, the upper
+    bonus) over a random table of next states, each row falling with the need and 0 above
+    a random top, as the solved tables are: the compiled turn's rows (which skip the needs
+    above the reachable tops) equal target_turn's over every need, and its tops are the
+    last need above 0."""
+    from yahtzee_sim.exact import target
+    from yahtzee_sim.exact.space import turn_model
+    from yahtzee_sim.rules import get_rules
+
+    rules = get_rules("yahtzee")
+    row_of, levels, n_rows = target._layout(rules)
+    width = 121
+    rng = np.random.default_rng(7)
+    table = -np.sort(-rng.random((n_rows, width), dtype=np.float32), axis=1)
+    table[:, 0] = 1
+    tops = rng.integers(0, width, n_rows)
+    table[np.arange(width)[None, :] > tops[:, None]] = 0
+    table[0] = 0
+    table[0, 0] = 1
+    tops[0] = 0
+    model = turn_model(rules, np.float32)
+    head, tail = target._compiled_consts(model)
+    kx = target._kernels()
+    kx.precompile(np.float32)
+    cut = 0
+    for level in (12, 11, 9, 6, 2, 0):
+        (m, u, fl), first = levels[level]
+        pick = np.sort(rng.choice(len(m), min(6, len(m)), replace=False))
+        want = target.target_turn(model, table, row_of, m[pick], u[pick], fl[pick],
+                           np.broadcast_to(np.arange(width), (len(pick), width))).astype(np.float32)
+        out = table.copy()
+        out_tops = tops.copy()
+        rows = first + pick
+        trow, gain, r5, g5 = target._compiled_inputs(model, row_of, m[pick], u[pick], fl[pick])
+        kx.target_states(out, out_tops, rows.astype(np.int64), trow, gain, *head, r5, g5, *tail)
+        np.testing.assert_array_equal(out[rows], want)
+        last = np.where(want > 0, np.arange(width), 0).max(axis=1)
+        np.testing.assert_array_equal(out_tops[rows], last)
+        cut += int((last < width - 1).sum())
+    assert cut >= 3                                   # some rows end below the last need
+
+
 def test_probability_of_mid_game_states():
     name, opts = YACHT
     sol = target_solve(name, 300, options=opts, cache=False)

@@ -7,8 +7,10 @@ bit-identical (``tests/test_target.py`` compares both paths):
 
 * the final-roll block: per roll, the largest ``W(next, r - gain)`` over the boxes
   (maxima: their order does not change a bit);
-* the rerolls: the solver's own kernel :func:`~._solver_kernels.reroll` on the
-  solver's keep-lattice layout, with the needs ``r`` as the columns;
+* the rerolls: the solver's keep-lattice layout and index arrays
+  (:func:`~.space.kernel_plan`), with the needs ``r`` as the columns; the values of
+  :func:`~._solver_kernels.reroll` (expectation, then best sub-keep) bit for bit, in
+  fewer passes over the rows (:func:`_reroll`);
 * the mean over the first roll, in float64, summed roll after roll as NumPy reduces
   a C-contiguous array over its first axis.
 
@@ -127,7 +129,7 @@ def _reroll(xf, width, level_start, child_ptr, child_pos, faces, par_ptr, par_po
 @nb.njit(**_JIT)
 def target_states(table, tops, out_row, trow, tgain, scratch, row_ptr, ent_row, ent_gain, max_add,
                   special_rows, r5, g5, rb_start, n_rerolls, level_start, child_ptr, child_pos, faces,
-                  par_ptr, par_pos, tol, roll_mult, n_outcomes):
+                  par_ptr, par_pos, roll_mult, n_outcomes):
     """Solve the rows ``out_row`` (C,) of ``table`` (rows, R + 1), and their ``tops``.
 
     Candidate look-ups of state ``i``: ``trow[i, t]`` (next row, -1 where the box is
@@ -208,7 +210,11 @@ def target_states(table, tops, out_row, trow, tgain, scratch, row_ptr, ent_row, 
 
 
 def signature(dtype):
-    """The argument types :func:`target_states` is compiled for (work in ``dtype``)."""
+    """The argument types :func:`target_states` is compiled for (work in ``dtype``).
+
+    >>> signature(np.float32)[0]
+    Array(float32, 2, 'C', False, aligned=True)
+    """
     t = nb.from_dtype(np.dtype(dtype))
     f64, i64 = nb.float64, nb.int64
 
@@ -217,11 +223,16 @@ def signature(dtype):
 
     return (a(t, 2), a(i64, 1), a(i64, 1), a(i64, 2), a(i64, 2), a(i64, 1), a(i64, 1), a(i64, 1),
             a(i64, 1), a(i64, 1), a(i64, 1), a(i64, 3), a(i64, 3), i64, i64, a(i64, 1), a(i64, 1),
-            a(i64, 1), t, a(i64, 1), a(i64, 1), t, a(f64, 1, readonly=True), f64)
+            a(i64, 1), t, a(i64, 1), a(i64, 1), a(f64, 1, readonly=True), f64)
 
 
 def precompile(dtype) -> None:
-    """Compile (or load from numba's cache) :func:`target_states` for ``dtype``."""
+    """Compile (or load from numba's cache) :func:`target_states` for ``dtype``, before
+    the first state (and before the solver's workers fork: they inherit the code).
+
+    The first time on a machine this takes about 4 CPU seconds (``benchmarks/RESULTS.md``);
+    then the machine code comes from numba's on-disk cache.
+    """
     sig = signature(dtype)
     if sig not in target_states.overloads:
         target_states.compile(sig)

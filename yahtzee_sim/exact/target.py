@@ -63,7 +63,7 @@ if TYPE_CHECKING:  # pandas is imported where a table is made: start-up stays fa
 
 from ..rules import RuleSet, get_rules
 from . import cache as _cache
-from ._solver_lattice import TIE_TOL, best_subkeep_mean, expect, first_roll_mean, sweep_keeps
+from ._solver_lattice import best_subkeep_mean, expect, first_roll_mean, sweep_keeps
 from .space import StateSpace, TurnModel, state_space, turn_model
 from ..validate import whole_number
 
@@ -546,7 +546,7 @@ def _compiled_consts(model: TurnModel) -> tuple:
     dt = model.dtype.type
     head = (scratch, kp.row_ptr, kp.ent_row, ent_gain, max_add, kp.special_rows)
     tail = (lat.level_slices[lat.n_dice].start, model.rules.n_rolls - 1, kp.level_start,
-            kp.child_ptr, kp.child_pos, dt(lat.n_faces), kp.par_ptr, kp.par_pos, dt(TIE_TOL),
+            kp.child_ptr, kp.child_pos, dt(lat.n_faces), kp.par_ptr, kp.par_pos,
             lat.roll_mult, float(lat.n_outcomes))
     return head, tail
 
