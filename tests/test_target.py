@@ -343,7 +343,7 @@ def test_cli_target_shows_progress_on_a_terminal_only(monkeypatch, capsys, tmp_p
 
 @pytest.mark.slow
 def test_yahtzee_target_play_when_the_users_cache_holds_its_table():
-    """``yahtzee`` itself (a cold solve takes about 10 CPU-minutes, too long for the suite):
+    """``yahtzee`` itself (a cold solve takes about 50 CPU seconds, too long for the suite):
     checked when the user's cache holds the table (`yahtzee-sim target --rules yahtzee
     --target 250` puts it there), skipped otherwise."""
     from conftest import USER_SOLVER_CACHE

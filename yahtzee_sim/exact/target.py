@@ -29,10 +29,15 @@ since the rest of the game's points do not depend on which one it is, so the
 table holds one row per solved state (plus one for the full card). The table is
 cached on disk like the solver's (:mod:`yahtzee_sim.exact.cache`).
 
+The solve runs that turn compiled, one state at a time (:mod:`._target_kernels`: the
+same floats in the same order, so the same table bit for bit; :func:`target_turn` is
+the NumPy form, which also serves the plans of play and Generala's served scores), and
+skips the needs above a state's reachable points (its W is 0 there).
+
 Cost: ``states x (R + 1)`` probabilities (float32 by default: every value within
 about 1e-6 of the float64 table) and about ``R + 1`` times the work of the mean
 solve: for ``yahtzee`` with ``R = 300``, 314,876 states, a 362 MiB table and file, about
-10 CPU-minutes (see ``benchmarks/RESULTS.md``).
+50 CPU seconds (about 10 CPU-minutes through the NumPy turn; see ``benchmarks/RESULTS.md``).
 
 >>> sol = target_solve("yacht", max_target=200, options=["fill-in-order"], cache=False)
 >>> sol.p_reach(0), round(sol.p_reach(96), 4), sol.p_reach(400)
