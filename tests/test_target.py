@@ -14,6 +14,7 @@ from conftest import tiny_rules
 from plain_game import optimal_target
 from yahtzee_sim.exact.distribution import distribution
 from yahtzee_sim.exact.target import max_possible_score, target_solve
+from yahtzee_sim.rules import get_rules
 
 YACHT = ("yacht", ["fill-in-order"])
 
@@ -69,6 +70,70 @@ def test_float32_within_1e_6_of_float64_and_workers_agree(monkeypatch):
     monkeypatch.setattr(target, "MIN_STATES_FOR_WORKERS", 1)
     two = target_solve(name, 300, options=opts, cache=False, jobs=2)
     np.testing.assert_array_equal(two.table, f32.table)
+    monkeypatch.setattr(target, "MIN_STATES_FOR_KERNELS", 0)     # the compiled turn, chunks taken as freed
+    two = target_solve(name, 300, options=opts, cache=False, workers=2)
+    np.testing.assert_array_equal(two.table, f32.table)
+
+
+@pytest.mark.parametrize("case,dtype", [("yacht", np.float32), ("yacht", np.float64), ("tiny", np.float64)])
+def test_compiled_turn_gives_the_numpy_turns_table_bit_for_bit(monkeypatch, case, dtype):
+    """The compiled turn (games of 1,000 states or more) and the NumPy turn (target_turn)
+    are two implementations of one recursion: the same floats in the same order (six
+    faces, and the tiny game's three: its keeps have three children, not six)."""
+    from yahtzee_sim.exact import space, target
+
+    rules = get_rules(*YACHT) if case == "yacht" else tiny_rules(joker="free")
+    top = 300 if case == "yacht" else max_possible_score(rules) + 1
+    monkeypatch.setattr(target, "MIN_STATES_FOR_KERNELS", 0)
+    fast = target_solve(rules, top, dtype=dtype, cache=False, workers=1)
+    monkeypatch.setattr(space, "KERNELS", "numpy")
+    assert target._kernels() is None
+    slow = target_solve(rules, top, dtype=dtype, cache=False, workers=1)
+    assert ((slow.table > 0.01) & (slow.table < 0.99)).sum() > 50     # not a table of zeros and ones
+    np.testing.assert_array_equal(fast.table, slow.table)
+
+
+def test_compiled_turn_on_sampled_yahtzee_states_against_target_turn():
+    """Sampled ``yahtzee`` states of every fullness (jokers, the Yahtzee bonus, the upper
+    bonus) over a random table of next states, each row falling with the need and 0 above
+    a random top, as the solved tables are: the compiled turn's rows (which skip the needs
+    above the reachable tops) equal target_turn's over every need, and its tops are the
+    last need above 0."""
+    from yahtzee_sim.exact import target
+    from yahtzee_sim.exact.space import turn_model
+    from yahtzee_sim.rules import get_rules
+
+    rules = get_rules("yahtzee")
+    row_of, levels, n_rows = target._layout(rules)
+    width = 121
+    rng = np.random.default_rng(7)
+    table = -np.sort(-rng.random((n_rows, width), dtype=np.float32), axis=1)
+    table[:, 0] = 1
+    tops = rng.integers(0, width, n_rows)
+    table[np.arange(width)[None, :] > tops[:, None]] = 0
+    table[0] = 0
+    table[0, 0] = 1
+    tops[0] = 0
+    model = turn_model(rules, np.float32)
+    head, tail = target._compiled_consts(model)
+    kx = target._kernels()
+    kx.precompile(np.float32)
+    cut = 0
+    for level in (12, 11, 9, 6, 2, 0):
+        (m, u, fl), first = levels[level]
+        pick = np.sort(rng.choice(len(m), min(6, len(m)), replace=False))
+        want = target.target_turn(model, table, row_of, m[pick], u[pick], fl[pick],
+                           np.broadcast_to(np.arange(width), (len(pick), width))).astype(np.float32)
+        out = table.copy()
+        out_tops = tops.copy()
+        rows = first + pick
+        trow, gain, r5, g5 = target._compiled_inputs(model, row_of, m[pick], u[pick], fl[pick])
+        kx.target_states(out, out_tops, rows.astype(np.int64), trow, gain, *head, r5, g5, *tail)
+        np.testing.assert_array_equal(out[rows], want)
+        last = np.where(want > 0, np.arange(width), 0).max(axis=1)
+        np.testing.assert_array_equal(out_tops[rows], last)
+        cut += int((last < width - 1).sum())
+    assert cut >= 3                                   # some rows end below the last need
 
 
 def test_probability_of_mid_game_states():
@@ -285,7 +350,7 @@ def test_cli_target_shows_progress_on_a_terminal_only(monkeypatch, capsys, tmp_p
 
 @pytest.mark.slow
 def test_yahtzee_target_play_when_the_users_cache_holds_its_table():
-    """``yahtzee`` itself (a cold solve takes about 10 CPU-minutes, too long for the suite):
+    """``yahtzee`` itself (a cold solve takes about 50 CPU seconds, too long for the suite):
     checked when the user's cache holds the table (`yahtzee-sim target --rules yahtzee
     --target 250` puts it there), skipped otherwise."""
     from conftest import USER_SOLVER_CACHE

@@ -29,10 +29,15 @@ since the rest of the game's points do not depend on which one it is, so the
 table holds one row per solved state (plus one for the full card). The table is
 cached on disk like the solver's (:mod:`yahtzee_sim.exact.cache`).
 
+The solve runs that turn compiled, one state at a time (:mod:`._target_kernels`: the
+same floats in the same order, so the same table bit for bit; :func:`target_turn` is
+the NumPy form, which also serves the plans of play and Generala's served scores), and
+skips the needs above a state's reachable points (its W is 0 there).
+
 Cost: ``states x (R + 1)`` probabilities (float32 by default: every value within
 about 1e-6 of the float64 table) and about ``R + 1`` times the work of the mean
 solve: for ``yahtzee`` with ``R = 300``, 314,876 states, a 362 MiB table and file, about
-10 CPU-minutes (see ``benchmarks/RESULTS.md``).
+50 CPU seconds (about 10 CPU-minutes through the NumPy turn; see ``benchmarks/RESULTS.md``).
 
 >>> sol = target_solve("yacht", max_target=200, options=["fill-in-order"], cache=False)
 >>> sol.p_reach(0), round(sol.p_reach(96), 4), sol.p_reach(400)
@@ -459,22 +464,152 @@ def _shared(shape, dtype) -> np.ndarray:
     return np.frombuffer(buf, dtype=dtype, count=n).reshape(shape)
 
 
-def _solve_part(model, table, row_of, states, first_row, part, n_parts, per_chunk, report=None):
+def _kernels():
+    """The compiled target turn (:mod:`._target_kernels`), or None where the NumPy
+    turn must serve (kernels switched off or numba missing)."""
+    from .space import _kernels as solver_kernels
+
+    if solver_kernels() is None:
+        return None
+    from . import _target_kernels
+
+    return _target_kernels
+
+
+COMPILED_CHUNK = 64
+"""States per call of the compiled turn (the per-call NumPy set-up is amortized)."""
+
+MIN_STATES_FOR_KERNELS = 1_000
+"""Smaller games are solved by the NumPy turn: under a second of work, less than the
+compiled turn's first compilation (about 4 CPU seconds; the tables are the same)."""
+
+
+def _compiled_inputs(model: TurnModel, row_of: np.ndarray, mask, u, flag) -> tuple:
+    """Per state, the candidate look-ups of :func:`._target_kernels.target_states`:
+    (C, n_cand) next rows (-1: box not open) and gains, and the five-of-a-kind rolls'
+    (C, k5, B) next rows and gains (through ``turn_options``: jokers, bonuses)."""
+    from .space import kernel_plan
+
+    rules, sp = model.rules, model.space
+    kp = kernel_plan(model)
+    n_u, nf, cap, n_boxes = sp.n_u, sp.n_flag, sp.cap, sp.n_boxes
+    n = len(mask)
+    bits = np.int64(1) << np.arange(n_boxes, dtype=np.int64)
+    filled = (mask[:, None] & bits) != 0
+    legal = rules.legal_boxes(filled)
+    nxt = mask[:, None] | bits
+    ub, lb = model.upper_boxes, kp.lower_boxes
+    n_up = len(ub)
+    n_cnt = kp.upper_points.shape[0]
+    n_cand = n_cnt * n_up + len(lb)
+    idx = np.zeros((n, n_cand), dtype=np.int64)
+    ok = np.zeros((n, n_cand), dtype=bool)
+    gain = np.zeros((n, n_cand), dtype=np.int64)
+    for k in range(n_cnt):
+        cols = slice(k * n_up, (k + 1) * n_up)
+        idx[:, cols] = (nxt[:, ub] * n_u + np.minimum(u[:, None] + kp.upper_points[k], cap)) * nf + flag[:, None]
+        ok[:, cols] = legal[:, ub]
+        gain[:, cols] = kp.upper_gain[k][u]
+    cols = slice(n_cnt * n_up, n_cand)
+    idx[:, cols] = (nxt[:, lb] * n_u + u[:, None]) * nf + flag[:, None]
+    ok[:, cols] = legal[:, lb]
+    trow = np.where(ok, row_of[np.where(ok, idx, 0)], -1)
+    k5 = len(model.special_rolls)
+    r5 = np.full((n, k5, n_boxes), -1, dtype=np.int64)
+    g5 = np.zeros((n, k5, n_boxes), dtype=np.int64)
+    if k5:
+        rep = np.repeat(np.arange(n), k5)
+        legal5, sc5, bonus5 = rules.turn_options(filled[rep], flag[rep].astype(bool),
+                                                 np.tile(model.special_rolls, n), throws=None)
+        sc5 = sc5.astype(np.int64)
+        g = sc5 + rules.upper_bonus_gain(u[rep], sc5) + bonus5[:, None]
+        u_next = np.minimum(u[rep, None] + np.where(rules.is_upper, sc5, 0), cap)
+        f_next = flag[rep, None]
+        if nf == 2:                                # any score in the box sets the flag
+            f_next = f_next | ((np.arange(n_boxes) == rules.five_box_index) & (sc5 > 0))
+        idx5 = (nxt[rep] * n_u + u_next) * nf + f_next
+        r5[:] = np.where(legal5, row_of[np.where(legal5, idx5, 0)], -1).reshape(n, k5, n_boxes)
+        g5[:] = g.reshape(n, k5, n_boxes)
+        if (legal5 & (r5.reshape(-1, n_boxes) < 0)).any():  # pragma: no cover - internal error
+            raise RuntimeError("target: a next state was not solved")
+    if (ok & (trow < 0)).any():                   # pragma: no cover - internal error
+        raise RuntimeError("target: a next state was not solved")
+    return trow, gain, r5, g5
+
+
+@functools.lru_cache(maxsize=8)
+def _compiled_consts(model: TurnModel) -> tuple:
+    """The per-model constants of :func:`._target_kernels.target_states`."""
+    from .space import kernel_plan
+
+    kp, lat = kernel_plan(model), model.lat
+    n_up = len(model.upper_boxes)
+    n_cnt = kp.upper_points.shape[0]
+    n_cand = n_cnt * n_up + len(kp.lower_boxes)
+    ent_gain = np.rint(kp.ent_add.astype(np.float64)).astype(np.int64)
+    max_add = np.zeros(n_cand, dtype=np.int64)
+    np.maximum.at(max_add, kp.ent_row, ent_gain)
+    scratch = np.concatenate([np.arange(n_up), np.arange(n_cnt * n_up, n_cand)]).astype(np.int64)
+    dt = model.dtype.type
+    head = (scratch, kp.row_ptr, kp.ent_row, ent_gain, max_add, kp.special_rows)
+    tail = (lat.level_slices[lat.n_dice].start, model.rules.n_rolls - 1, kp.level_start,
+            kp.child_ptr, kp.child_pos, dt(lat.n_faces), kp.par_ptr, kp.par_pos,
+            lat.roll_mult, float(lat.n_outcomes))
+    return head, tail
+
+
+def _chunk_starts(n: int, part: int, n_parts: int, per_chunk: int, counter=None):
+    """First states of the chunks one process solves: every ``n_parts``-th chunk, or
+    with a shared ``counter`` (a ``multiprocessing.Value``) the next chunk no process
+    has taken (the states' costs differ, and so may the processes' shares of the CPUs).
+
+    >>> list(_chunk_starts(10, 1, 2, 3))
+    [3, 9]
+    >>> import multiprocessing
+    >>> list(_chunk_starts(10, 0, 2, 3, multiprocessing.Value("q", 0)))
+    [0, 3, 6, 9]
+    """
+    if counter is None:
+        yield from range(part * per_chunk, n, n_parts * per_chunk)
+        return
+    while True:
+        with counter.get_lock():
+            a = counter.value
+            counter.value = a + per_chunk
+        if a >= n:
+            return
+        yield a
+
+
+def _solve_part(model, table, row_of, states, first_row, part, n_parts, per_chunk, report=None,
+                tops=None, counter=None):
     m, u, fl = states
     width = table.shape[1]
-    need = np.broadcast_to(np.arange(width, dtype=np.int64), (per_chunk, width))
+    kx = _kernels() if tops is not None else None
+    if kx is not None:
+        head, tail = _compiled_consts(model)
+        per_chunk = COMPILED_CHUNK
+    else:
+        counter = None
+        need = np.broadcast_to(np.arange(width, dtype=np.int64), (per_chunk, width))
     done = 0
-    for a in range(part * per_chunk, len(m), n_parts * per_chunk):
+    for a in _chunk_starts(len(m), part, n_parts, per_chunk, counter):
         b = min(a + per_chunk, len(m))
-        table[first_row + a:first_row + b] = target_turn(model, table, row_of, m[a:b], u[a:b],
-                                                         fl[a:b], need[:b - a])
+        if kx is not None:
+            trow, gain, r5, g5 = _compiled_inputs(model, row_of, m[a:b], u[a:b], fl[a:b])
+            out_row = np.arange(first_row + a, first_row + b, dtype=np.int64)
+            kx.target_states(table, tops, out_row, trow, gain, *head, r5, g5, *tail)
+        else:
+            table[first_row + a:first_row + b] = target_turn(model, table, row_of, m[a:b], u[a:b],
+                                                             fl[a:b], need[:b - a])
         done += b - a
         if report is not None:
-            report(done * n_parts)
+            report(done * n_parts if counter is None else b)
 
 
 def _compute(rules: RuleSet, max_target: int, dtype: str, workers: int, progress):
     from ..forkpool import fork_workers, run_parts
+    import multiprocessing
     from ..progress import as_progress
 
     report = as_progress(progress)
@@ -490,17 +625,34 @@ def _compute(rules: RuleSet, max_target: int, dtype: str, workers: int, progress
     lv = {"filled": [rules.n_boxes], "states": [0], "seconds": [0.0]}
     solved = 0
     phase = f"target tables of {rules.key} (targets 0..{max_target})"
+    tops = None
+    kx = None
+    if total >= MIN_STATES_FOR_KERNELS and not model.served:    # served scores (Generala): NumPy
+        kx = _kernels()
+    if kx is not None:
+        from ..progress import heartbeat
+
+        # each row's largest need above 0 (the compiled turn skips the needs above them)
+        tops = _shared((n_rows,), np.int64) if workers > 1 else np.zeros(n_rows, dtype=np.int64)
+        tops[0] = 0
+        with heartbeat(report, "preparing the compiled target solver"):
+            kx.precompile(model.dtype)           # once, before the workers fork
     report(phase, 0, total)
     for level in range(rules.n_boxes - 1, -1, -1):
         t0 = time.perf_counter()
         states, first = levels[level]
         n = len(states[0])
         n_parts = workers if n >= MIN_STATES_FOR_WORKERS else 1
+        # parts take chunks of states as they free up (states differ in cost, and so do the
+        # processes' shares of the machine): a shared counter made before the children fork
+        counter = (multiprocessing.get_context("fork").Value("q", 0)
+                   if n_parts > 1 and tops is not None else None)
         # forked children take parts 1.. (this process part 0, and the progress): each
         # writes its rows into the shared table; a failure anywhere stops them all
         run_parts(lambda part: _solve_part(
             model, table, row_of, states, first, part, n_parts, per_chunk,
-            (lambda done: report(phase, solved + min(done, n), total)) if part == 0 else None),
+            (lambda done: report(phase, solved + min(done, n), total)) if part == 0 else None,
+            tops, counter),
             n_parts, what="target solver")
         solved += n
         report(phase, solved, total)

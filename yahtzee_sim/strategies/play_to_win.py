@@ -149,7 +149,7 @@ class PlayToWin(Strategy):
     table, builds one decision table and evaluates one policy per theta (all cached
     on disk; for ``yahtzee`` a few CPU minutes each), and the endgame solves the target
     table (:func:`~yahtzee_sim.exact.target.target_solve`, cached; for ``yahtzee`` about
-    5 minutes on 2 cores and 380 MB). Rule sets the risk solver cannot handle
+    50 CPU seconds and 380 MB). Rule sets the risk solver cannot handle
     (Generala's served throws, announced or saved throws) are refused.
 
     >>> from yahtzee_sim.multiplayer import simulate_table

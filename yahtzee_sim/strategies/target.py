@@ -62,7 +62,7 @@ class TargetStrategy(OptimalStrategy):
         sol = self._target_given
         if sol is None or rules_fingerprint(sol.rules) != rules_fingerprint(rules) \
                 or sol.max_target < self.target:
-            # a cold table takes minutes (yahtzee: about 5 on 2 cores): show it
+            # a cold table takes long (yahtzee: about 50 CPU seconds): show it
             sol = target_solve(rules, max(self.target, DEFAULT_MAX_TARGET), progress=self.progress)
         self.target_solution = sol
         self._table = sol.table
