@@ -47,7 +47,7 @@ def _child(name: str, options: list[str], max_target: int, cache_dir: str, worke
 
     t0 = time.perf_counter()
     c0 = time.process_time()
-    sol = target_solve(name, max_target, options=options, cache_dir=cache_dir, workers=workers)
+    sol = target_solve(name, max_target, options=options, cache_dir=cache_dir, jobs=workers)
     wall = time.perf_counter() - t0
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = time.process_time() - c0 + kids.ru_utime + kids.ru_stime

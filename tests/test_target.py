@@ -71,7 +71,7 @@ def test_float32_within_1e_6_of_float64_and_workers_agree(monkeypatch):
     two = target_solve(name, 300, options=opts, cache=False, jobs=2)
     np.testing.assert_array_equal(two.table, f32.table)
     monkeypatch.setattr(target, "MIN_STATES_FOR_KERNELS", 0)     # the compiled turn, chunks taken as freed
-    two = target_solve(name, 300, options=opts, cache=False, workers=2)
+    two = target_solve(name, 300, options=opts, cache=False, jobs=2)
     np.testing.assert_array_equal(two.table, f32.table)
 
 
@@ -85,10 +85,10 @@ def test_compiled_turn_gives_the_numpy_turns_table_bit_for_bit(monkeypatch, case
     rules = get_rules(*YACHT) if case == "yacht" else tiny_rules(joker="free")
     top = 300 if case == "yacht" else max_possible_score(rules) + 1
     monkeypatch.setattr(target, "MIN_STATES_FOR_KERNELS", 0)
-    fast = target_solve(rules, top, dtype=dtype, cache=False, workers=1)
+    fast = target_solve(rules, top, dtype=dtype, cache=False, jobs=1)
     monkeypatch.setattr(space, "KERNELS", "numpy")
     assert target._kernels() is None
-    slow = target_solve(rules, top, dtype=dtype, cache=False, workers=1)
+    slow = target_solve(rules, top, dtype=dtype, cache=False, jobs=1)
     assert ((slow.table > 0.01) & (slow.table < 0.99)).sum() > 50     # not a table of zeros and ones
     np.testing.assert_array_equal(fast.table, slow.table)
 
