@@ -277,6 +277,11 @@ class _Chance:
         self.levels = [(np.flatnonzero(size == s), parents[size == s]) for s in range(1, dice.n_dice + 1)]
         self.empty = np.flatnonzero(size == 0)
         self.roll_keep = np.asarray(dice.roll_keep_index, dtype=np.intp)
+        # the same tables for the compiled walk (:mod:`._loss_kernels`), one dtype each
+        self.csr = tuple(np.ascontiguousarray(a, dtype=dt) for m in (self.t, self.t_t)
+                         for a, dt in ((m.indptr, np.int64), (m.indices, np.int64), (m.data, np.float64)))
+        self.lattice = (np.concatenate([ks for ks, _ in self.levels]).astype(np.int64),
+                        np.ascontiguousarray(parents), np.ascontiguousarray(self.roll_keep, dtype=np.int64))
 
     def keep_values(self, z: np.ndarray) -> np.ndarray:
         """(C, R) values of the rolls -> (C, K) expected value after holding each keep."""
@@ -298,6 +303,21 @@ class _Chance:
                     acc[:, ok] = np.maximum(acc[:, ok], best[:, par[ok, f]])
             best[:, ks] = acc
         return best[:, self.roll_keep]
+
+
+class _QRows:
+    """A chunk's box values row by row, (state, roll) row -> (B,) points plus the optimal
+    value after the box, -inf for an illegal box: the compiled walk keeps no (C * R, B)
+    table, and the costliest positions need a few rows only (the same floats)."""
+
+    def __init__(self, gi, g_gain, g_legal, g_move, a_m):
+        self.gi, self.g_gain, self.g_legal, self.g_move, self.a_m = gi, g_gain, g_legal, g_move, a_m
+
+    def __getitem__(self, row: int) -> np.ndarray:
+        s, r = divmod(int(row), self.g_gain.shape[1])
+        g = self.gi[s]
+        q = self.g_gain[g, r] + self.a_m[s, self.g_move[g, r]]
+        return np.where(self.g_legal[g, r], q, -np.inf)
 
 
 class _Acc:
@@ -467,7 +487,7 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
     # the best keep on ties: the one with more dice (as the decision tables break them)
     sub_size = np.where(sub_ok, d.keep_size[np.maximum(sub, 0)], -1)
     tie_order = np.argsort(-sub_size, axis=1, kind="stable")
-    p_first = np.asarray(d.first_roll_prob, dtype=np.float64)
+    p_first = np.array(d.first_roll_prob, dtype=np.float64)            # writable: one compiled variant
     kinds = kind_names(n_rolls)
     stage_kind = {j: kinds[n_rolls - 1 - j] for j in range(n_rolls)}    # rolls left -> kind
     loss_kind = dict.fromkeys(kinds, 0.0)
@@ -512,22 +532,23 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
             nxt_m, ug_m = move_steps(rules, sp, mask, u, flag, move_box, move_pts)      # (C, M)
             a_m = ug_m + values[nxt_m]
             gi = turn.g_inv
-            legal = g_legal[gi].reshape(c * n_r, n_b)                         # rows c * R + roll
-            pts = g_gain[gi]                                                   # (C, R, B)
-            mv = g_move[gi].reshape(c, n_r * n_b)
-            q = (pts + np.take_along_axis(a_m, mv, axis=1).reshape(c, n_r, n_b)).reshape(c * n_r, n_b)
-            q[~legal] = -np.inf
-            if np.isnan(q).any():                                            # pragma: no cover
-                raise RuntimeError("loss accounting: a next state has no optimal value")
-            # optimal values of each stage: z[j] (C, R) of a roll with j rolls left,
-            # w[j] (C, K) of a keep with j rolls left
-            z = {0: q.max(axis=1).reshape(c, n_r)}
-            w = {}
-            for j in range(1, n_rolls):
-                w[j] = chance.keep_values(z[j - 1])
-                z[j] = chance.best_subkeep(w[j])                             # (C, R)
-            # the strategy's decisions, their losses, and its chances of each roll
             if uniform:
+                # random: each decision's loss averaged over its uniform choices, in NumPy
+                legal = g_legal[gi].reshape(c * n_r, n_b)                     # rows c * R + roll
+                pts = g_gain[gi]                                               # (C, R, B)
+                mv = g_move[gi].reshape(c, n_r * n_b)
+                q = (pts + np.take_along_axis(a_m, mv, axis=1).reshape(c, n_r, n_b)).reshape(c * n_r, n_b)
+                q[~legal] = -np.inf
+                if np.isnan(q).any():                                        # pragma: no cover
+                    raise RuntimeError("loss accounting: a next state has no optimal value")
+                # optimal values of each stage: z[j] (C, R) of a roll with j rolls left,
+                # w[j] (C, K) of a keep with j rolls left
+                z = {0: q.max(axis=1).reshape(c, n_r)}
+                w = {}
+                for j in range(1, n_rolls):
+                    w[j] = chance.keep_values(z[j - 1])
+                    z[j] = chance.best_subkeep(w[j])                         # (C, R)
+                # the strategy's decisions, their losses, and its chances of each roll
                 wb = legal / legal.sum(axis=1, keepdims=True)                 # (C * R, B)
                 qz = np.where(legal, q, 0.0)
                 box_loss = (z[0].reshape(-1) - (wb * qz).sum(axis=1)).reshape(c, n_r)
@@ -538,42 +559,28 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
                     n_sub = sub_ok.sum(axis=1)
                     keep_loss[j] = z[j] - np.asarray((chance.avg @ w[j].T).T)
                     keep_opt[j] = ((z[j][:, :, None] - wp <= OPTIMAL_TOL) & sub_ok).sum(axis=2) / n_sub
-            else:
-                boxes, keeps = decide(turn)
-                boxes = np.asarray(boxes, dtype=np.intp).reshape(c, n_r)
-                rows = np.arange(c * n_r)
-                box_loss = z[0] - q[rows, boxes.reshape(-1)].reshape(c, n_r)
-                box_opt = box_loss <= OPTIMAL_TOL
-                keep_idx = {j: np.asarray(keeps[j], dtype=np.intp).reshape(c, n_r) for j in range(1, n_rolls)}
-                keep_loss = {j: z[j] - np.take_along_axis(w[j], keep_idx[j], axis=1) for j in keep_idx}
-                keep_opt = {j: keep_loss[j] <= OPTIMAL_TOL for j in keep_idx}
-            # forwards through the turn: the chance of each roll with j rolls left, and the
-            # losses met so far on the way to it (per kind, to split by the box filled)
-            m = np.broadcast_to(p_first, (c, n_r)).copy()
-            acc = np.zeros((c, n_r))
-            losses = {}
-            for j in range(n_rolls - 1, -1, -1):
-                loss_j = box_loss if j == 0 else keep_loss[j]
-                opt_j = box_opt if j == 0 else keep_opt[j]
-                lm = m * loss_j
-                kind = stage_kind[j]
-                st.loss_kind[kind] += float(p_state @ lm.sum(axis=1))
-                st.opt_mass[kind] += float(p_state @ (m * opt_j).sum(axis=1))
-                st.dec_mass[kind] += float(p_state.sum())
-                losses[j] = (m, loss_j)
-                acc = acc + lm
-                if j > 0:
-                    both = np.concatenate([m, acc])
-                    if uniform:
-                        held = np.asarray((chance.avg_t @ both.T).T)
-                    else:
-                        held = _scatter_keeps(both, np.concatenate([keep_idx[j]] * 2), n_k)
-                    m, acc = np.split(chance.roll_mass(held), 2)
-            st.by_turn[level] += float(p_state @ acc.sum(axis=1))
-            # the box each turn ends in: its losses, the points gained, the next states
-            n_m = a_m.shape[1]
-            state_of = np.repeat(np.arange(c), n_r)
-            if uniform:
+                # forwards through the turn: the chance of each roll with j rolls left, and the
+                # losses met so far on the way to it (per kind, to split by the box filled)
+                m = np.broadcast_to(p_first, (c, n_r)).copy()
+                acc = np.zeros((c, n_r))
+                losses = {}
+                for j in range(n_rolls - 1, -1, -1):
+                    loss_j = box_loss if j == 0 else keep_loss[j]
+                    opt_j = box_opt if j == 0 else keep_opt[j]
+                    lm = m * loss_j
+                    kind = stage_kind[j]
+                    st.loss_kind[kind] += float(p_state @ lm.sum(axis=1))
+                    st.opt_mass[kind] += float(p_state @ (m * opt_j).sum(axis=1))
+                    st.dec_mass[kind] += float(p_state.sum())
+                    losses[j] = (m, loss_j)
+                    acc = acc + lm
+                    if j > 0:
+                        held = np.asarray((chance.avg_t @ np.concatenate([m, acc]).T).T)
+                        m, acc = np.split(chance.roll_mass(held), 2)
+                st.by_turn[level] += float(p_state @ acc.sum(axis=1))
+                # the box each turn ends in: its losses, the points gained, the next states
+                n_m = a_m.shape[1]
+                state_of = np.repeat(np.arange(c), n_r)
                 wbox = wb.reshape(c, n_r, n_b)
                 st.by_box += np.einsum("c,cr,crb->b", p_state, acc, wbox)
                 flow = ((p_state[:, None] * m)[:, :, None] * wbox).reshape(c * n_r, n_b)   # (C * R, B)
@@ -582,13 +589,41 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
                 key = (state_of[:, None] * n_m + moves)[legal]
                 w_flow = flow[legal]
                 st.score += float(w_flow @ pts_rows[legal])
+                into = np.bincount(key, weights=w_flow, minlength=c * n_m)       # flow per (state, move)
+                boxes = keep_idx = None
             else:
-                bflat = boxes.reshape(-1)
-                st.by_box += np.bincount(bflat, weights=(p_state[:, None] * acc).ravel(), minlength=n_b)
-                w_flow = (p_state[:, None] * m).ravel()
-                key = state_of * n_m + mv.reshape(c * n_r, n_b)[rows, bflat]
-                st.score += float(w_flow @ pts.reshape(c * n_r, n_b)[rows, bflat])
-            into = np.bincount(key, weights=w_flow, minlength=c * n_m)           # flow per (state, move)
+                # a deterministic strategy: the compiled loop walks each state's turn (the
+                # same floats as the NumPy walk random's averages take, in a fraction of the
+                # memory traffic); the sums over the chunk stay in NumPy, as before
+                from ._loss_kernels import turn_losses
+
+                boxes, keeps = decide(turn)
+                boxes = np.ascontiguousarray(np.asarray(boxes, dtype=np.intp).reshape(c, n_r))
+                keep_idx = {j: np.asarray(keeps[j], dtype=np.intp).reshape(c, n_r) for j in range(1, n_rolls)}
+                keep_all = np.empty((n_rolls - 1, c, n_r), dtype=np.intp)
+                for j in range(1, n_rolls):
+                    keep_all[j - 1] = keep_idx[j]
+                loss_all, mass_all = np.empty((n_rolls, c, n_r)), np.empty((n_rolls, c, n_r))
+                w_all, acc, pts_chosen = np.empty((n_rolls - 1, c, n_k)), np.empty((c, n_r)), np.empty((c, n_r))
+                into = np.empty((c, a_m.shape[1]))
+                gi = np.ascontiguousarray(gi, dtype=np.int64)
+                g_move = np.ascontiguousarray(g_move, dtype=np.int64)
+                if not turn_losses(gi, g_gain, g_legal, g_move, a_m, p_state, boxes, keep_all,
+                                   *chance.csr, *chance.lattice, p_first,
+                                   loss_all, mass_all, w_all, acc, pts_chosen, into):
+                    raise RuntimeError("loss accounting: a next state has no optimal value")  # pragma: no cover
+                losses = {j: (mass_all[j], loss_all[j]) for j in range(n_rolls - 1, -1, -1)}
+                for j, (mj, lj) in losses.items():
+                    kind = stage_kind[j]
+                    st.loss_kind[kind] += float(p_state @ (mj * lj).sum(axis=1))
+                    st.opt_mass[kind] += float(p_state @ (mj * (lj <= OPTIMAL_TOL)).sum(axis=1))
+                    st.dec_mass[kind] += float(p_state.sum())
+                st.by_turn[level] += float(p_state @ acc.sum(axis=1))
+                st.by_box += np.bincount(boxes.reshape(-1), weights=(p_state[:, None] * acc).ravel(),
+                                         minlength=n_b)
+                st.score += float((p_state[:, None] * mass_all[0]).ravel() @ pts_chosen.ravel())
+                into = into.ravel()
+                q, z, w = _QRows(gi, g_gain, g_legal, g_move, a_m), None, {j: w_all[j - 1] for j in keep_idx}
             st.score += float(into @ ug_m.ravel())                         # the upper bonus earned
             used = into > 0
             st.reach_next += np.bincount(nxt_m.ravel()[used], weights=into[used], minlength=sp.size)
