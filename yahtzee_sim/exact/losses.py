@@ -246,6 +246,11 @@ class _Top:
                 else:
                     heapq.heapreplace(self.heap, item)
 
+    def could_take(self, w_max: float) -> bool:
+        """Would :meth:`offer` keep any position of weight at most ``w_max``? (A full heap
+        takes only a weight above its smallest; no weight above 0 is none.)"""
+        return w_max > 0 and (len(self.heap) < self.n or w_max > self.heap[0][0])
+
     def add(self, w: float, rec: dict) -> None:
         """Offer one position already built (from another process's part)."""
         self.count += 1
@@ -278,8 +283,9 @@ class _Chance:
         self.empty = np.flatnonzero(size == 0)
         self.roll_keep = np.asarray(dice.roll_keep_index, dtype=np.intp)
         # the same tables for the compiled walk (:mod:`._loss_kernels`), one dtype each
-        self.csr = tuple(np.ascontiguousarray(a, dtype=dt) for m in (self.t, self.t_t)
-                         for a, dt in ((m.indptr, np.int64), (m.indices, np.int64), (m.data, np.float64)))
+        self.t.sort_indices()                       # the compiled walk relies on sorted rows
+        self.csr = tuple(np.ascontiguousarray(a, dtype=dt) for a, dt in
+                         ((self.t.indptr, np.int64), (self.t.indices, np.int64), (self.t.data, np.float64)))
         self.lattice = (np.concatenate([ks for ks, _ in self.levels]).astype(np.int64),
                         np.ascontiguousarray(parents), np.ascontiguousarray(self.roll_keep, dtype=np.int64))
 
@@ -532,6 +538,7 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
             nxt_m, ug_m = move_steps(rules, sp, mask, u, flag, move_box, move_pts)      # (C, M)
             a_m = ug_m + values[nxt_m]
             gi = turn.g_inv
+            top_cost = None                # a deterministic strategy's costliest weight per kind
             if uniform:
                 # random: each decision's loss averaged over its uniform choices, in NumPy
                 legal = g_legal[gi].reshape(c * n_r, n_b)                     # rows c * R + roll
@@ -605,12 +612,12 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
                     keep_all[j - 1] = keep_idx[j]
                 loss_all, mass_all = np.empty((n_rolls, c, n_r)), np.empty((n_rolls, c, n_r))
                 w_all, acc, pts_chosen = np.empty((n_rolls - 1, c, n_k)), np.empty((c, n_r)), np.empty((c, n_r))
-                into = np.empty((c, a_m.shape[1]))
+                into, top_cost = np.empty((c, a_m.shape[1])), np.zeros(n_rolls)
                 gi = np.ascontiguousarray(gi, dtype=np.int64)
                 g_move = np.ascontiguousarray(g_move, dtype=np.int64)
                 if not turn_losses(gi, g_gain, g_legal, g_move, a_m, p_state, boxes, keep_all,
-                                   *chance.csr, *chance.lattice, p_first,
-                                   loss_all, mass_all, w_all, acc, pts_chosen, into):
+                                   *chance.csr, *chance.lattice, p_first, OPTIMAL_TOL,
+                                   loss_all, mass_all, w_all, acc, pts_chosen, into, top_cost):
                     raise RuntimeError("loss accounting: a next state has no optimal value")  # pragma: no cover
                 losses = {j: (mass_all[j], loss_all[j]) for j in range(n_rolls - 1, -1, -1)}
                 for j, (mj, lj) in losses.items():
@@ -630,6 +637,8 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
             # the costliest positions of this chunk
             if st.best.n:
                 for j, (mj, lj) in losses.items():
+                    if top_cost is not None and not st.best.could_take(top_cost[j]):
+                        continue                  # none of them would enter: the same positions kept
                     # rounding-level losses of tied choices are not positions to show
                     cost = np.where(lj > OPTIMAL_TOL, p_state[:, None] * mj * lj, 0.0).ravel()
                     st.best.offer(cost, lambda i, j=j, mj=mj, lj=lj: _position(
