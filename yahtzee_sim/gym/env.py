@@ -157,7 +157,14 @@ class YahtzeeEnv(gym.Env):
         """Start the next game: with ``seed=S`` game 0 of ``simulate(rules, strategy,
         games=N, seed=S)``, each later ``reset()`` the next game of that run (without any
         seed yet, a run seed drawn from ``self.np_random``; see :attr:`run_seed`,
-        :attr:`game_index`)."""
+        :attr:`game_index`).
+
+        >>> env = YahtzeeEnv("yacht")
+        >>> _ = env.reset(seed=4)
+        >>> _ = env.reset()
+        >>> env.run_seed, env.game_index
+        (4, 1)
+        """
         super().reset(seed=seed)
         if seed is not None or self.run_seed is None:
             self.run_seed = int(seed) if seed is not None else int(self.np_random.integers(2**63))
