@@ -183,3 +183,50 @@ def turn_losses(g_inv, g_gain, g_legal, g_move, a_m, p_state, boxes, keeps, t_pt
                 b = boxes[c, r]
                 row[g_move[g, r, b]] += pc * m[r, t]
     return ok
+
+
+def signature() -> tuple:
+    """The one signature :func:`turn_losses` is called with (C-contiguous, writable
+    arrays; ``tol`` a float), so a process can compile it before it has a chunk."""
+    from numba import types
+
+    i64, f64, b1 = types.int64, types.float64, types.boolean
+
+    def a(ty, nd):
+        return types.Array(ty, nd, "C")
+
+    return (a(i64, 1), a(f64, 3), a(b1, 3), a(i64, 3), a(f64, 2), a(f64, 1), a(i64, 2), a(i64, 3),
+            a(i64, 1), a(i64, 1), a(f64, 1), a(i64, 1), a(i64, 2), a(i64, 1), a(f64, 1), f64,
+            a(f64, 3), a(f64, 3), a(f64, 3), a(f64, 2), a(f64, 2), a(f64, 2), a(f64, 1))
+
+
+def _compile_child() -> None:  # pragma: no cover - runs in the forked child
+    import os
+
+    try:
+        turn_losses.compile(signature())   # compiles and stores in numba's cache
+    except BaseException:
+        os._exit(1)
+    os._exit(0)
+
+
+def compile_beside():
+    """The first time on a machine (numba's cache has no index for the walk), start a
+    forked process compiling it, so the caller's own setup runs meanwhile; returns a
+    function that waits for it (call it before the first chunk, which then loads the
+    code from the cache). Otherwise, or where fork is missing, a function doing nothing.
+
+    >>> compile_beside()()     # cached already, or compiled beside and waited for
+    """
+    import multiprocessing
+    import os
+
+    try:
+        cached = os.path.exists(turn_losses._cache._cache_file._index_path)
+    except AttributeError:  # pragma: no cover - another numba layout: compile in place
+        cached = True
+    if cached or not hasattr(os, "fork") or multiprocessing.current_process().daemon:
+        return lambda: None
+    child = multiprocessing.get_context("fork").Process(target=_compile_child, daemon=True)
+    child.start()
+    return child.join

@@ -477,6 +477,10 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
                          f"turn's decisions depend on the announcement; the benchmark gives the "
                          f"exact or simulated score without it")
     t0 = time.perf_counter()
+    from ._loss_kernels import compile_beside
+
+    # a first run on a machine compiles the walk in a forked process during the setup below
+    compiled = compile_beside()
     sp, uniform, avg_keep, is_subkeep, table, counts = evaluation_setup(rules, strat, "loss accounting")
     if solution is None:
         solution = solve(rules, dtype=np.float64)
@@ -511,6 +515,7 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
     move_of, move_box, move_pts = _move_table(rules)
     shown = [None, None]
     report = as_progress(progress)
+    compiled()
     for level in range(sp.n_boxes):                                          # loop over levels
         mask_all, u_all, flag_all = _level_states(sp, table, counts, level)
         idx_all = sp.flat(mask_all, u_all, flag_all)
