@@ -12,8 +12,10 @@ probability of each turn-start state under the strategy, then within the turn th
 probability of each roll with ``j`` rolls left (the first roll's chances pushed
 through the strategy's keeps, as :mod:`yahtzee_sim.exact.policy` does backwards),
 and the optimal value of every keep and every box of that state (one exact Bellman
-step from the next states' values, in NumPy). The strategy's decisions come from the
-same :class:`~yahtzee_sim.exact.policy._Decider` as its exact value, so whatever
+step from the next states' values; for a deterministic strategy in a compiled loop,
+:mod:`yahtzee_sim.exact._loss_kernels`, for ``random``'s averages in NumPy). The
+strategy's decisions come from the same :class:`~yahtzee_sim.exact.policy._Decider`
+as its exact value, so whatever
 ``policy_value`` evaluates (decisions that depend on the card and the dice alone, and
 ``random``, averaged exactly over its choices) is accounted here.
 
@@ -406,13 +408,6 @@ def default_workers() -> int:
     from .solver import default_workers as solver_workers
 
     return solver_workers()
-
-
-def _scatter_keeps(x: np.ndarray, keeps: np.ndarray, n_keeps: int) -> np.ndarray:
-    """(C, R) mass on the rolls -> (C, K) mass on the keeps chosen (keeps (C, R))."""
-    c = x.shape[0]
-    flat = (np.arange(c)[:, None] * n_keeps + keeps).ravel()
-    return np.bincount(flat, weights=x.ravel(), minlength=c * n_keeps).reshape(c, n_keeps)
 
 
 def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(), solution=None,
