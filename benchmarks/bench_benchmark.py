@@ -36,8 +36,9 @@ def _one(strategy: str, games: int) -> dict:
     t0, c0, k0 = time.perf_counter(), time.process_time(), children_cpu()
     b = benchmark(strategy, rules="yahtzee", games=games, seed=1)
     t1 = time.perf_counter()
+    main_cpu, worker_cpu = time.process_time() - c0, children_cpu() - k0
     return {"strategy": strategy, "games": games, "seconds": t1 - t0,
-            "cpu_seconds": time.process_time() - c0 + children_cpu() - k0,
+            "cpu_seconds": main_cpu + worker_cpu, "main_cpu_seconds": main_cpu,
             "loss_seconds": b.losses.seconds if b.losses is not None else None,
             "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
             "mean": b.mean, "gap": b.losses.gap if b.losses is not None else None,
@@ -60,15 +61,17 @@ def main(argv=None) -> int:
         print(json.dumps(_one(args.one[0], int(args.one[1]))))
         return 0
     strategies = args.strategy or ["heuristic", "keep-largest", "greedy"]
-    print("| strategy | games | seconds (wall) | CPU seconds (both processes) | loss accounting s | peak MB | "
-          f"under {TARGET_SECONDS:.0f} s | load average |")
-    print("|---|---|---|---|---|---|---|---|")
+    # On a loaded machine the wall clock measures the load; the main process's CPU seconds
+    # are the critical path on two free cores (the worker runs beside it), so both are shown.
+    print("| strategy | games | seconds (wall) | CPU seconds (both processes) | CPU s, main process | "
+          f"loss accounting s (wall) | peak MB | under {TARGET_SECONDS:.0f} s (wall) | load average |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for s in strategies:
         _run(s, args.games)                           # warm-up: every cache filled
         r = _run(s, args.games)
         ok = "yes" if r["seconds"] < TARGET_SECONDS else "**no**"
         print(f"| {s} | {r['games']:,} | {r['seconds']:.1f} | {r['cpu_seconds']:.1f} | "
-              f"{r['loss_seconds']:.1f} | {r['peak_mb']:.0f} | {ok} | {r['load']:.1f} |", flush=True)
+              f"{r['main_cpu_seconds']:.1f} | {r['loss_seconds']:.1f} | {r['peak_mb']:.0f} | {ok} | {r['load']:.1f} |", flush=True)
     return 0
 
 

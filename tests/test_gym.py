@@ -149,3 +149,79 @@ def test_vector_env_random_agent_has_random_strategys_exact_mean():
     obs, r, term, trunc, infos = venv.step(np.zeros(n, int))
     assert not r.any() and not term.any() and (obs["rolls_left"] == rules.n_rolls - 1).all()
     assert not obs["filled"].any()
+
+
+def _strategy_actions(rules, strat, obs):
+    """A built-in strategy's actions on a batch of observations (a leading axis): the
+    state the observation shows (card, upper total, five box, dice) asked of the strategy
+    as the simulator asks it; the upper total shown is capped, which changes no decision
+    of these strategies (past the threshold no box adds a bonus)."""
+    from yahtzee_sim.state import GameState, TurnOptions
+
+    d = rules.dice
+    filled = obs["filled"].astype(bool)
+    n = len(filled)
+    faces = np.tile(np.arange(1, rules.n_faces + 1), (n, 1)).ravel()
+    rolls = d.roll_index(np.repeat(faces, obs["dice"].ravel()).reshape(n, rules.n_dice))
+    state = GameState.from_arrays(rules, filled, obs["upper_total"], obs["five_box_full"] > 0)
+    left = obs["rolls_left"]
+    out = np.empty(n, dtype=np.int64)
+    for j in np.unique(left):
+        rows = np.flatnonzero(left == j)
+        assert len(np.unique(filled[rows].sum(axis=1))) == 1       # one turn per call, as in a game
+        part = GameState.from_arrays(rules, filled[rows], state.upper_total[rows], state.five_box_full[rows])
+        if j > 0:
+            out[rows] = strat.keep(part, rolls[rows], int(j), None)
+        else:
+            legal, scores, bonus = rules.turn_options(part.filled, part.five_box_full, rolls[rows])
+            gain = rules.turn_gain(part.upper_total, scores, bonus)
+            out[rows] = d.n_keeps + np.asarray(strat.box(part, rolls[rows], TurnOptions(legal, scores, gain), None))
+    return out
+
+
+@pytest.mark.parametrize("rules_name, strategy", [("yahtzee", "greedy"), ("yahtzee", "keep-largest"),
+                                                  ("yacht", "optimal")])
+def test_env_throws_the_dice_of_simulate_for_the_same_seed(rules_name, strategy):
+    # driven by a strategy, the episodes after reset(seed=S) are games 0, 1, 2 of
+    # simulate(rules, strategy, games=3, seed=S): the same final score each
+    from yahtzee_sim import get_strategy
+
+    rules = get_rules(rules_name)
+    strat = get_strategy(strategy).prepare(rules)
+    env = ysg.YahtzeeEnv(rules)
+    for seed in (0, 7, 2026):
+        want = simulate(rules, strategy, 3, seed=seed).games["total"].tolist()
+        got = []
+        for g in range(3):
+            obs, info = env.reset(seed=seed) if g == 0 else env.reset()
+            assert (env.run_seed, env.game_index) == (seed, g)
+            done = False
+            while not done:
+                batch = {k: np.asarray(v)[None] for k, v in obs.items()}
+                obs, r, done, _, info = env.step(int(_strategy_actions(rules, strat, batch)[0]))
+                assert not info.get("illegal_action")
+            got.append(env.score)
+        assert got == want, (seed, got, want)
+
+
+def test_vector_env_rows_are_simulates_games():
+    # row i after reset(seed=S) plays game i of simulate(games=N, seed=S); the games that
+    # follow (autoreset) are games N, N + 1, ... of the same run, in row order
+    from yahtzee_sim import get_strategy
+
+    rules, n = get_rules("yahtzee"), 6
+    strat = get_strategy("greedy").prepare(rules)
+    want = simulate(rules, "greedy", 2 * n, seed=5).games["total"]
+    venv = ysg.YahtzeeVectorEnv(rules, num_envs=n)
+    obs, infos = venv.reset(seed=5)
+    totals = []
+    for game in range(2):
+        for _ in range(rules.n_boxes * rules.n_rolls):
+            obs, r, term, trunc, infos = venv.step(_strategy_actions(rules, strat, obs))
+            assert not infos["illegal_action"].any()
+        assert term.all()
+        totals.append(infos["score"].copy())
+        if game == 0:
+            obs, r, term, trunc, infos = venv.step(np.zeros(n, int))      # next-step autoreset
+            assert (venv.game_index == np.arange(n, 2 * n)).all()
+    assert np.array_equal(np.concatenate(totals), want)

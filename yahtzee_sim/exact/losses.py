@@ -12,8 +12,10 @@ probability of each turn-start state under the strategy, then within the turn th
 probability of each roll with ``j`` rolls left (the first roll's chances pushed
 through the strategy's keeps, as :mod:`yahtzee_sim.exact.policy` does backwards),
 and the optimal value of every keep and every box of that state (one exact Bellman
-step from the next states' values, in NumPy). The strategy's decisions come from the
-same :class:`~yahtzee_sim.exact.policy._Decider` as its exact value, so whatever
+step from the next states' values; for a deterministic strategy in a compiled loop,
+:mod:`yahtzee_sim.exact._loss_kernels`, for ``random``'s averages in NumPy). The
+strategy's decisions come from the same :class:`~yahtzee_sim.exact.policy._Decider`
+as its exact value, so whatever
 ``policy_value`` evaluates (decisions that depend on the card and the dice alone, and
 ``random``, averaged exactly over its choices) is accounted here.
 
@@ -248,6 +250,11 @@ class _Top:
                 else:
                     heapq.heapreplace(self.heap, item)
 
+    def could_take(self, w_max: float) -> bool:
+        """Would :meth:`offer` keep any position of weight at most ``w_max``? (A full heap
+        takes only a weight above its smallest; no weight above 0 is none.)"""
+        return w_max > 0 and (len(self.heap) < self.n or w_max > self.heap[0][0])
+
     def add(self, w: float, rec: dict) -> None:
         """Offer one position already built (from another process's part)."""
         self.count += 1
@@ -279,6 +286,12 @@ class _Chance:
         self.levels = [(np.flatnonzero(size == s), parents[size == s]) for s in range(1, dice.n_dice + 1)]
         self.empty = np.flatnonzero(size == 0)
         self.roll_keep = np.asarray(dice.roll_keep_index, dtype=np.intp)
+        # the same tables for the compiled walk (:mod:`._loss_kernels`), one dtype each
+        self.t.sort_indices()                       # the compiled walk relies on sorted rows
+        self.csr = tuple(np.ascontiguousarray(a, dtype=dt) for a, dt in
+                         ((self.t.indptr, np.int64), (self.t.indices, np.int64), (self.t.data, np.float64)))
+        self.lattice = (np.concatenate([ks for ks, _ in self.levels]).astype(np.int64),
+                        np.ascontiguousarray(parents), np.ascontiguousarray(self.roll_keep, dtype=np.int64))
 
     def keep_values(self, z: np.ndarray) -> np.ndarray:
         """(C, R) values of the rolls -> (C, K) expected value after holding each keep."""
@@ -300,6 +313,21 @@ class _Chance:
                     acc[:, ok] = np.maximum(acc[:, ok], best[:, par[ok, f]])
             best[:, ks] = acc
         return best[:, self.roll_keep]
+
+
+class _QRows:
+    """A chunk's box values row by row, (state, roll) row -> (B,) points plus the optimal
+    value after the box, -inf for an illegal box: the compiled walk keeps no (C * R, B)
+    table, and the costliest positions need a few rows only (the same floats)."""
+
+    def __init__(self, gi, g_gain, g_legal, g_move, a_m):
+        self.gi, self.g_gain, self.g_legal, self.g_move, self.a_m = gi, g_gain, g_legal, g_move, a_m
+
+    def __getitem__(self, row: int) -> np.ndarray:
+        s, r = divmod(int(row), self.g_gain.shape[1])
+        g = self.gi[s]
+        q = self.g_gain[g, r] + self.a_m[s, self.g_move[g, r]]
+        return np.where(self.g_legal[g, r], q, -np.inf)
 
 
 class _Acc:
@@ -344,13 +372,6 @@ def default_workers() -> int:
     from ..forkpool import default_workers as engine_workers
 
     return engine_workers()
-
-
-def _scatter_keeps(x: np.ndarray, keeps: np.ndarray, n_keeps: int) -> np.ndarray:
-    """(C, R) mass on the rolls -> (C, K) mass on the keeps chosen (keeps (C, R))."""
-    c = x.shape[0]
-    flat = (np.arange(c)[:, None] * n_keeps + keeps).ravel()
-    return np.bincount(flat, weights=x.ravel(), minlength=c * n_keeps).reshape(c, n_keeps)
 
 
 @renamed_keywords(workers="jobs")   # jobs, as the runner's: one word for the processes
@@ -413,6 +434,10 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
                          f"turn's decisions depend on the announcement; the benchmark gives the "
                          f"exact or simulated score without it")
     t0 = time.perf_counter()
+    from ._loss_kernels import compile_beside
+
+    # a first run on a machine compiles the walk in a forked process during the setup below
+    compiled = compile_beside()
     sp, uniform, avg_keep, is_subkeep, table, counts = evaluation_setup(rules, strat, "loss accounting")
     if solution is None:
         solution = solve(rules, dtype=np.float64)
@@ -429,7 +454,7 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
     # the best keep on ties: the one with more dice (as the decision tables break them)
     sub_size = np.where(sub_ok, d.keep_size[np.maximum(sub, 0)], -1)
     tie_order = np.argsort(-sub_size, axis=1, kind="stable")
-    p_first = np.asarray(d.first_roll_prob, dtype=np.float64)
+    p_first = np.array(d.first_roll_prob, dtype=np.float64)            # writable: one compiled variant
     kinds = kind_names(n_rolls)
     stage_kind = {j: kinds[n_rolls - 1 - j] for j in range(n_rolls)}    # rolls left -> kind
     loss_kind = dict.fromkeys(kinds, 0.0)
@@ -447,6 +472,7 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
     move_of, move_box, move_pts = _move_table(rules)
     shown = [None, None]
     report = as_progress(progress)
+    compiled()
     for level in range(sp.n_boxes):                                          # loop over levels
         mask_all, u_all, flag_all = _level_states(sp, table, counts, level)
         idx_all = sp.flat(mask_all, u_all, flag_all)
@@ -474,22 +500,24 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
             nxt_m, ug_m = move_steps(rules, sp, mask, u, flag, move_box, move_pts)      # (C, M)
             a_m = ug_m + values[nxt_m]
             gi = turn.g_inv
-            legal = g_legal[gi].reshape(c * n_r, n_b)                         # rows c * R + roll
-            pts = g_gain[gi]                                                   # (C, R, B)
-            mv = g_move[gi].reshape(c, n_r * n_b)
-            q = (pts + np.take_along_axis(a_m, mv, axis=1).reshape(c, n_r, n_b)).reshape(c * n_r, n_b)
-            q[~legal] = -np.inf
-            if np.isnan(q).any():                                            # pragma: no cover
-                raise RuntimeError("loss accounting: a next state has no optimal value")
-            # optimal values of each stage: z[j] (C, R) of a roll with j rolls left,
-            # w[j] (C, K) of a keep with j rolls left
-            z = {0: q.max(axis=1).reshape(c, n_r)}
-            w = {}
-            for j in range(1, n_rolls):
-                w[j] = chance.keep_values(z[j - 1])
-                z[j] = chance.best_subkeep(w[j])                             # (C, R)
-            # the strategy's decisions, their losses, and its chances of each roll
+            top_cost = None                # a deterministic strategy's costliest weight per kind
             if uniform:
+                # random: each decision's loss averaged over its uniform choices, in NumPy
+                legal = g_legal[gi].reshape(c * n_r, n_b)                     # rows c * R + roll
+                pts = g_gain[gi]                                               # (C, R, B)
+                mv = g_move[gi].reshape(c, n_r * n_b)
+                q = (pts + np.take_along_axis(a_m, mv, axis=1).reshape(c, n_r, n_b)).reshape(c * n_r, n_b)
+                q[~legal] = -np.inf
+                if np.isnan(q).any():                                        # pragma: no cover
+                    raise RuntimeError("loss accounting: a next state has no optimal value")
+                # optimal values of each stage: z[j] (C, R) of a roll with j rolls left,
+                # w[j] (C, K) of a keep with j rolls left
+                z = {0: q.max(axis=1).reshape(c, n_r)}
+                w = {}
+                for j in range(1, n_rolls):
+                    w[j] = chance.keep_values(z[j - 1])
+                    z[j] = chance.best_subkeep(w[j])                         # (C, R)
+                # the strategy's decisions, their losses, and its chances of each roll
                 wb = legal / legal.sum(axis=1, keepdims=True)                 # (C * R, B)
                 qz = np.where(legal, q, 0.0)
                 box_loss = (z[0].reshape(-1) - (wb * qz).sum(axis=1)).reshape(c, n_r)
@@ -500,42 +528,28 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
                     n_sub = sub_ok.sum(axis=1)
                     keep_loss[j] = z[j] - np.asarray((chance.avg @ w[j].T).T)
                     keep_opt[j] = ((z[j][:, :, None] - wp <= OPTIMAL_TOL) & sub_ok).sum(axis=2) / n_sub
-            else:
-                boxes, keeps = decide(turn)
-                boxes = np.asarray(boxes, dtype=np.intp).reshape(c, n_r)
-                rows = np.arange(c * n_r)
-                box_loss = z[0] - q[rows, boxes.reshape(-1)].reshape(c, n_r)
-                box_opt = box_loss <= OPTIMAL_TOL
-                keep_idx = {j: np.asarray(keeps[j], dtype=np.intp).reshape(c, n_r) for j in range(1, n_rolls)}
-                keep_loss = {j: z[j] - np.take_along_axis(w[j], keep_idx[j], axis=1) for j in keep_idx}
-                keep_opt = {j: keep_loss[j] <= OPTIMAL_TOL for j in keep_idx}
-            # forwards through the turn: the chance of each roll with j rolls left, and the
-            # losses met so far on the way to it (per kind, to split by the box filled)
-            m = np.broadcast_to(p_first, (c, n_r)).copy()
-            acc = np.zeros((c, n_r))
-            losses = {}
-            for j in range(n_rolls - 1, -1, -1):
-                loss_j = box_loss if j == 0 else keep_loss[j]
-                opt_j = box_opt if j == 0 else keep_opt[j]
-                lm = m * loss_j
-                kind = stage_kind[j]
-                st.loss_kind[kind] += float(p_state @ lm.sum(axis=1))
-                st.opt_mass[kind] += float(p_state @ (m * opt_j).sum(axis=1))
-                st.dec_mass[kind] += float(p_state.sum())
-                losses[j] = (m, loss_j)
-                acc = acc + lm
-                if j > 0:
-                    both = np.concatenate([m, acc])
-                    if uniform:
-                        held = np.asarray((chance.avg_t @ both.T).T)
-                    else:
-                        held = _scatter_keeps(both, np.concatenate([keep_idx[j]] * 2), n_k)
-                    m, acc = np.split(chance.roll_mass(held), 2)
-            st.by_turn[level] += float(p_state @ acc.sum(axis=1))
-            # the box each turn ends in: its losses, the points gained, the next states
-            n_m = a_m.shape[1]
-            state_of = np.repeat(np.arange(c), n_r)
-            if uniform:
+                # forwards through the turn: the chance of each roll with j rolls left, and the
+                # losses met so far on the way to it (per kind, to split by the box filled)
+                m = np.broadcast_to(p_first, (c, n_r)).copy()
+                acc = np.zeros((c, n_r))
+                losses = {}
+                for j in range(n_rolls - 1, -1, -1):
+                    loss_j = box_loss if j == 0 else keep_loss[j]
+                    opt_j = box_opt if j == 0 else keep_opt[j]
+                    lm = m * loss_j
+                    kind = stage_kind[j]
+                    st.loss_kind[kind] += float(p_state @ lm.sum(axis=1))
+                    st.opt_mass[kind] += float(p_state @ (m * opt_j).sum(axis=1))
+                    st.dec_mass[kind] += float(p_state.sum())
+                    losses[j] = (m, loss_j)
+                    acc = acc + lm
+                    if j > 0:
+                        held = np.asarray((chance.avg_t @ np.concatenate([m, acc]).T).T)
+                        m, acc = np.split(chance.roll_mass(held), 2)
+                st.by_turn[level] += float(p_state @ acc.sum(axis=1))
+                # the box each turn ends in: its losses, the points gained, the next states
+                n_m = a_m.shape[1]
+                state_of = np.repeat(np.arange(c), n_r)
                 wbox = wb.reshape(c, n_r, n_b)
                 st.by_box += np.einsum("c,cr,crb->b", p_state, acc, wbox)
                 flow = ((p_state[:, None] * m)[:, :, None] * wbox).reshape(c * n_r, n_b)   # (C * R, B)
@@ -544,19 +558,49 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
                 key = (state_of[:, None] * n_m + moves)[legal]
                 w_flow = flow[legal]
                 st.score += float(w_flow @ pts_rows[legal])
+                into = np.bincount(key, weights=w_flow, minlength=c * n_m)       # flow per (state, move)
+                boxes = keep_idx = None
             else:
-                bflat = boxes.reshape(-1)
-                st.by_box += np.bincount(bflat, weights=(p_state[:, None] * acc).ravel(), minlength=n_b)
-                w_flow = (p_state[:, None] * m).ravel()
-                key = state_of * n_m + mv.reshape(c * n_r, n_b)[rows, bflat]
-                st.score += float(w_flow @ pts.reshape(c * n_r, n_b)[rows, bflat])
-            into = np.bincount(key, weights=w_flow, minlength=c * n_m)           # flow per (state, move)
+                # a deterministic strategy: the compiled loop walks each state's turn (the
+                # same floats as the NumPy walk random's averages take, in a fraction of the
+                # memory traffic); the sums over the chunk stay in NumPy, as before
+                from ._loss_kernels import turn_losses
+
+                boxes, keeps = decide(turn)
+                boxes = np.ascontiguousarray(np.asarray(boxes, dtype=np.intp).reshape(c, n_r))
+                keep_idx = {j: np.asarray(keeps[j], dtype=np.intp).reshape(c, n_r) for j in range(1, n_rolls)}
+                keep_all = np.empty((n_rolls - 1, c, n_r), dtype=np.intp)
+                for j in range(1, n_rolls):
+                    keep_all[j - 1] = keep_idx[j]
+                loss_all, mass_all = np.empty((n_rolls, c, n_r)), np.empty((n_rolls, c, n_r))
+                w_all, acc, pts_chosen = np.empty((n_rolls - 1, c, n_k)), np.empty((c, n_r)), np.empty((c, n_r))
+                into, top_cost = np.empty((c, a_m.shape[1])), np.zeros(n_rolls)
+                gi = np.ascontiguousarray(gi, dtype=np.int64)
+                g_move = np.ascontiguousarray(g_move, dtype=np.int64)
+                if not turn_losses(gi, g_gain, g_legal, g_move, a_m, p_state, boxes, keep_all,
+                                   *chance.csr, *chance.lattice, p_first, OPTIMAL_TOL,
+                                   loss_all, mass_all, w_all, acc, pts_chosen, into, top_cost):
+                    raise RuntimeError("loss accounting: a next state has no optimal value")  # pragma: no cover
+                losses = {j: (mass_all[j], loss_all[j]) for j in range(n_rolls - 1, -1, -1)}
+                for j, (mj, lj) in losses.items():
+                    kind = stage_kind[j]
+                    st.loss_kind[kind] += float(p_state @ (mj * lj).sum(axis=1))
+                    st.opt_mass[kind] += float(p_state @ (mj * (lj <= OPTIMAL_TOL)).sum(axis=1))
+                    st.dec_mass[kind] += float(p_state.sum())
+                st.by_turn[level] += float(p_state @ acc.sum(axis=1))
+                st.by_box += np.bincount(boxes.reshape(-1), weights=(p_state[:, None] * acc).ravel(),
+                                         minlength=n_b)
+                st.score += float((p_state[:, None] * mass_all[0]).ravel() @ pts_chosen.ravel())
+                into = into.ravel()
+                q, z, w = _QRows(gi, g_gain, g_legal, g_move, a_m), None, {j: w_all[j - 1] for j in keep_idx}
             st.score += float(into @ ug_m.ravel())                         # the upper bonus earned
             used = into > 0
             st.reach_next += np.bincount(nxt_m.ravel()[used], weights=into[used], minlength=sp.size)
             # the costliest positions of this chunk
             if st.best.n:
                 for j, (mj, lj) in losses.items():
+                    if top_cost is not None and not st.best.could_take(top_cost[j]):
+                        continue                  # none of them would enter: the same positions kept
                     # rounding-level losses of tied choices are not positions to show
                     cost = np.where(lj > OPTIMAL_TOL, p_state[:, None] * mj * lj, 0.0).ravel()
                     st.best.offer(cost, lambda i, j=j, mj=mj, lj=lj: _position(

@@ -23,9 +23,11 @@ One episode is one solitaire game; one step is one decision:
   five-of-a-kind bonus); 0 for a keep. The episode terminates with the card full; the
   return is the final score.
 
-Seeding follows Gymnasium: ``reset(seed=...)`` seeds ``self.np_random``, which throws
-every die. (The simulator's dice tapes are laid out per game for its batches, so the
-same seed does not give ``simulate``'s dice.) An illegal action changes nothing and gives
+Seeding follows Gymnasium (``reset(seed=...)`` seeds ``self.np_random``) and throws the
+simulator's dice: after ``reset(seed=S)`` the episodes are games 0, 1, 2, ... of
+``simulate(rules, strategy, games=N, seed=S)`` (each game's dice tape, the same dice for
+the same keeps), so an agent that decides as a strategy does scores what ``simulate``
+gives it game by game (``docs/gym.md`` says where that stops). An illegal action changes nothing and gives
 reward 0 with ``info["illegal_action"]`` (so unmasked agents and Gymnasium's checker can
 step); ``illegal="raise"`` makes it a ``ValueError`` naming it.
 

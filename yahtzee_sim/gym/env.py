@@ -107,6 +107,8 @@ class YahtzeeEnv(gym.Env):
         self._sub[r_idx, d.subkeeps[r_idx, s_idx]] = True
         self._new_card()
         self._roll = 0
+        self.run_seed, self.game_index = None, -1
+        self._tapes = _Tapes(rules)
 
     def _new_card(self):
         self.filled = np.zeros(self.n_boxes, dtype=bool)
@@ -116,9 +118,13 @@ class YahtzeeEnv(gym.Env):
         self.rolls_left = self.rules.n_rolls - 1
 
     def _throw(self, keep: int) -> None:
+        """Hold ``keep``, throw the rest: the first dice of this throw's slot of the game's
+        tape (turn = boxes filled, slot = throws made before it this turn), as the
+        simulator does (``rolls_left`` already counts this throw as made)."""
         d = self.rules.dice
         held = np.repeat(np.arange(1, d.n_faces + 1), d.keep_counts[keep])
-        fresh = self.np_random.integers(1, d.n_faces + 1, d.n_dice - len(held))
+        slot = self.rules.n_rolls - 1 - self.rolls_left
+        fresh = self._tape[int(self.filled.sum()), slot, :d.n_dice - len(held)]
         self._roll = int(d.roll_index(np.concatenate([held, fresh])[None, :])[0])
 
     def _options(self):
@@ -149,7 +155,23 @@ class YahtzeeEnv(gym.Env):
         return {"action_mask": self.action_masks(), "score": self.score}
 
     def reset(self, *, seed=None, options=None):
+        """Start the next game: with ``seed=S`` game 0 of ``simulate(rules, strategy,
+        games=N, seed=S)``, each later ``reset()`` the next game of that run (without any
+        seed yet, a run seed drawn from ``self.np_random``; see :attr:`run_seed`,
+        :attr:`game_index`).
+
+        >>> env = YahtzeeEnv("yacht")
+        >>> _ = env.reset(seed=4)
+        >>> _ = env.reset()
+        >>> env.run_seed, env.game_index
+        (4, 1)
+        """
         super().reset(seed=seed)
+        if seed is not None or self.run_seed is None:
+            self.run_seed = int(seed) if seed is not None else int(self.np_random.integers(2**63))
+            self.game_index = -1
+        self.game_index += 1
+        self._tape = self._tapes.games(self.run_seed, np.array([self.game_index]))[0]
         self._new_card()
         self._throw(0)
         return self._obs(), self._info()
@@ -165,8 +187,8 @@ class YahtzeeEnv(gym.Env):
                              f"{self.rules.dice.roll_dice[self._roll].tolist()}: see info['action_mask']")
         reward = 0
         if a < self.n_keeps:
-            self._throw(a)
             self.rolls_left -= 1
+            self._throw(a)
         else:
             rules, b = self.rules, a - self.n_keeps
             _, scores, gain = self._options()
@@ -190,6 +212,29 @@ class YahtzeeEnv(gym.Env):
             return (f"score {self.score}; filled: {boxes}; dice {d.roll_dice[self._roll].tolist()}, "
                     f"{self.rolls_left} rolls left")
         return None
+
+
+class _Tapes:
+    """The simulator's dice tapes of a run (:func:`yahtzee_sim.engine.block_tapes`: game
+    ``g`` is row ``g % SEED_BLOCK`` of seed block ``g // SEED_BLOCK``), the last block
+    drawn kept for the games that follow."""
+
+    def __init__(self, rules: RuleSet):
+        self.rules, self.key, self.block = rules, None, None
+
+    def games(self, run_seed: int, games: np.ndarray) -> np.ndarray:
+        """(len(games), turns, rolls, dice) uint8: the dice tapes of those game numbers."""
+        from ..engine import SEED_BLOCK, block_tapes
+
+        out = np.empty((len(games), self.rules.n_boxes, self.rules.n_rolls, self.rules.n_dice), dtype=np.uint8)
+        for b in np.unique(games // SEED_BLOCK):
+            if self.key != (run_seed, int(b)):
+                self.block = block_tapes(self.rules, run_seed, range(int(b), int(b) + 1), self.rules.n_boxes,
+                                         uniforms=False)[0]
+                self.key = (run_seed, int(b))
+            here = games // SEED_BLOCK == b
+            out[here] = self.block[games[here] % SEED_BLOCK]
+        return out
 
 
 class PolicyStrategy(Strategy):
@@ -293,11 +338,17 @@ class YahtzeeVectorEnv(gym.vector.VectorEnv):
         self.rolls_left = np.zeros(n, dtype=np.int64)
         self.roll = np.zeros(n, dtype=np.intp)
         self._done = np.zeros(n, dtype=bool)
+        self.run_seed, self.next_game = None, 0
+        self.game_index = np.zeros(n, dtype=np.int64)
+        self._tapes = _Tapes(self.rules)
+        self._tape = np.zeros((n, self.rules.n_boxes, self.rules.n_rolls, self.rules.n_dice), dtype=np.uint8)
 
     def _throw(self, rows, keeps):
+        """Hold ``keeps``, throw the rest from each game's tape (see :meth:`YahtzeeEnv._throw`)."""
         d = self.rules.dice
         held = d.keep_counts[keeps].astype(np.int64)                    # (m, F)
-        fresh = self.np_random.integers(0, d.n_faces, (len(rows), d.n_dice))
+        slot = self.rules.n_rolls - 1 - self.rolls_left[rows]
+        fresh = self._tape[rows, self.filled[rows].sum(axis=1), slot].astype(np.int64) - 1
         use = np.arange(d.n_dice)[None, :] < (d.n_dice - held.sum(axis=1))[:, None]
         counts = held + np.stack([((fresh == f) & use).sum(axis=1) for f in range(d.n_faces)], axis=1)
         dice = np.repeat(np.tile(np.arange(1, d.n_faces + 1), (len(rows), 1)).ravel(), counts.ravel())
@@ -309,6 +360,10 @@ class YahtzeeVectorEnv(gym.vector.VectorEnv):
         self.five_box_full[rows] = False
         self.score[rows] = 0
         self.rolls_left[rows] = self.rules.n_rolls - 1
+        games = self.next_game + np.arange(len(rows))                 # the run's next games, row order
+        self.next_game += len(rows)
+        self.game_index[rows] = games
+        self._tape[rows] = self._tapes.games(self.run_seed, games)
         self._throw(rows, np.zeros(len(rows), dtype=np.intp))
 
     def _options(self):
@@ -333,7 +388,12 @@ class YahtzeeVectorEnv(gym.vector.VectorEnv):
                 "rolls_left": self.rolls_left.copy()}
 
     def reset(self, *, seed=None, options=None):
+        """With ``seed=S`` row i plays game i of ``simulate(rules, strategy, games=N, seed=S)``;
+        later games (autoreset, ``reset()``) take the run's next game numbers in row order."""
         super().reset(seed=seed)
+        if seed is not None or self.run_seed is None:
+            self.run_seed = int(seed) if seed is not None else int(self.np_random.integers(2**63))
+            self.next_game = 0
         self._new(np.arange(self.num_envs))
         self._done[:] = False
         return self._obs(), {"action_mask": self.action_masks(), "score": self.score.copy()}
@@ -351,8 +411,8 @@ class YahtzeeVectorEnv(gym.vector.VectorEnv):
         keep = ok & (a < self.n_keeps)
         rows = np.flatnonzero(keep)
         if len(rows):
-            self._throw(rows, a[rows].astype(np.intp))
             self.rolls_left[rows] -= 1
+            self._throw(rows, a[rows].astype(np.intp))
         rows = np.flatnonzero(ok & ~keep)
         if len(rows):
             b = a[rows] - self.n_keeps
