@@ -282,6 +282,25 @@ def _die_with_parent(parent_pid: int) -> None:
         os._exit(1)
 
 
+def _fill_level(space, values, variances, out_v, out_var, groups, part, n_parts):
+    """Write a level's solved states (``out_v``, ``out_var``) into the flat dense tables:
+    every total of each solved class, NaN elsewhere, for groups ``part`` of ``n_parts``
+    contiguous shares of the level's (card, flag) groups. The groups own disjoint
+    entries, so the solving processes fill a level at once (on Maxi Yatzy a big level
+    takes a CPU second to fill, while the other process would wait)."""
+    g_start, g_mask, g_flag, g_sub = groups
+    n_groups = len(g_mask)
+    sl = slice(part * n_groups // n_parts, (part + 1) * n_groups // n_parts)
+    dense = values.reshape(-1, space.n_u, space.n_flag)
+    dvar = variances.reshape(-1, space.n_u, space.n_flag)
+    cls = space.cls_idx[g_sub[sl]]                       # (G, n_u)
+    ok = cls >= 0
+    src = g_start[sl, None] + np.maximum(cls, 0)
+    where = (g_mask[sl, None], np.arange(space.n_u)[None, :], g_flag[sl, None])
+    dense[where] = np.where(ok, out_v[src], np.nan)
+    dvar[where] = np.where(ok, out_var[src], np.nan)
+
+
 WORKER_POLL_SECONDS = 1.0
 """How often an idle worker checks that its parent is alive."""
 
@@ -301,14 +320,31 @@ def _worker(conn, inherited, parent_pid, model, values, variances, out_v, out_va
             os._exit(1)
         if msg is None:
             break
-        level, part, n_parts = msg
+        kind, level, part, n_parts = msg
         try:
-            _solve_part(model, values, variances, all_states[level][0], part, n_parts,
-                        out_v, out_var, chunk, compiled)
+            if kind == "fill":
+                _fill_level(model.space, values, variances, out_v, out_var, all_states[level][1],
+                            part, n_parts)
+            else:
+                _solve_part(model, values, variances, all_states[level][0], part, n_parts,
+                            out_v, out_var, chunk, compiled)
             conn.send("ok")
         except BaseException as exc:  # report, let the parent raise
             conn.send(f"{type(exc).__name__}: {exc}")
     conn.close()
+
+
+MIN_GROUPS_TO_SHARE_FILL = 4096
+"""A level of fewer (card, flag) groups is filled by the solving process alone (a
+message to the workers costs more than the share it would take)."""
+
+
+def _wait(conns) -> None:
+    """Each worker's reply to its last request; a failure is raised here."""
+    for conn in conns:
+        reply = conn.recv()
+        if reply != "ok":
+            raise RuntimeError(f"solver worker failed: {reply}")
 
 
 def default_workers() -> int:
@@ -383,27 +419,24 @@ def _compute(rules: RuleSet, dtype: str, chunk: int, workers: int, progress=None
             n = len(states[0])
             n_parts = min(len(procs) + 1, -(-n // chunk))
             busy = []
-            # this process takes the last part (never more chunks than a worker's) and
-            # fills the dense tables after each level
+            # this process takes the last part (never more chunks than a worker's)
             for i, (p, conn) in enumerate(procs[: n_parts - 1]):
-                conn.send((level, i, n_parts))
+                conn.send(("solve", level, i, n_parts))
                 busy.append(conn)
             # within a level, progress as this process's part goes (a big level of Maxi
             # Yatzy takes minutes); the exact count follows when the level is done
             done_before = sum(n_states[level + 1:])
             _solve_part(model, values, variances, states, n_parts - 1, n_parts, out_v, out_var, chunk,
                         compiled, on_chunk=lambda k: report(f"solving {rules.key}", done_before + k, sum(n_states)))
-            for conn in busy:
-                reply = conn.recv()
-                if reply != "ok":
-                    raise RuntimeError(f"solver worker failed: {reply}")
-            v, var = out_v[:n], out_var[:n]
-            cls = space.cls_idx[g_sub]                         # (G, n_u)
-            ok = cls >= 0
-            src = g_start[:, None] + np.maximum(cls, 0)
-            where = (g_mask[:, None], np.arange(space.n_u)[None, :], g_flag[:, None])
-            dense[where] = np.where(ok, v[src], np.nan)
-            dvar[where] = np.where(ok, var[src], np.nan)
+            _wait(busy)
+            # then every process fills its share of the level's groups into the tables
+            groups = all_states[level][1]
+            n_fill = len(procs) + 1 if len(g_mask) >= MIN_GROUPS_TO_SHARE_FILL else 1
+            for i, (p, conn) in enumerate(procs[: n_fill - 1]):
+                conn.send(("fill", level, i, n_fill))
+            _fill_level(space, values, variances, out_v, out_var, groups, n_fill - 1, n_fill)
+            _wait([conn for _, conn in procs[: n_fill - 1]])
+            v = out_v[:n]
             lv["filled"].append(level)
             lv["masks"].append(len(masks))
             lv["states"].append(n)
