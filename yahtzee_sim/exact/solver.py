@@ -249,18 +249,46 @@ def _shared(n: int) -> np.ndarray:
 
 
 def _solve_part(model, values, variances, states, part, n_parts, out_v, out_var, chunk, compiled,
-                on_chunk=None):
+                on_chunk=None, tickets=None):
     """Solve chunks part, part + n_parts, ... of one level's states (balanced work).
 
     ``on_chunk(states)``, if given, is told after each chunk how many of the level's
-    states all parts have solved by then (an estimate: the parts run at one pace)."""
+    states all parts have solved by then (an estimate: the parts run at one pace).
+    With ``tickets`` (a :class:`_Tickets` the solving processes share) the chunks are
+    taken in turn instead, each by the first process free: the processes finish a
+    level together however their pace differs (another job on a core, the filling of
+    the tables); each chunk is computed the same way whoever takes it."""
     m, u, fl = states
-    for a in range(part * chunk, len(m), n_parts * chunk):
+    starts = range(part * chunk, len(m), n_parts * chunk) if tickets is None else tickets.starts(chunk, len(m))
+    for a in starts:
         b = min(a + chunk, len(m))
         out_v[a:b], out_var[a:b] = turn_values(model, values, variances, m[a:b], u[a:b], fl[a:b],
                                                compiled=compiled)
         if on_chunk is not None:
-            on_chunk(min((a // (n_parts * chunk) + 1) * n_parts * chunk, len(m)))
+            on_chunk(b if tickets is not None else min((a // (n_parts * chunk) + 1) * n_parts * chunk, len(m)))
+
+
+class _Tickets:
+    """The next chunk of a level to take, shared by forked processes (a counter in
+    shared memory under a lock)."""
+
+    def __init__(self, ctx):
+        self._next = np.frombuffer(mmap.mmap(-1, 8), dtype=np.int64)
+        self._lock = ctx.Lock()
+
+    def reset(self) -> None:
+        """A new level: called while no process is taking chunks."""
+        self._next[0] = 0
+
+    def starts(self, chunk: int, n: int):
+        """The first state of each chunk this process takes, until none is left."""
+        while True:
+            with self._lock:
+                a = int(self._next[0])
+                self._next[0] = a + chunk
+            if a >= n:
+                return
+            yield a
 
 
 def _die_with_parent(parent_pid: int) -> None:
@@ -306,7 +334,7 @@ WORKER_POLL_SECONDS = 1.0
 
 
 def _worker(conn, inherited, parent_pid, model, values, variances, out_v, out_var, chunk,
-            compiled, all_states):  # pragma: no cover - runs in the forked child
+            compiled, all_states, tickets=None):  # pragma: no cover - runs in the forked child
     _die_with_parent(parent_pid)
     for c in inherited:             # the parent's pipe ends: else EOF never comes
         c.close()
@@ -327,7 +355,7 @@ def _worker(conn, inherited, parent_pid, model, values, variances, out_v, out_va
                             part, n_parts)
             else:
                 _solve_part(model, values, variances, all_states[level][0], part, n_parts,
-                            out_v, out_var, chunk, compiled)
+                            out_v, out_var, chunk, compiled, tickets=tickets)
             conn.send("ok")
         except BaseException as exc:  # report, let the parent raise
             conn.send(f"{type(exc).__name__}: {exc}")
@@ -386,6 +414,7 @@ def _compute(rules: RuleSet, dtype: str, chunk: int, workers: int, progress=None
     lv = {"filled": [b], "masks": [len(last)], "states": [0], "seconds": [0.0],
           "value_min": [0.0], "value_max": [0.0]}
     procs = []
+    tickets = None
     compiled = sum(n_states) >= MIN_STATES_FOR_KERNELS
     try:
         if compiled:
@@ -403,12 +432,13 @@ def _compute(rules: RuleSet, dtype: str, chunk: int, workers: int, progress=None
                 turn_values(model, values, variances, m[:2], u[:2], fl[:2], compiled=True)
         if workers > 1:
             ctx = multiprocessing.get_context("fork")
+            tickets = _Tickets(ctx)
             for _ in range(workers - 1):
                 parent_end, child_end = ctx.Pipe()
                 inherited = [c for _, c in procs] + [parent_end]
                 p = ctx.Process(target=_worker, daemon=True,
                                 args=(child_end, inherited, os.getpid(), model, values,
-                                      variances, out_v, out_var, chunk, compiled, all_states))
+                                      variances, out_v, out_var, chunk, compiled, all_states, tickets))
                 p.start()
                 child_end.close()
                 procs.append((p, parent_end))
@@ -419,7 +449,10 @@ def _compute(rules: RuleSet, dtype: str, chunk: int, workers: int, progress=None
             n = len(states[0])
             n_parts = min(len(procs) + 1, -(-n // chunk))
             busy = []
-            # this process takes the last part (never more chunks than a worker's)
+            if tickets is not None:
+                tickets.reset()
+            # this process takes the last part (never more chunks than a worker's; with
+            # the tickets, whatever chunks are left when it is free)
             for i, (p, conn) in enumerate(procs[: n_parts - 1]):
                 conn.send(("solve", level, i, n_parts))
                 busy.append(conn)
@@ -427,7 +460,8 @@ def _compute(rules: RuleSet, dtype: str, chunk: int, workers: int, progress=None
             # Yatzy takes minutes); the exact count follows when the level is done
             done_before = sum(n_states[level + 1:])
             _solve_part(model, values, variances, states, n_parts - 1, n_parts, out_v, out_var, chunk,
-                        compiled, on_chunk=lambda k: report(f"solving {rules.key}", done_before + k, sum(n_states)))
+                        compiled, on_chunk=lambda k: report(f"solving {rules.key}", done_before + k, sum(n_states)),
+                        tickets=tickets if n_parts > 1 else None)
             _wait(busy)
             # then every process fills its share of the level's groups into the tables
             groups = all_states[level][1]
