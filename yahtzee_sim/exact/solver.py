@@ -268,6 +268,10 @@ def _solve_part(model, values, variances, states, part, n_parts, out_v, out_var,
             on_chunk(b if tickets is not None else min((a // (n_parts * chunk) + 1) * n_parts * chunk, len(m)))
 
 
+TICKET_WAIT_SECONDS = 120.0
+"""Longest wait for the chunk counter's lock before the solve gives up (never forever)."""
+
+
 class _Tickets:
     """The next chunk of a level to take, shared by forked processes (a counter in
     shared memory under a lock)."""
@@ -283,9 +287,14 @@ class _Tickets:
     def starts(self, chunk: int, n: int):
         """The first state of each chunk this process takes, until none is left."""
         while True:
-            with self._lock:
+            # held for microseconds: a wait this long means its holder was killed in it
+            if not self._lock.acquire(timeout=TICKET_WAIT_SECONDS):
+                raise RuntimeError("a solver process died while taking a chunk")
+            try:
                 a = int(self._next[0])
                 self._next[0] = a + chunk
+            finally:
+                self._lock.release()
             if a >= n:
                 return
             yield a
