@@ -80,6 +80,11 @@ MIN_STATES_FOR_KERNELS = 20_000
 (:mod:`._solver_kernels`, the same tables bit for bit) costs about 0.3 s once per
 process, more than they save there."""
 _MEMO: dict = {}
+CHUNK = 1000
+"""States solved at once by default. Not a power of two: a chunk's rows of one keep each
+are then 4 kB apart in float32, and the rows of a tile fall into the same few sets of
+the first-level cache (a whole ``yatzy`` solve measured 14-17% more CPU time at 1024
+than at 1000 states, benchmarks/RESULTS.md)."""
 
 
 def rules_fingerprint(rules: RuleSet) -> str:
@@ -244,18 +249,79 @@ def _shared(n: int) -> np.ndarray:
 
 
 def _solve_part(model, values, variances, states, part, n_parts, out_v, out_var, chunk, compiled,
-                on_chunk=None):
+                on_chunk=None, tickets=None):
     """Solve chunks part, part + n_parts, ... of one level's states (balanced work).
 
     ``on_chunk(states)``, if given, is told after each chunk how many of the level's
-    states all parts have solved by then (an estimate: the parts run at one pace)."""
+    states all parts have solved by then (an estimate: the parts run at one pace).
+    With ``tickets`` (a :class:`_Tickets` the solving processes share) the chunks are
+    taken in turn instead, each by the first process free: the processes finish a
+    level together however their pace differs (another job on a core, the filling of
+    the tables); each chunk is computed the same way whoever takes it."""
     m, u, fl = states
-    for a in range(part * chunk, len(m), n_parts * chunk):
+    starts = range(part * chunk, len(m), n_parts * chunk) if tickets is None else tickets.starts(chunk, len(m))
+    for a in starts:
         b = min(a + chunk, len(m))
         out_v[a:b], out_var[a:b] = turn_values(model, values, variances, m[a:b], u[a:b], fl[a:b],
                                                compiled=compiled)
         if on_chunk is not None:
-            on_chunk(min((a // (n_parts * chunk) + 1) * n_parts * chunk, len(m)))
+            on_chunk(b if tickets is not None else min((a // (n_parts * chunk) + 1) * n_parts * chunk, len(m)))
+
+
+TICKET_WAIT_SECONDS = 120.0
+"""Longest wait for the chunk counter's lock before the solve gives up (never forever)."""
+
+
+class _Tickets:
+    """The next chunk of a level to take, shared by forked processes (a counter in
+    shared memory under a lock)."""
+
+    def __init__(self, ctx):
+        self._next = np.frombuffer(mmap.mmap(-1, 8), dtype=np.int64)
+        self._lock = ctx.Lock()
+
+    def reset(self) -> None:
+        """A new level: called while no process is taking chunks."""
+        self._next[0] = 0
+
+    def starts(self, chunk: int, n: int):
+        """The first state of each chunk this process takes, until none is left."""
+        while True:
+            # held for microseconds: a wait this long means its holder was killed in it
+            if not self._lock.acquire(timeout=TICKET_WAIT_SECONDS):
+                raise RuntimeError("a solver process died while taking a chunk")
+            try:
+                a = int(self._next[0])
+                self._next[0] = a + chunk
+            finally:
+                self._lock.release()
+            if a >= n:
+                return
+            yield a
+
+
+def _fill_level(space, values, variances, out_v, out_var, groups, part, n_parts):
+    """Write a level's solved states (``out_v``, ``out_var``) into the flat dense tables:
+    every total of each solved class, NaN elsewhere, for groups ``part`` of ``n_parts``
+    contiguous shares of the level's (card, flag) groups. The groups own disjoint
+    entries, so the solving processes fill a level at once (on Maxi Yatzy a big level
+    takes a CPU second to fill, while the other process would wait)."""
+    g_start, g_mask, g_flag, g_sub = groups
+    n_groups = len(g_mask)
+    sl = slice(part * n_groups // n_parts, (part + 1) * n_groups // n_parts)
+    dense = values.reshape(-1, space.n_u, space.n_flag)
+    dvar = variances.reshape(-1, space.n_u, space.n_flag)
+    cls = space.cls_idx[g_sub[sl]]                       # (G, n_u)
+    ok = cls >= 0
+    src = g_start[sl, None] + np.maximum(cls, 0)
+    where = (g_mask[sl, None], np.arange(space.n_u)[None, :], g_flag[sl, None])
+    dense[where] = np.where(ok, out_v[src], np.nan)
+    dvar[where] = np.where(ok, out_var[src], np.nan)
+
+
+MIN_GROUPS_TO_SHARE_FILL = 4096
+"""A level of fewer (card, flag) groups is filled by the solving process alone (a
+message to the workers costs more than the share it would take)."""
 
 
 def _compute(rules: RuleSet, dtype: str, chunk: int, workers: int, progress=None):
@@ -283,6 +349,7 @@ def _compute(rules: RuleSet, dtype: str, chunk: int, workers: int, progress=None
           "value_min": [0.0], "value_max": [0.0]}
     pool = None
     finished = False
+    tickets = None
     compiled = sum(n_states) >= MIN_STATES_FOR_KERNELS
     try:
         if compiled:
@@ -298,34 +365,49 @@ def _compute(rules: RuleSet, dtype: str, chunk: int, workers: int, progress=None
                 if _kernels() is not None:     # the first time: compiled on both cores
                     _kernels().precompile(model.dtype, workers)
                 turn_values(model, values, variances, m[:2], u[:2], fl[:2], compiled=True)
-        if workers > 1:     # each child solves the part of a level it is sent: (level, part, parts)
-            pool = ForkPool(workers - 1, lambda task: _solve_part(
-                model, values, variances, all_states[task[0]][0], task[1], task[2], out_v, out_var, chunk,
-                compiled), what="solver")
+        if workers > 1:     # each child does the part of a level it is sent: (kind, level, part, parts)
+            import multiprocessing
+
+            tickets = _Tickets(multiprocessing.get_context("fork"))   # made before the fork
+
+            def serve(task):
+                kind, level, part, n_parts = task
+                if kind == "fill":
+                    _fill_level(space, values, variances, out_v, out_var, all_states[level][1], part, n_parts)
+                else:
+                    _solve_part(model, values, variances, all_states[level][0], part, n_parts, out_v, out_var,
+                                chunk, compiled, tickets=tickets)
+
+            pool = ForkPool(workers - 1, serve, what="solver")
         for level in range(b - 1, -1, -1):
             t0 = time.perf_counter()
             masks = space.level_masks[level]
             states, (g_start, g_mask, g_flag, g_sub) = all_states[level]
             n = len(states[0])
             n_parts = min((len(pool) if pool is not None else 0) + 1, -(-n // chunk))
-            # this process takes the last part (never more chunks than a worker's) and
-            # fills the dense tables after each level
+            if tickets is not None:
+                tickets.reset()
+            # this process takes the last part (never more chunks than a worker's; with
+            # the tickets, whatever chunks are left when it is free)
             for i in range(n_parts - 1):
-                pool.submit(i, (level, i, n_parts))
+                pool.submit(i, ("solve", level, i, n_parts))
             # within a level, progress as this process's part goes (a big level of Maxi
             # Yatzy takes minutes); the exact count follows when the level is done
             done_before = sum(n_states[level + 1:])
             _solve_part(model, values, variances, states, n_parts - 1, n_parts, out_v, out_var, chunk,
-                        compiled, on_chunk=lambda k: report(f"solving {rules.key}", done_before + k, sum(n_states)))
+                        compiled, on_chunk=lambda k: report(f"solving {rules.key}", done_before + k, sum(n_states)),
+                        tickets=tickets if n_parts > 1 else None)
             if pool is not None:
                 pool.gather()       # a child's failure is raised here
-            v, var = out_v[:n], out_var[:n]
-            cls = space.cls_idx[g_sub]                         # (G, n_u)
-            ok = cls >= 0
-            src = g_start[:, None] + np.maximum(cls, 0)
-            where = (g_mask[:, None], np.arange(space.n_u)[None, :], g_flag[:, None])
-            dense[where] = np.where(ok, v[src], np.nan)
-            dvar[where] = np.where(ok, var[src], np.nan)
+            # then every process fills its share of the level's groups into the tables
+            groups = all_states[level][1]
+            n_fill = (len(pool) if pool is not None else 0) + 1 if len(g_mask) >= MIN_GROUPS_TO_SHARE_FILL else 1
+            for i in range(n_fill - 1):
+                pool.submit(i, ("fill", level, i, n_fill))
+            _fill_level(space, values, variances, out_v, out_var, groups, n_fill - 1, n_fill)
+            if pool is not None:
+                pool.gather()
+            v = out_v[:n]
             lv["filled"].append(level)
             lv["masks"].append(len(masks))
             lv["states"].append(n)
@@ -339,7 +421,9 @@ def _compute(rules: RuleSet, dtype: str, chunk: int, workers: int, progress=None
             pool.close(finished)
     order = np.argsort(lv["filled"])
     levels = {k: np.asarray(x)[order] for k, x in lv.items()}
-    return np.array(dense), np.array(dvar), levels
+    # the tables themselves, not copies: the workers are gone, and a copy of Maxi Yatzy's
+    # two tables is 1.4 GB more at the peak and seconds of one core at the end
+    return dense, dvar, levels
 
 
 SOLVE_STATES_PER_SECOND = 170_000
@@ -398,7 +482,7 @@ def cache_path(rules: RuleSet, dtype: str = "float32", cache_dir=None):
 @renamed_keywords(workers="jobs")   # jobs, as the runner's: one word for the processes
 def solve(rules: str | RuleSet, *, options: Iterable[str] = (), dtype=np.float32,
           cache: bool = True, cache_dir: str | os.PathLike | None = None,
-          chunk: int = 1024, jobs: int | None = None, progress=None) -> Solution:
+          chunk: int = CHUNK, jobs: int | None = None, progress=None) -> Solution:
     """Solve a rule set exactly: optimal expected score, its sd, every state's value.
 
     Parameters
@@ -409,7 +493,7 @@ def solve(rules: str | RuleSet, *, options: Iterable[str] = (), dtype=np.float32
     cache : read and write the on-disk cache (see :mod:`yahtzee_sim.exact.cache`);
         also reuse a solution already computed in this process.
     cache_dir : cache folder (default: ``$YAHTZEE_SIM_CACHE`` or the user cache dir).
-    chunk : states evaluated at once (memory is about 4 kB per state).
+    chunk : states evaluated at once (memory is about 4 kB per state; default :data:`CHUNK`).
     jobs : processes sharing the work of each level (default :func:`default_workers`:
         NumPy's elementwise work is single-threaded, so two cores need two processes);
         ``workers=``, its old name, still works (deprecated).

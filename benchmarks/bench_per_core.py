@@ -1,0 +1,164 @@
+"""CPU seconds per core of the three figures the peers publish (issue 21, "per core past
+every peer"): a ``yatzy`` solve, optimal play from the decision table, and the exact
+optimal score distribution of ``yahtzee``.
+
+Each measurement runs in a fresh child process and reports its CPU seconds (this
+process and, for the solve, its forked worker), next to the wall time and the load
+average, so that a figure measured on a loaded machine still compares: CPU seconds are
+what a core spends, whatever else runs.
+
+* ``solve``: ``solve("yatzy", cache=False)`` after one warm-up solve in the same process
+  (compiled kernels loaded; the state tables built), best of ``--repeat``: the CPU of
+  the solving process plus its worker's (reaped when the solve ends);
+* ``play``: ``simulate("yahtzee", "optimal", games)`` in one process (``serial``), after
+  a warm-up run that loads the decision table: games per CPU second;
+* ``distribution``: ``distribution("yahtzee", "optimal")`` with the decision table on
+  disk (its result cache off): the first call in the process (it loads the tables) and
+  a second call.
+
+The decision table and the solver tables come from ``--cache-dir`` (default: the user's
+cache, filled by a first run that is not measured).
+
+    .venv/bin/python benchmarks/bench_per_core.py                  # all three
+    .venv/bin/python benchmarks/bench_per_core.py --only solve --repeat 3 --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+# the peers' published figures, as the issue quotes them (issue 21)
+PEERS = {
+    "solve": "fastest published Yatzy solve: 113 ms on 18 threads, about 2.0 core-seconds",
+    "play": "optimal play from a move table: about 670,000 games/s per core",
+    "distribution": "exact optimal distribution: 3.0 s on 8 threads",
+}
+TARGETS = {"solve": "at most 1.0 core-second", "play": "at least 1,000,000 games/s per core",
+           "distribution": "at most 3 core-seconds"}
+
+
+def _cpu(who) -> float:
+    r = resource.getrusage(who)
+    return r.ru_utime + r.ru_stime
+
+
+def _clock():
+    return time.perf_counter(), _cpu(resource.RUSAGE_SELF), _cpu(resource.RUSAGE_CHILDREN)
+
+
+def _since(c0) -> dict:
+    w, s, k = _clock()
+    return {"wall_s": round(w - c0[0], 3), "cpu_s": round(s - c0[1], 3), "worker_cpu_s": round(k - c0[2], 3),
+            "core_s": round(s - c0[1] + k - c0[2], 3)}
+
+
+def child_solve(repeat: int) -> dict:
+    """Best of ``repeat`` warm solves of ``yatzy`` (core-seconds: this process and its worker).
+
+    >>> child_solve(1)["core_s"] > 0      # doctest: +SKIP
+    True
+    """
+    from yahtzee_sim.exact.solver import solve
+
+    solve("yatzy", cache=False)                  # warm-up: kernels, state tables
+    best = None
+    for _ in range(repeat):
+        c0 = _clock()
+        sol = solve("yatzy", cache=False)
+        m = _since(c0)
+        if best is None or m["core_s"] < best["core_s"]:
+            best = m
+    best.update(mean=round(sol.expected_score, 4), sd=round(sol.sd, 4))
+    return best
+
+
+def child_play(games: int, repeat: int) -> dict:
+    """Games per CPU second of optimal ``yahtzee`` play in one process (best of ``repeat``)."""
+    from yahtzee_sim import simulate
+
+    simulate("yahtzee", "optimal", 200_000, seed=1)       # warm-up: loads the decision table
+    best = None
+    for i in range(repeat):
+        c0 = _clock()
+        res = simulate("yahtzee", "optimal", games, seed=2026 + i)
+        m = _since(c0)
+        m["games_per_core_s"] = round(games / m["core_s"])
+        m["games_per_s"] = round(games / m["wall_s"])
+        if best is None or m["core_s"] < best["core_s"]:
+            best = m
+    best.update(games=games, mean=round(float(res.aggregate.mean()), 4))
+    return best
+
+
+def child_distribution() -> dict:
+    """The exact optimal distribution of ``yahtzee``, first and second call in a process."""
+    from yahtzee_sim.exact.distribution import distribution
+
+    out = {}
+    for call in ("first", "second"):
+        c0 = _clock()
+        d = distribution("yahtzee", "optimal")
+        out[call] = _since(c0)
+    out.update(mean=round(d.mean, 4), sd=round(d.sd, 6))
+    return out
+
+
+def _run(args, what: str) -> dict:
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", what, "--repeat", str(args.repeat),
+           "--games", str(args.games)]
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    if args.cache_dir:
+        env["YAHTZEE_SIM_CACHE"] = args.cache_dir
+    load0 = os.getloadavg()[0]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"{what} failed: {done.stderr.strip().splitlines()[-1:]}")
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    out.update(what=what, load=f"{load0:.1f}-{os.getloadavg()[0]:.1f}", peer=PEERS[what], target=TARGETS[what])
+    return out
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--only", choices=sorted(PEERS), action="append", help="measure only this (repeatable)")
+    p.add_argument("--repeat", type=int, default=2, help="runs per measurement; the best is reported")
+    p.add_argument("--games", type=int, default=2_000_000, help="games of the play measurement")
+    p.add_argument("--cache-dir", default=None, help="solver and decision-table cache (default: the user's)")
+    p.add_argument("--json", action="store_true", help="one JSON object per line")
+    p.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.child:
+        res = {"solve": lambda: child_solve(args.repeat), "play": lambda: child_play(args.games, args.repeat),
+               "distribution": child_distribution}[args.child]()
+        print(json.dumps(res))
+        return 0
+    for what in args.only or ("solve", "play", "distribution"):
+        r = _run(args, what)
+        if args.json:
+            print(json.dumps(r), flush=True)
+            continue
+        if what == "solve":
+            head = (f"yatzy solve, warm: {r['core_s']:.2f} core-seconds ({r['cpu_s']:.2f} this process + "
+                    f"{r['worker_cpu_s']:.2f} its worker), {r['wall_s']:.2f} s wall")
+        elif what == "play":
+            head = (f"optimal yahtzee play, one process: {r['games_per_core_s']:,} games per CPU second "
+                    f"({r['games_per_s']:,} games/s wall, {r['games']:,} games)")
+        else:
+            head = (f"optimal yahtzee distribution, decision table cached: first call in a process "
+                    f"{r['first']['core_s']:.2f} core-seconds ({r['first']['wall_s']:.2f} s wall), "
+                    f"second call {r['second']['core_s']:.2f} core-seconds")
+        print(f"{head}; load {r['load']}; target {r['target']}; peer: {r['peer']}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,107 @@
+"""Where a solve's time goes: CPU microseconds per state of each compiled solver kernel
+and of the Python around them, on chunks of one level of a rule set (issue 21).
+
+The states of ``--level`` (boxes filled) are solved chunk by chunk, ``--states`` of them,
+as the solver does, against value tables of random numbers (the work per state does
+not depend on the values); each kernel call is timed with the process's CPU clock, so
+the split holds on a loaded machine (the total grows with the load: compare ratios).
+Also printed: the CPU seconds of building the reachable state space and its states.
+
+    .venv/bin/python benchmarks/bench_solver_kernels.py                          # maxi-yatzy, level 10
+    .venv/bin/python benchmarks/bench_solver_kernels.py --rules yatzy --level 7 --chunk 250 --chunk 1000
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+
+def measure(rules_name: str, options: list[str], level: int, n_states: int, chunks: list[int]) -> dict:
+    """Per-state CPU microseconds of each kernel, per chunk width.
+
+    >>> r = measure("yacht-classic", [], 3, 500, [100])      # doctest: +SKIP
+    """
+    import numpy as np
+
+    from yahtzee_sim.exact import _solver_kernels as kernels
+    from yahtzee_sim.exact import space as S
+    from yahtzee_sim.rules import get_rules
+
+    rules = get_rules(rules_name, options)
+    t = time.process_time()
+    sp = S.state_space(rules)
+    (m, u, f), _ = sp.level_states(sp.level_masks[level])
+    build = time.process_time() - t
+    model = S.turn_model(rules, np.float32)
+    rng = np.random.default_rng(0)
+    values = rng.random(sp.size) * 100
+    variances = rng.random(sp.size) * 100
+    spent = collections.Counter()
+
+    class Timed:                     # the kernels module, each call timed
+        def __getattr__(self, name):
+            fn = getattr(kernels, name)
+
+            def call(*a, **k):
+                t0 = time.process_time()
+                out = fn(*a, **k)
+                spent[name] += time.process_time() - t0
+                return out
+            return call
+
+    real = S._kernels
+    S._kernels = lambda: Timed()
+    try:
+        kernels.precompile(np.float32, 1)
+        S.turn_values(model, values, variances, m[:2], u[:2], f[:2], compiled=True)    # loaded
+        n = min(n_states, len(m))
+        out = {"rules": rules.key, "level": level, "level_states": len(m), "states": n,
+               "space_build_cpu_s": round(build, 2), "chunks": {}}
+        for chunk in chunks:
+            spent.clear()
+            t0 = time.process_time()
+            for a in range(0, n, chunk):
+                S.turn_values(model, values, variances, m[a:a + chunk], u[a:a + chunk], f[a:a + chunk],
+                              compiled=True)
+            total = time.process_time() - t0
+            per = {k: round(v / n * 1e6, 3) for k, v in spent.most_common()}
+            per["python and numpy around them"] = round((total - sum(spent.values())) / n * 1e6, 3)
+            out["chunks"][chunk] = {"us_per_state": round(total / n * 1e6, 3), "split": per}
+    finally:
+        S._kernels = real
+    return out
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--rules", default="maxi-yatzy")
+    p.add_argument("--option", action="append", default=None)
+    p.add_argument("--level", type=int, default=10, help="boxes filled in the states solved")
+    p.add_argument("--states", type=int, default=40_000)
+    p.add_argument("--chunk", type=int, action="append", default=None, help="states a call (repeatable)")
+    p.add_argument("--json", action="store_true")
+    args = p.parse_args(argv)
+    options = args.option if args.option is not None else (["no-saved-throws"] if args.rules == "maxi-yatzy" else [])
+    res = measure(args.rules, options, args.level, args.states, args.chunk or [1000])
+    res["load"] = round(os.getloadavg()[0], 1)
+    if args.json:
+        print(json.dumps(res))
+        return 0
+    print(f"{res['rules']}: level {res['level']} ({res['level_states']:,} states), {res['states']:,} solved; "
+          f"state space and states built in {res['space_build_cpu_s']} CPU s; load {res['load']}")
+    for chunk, r in res["chunks"].items():
+        split = ", ".join(f"{k} {v}" for k, v in r["split"].items())
+        print(f"  chunks of {chunk}: {r['us_per_state']} CPU us a state ({split})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
