@@ -1,6 +1,7 @@
 """A writer's claims file: each claim a question, a claimed value and its precision.
 
-The format generalizes the seeds' catalog (``yahtzee_sim/verify/claims.toml``)::
+The format generalizes the source documents' catalog (``yahtzee_sim/questions/sources.toml``, which
+``yahtzee-sim verify`` reads through this module)::
 
     title = "Claims in my article"          # optional
     rules = "yahtzee"                        # default rule set for the claims below
@@ -44,7 +45,7 @@ from pathlib import Path
 
 from .spec import KEYS, parse_claimed, parse_precision, parse_question
 
-CLAIM_KEYS = ("id", "quote", "source", "note", "claimed", "precision", "criterion") + KEYS
+CLAIM_KEYS = ("id", "quote", "english", "source", "note", "claimed", "precision", "criterion") + KEYS
 TOP_KEYS = ("title", "rules", "options", "claim")
 
 
@@ -58,6 +59,8 @@ class Claim:
     claimed: object = None
     precision: float = 0
     criterion: dict | None = None
+    source: str = ""
+    english: str = ""
 
 
 @dataclass
@@ -133,9 +136,27 @@ def load_claims_text(text: str, *, source: str = "") -> ClaimsFile:
             raise ValueError(f"{where}claim {cid!r}: key {key!r}: {exc}") from None
         criterion = _criterion(row["criterion"], cid) if "criterion" in row else None
         claims.append(Claim(id=cid, question=question, quote=str(row.get("quote", "")), claimed=claimed,
-                            precision=precision, criterion=criterion))
+                            precision=precision, criterion=criterion, source=str(row.get("source", "")),
+                            english=str(row.get("english", ""))))
     title = data.get("title", "Claims")
     return ClaimsFile(title=str(title), claims=claims, source=source)
+
+
+SOURCES_FILE = "sources.toml"
+"""The source documents' claims, shipped with the package (``yahtzee-sim verify``)."""
+
+
+def load_sources_file() -> ClaimsFile:
+    """The source documents' own claims (package data), as a parsed claims file.
+
+    >>> f = load_sources_file()
+    >>> len(f.claims) >= 30, f.claims[0].source.startswith("003")
+    (True, True)
+    """
+    from importlib import resources
+
+    text = resources.files(__package__).joinpath(SOURCES_FILE).read_text(encoding="utf-8")
+    return load_claims_text(text, source=f"yahtzee_sim/questions/{SOURCES_FILE}")
 
 
 def load_claims_file(path) -> ClaimsFile:
