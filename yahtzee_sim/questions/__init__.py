@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 
 from .answer import Answer
-from .claims import check, check_claims, load_claims_file
+from .claims import check_claims, load_claims_file
 from .spec import (
     ASKS,
     SCOPES,
@@ -42,7 +42,6 @@ __all__ = [
     "Question",
     "answer",
     "ask",
-    "check",
     "check_claims",
     "load_claims_file",
     "parse_event",
@@ -117,7 +116,7 @@ def ask(what: str = "chance", event: str = "", *, scope: str = "turn", rules="ya
     A card (``filled``, ``upper``): under ``chase`` it only checks that the box is open.
 
     >>> ask("chance", "box chance >= 20", scope="turn", filled="ones,twos", upper=5, throws=2000).exact
-    Fraction(66703, 314928)
+    Fraction(879977609, 967458816)
     """
     spec = {"ask": what, "event": event, "scope": scope, "rules": rules, "options": list(options)}
     for key, value in (("play", play), ("keep", keep), ("dice", dice), ("hold", hold), ("rolls_left", rolls_left),

@@ -69,13 +69,11 @@ class Answer:
         """Attach a verdict on a claimed value stated to ``precision`` (or on a criterion).
 
         The exact value decides when there is one; otherwise the simulated 95% interval
-        (see :mod:`yahtzee_sim.verify.verdict`).
+        (see :mod:`yahtzee_sim.questions.verdict`).
         """
         if claimed is None and criterion is None:
             return self
-        # imported here: the verdicts live beside the claims report (yahtzee_sim.verify),
-        # which a question without a claim does not need
-        from ..verify.verdict import verdict_for_criterion, verdict_for_value
+        from .verdict import verdict_for_criterion, verdict_for_value
 
         if claimed is not None:
             self.claimed, self.precision = claimed, precision

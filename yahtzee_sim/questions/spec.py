@@ -412,7 +412,7 @@ def parse_question(spec: dict, *, rules=None) -> Question:
                              "answers max or min of score in a game")
     elif play not in ("chase", "play-to-win") or (play == "play-to-win" and scope != "table"):
         get_strategy(play)  # an unknown name: one line listing the strategies
-    elif scope in ("game", "table"):
+    elif play == "chase" and scope in ("game", "table"):
         raise ValueError(f"play 'chase' is for roll, position and turn questions; a {scope} question needs a "
                          "strategy (e.g. optimal)")
     constraint = spec.get("constraint")

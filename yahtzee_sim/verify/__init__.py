@@ -136,4 +136,3 @@ def verify_claims(ctx: Context | None = None, *, only: list[str] | None = None, 
             "detail": _detail(a), "seconds": round(a.seconds, 2),
         })
     return pd.DataFrame(rows).set_index("id")
-
