@@ -262,6 +262,19 @@ def answer_table(q, *, games: int = 20_000, seed=None, cache: dict | None = None
     except ValueError as exc:
         method = f"simulation of {games:,} tables"
         note = f"simulated only: {exc}"
+    extra = {}
+    if "play-to-win" in names:
+        # the exact value that stands in for it: optimal in each play-to-win seat (no exact
+        # form exists for a player who watches the others; this is what it is measured against)
+        try:
+            ref = tuple("optimal" if p == "play-to-win" else p for p in names)
+            dists = {p: _distribution(q.rules, p, cache, progress) for p in dict.fromkeys(ref)}
+            odds = win_odds([dists[p] for p in ref], names=[f"{p} (seat {i + 1})" for i, p in enumerate(ref)])
+            extra["optimal_in_its_seat_exact"] = float(odds.p_win[0] if q.event.kind == "win" else odds.p_tie[0])
+            note += ("; 'optimal in its seat exact' is the exact chance with optimal in each play-to-win seat "
+                     "(the other players' exact distributions combined)")
+        except ValueError:
+            pass
     key = ("table", q.rules.key, names, games, seed)
     if key not in cache:
         from ..strategies.play_to_win import PlayToWin
@@ -275,4 +288,4 @@ def answer_table(q, *, games: int = 20_000, seed=None, cache: dict | None = None
     est, ci = sample_statistic("chance", x)
     return Answer(question=q, exact=exact, estimate=est, ci=ci, n=res.n_games, unit="share", method=method,
                   simulated_method=f"{res.n_games:,} simulated tables, players taking turns (seed {res.seed})",
-                  note=note)
+                  note=note, extra=extra)
