@@ -66,7 +66,8 @@ def add_commands(sub) -> None:
     p.add_argument("event", nargs="+", metavar="EVENT",
                    help="a pattern (large_straight), 'box NAME >= N', 'score >= N', 'score between A B', "
                         "upper_bonus, 'scored_five >= K', 'five_of_a_kind >= K', 'zeros >= K', "
-                        "'served generala', win, tie")
+                        "'served generala', win, tie, points_to_come, 'faces 34', best_box, 'A and B' "
+                        "(docs/questions.md)")
     p.add_argument("--scope", default=None, choices=SCOPES,
                    help="roll, position, turn, game or table (default: position with --keep or --dice, else turn)")
     p.add_argument("--rules", default="yahtzee", help="rule set (default: %(default)s); list: yahtzee-sim rules")
