@@ -67,12 +67,24 @@ def _distribution(rules, play, cache: dict, progress=None):
     return cache[key]
 
 
+_EVENTS_MEMO: dict = {}
+"""Event distributions of named rule sets, kept for the process: they have no disk cache,
+and a session (or a test run) asks the same few several times (10 s each on optimal)."""
+
+
 def _events(rules, play, cache: dict, progress=None):
     from ..exact.events import event_distribution
+    from ..rules import REGISTRY
 
     key = ("events", rules.key, play)
     if key not in cache:
-        cache[key] = event_distribution(rules, play, progress=progress)
+        memo = rules.name in REGISTRY and isinstance(play, str) and ":" not in play   # a user's module may change
+        if memo and key in _EVENTS_MEMO:
+            cache[key] = _EVENTS_MEMO[key]
+        else:
+            cache[key] = event_distribution(rules, play, progress=progress)
+            if memo:
+                _EVENTS_MEMO[key] = cache[key]
     return cache[key]
 
 
