@@ -650,8 +650,7 @@ def run_claims(spec: ExperimentSpec, context=None, *, run_options: dict | None =
     for seed in sorted(frame["seed"].unique()):  # sources in order: 000, 001, 003
         group = frame[frame["seed"] == seed]
         display = pd.DataFrame({
-            "Claim": group.index.map(lambda i: f"`{i}`"), "In English": group["english"],
-            "Question": group["question"], "Stated": group["claim"],
+            "Claim": group.index.map(lambda i: f"`{i}`"), "In English": group["english"], "Stated": group["claim"],
             "Exact value": group["exact_text"], "Simulated (95% CI)": group["simulated_text"],
             "Verdict": group["verdict"], "How it was computed": group["method"], "Detail": group["detail"],
         })
