@@ -387,7 +387,7 @@ def _expected_turns(q, n: int, seed) -> Answer:
     a = answer_dice(dataclasses.replace(q, ask="chance"), n=n, seed=seed)
     exact = None if a.exact is None else (1 / a.exact if a.exact else math.inf)
     est = 1 / a.estimate if a.estimate else math.inf
-    lo, hi = a.ci
+    lo, hi = a.ci if a.ci is not None else (0.0, 0.0)
     ci = (1 / hi if hi else math.inf, 1 / lo if lo else math.inf)
     return Answer(question=q, exact=exact, estimate=est, ci=ci, n=a.n, unit="turns",
                   method="1 / (the exact chance per turn): " + a.method,

@@ -247,6 +247,8 @@ def _answer_extreme(q, progress=None) -> Answer:
     from ..exact.extremes import extreme_score
 
     res = extreme_score(q.rules, kind=q.ask, constraint=q.constraint, progress=progress)
+    if res.score is None:
+        raise ValueError(f"no card of {q.rules.key} meets the constraint {q.constraint}")
     return Answer(question=q, exact=int(res.score), unit="points",
                   method=f"backward induction in the {q.ask} semiring (dice chosen too)",
                   note=q.constraint or "no restriction")
