@@ -443,7 +443,8 @@ def answer_card(q) -> Answer:
     points, upper, bonus = card_points(q)
     x = _card_value(q, q.event, points, upper, bonus)
     exact = Fraction(x) if q.ask == "chance" else x
-    written = "; ".join(f"{box} {dice}: {points[box]}" for box, dice in q.write)
+    label = {b.name: b.label for b in q.rules.boxes}
+    written = "; ".join(f"{label.get(box, box)} {dice}: {points[box]}" for box, dice in q.write)
     return Answer(question=q, exact=exact, unit="share" if q.ask == "chance" else "points",
                   method="the rule engine's score table for the written dice (an upper box holding fewer dice: "
                          "face x their count)", note=f"written: {written}; upper total {upper}, bonus {bonus}")
