@@ -134,7 +134,7 @@ class Answer:
             step = f"{self.precision * 100:g}" if self.precision else ""
             return text + (" (exact)" if not self.precision else
                            f" (to {step} percentage point{'' if step == '1' else 's'})")
-        return f"{self.claimed:g}" + (" (exact)" if not self.precision else f" (to {self.precision:g})")
+        return f"{self.claimed:,g}" + (" (exact)" if not self.precision else f" (to {self.precision:,g})")
 
     def __str__(self) -> str:
         """Several lines: the question, the exact value, the simulation, the verdict, how."""
