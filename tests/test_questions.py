@@ -526,51 +526,18 @@ def test_example_claims_files_run_and_every_simulation_agrees(name):
             assert lo - half <= float(a.exact) <= hi + half, c.id   # 2 intervals: a 1-in-10^4 miss
 
 
-# -- the seeds' catalog: the claims a question can express give the same exact values -------------
-
-def _catalog_as_question(c: dict) -> dict | None:
-    """The question behind a catalog claim, where the questions' vocabulary has one."""
-    p = c["params"]
-    rules = p.get("rules", "yahtzee")
-    if c["evaluator"] in ("first_roll_fraction", "first_roll_probability"):
-        return {"ask": "chance", "event": p["pattern"], "scope": "roll", "rules": rules}
-    if c["evaluator"] == "turn_probability":
-        play = "chase" if p.get("policy", "keep-largest") == "best" else p["policy"]
-        return {"ask": "chance", "event": p["pattern"], "scope": "turn", "rules": rules, "play": play}
-    if c["evaluator"] == "optimal_mean":
-        return {"ask": "mean", "event": "score", "scope": "game", "rules": rules, "play": "optimal"}
-    return None
-
-
-def test_catalog_claims_expressible_as_questions_get_the_same_exact_values():
-    """One mechanism, checked where it overlaps the catalog's evaluators (verify still runs
-    them): first-roll and per-turn chances as the same fractions."""
-    from yahtzee_sim.verify import EVALUATORS, Context, load_claims
-
-    ctx = Context(games=256, turns=256, seed=1)
-    seen = 0
-    for c in load_claims():
-        spec = _catalog_as_question(c)
-        if spec is None or spec["scope"] == "game":
-            continue
-        mine = answer(parse_question(spec), throws=256).exact
-        theirs = EVALUATORS[c["evaluator"]](c["params"], ctx).exact
-        assert mine == theirs, c["id"]
-        seen += 1
-    assert seen >= 8
-
+# -- the sources' claims: their optimal mean is the solver's ----------------------------------------
 
 @pytest.mark.slow
-def test_catalog_optimal_means_are_the_same_as_a_game_question():
-    from yahtzee_sim.verify import EVALUATORS, Context, load_claims
+def test_optimal_mean_game_question_is_the_solvers_value():
+    """The game question (the exact score distribution pushed through optimal's decisions)
+    against the solver's own expected score, an independent computation of the same number."""
+    from yahtzee_sim.exact.solver import solve
 
-    ctx = Context(games=2048, turns=256, seed=1)
-    for c in load_claims():
-        spec = _catalog_as_question(c)
-        if spec is not None and spec["scope"] == "game":
-            mine = answer(parse_question(spec), games=2048).exact
-            # the solver's default tables are float32: they agree to about 1e-7 points
-            assert mine == pytest.approx(EVALUATORS[c["evaluator"]](c["params"], ctx).exact, abs=1e-5), c["id"]
+    mine = answer(parse_question({"ask": "mean", "event": "score", "scope": "game", "play": "optimal"}),
+                  games=2048).exact
+    # the solver's default tables are float32: they agree to about 1e-7 points
+    assert mine == pytest.approx(float(solve("yahtzee").expected_score), abs=1e-5)
 
 
 def test_a_game_the_exact_engine_cannot_follow():

@@ -198,8 +198,8 @@ def test_a_greedy_variants_report_compares_greedy_with_greedy():
 def test_claims_report_orders_sources_and_keeps_intervals_off_exact_values(tmp_path):
     spec = parse_spec({"kind": "claims", "games": 256, "turns": 2000}, name="claims")
     rep = run_experiment(spec)
-    headings = [s.heading for s in rep.sections if s.heading.startswith("Seed ")]
-    assert headings == ["Seed 000", "Seed 001", "Seed 003"]
+    headings = [s.heading for s in rep.sections if s.heading.startswith("Source ")]
+    assert headings == ["Source 000", "Source 001", "Source 003"]
     for line in rep.reading.splitlines():
         if "finds exactly" in line:
             assert "95% CI" not in line, line

@@ -288,7 +288,7 @@ def test_verify_shows_its_phase_on_a_terminal(monkeypatch, capsys):
     monkeypatch.setattr(sys, "stderr", fake)
     monkeypatch.setattr(progress, "DELAY", 0.0)
     assert main(["verify", "--games", "1000", "--turns", "5000", "--only", "s001-63"]) == 0
-    assert "checking the seeds' claims" in fake.getvalue() and "elapsed" in fake.getvalue()
+    assert "checking the sources' claims" in fake.getvalue() and "elapsed" in fake.getvalue()
     before = fake.getvalue()
     assert main(["verify", "--games", "1000", "--turns", "5000", "--only", "s001-63", "--json"]) == 0
     assert fake.getvalue() == before

@@ -1,4 +1,5 @@
-"""The claims catalog, the verdict rules and every evaluator at a small size."""
+"""The source documents' claims (a claims file answered by the questions' code), the verdict
+rules, and the catalog's questions against independent computations at a small size."""
 
 from __future__ import annotations
 
@@ -8,13 +9,14 @@ from fractions import Fraction
 import pytest
 
 from yahtzee_sim.cli import main
-from yahtzee_sim.verify import EVALUATORS, Context, load_claims, verify_claims
+from yahtzee_sim.verify import Context, load_claims, verify_claims
 from yahtzee_sim.verify.verdict import VERDICTS, verdict_for_criterion, verdict_for_value
 
 
 # -- the catalog -------------------------------------------------------------------------
 
 def test_catalog_covers_what_the_issue_lists():
+    # the source documents' claims, by the ids scripts use
     ids = {c["id"] for c in load_claims()}
     for needed in ["s003-first-roll-yahtzee", "s003-first-roll-four-or-better", "s003-first-roll-full-house",
                    "s003-first-roll-large-straight", "s003-first-roll-small-or-better",
@@ -40,16 +42,15 @@ def test_quotes_are_verbatim_from_the_seeds():
     if seeds is None:
         pytest.skip("shared/seeds not beside the clone")
     for c in load_claims():
-        text = (seeds / c["seed"]).read_text(encoding="utf-8")
+        text = (seeds / c["source"]).read_text(encoding="utf-8")
         for part in c["quote"].split(" | "):
             assert part.replace("\u00a0", " ").strip() in text.replace("\u00a0", " "), c["id"]
 
 
 @pytest.mark.parametrize("text, message", [
-    ('[[claim]]\nid = "a"\n', "missing"),
-    ('[[claim]]\nid="a"\nseed="003"\nquote="q"\nenglish="e"\nevaluator="nope"\nparams={}\nclaimed=1\n',
-     "unknown evaluator 'nope'"),
-    ('[[claim]]\nid="a"\nseed="003"\nquote="q"\nenglish="e"\nevaluator="par_surplus"\nparams={}\n',
+    ('[[claim]]\nid = "a"\nask = "chance"\nevent = "yahtzee"\nscope = "roll"\nclaimed = 1\n', "unknown event"),
+    ('[[claim]]\nid="a"\nsource="003"\nevaluator="par_surplus"\nclaimed=1\n', "unknown key 'evaluator'"),
+    ('[[claim]]\nid="a"\nsource="003"\nevent="upper"\nscope="card"\nask="value"\nwrite={ sixes = "66" }\n',
      "exactly one of"),
 ])
 def test_malformed_catalog_is_rejected(text, message):
@@ -83,7 +84,7 @@ def test_verdict_uses_the_interval_for_simulated_values():
         verdict_for_criterion(1, {"op": "??"})
 
 
-# -- evaluators ---------------------------------------------------------------------------
+# -- the catalog's questions ------------------------------------------------------------
 
 SMALL = Context(games=3000, turns=50_000, seed=11)
 
@@ -91,24 +92,69 @@ SMALL = Context(games=3000, turns=50_000, seed=11)
 def test_dice_claims_exact_and_simulated_agree():
     frame = verify_claims(SMALL, only=["s003-first-roll", "s003-turn", "s003-turns-per", "s001-turn"])
     assert len(frame) == 10  # 7 first-roll rows, 2 per-turn chances, turns per Yahtzee
-    # Seed 003's first-roll table and both per-turn claims hold (published: 6/7776 etc.).
+    # Source 003's first-roll table and both per-turn claims hold (published: 6/7776 etc.).
     assert set(frame["verdict"]) <= {"confirmed", "confirmed with rounding"}
-    m = EVALUATORS["turn_probability"]({"pattern": "five_of_a_kind", "policy": "keep-largest"}, SMALL)
-    lo, hi = m.ci
-    # The 50,000 simulated turns' 99.9% band easily contains the exact value when the CI is 95%:
-    # allow a small widening so the test is not flaky at the 5% level.
-    width = hi - lo
-    assert lo - width <= float(m.exact) <= hi + width
+    row = frame.loc["s003-turn-yahtzee-keep-largest"]
+    assert row["exact"] == pytest.approx(float(_keep_largest_yahtzee()), rel=1e-12)
+    width = row["ci95_high"] - row["ci95_low"]
+    # allow a widening so the test is not flaky at the 5% level
+    assert row["ci95_low"] - width <= row["exact"] <= row["ci95_high"] + width
+    assert frame.loc["s003-turns-per-yahtzee", "exact"] == pytest.approx(1 / row["exact"])
 
 
-def test_exact_arithmetic_claims():
-    assert EVALUATORS["three_of_each_upper"]({"rules": "yacht"}, SMALL).exact == 63
-    assert EVALUATORS["par_surplus"]({"face": 6, "count": 4}, SMALL).exact == 6
-    assert EVALUATORS["faces_in_every_straight"]({"faces": [3, 4]}, SMALL).exact == 1
-    assert EVALUATORS["faces_in_every_straight"]({"faces": [1]}, SMALL).exact == Fraction(2, 5)
-    ratio = EVALUATORS["open_ended_straight"]({"rolls_left": 1}, SMALL).exact
-    assert ratio == 2  # one die: 2 faces of 6 complete 2-3-4-5, 1 face completes 1-2-3-4
-    assert EVALUATORS["five_box_margin"]({"rules": "yahtzee"}, SMALL).exact == 10
+def _keep_largest_yahtzee() -> Fraction:
+    """P(five alike after three rolls keeping the largest group), plain Python: the state is
+    the size of the largest group (which face does not matter), each throw enumerated."""
+    from collections import Counter
+
+    def largest(dice):
+        return max(Counter(dice).values())
+
+    dist = Counter()
+    for t in _throws():
+        dist[largest(t)] += Fraction(1, 6 ** 5)
+    for _ in range(2):
+        nxt = Counter()
+        for k, p in dist.items():
+            if k == 5:
+                nxt[5] += p
+                continue
+            for t in _throws(5 - k):
+                nxt[largest((1,) * k + t)] += p * Fraction(1, 6 ** (5 - k))
+        dist = nxt
+    return dist[5]
+
+
+def _throws(n_dice=5, faces=6):
+    import itertools
+
+    return itertools.product(range(1, faces + 1), repeat=n_dice)
+
+
+def test_arithmetic_claims_against_plain_computation():
+    import dataclasses
+
+    from yahtzee_sim.questions import answer, parse_question
+
+    frame = verify_claims(SMALL, only=["s003-63", "s001-63", "s003-four-sixes", "s003-tip-middle",
+                                       "s001-tip-open", "s000-yahtzee-highest"])
+    assert frame.loc["s003-63-three-each", "exact"] == 3 * sum(range(1, 7))
+    assert frame.loc["s001-63-three-each", "exact"] == 3 * sum(range(1, 7))
+    assert frame.loc["s003-four-sixes-compensate", "exact"] == 4 * 6 - 3 * 6
+    # every throw holding a run of four holds 3 and 4: brute force over the 7,776 throws
+    runs = [set(range(a, a + 4)) for a in (1, 2, 3)]
+    straights = [t for t in _throws() if any(r <= set(t) for r in runs)]
+    share = Fraction(sum({3, 4} <= set(t) for t in straights), len(straights))
+    assert frame.loc["s003-tip-middle-numbers", "exact"] == share == 1
+    # holding 2345 with one roll left: 2 faces of 6 complete it, against 1 for 1234
+    q = parse_question({"ask": "chance", "event": "large_straight", "scope": "position", "keep": "2345",
+                        "rolls_left": 1, "versus": {"keep": "1234"}, "compare": "ratio"})
+    assert answer(q, throws=2000).exact == Fraction(2, 6) / Fraction(1, 6)
+    q2 = dataclasses.replace(q, versus=dataclasses.replace(q.versus, rolls_left=2), rolls_left=2)
+    assert answer(q2, throws=2000).exact == (1 - Fraction(4, 6) ** 2) / (1 - Fraction(5, 6) ** 2)
+    assert frame.loc["s001-tip-open-ended", "exact"] == pytest.approx(float(Fraction(5, 9) / Fraction(11, 36)))
+    # official Yahtzee: 50 for the Yahtzee box, 40 for a large straight, the best other box
+    assert frame.loc["s000-yahtzee-highest-box", "exact"] == 50 - 40
 
 
 def test_extreme_claims_of_seed_000():
@@ -142,12 +188,36 @@ def test_verify_cli_json_and_bad_input(capsys):
     assert "positive integer" in capsys.readouterr().err
 
 
+def test_verify_and_check_are_one_mechanism(tmp_path, capsys):
+    """verify reads the package's claims file through the questions' code: checking the same
+    file with `yahtzee-sim check` gives the same exact values and verdicts."""
+    import json
+    from importlib import resources
+
+    only = ["s003-first-roll", "s003-63", "s001-tip-open", "s000-yatzy"]
+    text = resources.files("yahtzee_sim.questions").joinpath("sources.toml").read_text(encoding="utf-8")
+    head, *blocks = text.split("\n[[claim]]\n")
+    keep = [b for b in blocks if any(b.startswith(f'id = "{o}') for o in only)]
+    path = tmp_path / "sources.toml"   # those claims of the package's file, as a writer's file
+    path.write_text(head + "".join("\n[[claim]]\n" + b for b in keep), encoding="utf-8")
+    frame = verify_claims(Context(games=500, turns=2000, seed=4), only=only)
+    assert main(["check", str(path), "--throws", "2000", "--games", "500", "--seed", "4", "--json"]) == 0
+    checked = {c["id"]: c for c in json.loads(capsys.readouterr().out)["claims"]}
+    for cid, row in frame.iterrows():
+        exact = checked[cid]["exact"]
+        exact = exact["value"] if isinstance(exact, dict) else exact
+        assert row["verdict"] == checked[cid]["verdict"] and row["exact"] == pytest.approx(exact), cid
+        estimate = checked[cid]["estimate"]
+        assert (estimate is None and math.isnan(row["estimate"])) or row["estimate"] == estimate, cid
+    assert len(frame) == len(checked) == 12
+
+
 def test_verify_gives_the_same_answers_on_every_backend(capsys):
     import json
 
     outputs = []
     for backend in (["--backend", "serial"], ["--backend", "processes", "--jobs", "2"]):
-        assert main(["verify", "--only", "s003-turn", "--only", "s003-yahtzee-in", "--games", "2048",
+        assert main(["verify", "--only", "s003-turn", "--only", "s003-tip-chance", "--games", "2048",
                      "--turns", "4096", "--seed", "5", "--json", *backend]) == 0
         claims = json.loads(capsys.readouterr().out)["claims"]
         outputs.append([{k: v for k, v in c.items() if k != "seconds"} for c in claims])

@@ -39,7 +39,7 @@ _EXPORTS = {
     "Strategy": "strategy", "get_strategy": "strategy", "register": "strategy",
     "strategy_names": "strategy", "best_legal": "strategy", "ChunkDecisions": "strategy",
     "compare_results": "stats",
-    "ask": "questions", "check": "questions",
+    "ask": "questions", "check": ("report.claims", "check"),   # a claims file, checked and reported
     "benchmark": "benchmarking", "Benchmark": "benchmarking",
     "check_strategy": "checks", "check_ruleset": "checks",
 }

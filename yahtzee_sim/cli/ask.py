@@ -9,8 +9,9 @@ with a verdict on a claimed value.
 
 from __future__ import annotations
 
-ASKS = ("chance", "mean", "sd", "percentile", "expected-rolls", "max", "min")   # questions.spec.ASKS
-SCOPES = ("roll", "position", "turn", "game", "table")
+ASKS = ("chance", "mean", "sd", "percentile", "expected-rolls", "expected-turns", "max", "min",
+        "value")   # questions.spec.ASKS
+SCOPES = ("roll", "position", "turn", "game", "table", "card")   # questions.spec.SCOPES
 
 
 def _players(values):
@@ -33,7 +34,8 @@ def cmd_ask(args) -> int:
             "options": args.option}
     for key, value in (("play", args.play or args.strategy), ("keep", args.keep), ("dice", args.dice),
                        ("hold", args.hold), ("rolls_left", args.rolls_left), ("q", args.q),
-                       ("players", _players(args.players))):
+                       ("players", _players(args.players)), ("filled", args.filled), ("upper", args.upper),
+                       ("given", args.given), ("constraint", args.constraint)):
         if value is not None:
             spec[key] = value
     question = parse_question(spec)
@@ -64,7 +66,8 @@ def add_commands(sub) -> None:
     p.add_argument("event", nargs="+", metavar="EVENT",
                    help="a pattern (large_straight), 'box NAME >= N', 'score >= N', 'score between A B', "
                         "upper_bonus, 'scored_five >= K', 'five_of_a_kind >= K', 'zeros >= K', "
-                        "'served generala', win, tie")
+                        "'served generala', win, tie, points_to_come, 'faces 34', best_box, 'A and B' "
+                        "(docs/questions.md)")
     p.add_argument("--scope", default=None, choices=SCOPES,
                    help="roll, position, turn, game or table (default: position with --keep or --dice, else turn)")
     p.add_argument("--rules", default="yahtzee", help="rule set (default: %(default)s); list: yahtzee-sim rules")
@@ -77,6 +80,13 @@ def add_commands(sub) -> None:
     p.add_argument("--dice", default=None, help="a position: the dice in front of you after a throw, e.g. 12345")
     p.add_argument("--hold", default=None, help="with --dice: the dice you mean to hold (answered beside the best hold)")
     p.add_argument("--rolls-left", type=int, default=None, help="a position: the throws still to come")
+    p.add_argument("--filled", default=None,
+                   help="a position or turn on a card: the boxes already used, e.g. ones,twos (docs/questions.md)")
+    p.add_argument("--upper", default=None, help="with a card: the upper section's points so far, e.g. 12")
+    p.add_argument("--given", default=None, help="a game question: only the games where this holds, e.g. "
+                                                 "'box sixes >= 18' (simulated)")
+    p.add_argument("--constraint", default=None,
+                   help="with --play any (the best or worst card possible): e.g. no-five-of-a-kind")
     p.add_argument("--q", type=float, default=None, help="the percentile asked (0 < q <= 100)")
     p.add_argument("--players", nargs="+", default=None,
                    help="a table: a number of players all playing --play, or one strategy per seat (seat 1 is asked about)")

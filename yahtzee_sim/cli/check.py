@@ -30,7 +30,9 @@ def cmd_check(args) -> int:
 
         command = (f"yahtzee-sim check {shlex.quote(args.file)} --games {args.games} --throws {args.throws} "
                    f"--seed {args.seed} --out {shlex.quote(args.out)}")
-        write_report(result.report(command), out_dir)
+        from ..report.claims import claims_report
+
+        write_report(claims_report(result, command), out_dir)
     if args.json:
         print_json(result.to_json())
         return 0

@@ -1,4 +1,7 @@
-"""``yahtzee-sim verify``: every claim of the seeds, evaluated, with a verdict."""
+"""``yahtzee-sim verify``: every claim of the source documents, evaluated, with a verdict.
+
+The claims are a claims file shipped with the package, answered by the same code as
+``yahtzee-sim check`` (yahtzee_sim.verify, yahtzee_sim.questions)."""
 
 from __future__ import annotations
 
@@ -26,13 +29,13 @@ def cmd_verify(args) -> int:
         check_replaceable(out_dir)
         command = (f"yahtzee-sim verify --games {args.games} --turns {args.turns} --seed {args.seed}"
                    + "".join(f" --only {shlex.quote(o)}" for o in only or ()) + f" --out {shlex.quote(args.out)}")
-        with progress_for(args) as progress, heartbeat(progress, "checking the seeds' claims") as step:
+        with progress_for(args) as progress, heartbeat(progress, "checking the sources' claims") as step:
             run_options["progress"] = step
             report = run_experiment(spec, command=command, context=ctx, only=only)
         out = write_report(report, out_dir)
         frame = report.data["claims"]
     else:
-        with progress_for(args) as progress, heartbeat(progress, "checking the seeds' claims") as step:
+        with progress_for(args) as progress, heartbeat(progress, "checking the sources' claims") as step:
             run_options["progress"] = step
             frame = verify_claims(ctx, only=only)
     if args.json:
@@ -48,7 +51,7 @@ def cmd_verify(args) -> int:
 
 
 def _print_claims(frame) -> None:
-    """One block per claim, wrapped to the terminal: id, seed and verdict, then the
+    """One block per claim, wrapped to the terminal: id, source and verdict, then the
     claim and what was found (exact, simulated with its 95% interval), as
     ``verify_claims`` words them."""
     from ._common import print_wrapped
@@ -57,7 +60,7 @@ def _print_claims(frame) -> None:
         return value is not None and str(value).strip() not in ("", "nan", "None", "<NA>")
 
     for claim_id, row in frame.iterrows():
-        print_wrapped(f"{claim_id} (seed {row['seed']}): {row['verdict']}", hang=4)
+        print_wrapped(f"{claim_id} (source {row['seed']}): {row['verdict']}", hang=4)
         found = [f"claim {row['claim']}"]
         if given(row.get("exact_text")):
             found.append(f"exact {row['exact_text']}")
@@ -69,9 +72,11 @@ def _print_claims(frame) -> None:
 def add_commands(sub) -> None:
     from ._common import add_json_arg, add_run_args, add_seed_arg, positive_int
 
-    p = sub.add_parser("verify", help="check every numeric claim of the seed documents")
+    p = sub.add_parser("verify", help="check every numeric claim of the source documents")
     p.add_argument("--games", type=positive_int, default=100_000, help="games per simulated strategy")
-    p.add_argument("--turns", type=positive_int, default=1_000_000, help="single turns per simulated turn claim")
+    p.add_argument("--turns", "--throws", dest="turns", type=positive_int, default=1_000_000,
+                   help="simulated throws, positions or turns per roll, position or turn claim (--throws as in "
+                        "yahtzee-sim check)")
     add_seed_arg(p, default=2026)
     p.add_argument("--only", action="append", default=None, metavar="ID", help="claim ids starting with ID")
     p.add_argument("--out", default=None,

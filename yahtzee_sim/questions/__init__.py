@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 
 from .answer import Answer
-from .claims import check, check_claims, load_claims_file
+from .claims import check_claims, load_claims_file
 from .spec import (
     ASKS,
     SCOPES,
@@ -42,7 +42,6 @@ __all__ = [
     "Question",
     "answer",
     "ask",
-    "check",
     "check_claims",
     "load_claims_file",
     "parse_event",
@@ -72,11 +71,27 @@ def answer(question: Question, *, games: int = DEFAULT_GAMES, throws: int = DEFA
         if isinstance(value, bool) or not isinstance(value, int) or value < 2:
             raise ValueError(f"{name} must be a whole number of at least 2, got {value!r}")
     start = time.perf_counter()
-    if question.scope in ("roll", "position", "turn"):
+    if question.versus is not None:
+        import dataclasses
+
+        from .answer import combine
+
+        first = answer(dataclasses.replace(question, versus=None, compare=None), games=games, throws=throws,
+                       seed=seed, cache=cache, progress=progress, run_options=run_options)
+        other = answer(question.versus, games=games, throws=throws, seed=seed, cache=cache, progress=progress,
+                       run_options=run_options)
+        out = combine(question, first, other)
+        out.seconds = time.perf_counter() - start
+        return out
+    if question.scope == "card":
+        from .dicescope import answer_card
+
+        out = answer_card(question)
+    elif question.scope in ("roll", "position", "turn"):
         out = answer_dice(question, n=throws, seed=seed)
     elif question.scope == "game":
         out = answer_game(question, games=games, seed=seed, cache=cache, progress=progress, run_options=run_options)
-    else:
+    elif question.scope == "table":
         out = answer_table(question, games=games, seed=seed, cache=cache, progress=progress)
     out.seconds = time.perf_counter() - start
     return out
@@ -84,6 +99,7 @@ def answer(question: Question, *, games: int = DEFAULT_GAMES, throws: int = DEFA
 
 def ask(what: str = "chance", event: str = "", *, scope: str = "turn", rules="yahtzee", options=(),
         play: str | None = None, keep=None, dice=None, hold=None, rolls_left=None, q=None, players=None,
+        filled=None, upper=None, given=None, versus=None, compare=None, write=None, constraint=None,
         claimed=None, precision=0, criterion=None, games: int = DEFAULT_GAMES, throws: int = DEFAULT_THROWS,
         seed=DEFAULT_SEED, progress=None) -> Answer:
     """Ask one question; with ``claimed`` (and its ``precision``) get a verdict too.
@@ -96,10 +112,16 @@ def ask(what: str = "chance", event: str = "", *, scope: str = "turn", rules="ya
 
     >>> ask("mean", "box chance", scope="turn", throws=2000).exact
     Fraction(70, 3)
+
+    A card (``filled``, ``upper``): under ``chase`` it only checks that the box is open.
+
+    >>> ask("chance", "box chance >= 20", scope="turn", filled="ones,twos", upper=5, throws=2000).exact
+    Fraction(879977609, 967458816)
     """
     spec = {"ask": what, "event": event, "scope": scope, "rules": rules, "options": list(options)}
     for key, value in (("play", play), ("keep", keep), ("dice", dice), ("hold", hold), ("rolls_left", rolls_left),
-                       ("q", q), ("players", players)):
+                       ("q", q), ("players", players), ("filled", filled), ("upper", upper), ("given", given),
+                       ("versus", versus), ("compare", compare), ("write", write), ("constraint", constraint)):
         if value is not None:
             spec[key] = value
     question = parse_question(spec)

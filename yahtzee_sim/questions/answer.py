@@ -69,13 +69,11 @@ class Answer:
         """Attach a verdict on a claimed value stated to ``precision`` (or on a criterion).
 
         The exact value decides when there is one; otherwise the simulated 95% interval
-        (see :mod:`yahtzee_sim.verify.verdict`).
+        (see :mod:`yahtzee_sim.questions.verdict`).
         """
         if claimed is None and criterion is None:
             return self
-        # imported here: the verify package loads the catalog's evaluators (and scipy),
-        # which a question without a claim does not need
-        from ..verify.verdict import verdict_for_criterion, verdict_for_value
+        from .verdict import verdict_for_criterion, verdict_for_value
 
         if claimed is not None:
             self.claimed, self.precision = claimed, precision
@@ -136,7 +134,7 @@ class Answer:
             step = f"{self.precision * 100:g}" if self.precision else ""
             return text + (" (exact)" if not self.precision else
                            f" (to {step} percentage point{'' if step == '1' else 's'})")
-        return f"{self.claimed:g}" + (" (exact)" if not self.precision else f" (to {self.precision:g})")
+        return f"{self.claimed:,g}" + (" (exact)" if not self.precision else f" (to {self.precision:,g})")
 
     def __str__(self) -> str:
         """Several lines: the question, the exact value, the simulation, the verdict, how."""
@@ -195,6 +193,57 @@ class Answer:
 
     def __repr__(self) -> str:
         return f"Answer(exact={self.exact!r}, estimate={self.estimate!r}, ci={self.ci!r}, verdict={self.verdict!r})"
+
+
+def combine(q, a: Answer, b: Answer) -> Answer:
+    """``a`` minus ``b`` (``q.compare == "difference"``) or ``a`` over ``b`` (``"ratio"``).
+
+    Exact when both are; the simulated estimates combined the same way, with a 95%
+    interval that treats the two simulations as independent (Katz's log interval for a
+    ratio of two chances, the delta method otherwise).
+
+    >>> from fractions import Fraction
+    >>> class Q: compare = "ratio"; versus = None
+    >>> combine(Q(), Answer(None, exact=Fraction(5, 9), unit="share"), Answer(None, exact=Fraction(11, 36))).exact
+    Fraction(20, 11)
+    """
+    ratio = q.compare == "ratio"
+
+    def op(x, y):
+        if ratio:
+            if y == 0:
+                return math.inf
+            if isinstance(x, (int, np.integer, Fraction)) and isinstance(y, (int, np.integer, Fraction)):
+                return Fraction(int(x) if not isinstance(x, Fraction) else x) / y
+            return float(x) / float(y)
+        if isinstance(x, float) or isinstance(y, float):
+            return float(x) - float(y)
+        return x - y
+
+    exact = op(a.exact, b.exact) if a.exact is not None and b.exact is not None else None
+    est = ci = None
+    if a.estimate is not None and b.estimate is not None:
+        est = op(a.estimate, b.estimate)
+        if a.ci is not None and b.ci is not None and math.isfinite(est):
+            if ratio and a.unit == "share" and b.unit == "share" and a.estimate > 0 and b.estimate > 0:
+                k1, n1, k0, n0 = a.estimate * a.n, a.n, b.estimate * b.n, b.n
+                se = math.sqrt(max(1 / k1 - 1 / n1 + 1 / k0 - 1 / n0, 0.0))   # Katz
+                ci = (est * math.exp(-Z95 * se), est * math.exp(Z95 * se))
+            else:
+                se1, se2 = (a.ci[1] - a.ci[0]) / (2 * Z95), (b.ci[1] - b.ci[0]) / (2 * Z95)
+                if ratio and a.estimate and b.estimate:
+                    s = math.sqrt((se1 / a.estimate) ** 2 + (se2 / b.estimate) ** 2)
+                    ci = (est * math.exp(-Z95 * s), est * math.exp(Z95 * s))
+                elif not ratio:
+                    s = math.hypot(se1, se2)
+                    ci = (est - Z95 * s, est + Z95 * s)
+    word = "divided by" if ratio else "minus"
+    method = f"({a.method}) {word} ({b.method})"
+    sim = f"({a.simulated_method}) {word} ({b.simulated_method})" if est is not None else ""
+    extra = {"this": a.exact_text or a.simulated_text, "versus": b.exact_text or b.simulated_text}
+    note = "; ".join(x for x in (a.note, b.note) if x)
+    return Answer(question=q, exact=exact, estimate=est, ci=ci, n=min(a.n, b.n),
+                  unit="ratio" if ratio else a.unit, method=method, simulated_method=sim, note=note, extra=extra)
 
 
 # -- simulated statistics with a 95% interval ---------------------------------------------

@@ -1,6 +1,7 @@
 """A writer's claims file: each claim a question, a claimed value and its precision.
 
-The format generalizes the seeds' catalog (``yahtzee_sim/verify/claims.toml``)::
+The format generalizes the source documents' catalog (``yahtzee_sim/questions/sources.toml``, which
+``yahtzee-sim verify`` reads through this module)::
 
     title = "Claims in my article"          # optional
     rules = "yahtzee"                        # default rule set for the claims below
@@ -44,7 +45,7 @@ from pathlib import Path
 
 from .spec import KEYS, parse_claimed, parse_precision, parse_question
 
-CLAIM_KEYS = ("id", "quote", "source", "note", "claimed", "precision", "criterion") + KEYS
+CLAIM_KEYS = ("id", "quote", "english", "source", "note", "claimed", "precision", "criterion") + KEYS
 TOP_KEYS = ("title", "rules", "options", "claim")
 
 
@@ -58,6 +59,8 @@ class Claim:
     claimed: object = None
     precision: float = 0
     criterion: dict | None = None
+    source: str = ""
+    english: str = ""
 
 
 @dataclass
@@ -133,9 +136,27 @@ def load_claims_text(text: str, *, source: str = "") -> ClaimsFile:
             raise ValueError(f"{where}claim {cid!r}: key {key!r}: {exc}") from None
         criterion = _criterion(row["criterion"], cid) if "criterion" in row else None
         claims.append(Claim(id=cid, question=question, quote=str(row.get("quote", "")), claimed=claimed,
-                            precision=precision, criterion=criterion))
+                            precision=precision, criterion=criterion, source=str(row.get("source", "")),
+                            english=str(row.get("english", ""))))
     title = data.get("title", "Claims")
     return ClaimsFile(title=str(title), claims=claims, source=source)
+
+
+SOURCES_FILE = "sources.toml"
+"""The source documents' claims, shipped with the package (``yahtzee-sim verify``)."""
+
+
+def load_sources_file() -> ClaimsFile:
+    """The source documents' own claims (package data), as a parsed claims file.
+
+    >>> f = load_sources_file()
+    >>> len(f.claims) >= 30, f.claims[0].source.startswith("003")
+    (True, True)
+    """
+    from importlib import resources
+
+    text = resources.files(__package__).joinpath(SOURCES_FILE).read_text(encoding="utf-8")
+    return load_claims_text(text, source=f"yahtzee_sim/questions/{SOURCES_FILE}")
 
 
 def load_claims_file(path) -> ClaimsFile:
@@ -199,34 +220,6 @@ class ClaimsResult:
         return {"title": self.file.title, "file": self.file.source, "games": self.games, "throws": self.throws,
                 "seed": self.seed, "claims": out}
 
-    def report(self, command: str):
-        """The report (README with the verdict table and how each number was computed, CSV)."""
-        from ..report.document import Report
-
-        frame = self.frame()
-        rep = Report(name="claims-check", title=self.file.title,
-                     question="Is each number of these claims right? Each is computed exactly where the exact "
-                              "engine can, beside a simulation with its 95% interval, and given a verdict.",
-                     command=command, seed=self.seed)
-        display = frame.reset_index()[["id", "claim", "exact_text", "simulated_text", "verdict"]].rename(
-            columns={"id": "claim id", "claim": "claimed", "exact_text": "exact",
-                     "simulated_text": "simulated (95% CI)"})
-        counts = frame["verdict"].value_counts()
-        rep.add_text("Verdicts", ", ".join(f"{v}: {int(n)}" for v, n in counts.items()) + ".\n\n"
-                     "Verdicts: **confirmed** (the true value rounds to the claim at its stated precision), "
-                     "**confirmed with rounding** (off by at most one unit of that precision), **imprecise** "
-                     "(within three units or 10%), **wrong** (anything else). The exact value decides where "
-                     "there is one; otherwise the simulated interval.")
-        rep.add_table("claims", frame, display=display)
-        lines = []
-        for cid, row in frame.iterrows():
-            quote = f" “{row['quote']}”" if row["quote"] else ""
-            how = row["method"][:1].upper() + row["method"][1:]
-            lines.append(f"* **{cid}**{quote} Question: {row['question']}. {how}."
-                         + (f" Note: {row['note']}." if row["note"] else ""))
-        rep.add_text("How it was computed", "\n".join(lines))
-        return rep
-
 
 def check_claims(claims: ClaimsFile, *, games: int = 20_000, throws: int = 100_000, seed: int = 2026,
                  progress=None, run_options=None) -> ClaimsResult:
@@ -248,27 +241,3 @@ def check_claims(claims: ClaimsFile, *, games: int = 20_000, throws: int = 100_0
     report("claims", n, n)
     return ClaimsResult(file=claims, answers=answers, games=games, throws=throws, seed=seed,
                         seconds=time.perf_counter() - start)
-
-
-def check(path, *, games: int = 20_000, throws: int = 100_000, seed: int = 2026, out=None, progress=None):
-    """Check the claims of the file at ``path``; with ``out``, also write the report there.
-
-    >>> import pathlib, tempfile
-    >>> f = pathlib.Path(tempfile.mkdtemp()) / "mine.toml"
-    >>> _ = f.write_text('[[claim]]\\nid = "y"\\nask = "chance"\\nevent = "five_of_a_kind"\\nscope = "roll"\\n'
-    ...                  'claimed = "6/7776"\\n')
-    >>> check(f, throws=1000).frame().loc["y", "verdict"]
-    'confirmed'
-    """
-    claims = load_claims_file(path)
-    if out is not None:
-        from ..report.output import check_output_root, check_replaceable
-
-        check_replaceable(check_output_root(out))   # before any work: a bad folder fails at once
-    result = check_claims(claims, games=games, throws=throws, seed=seed, progress=progress)
-    if out is not None:
-        from ..report.document import write_report
-
-        command = f"yahtzee-sim check {path} --games {games} --throws {throws} --seed {seed} --out {out}"
-        write_report(result.report(command), Path(out))
-    return result

@@ -26,18 +26,86 @@ from .answer import Answer, sample_statistic
 
 
 def final_values(q) -> np.ndarray:
-    """(R,) what each final roll is worth to the question: 0/1 for a condition, else points."""
+    """(R,) what each final roll is worth to the question: 0/1 for a condition, else points
+    (floating point for ``points_to_come``: the solver's expected points)."""
+    if q.event.kind == "points_to_come":
+        return card_values(q)
+    return _values(q, q.event)
+
+
+def _values(q, ev) -> np.ndarray:
     from ..patterns import pattern_table
 
-    rules, ev = q.rules, q.event
+    rules = q.rules
+    if ev.kind == "all":
+        out = np.ones(rules.dice.n_rolls, dtype=np.int64)
+        for part in ev.parts:
+            out = out * _values(q, part)
+        return out
+    if ev.kind == "not":
+        return 1 - _values(q, ev.parts[0])
     if ev.kind == "pattern":
         return pattern_table(rules.dice)[ev.name].to_numpy().astype(np.int64)
+    if ev.kind == "faces":   # the dice show at least these faces
+        need = _counts(rules.dice, [int(c) for c in ev.name])
+        return (rules.dice.roll_counts >= need[None, :]).all(axis=1).astype(np.int64)
     tables = rules.score_tables
     # the points as the box scores them on a fresh card: dice of the first throw where
     # that matters (Generala's served dice), else of the last
     table = tables[0] if q.scope == "roll" else tables[-1]
-    x = table[:, rules.box_index(ev.name)].astype(np.int64)
+    if ev.kind == "best_box":
+        cols = [b for b in range(rules.n_boxes) if ev.name is None or rules.box_names[b] != ev.name]
+        x = table[:, cols].max(axis=1).astype(np.int64)
+    else:
+        x = table[:, rules.box_index(ev.name)].astype(np.int64)
     return ev.holds(x).astype(np.int64) if ev.op is not None else x
+
+
+def card_values(q) -> np.ndarray:
+    """(R,) the expected points the rest of the game adds (this turn's box included) for
+    each final roll of a turn on the question's card, under optimal play: the best box
+    for the roll by the solver's value of the state it leads to.
+
+    A filled five-of-a-kind box counts as scored 0 (no bonus to come).
+    """
+    from ..exact.solver import solve
+    from ..rules import REGISTRY
+
+    rules, d = q.rules, q.rules.dice
+    sol = solve(rules, cache=rules.name in REGISTRY)
+    n = d.n_rolls
+    filled = np.zeros((1, rules.n_boxes), dtype=bool)
+    for b in q.filled:
+        filled[0, rules.box_index(b)] = True
+    upper = int(q.upper or 0)
+    rolls = np.arange(n)
+    legal, scores, bonus = rules.turn_options(np.repeat(filled, n, 0), np.zeros(n, dtype=bool), rolls)
+    scores = scores.astype(np.int64)
+    gain = scores + rules.upper_bonus_gain(np.full(n, upper), scores) + bonus[:, None]
+    five = rules.five_box_index if rules.five_box is not None else -1
+    final = np.full(n, -np.inf)
+    for b in np.flatnonzero(~filled[0]):
+        after = filled.copy()
+        after[0, b] = True
+        up_after = np.full(n, upper) + (scores[:, b] if rules.is_upper[b] else 0)
+        if rules.upper_bonus:
+            up_after = np.minimum(up_after, rules.upper_bonus_threshold)
+        full_after = (b == five) & (scores[:, b] == rules.five_box_points) if five >= 0 else np.zeros(n, bool)
+        nxt = np.asarray(sol.value(np.repeat(after, n, 0), up_after, full_after), dtype=np.float64)
+        final = np.where(legal[:, b], np.maximum(final, gain[:, b] + nxt), final)
+    if not np.isfinite(final).all():
+        raise ValueError("this card cannot occur in a game (the solver has no value for it): check filled and upper")
+    return final
+
+
+def _card_plan(q, x: np.ndarray, j_max: int) -> dict:
+    """Optimal play's keeps on the question's card: those that maximize the expected
+    points to come (the solver's decisions for this card)."""
+    from ..exact.widget import best_keeps
+
+    v = card_values(q) if q.event.kind != "points_to_come" else x
+    plan = best_keeps(q.rules.dice, v.astype(np.float64)[None, :], rolls_left=j_max)
+    return {j: plan.keeps[j][0].astype(np.intp)[:, None] for j in range(1, j_max + 1)}
 
 
 def _rerolls(q) -> int:
@@ -58,6 +126,8 @@ def policy_tables(q, x: np.ndarray) -> dict:
     j_max = _rerolls(q)
     if j_max == 0:
         return {}
+    if q.play == "optimal" and (q.has_card or q.event.kind == "points_to_come"):
+        return _card_plan(q, x, j_max)
     if q.play == "chase":
         plan = best_keeps(d, x.astype(np.float64)[None, :], rolls_left=j_max)
         return {j: plan.keeps[j][0].astype(np.intp)[:, None] for j in range(1, j_max + 1)}
@@ -121,6 +191,10 @@ def exact_statistic(ask: str, w: np.ndarray, den: int, x: np.ndarray, q_pct=None
     >>> exact_statistic("mean", w, 4, np.array([0, 4, 8])), exact_statistic("percentile", w, 4, np.array([0, 4, 8]), 50)
     (Fraction(5, 1), 4)
     """
+    if np.asarray(x).dtype.kind == "f":   # the solver's expected points: a float mean
+        if ask != "mean":
+            raise ValueError(f"{ask} of expected points is not defined; ask their mean")
+        return math.fsum(float(Fraction(int(wi), den)) * float(v) for wi, v in zip(w, x) if wi)
     xs = [int(v) for v in x]
     if ask == "chance":
         return Fraction(sum(wi for wi, v in zip(w, xs) if v), den)
@@ -224,6 +298,8 @@ def answer_dice(q, *, n: int = 100_000, seed=None) -> Answer:
     from ..exact.turns import expected_rolls
 
     rules, d = q.rules, q.rules.dice
+    if q.ask == "expected-turns":
+        return _expected_turns(q, n, seed)
     rng = np.random.default_rng(np.random.SeedSequence(seed))
     x = final_values(q)
     unit = "share" if q.ask == "chance" else ("rolls" if q.ask == "expected-rolls" else "points")
@@ -270,8 +346,13 @@ def answer_dice(q, *, n: int = 100_000, seed=None) -> Answer:
             where = f"{dice_word(q.keep)} held and {q.rolls_left} throws to come"
         else:
             where = f"the dice {dice_word(q.dice)} with {q.rolls_left} rolls left"
+        if q.play == "optimal" and (q.has_card or q.event.kind == "points_to_come"):
+            keeps_words = ("optimal play's keeps for this card (those maximizing the expected points to come, "
+                           "from the solver's values of the states each box leads to)")
         how = (f"exact Markov chain over the {d.n_rolls} rolls from {where}, under {keeps_words} "
                f"(integer counts out of {d.n_faces ** d.n_dice:,} per throw)")
+        if x.dtype.kind == "f":
+            how += "; the points to come are the solver's expected values (floating point)"
         sim_how = f"{n:,} simulated {'turns' if q.scope == 'turn' else 'plays of this position'} under the same keeps"
     if q.ask == "sd":
         how += "; the sd is the square root of the exact variance"
@@ -297,3 +378,73 @@ def answer_dice(q, *, n: int = 100_000, seed=None) -> Answer:
         exact, est, ci = value_h, est_h, ci_h
     return Answer(question=q, exact=exact, estimate=est, ci=ci, n=n, unit=unit, method=how,
                   simulated_method=sim_how, extra=extra, note=note)
+
+
+def _expected_turns(q, n: int, seed) -> Answer:
+    """Fresh turns until the event: 1 / its chance per turn (a geometric count)."""
+    import dataclasses
+
+    a = answer_dice(dataclasses.replace(q, ask="chance"), n=n, seed=seed)
+    exact = None if a.exact is None else (1 / a.exact if a.exact else math.inf)
+    est = 1 / a.estimate if a.estimate else math.inf
+    lo, hi = a.ci if a.ci is not None else (0.0, 0.0)
+    ci = (1 / hi if hi else math.inf, 1 / lo if lo else math.inf)
+    return Answer(question=q, exact=exact, estimate=est, ci=ci, n=a.n, unit="turns",
+                  method="1 / (the exact chance per turn): " + a.method,
+                  simulated_method=f"1 / (the share of {a.n:,} simulated turns)", note=a.note)
+
+
+def card_points(q) -> tuple[dict, int, int]:
+    """({box: points}, upper total, upper bonus) of a written card (scope ``card``).
+
+    A box holding all the dice scores by the rule engine's table; an upper box may hold
+    fewer dice (face x their count).
+    """
+    rules, d = q.rules, q.rules.dice
+    points = {}
+    for box, dice in q.write:
+        b = rules.box_index(box)
+        faces = [int(c) for c in dice]
+        if len(faces) == d.n_dice:
+            points[box] = int(rules.score_table[d.roll_index_of(faces), b])
+        else:
+            face = int(rules.upper_face[b])
+            points[box] = face * sum(1 for f in faces if f == face)
+    upper = sum(p for box, p in points.items() if rules.is_upper[rules.box_index(box)])
+    bonus = 0
+    if rules.upper_bonus:
+        first_upper = int(np.flatnonzero(rules.is_upper)[0])
+        col = np.zeros((1, rules.n_boxes), dtype=np.int64)
+        col[0, first_upper] = upper
+        bonus = int(rules.upper_bonus_gain(np.zeros(1, dtype=np.int64), col)[0, first_upper])
+    return points, upper, bonus
+
+
+def _card_value(q, ev, points, upper, bonus):
+    if ev.kind == "all":
+        return int(all(_card_value(q, p, points, upper, bonus) for p in ev.parts))
+    if ev.kind == "not":
+        return 1 - _card_value(q, ev.parts[0], points, upper, bonus)
+    if ev.kind == "box":
+        if ev.name not in points:
+            raise ValueError(f"box {ev.name} is not written on this card; written: {', '.join(points)}")
+        x = points[ev.name]
+    elif ev.kind == "upper":
+        x = upper
+    elif ev.kind == "upper_bonus":
+        return int(bonus > 0)
+    else:   # score
+        x = sum(points.values()) + bonus
+    return int(ev.holds(np.asarray(x))) if ev.op is not None else x
+
+
+def answer_card(q) -> Answer:
+    """A written card: the points of the dice in each box, the upper total and bonus (no chance)."""
+    points, upper, bonus = card_points(q)
+    x = _card_value(q, q.event, points, upper, bonus)
+    exact = Fraction(x) if q.ask == "chance" else x
+    label = {b.name: b.label for b in q.rules.boxes}
+    written = "; ".join(f"{label.get(box, box)} {dice}: {points[box]}" for box, dice in q.write)
+    return Answer(question=q, exact=exact, unit="share" if q.ask == "chance" else "points",
+                  method="the rule engine's score table for the written dice (an upper box holding fewer dice: "
+                         "face x their count)", note=f"written: {written}; upper total {upper}, bonus {bonus}")

@@ -67,12 +67,24 @@ def _distribution(rules, play, cache: dict, progress=None):
     return cache[key]
 
 
+_EVENTS_MEMO: dict = {}
+"""Event distributions of named rule sets, kept for the process: they have no disk cache,
+and a session (or a test run) asks the same few several times (10 s each on optimal)."""
+
+
 def _events(rules, play, cache: dict, progress=None):
     from ..exact.events import event_distribution
+    from ..rules import REGISTRY
 
     key = ("events", rules.key, play)
     if key not in cache:
-        cache[key] = event_distribution(rules, play, progress=progress)
+        memo = rules.name in REGISTRY and isinstance(play, str) and ":" not in play   # a user's module may change
+        if memo and key in _EVENTS_MEMO:
+            cache[key] = _EVENTS_MEMO[key]
+        else:
+            cache[key] = event_distribution(rules, play, progress=progress)
+            if memo:
+                _EVENTS_MEMO[key] = cache[key]
     return cache[key]
 
 
@@ -133,11 +145,26 @@ def _exact_game(q, dist):
     return None, (f"the exact distribution does not carry {ev.text!r}" + (f" for {ask}" if ask != "chance" else ""))
 
 
-def _simulated_game(q, res):
-    """(sample (n,), words) of the question's quantity or condition in simulated games."""
-    rules, ev = q.rules, q.event
+def _simulated_game(q, res, ev=None):
+    """(n,) the question's quantity or condition (or ``ev``'s) in each simulated game."""
+    rules, ev = q.rules, (q.event if ev is None else ev)
     g = res.games
-    if ev.kind == "score":
+    if ev.kind == "all":
+        out = np.ones(res.n_games, dtype=bool)
+        for part in ev.parts:
+            out &= np.asarray(_simulated_game(q, res, part), dtype=bool)
+        return out
+    if ev.kind == "not":
+        return ~np.asarray(_simulated_game(q, res, ev.parts[0]), dtype=bool)
+    if ev.kind == "when":   # 0 = filled in the first turn, 1 = in the last
+        turn = np.asarray(g["fill_turn"][:, rules.box_index(ev.name)], dtype=np.float64)
+        return (turn - 1) / (rules.n_boxes - 1)
+    if ev.kind == "upper":
+        x = np.asarray(g["box_scores"])[:, rules.is_upper].sum(axis=1)
+    elif ev.kind == "zeros" and ev.name:
+        cols = [rules.box_index(b) for b in ev.name.split(",")]
+        x = (np.asarray(g["box_scores"])[:, cols] == 0).sum(axis=1)
+    elif ev.kind == "score":
         x = np.asarray(g["total"])
     elif ev.kind == "upper_bonus":
         x = np.asarray(g["upper_bonus"]) > 0
@@ -163,10 +190,18 @@ def answer_game(q, *, games: int = 20_000, seed=None, cache: dict | None = None,
                 run_options=None) -> Answer:
     """Answer a game question: exact where the distribution has it, and ``games`` simulated games."""
     cache = {} if cache is None else cache
-    unit = "share" if q.ask == "chance" else "points" if q.event.kind in ("score", "box") else "number"
+    if q.play == "any":
+        return _answer_extreme(q, progress)
+    unit = "share" if q.ask == "chance" else "points" if q.event.kind in ("score", "box", "upper") else "number"
     exact, words, note = None, "", ""
     try:
-        if q.event.kind in _CARD_EVENTS:    # the card's counts: their own pass, without the score's
+        if q.given is not None:
+            exact, words = None, "the exact distributions carry no condition on the rest of the card"
+        elif q.event.kind in ("all", "not", "when", "upper"):
+            exact, words = None, f"the exact distributions do not carry {q.event.text!r}"
+        elif q.event.kind == "zeros" and q.event.name:
+            exact, words = _exact_named_zeros(q, _events(q.rules, q.play, cache, progress))
+        elif q.event.kind in _CARD_EVENTS:    # the card's counts: their own pass, without the score's
             exact, words = _exact_card_event(q, _events(q.rules, q.play, cache, progress))
         else:
             exact, words = _exact_game(q, _distribution(q.rules, q.play, cache, progress))
@@ -174,6 +209,11 @@ def answer_game(q, *, games: int = 20_000, seed=None, cache: dict | None = None,
         exact, words = None, str(exc)
     res = _games(q.rules, q.play, games, seed, cache, progress, run_options)
     x = _simulated_game(q, res)
+    if q.given is not None:
+        x = np.asarray(x)[np.asarray(_simulated_game(q, res, q.given), dtype=bool)]
+        if len(x) < 2:
+            raise ValueError(f"given {q.given.text!r}: only {len(x)} of {res.n_games:,} simulated games meet it; "
+                             "simulate more games (--games)")
     est, ci = sample_statistic(q.ask, x, q=q.q)
     if q.ask in ("max", "min", "percentile") and exact is None:
         note = f"simulated only ({words}); the {q.ask} of {games:,} games bounds the true value"
@@ -181,8 +221,37 @@ def answer_game(q, *, games: int = 20_000, seed=None, cache: dict | None = None,
         note = f"simulated only: {words}"
     method = (f"{words}, pushed turn by turn through the {q.play} strategy's decisions (floating point)"
               if exact is not None else f"simulation of {games:,} games")
-    return Answer(question=q, exact=exact, estimate=est, ci=ci, n=res.n_games, unit=unit, method=method,
-                  simulated_method=f"{res.n_games:,} games under {res.strategy} (seed {res.seed})", note=note)
+    sim_how = f"{res.n_games:,} games under {res.strategy} (seed {res.seed})"
+    if q.given is not None:
+        sim_how = f"the {len(x):,} of {res.n_games:,} games under {res.strategy} (seed {res.seed}) in which " \
+                  f"{q.given.text}"
+    if q.event.kind == "when":
+        sim_how += (f"; {q.event.name} filled on average in turn {1 + float(np.mean(x)) * (q.rules.n_boxes - 1):.2f} "
+                    f"of {q.rules.n_boxes}")
+    return Answer(question=q, exact=exact, estimate=est, ci=ci, n=len(x), unit=unit, method=method,
+                  simulated_method=sim_how, note=note)
+
+
+def _exact_named_zeros(q, events):
+    """The mean number of the named boxes scored 0: the sum of each one's P(points = 0)."""
+    if q.ask != "mean":
+        raise ValueError(f"the exact distributions carry each box alone, so only the mean of {q.event.text!r}")
+    names = q.event.name.split(",")
+    return (math.fsum(float(events.pmf("box", b)[0]) for b in names),
+            f"the exact mean number of boxes among {', '.join(names)} scored 0 (the sum of each box's exact "
+            "P(0 points))")
+
+
+def _answer_extreme(q, progress=None) -> Answer:
+    """The best or worst total a card can reach (every decision and every die chosen)."""
+    from ..exact.extremes import extreme_score
+
+    res = extreme_score(q.rules, kind=q.ask, constraint=q.constraint, progress=progress)
+    if res.score is None:
+        raise ValueError(f"no card of {q.rules.key} meets the constraint {q.constraint}")
+    return Answer(question=q, exact=int(res.score), unit="points",
+                  method=f"backward induction in the {q.ask} semiring (dice chosen too)",
+                  note=q.constraint or "no restriction")
 
 
 def answer_table(q, *, games: int = 20_000, seed=None, cache: dict | None = None, progress=None) -> Answer:
@@ -207,6 +276,19 @@ def answer_table(q, *, games: int = 20_000, seed=None, cache: dict | None = None
     except ValueError as exc:
         method = f"simulation of {games:,} tables"
         note = f"simulated only: {exc}"
+    extra = {}
+    if "play-to-win" in names:
+        # the exact value that stands in for it: optimal in each play-to-win seat (no exact
+        # form exists for a player who watches the others; this is what it is measured against)
+        try:
+            ref = tuple("optimal" if p == "play-to-win" else p for p in names)
+            dists = {p: _distribution(q.rules, p, cache, progress) for p in dict.fromkeys(ref)}
+            odds = win_odds([dists[p] for p in ref], names=[f"{p} (seat {i + 1})" for i, p in enumerate(ref)])
+            extra["optimal_in_its_seat_exact"] = float(odds.p_win[0] if q.event.kind == "win" else odds.p_tie[0])
+            note += ("; 'optimal in its seat exact' is the exact chance with optimal in each play-to-win seat "
+                     "(the other players' exact distributions combined)")
+        except ValueError:
+            pass
     key = ("table", q.rules.key, names, games, seed)
     if key not in cache:
         from ..strategies.play_to_win import PlayToWin
@@ -220,4 +302,4 @@ def answer_table(q, *, games: int = 20_000, seed=None, cache: dict | None = None
     est, ci = sample_statistic("chance", x)
     return Answer(question=q, exact=exact, estimate=est, ci=ci, n=res.n_games, unit="share", method=method,
                   simulated_method=f"{res.n_games:,} simulated tables, players taking turns (seed {res.seed})",
-                  note=note)
+                  note=note, extra=extra)

@@ -23,17 +23,22 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-ASKS = ("chance", "mean", "sd", "percentile", "expected-rolls", "max", "min")
-SCOPES = ("roll", "position", "turn", "game", "table")
+ASKS = ("chance", "mean", "sd", "percentile", "expected-rolls", "expected-turns", "max", "min", "value")
+SCOPES = ("roll", "position", "turn", "game", "table", "card")
 DICE_SCOPES = ("roll", "position", "turn")
 OPS = (">=", "<=", "==", ">", "<", "between")
 # Quantities a game can be asked about (each also takes a comparison: ``zeros >= 1``).
-GAME_QUANTITIES = ("score", "box", "five_of_a_kind", "scored_five", "zeros")
+GAME_QUANTITIES = ("score", "box", "five_of_a_kind", "scored_five", "zeros", "when", "upper", "best_box",
+                   "points_to_come")
+COMPARES = ("difference", "ratio")
 EVENT_WORDS = ("a pattern ({patterns})", "box NAME [op N]", "score [op N]", "upper_bonus",
                "five_of_a_kind >= K (game)", "scored_five >= K (game: five of a kinds scoring the full box or a bonus)",
-               "zeros [op K] (game)", "served NAME (Generala)", "win", "tie (table)")
+               "zeros [NAME,NAME] [op K] (game)", "when NAME (game)", "upper [op N] (game, card)",
+               "best_box [except NAME] (roll, position, turn)", "faces DICE (roll, position, turn)",
+               "points_to_come (position, turn: optimal play with a card)", "served NAME (Generala)", "win",
+               "tie (table)", "A and B", "not A")
 KEYS = ("ask", "event", "scope", "rules", "options", "play", "strategy", "keep", "dice", "hold", "rolls_left",
-        "q", "players")
+        "q", "players", "filled", "upper", "given", "versus", "compare", "write", "constraint")
 MAX_PLAYERS = 20
 
 
@@ -54,6 +59,7 @@ class Event:
     op: str | None = None
     low: float | None = None
     high: float | None = None
+    parts: tuple = ()
 
     @property
     def text(self) -> str:
@@ -61,8 +67,20 @@ class Event:
 
         >>> Event("box", "chance", ">=", 20).text
         'box chance >= 20'
+        >>> parse_event("not (box fives >= 15 and box sixes >= 18)").text
+        'not (box fives >= 15 and box sixes >= 18)'
         """
-        head = self.kind if self.name is None else (self.name if self.kind == "pattern" else f"{self.kind} {self.name}")
+        if self.kind == "all":
+            return " and ".join(p.text for p in self.parts)
+        if self.kind == "not":
+            inner = self.parts[0]
+            return f"not ({inner.text})" if inner.kind == "all" else f"not {inner.text}"
+        if self.kind == "best_box":
+            head = "best_box" + (f" except {self.name}" if self.name else "")
+        elif self.kind == "faces":
+            head = f"faces {self.name}"
+        else:
+            head = self.kind if self.name is None else (self.name if self.kind == "pattern" else f"{self.kind} {self.name}")
         if self.op is None:
             return head
         if self.op == "between":
@@ -72,7 +90,8 @@ class Event:
     @property
     def is_condition(self) -> bool:
         """True or false for each outcome (something ``chance`` can be asked of)."""
-        return self.op is not None or self.kind in ("pattern", "upper_bonus", "served", "win", "tie")
+        return self.op is not None or self.kind in ("pattern", "upper_bonus", "served", "win", "tie", "all", "not",
+                                                    "faces")
 
     @property
     def is_quantity(self) -> bool:
@@ -108,7 +127,7 @@ def _norm(word: str) -> str:
     return str(word).strip().lower().replace("-", "_").replace(" ", "_")
 
 
-_EVENT_RE = re.compile(r"^\s*(?P<head>[A-Za-z_][\w\- ]*?)\s*(?:(?P<op>>=|<=|==|=|>|<)\s*(?P<value>[-+]?\d+(\.\d+)?)"
+_EVENT_RE = re.compile(r"^\s*(?P<head>[A-Za-z_][\w\-, ]*?)\s*(?:(?P<op>>=|<=|==|=|>|<)\s*(?P<value>[-+]?\d+(\.\d+)?)"
                        r"|\s+between\s+(?P<a>[-+]?\d+(\.\d+)?)\s*(?:and|\.\.|\s)\s*(?P<b>[-+]?\d+(\.\d+)?))?\s*$")
 
 
@@ -128,8 +147,27 @@ def parse_event(text: str, rules=None) -> Event:
     """
     from ..patterns import pattern_names
 
+    if isinstance(text, (list, tuple)) and text and all(isinstance(t, str) for t in text):
+        text = " and ".join(text)    # a list in a file: every one holds
     if not isinstance(text, str) or not text.strip():
         raise ValueError(f"the event must be a non-empty text, got {text!r}; valid events: {_event_words(rules)}")
+    stripped = text.strip()
+    if stripped.lower().startswith("not ") or stripped.lower().startswith("not("):
+        # "not" negates everything after it: "not box fives >= 15 and box sixes >= 18"
+        # is "not (box fives >= 15 and box sixes >= 18)"
+        inner = parse_event(_unwrap(stripped[3:]), rules)
+        if not inner.is_condition:
+            raise ValueError(f"event {text!r}: 'not' needs a condition (true or false), got {inner.text!r}")
+        return Event("not", parts=(inner,))
+    pieces = re.split(r"\s+and\s+(?=[A-Za-z(])", _unwrap(stripped))   # "between 1 and 2" is not split
+    if len(pieces) > 1:
+        parts = tuple(parse_event(piece, rules) for piece in pieces)
+        quantity = [p for p in parts if not p.is_condition]
+        if quantity:
+            raise ValueError(f"event {text!r}: 'and' joins conditions (true or false); {quantity[0].text!r} is a "
+                             "quantity (add a comparison, e.g. '>= 1')")
+        return Event("all", parts=parts)
+    text = _unwrap(stripped)
     m = _EVENT_RE.match(text)
     if m is None:
         raise ValueError(f"cannot read the event {text!r}; write a name and at most one comparison "
@@ -147,6 +185,33 @@ def parse_event(text: str, rules=None) -> Event:
         op, low, high = "between", float(m.group("a")), float(m.group("b"))
         if low > high:
             raise ValueError(f"event {text!r}: between A B needs A <= B")
+    if head == "faces":
+        if op is not None or not rest:
+            raise ValueError(f"event {text!r}: 'faces' takes dice and no comparison, e.g. 'faces 34' (the dice "
+                             "show at least these faces)")
+        if rules is not None:
+            dice = _dice_text(rest.replace(" ", ""), rules, "faces", allow_empty=False)
+        else:
+            dice = tuple(sorted(int(c) for c in rest if c.isdigit()))
+        return Event("faces", "".join(map(str, dice)))
+    if head == "best_box":
+        name = None
+        if rest:
+            w = rest.split()
+            if w[0].lower() != "except" or len(w) < 2:
+                raise ValueError(f"event {text!r}: write 'best_box' or 'best_box except NAME'")
+            name = rules.box_names[rules.box_index(" ".join(w[1:]))] if rules is not None else _norm(" ".join(w[1:]))
+        return Event("best_box", name, op, low, high)
+    if head == "zeros" and rest:     # zeros among the named boxes: "zeros ones,yahtzee"
+        names = [n for n in re.split(r"[,\s]+", rest) if n]
+        if rules is not None:
+            names = [rules.box_names[rules.box_index(n)] for n in names]
+        return Event("zeros", ",".join(names), op, low, high)
+    if head == "when":
+        if not rest or op is not None:
+            raise ValueError(f"event {text!r}: write 'when NAME' (how far through the game box NAME is filled: "
+                             "0 = first turn, 1 = last)")
+        return Event("when", rules.box_names[rules.box_index(rest)] if rules is not None else _norm(rest))
     if head in ("box", "served"):
         if not rest:
             raise ValueError(f"event {text!r}: '{head}' needs a box name, e.g. '{head} chance'"
@@ -157,8 +222,12 @@ def parse_event(text: str, rules=None) -> Event:
         return Event(head, name, op, low, high)
     if rest:
         raise ValueError(f"unknown event {text!r}; valid events: {_event_words(rules)}")
-    if head in ("score", "zeros", "scored_five"):
+    if head in ("score", "zeros", "scored_five", "upper"):
         return Event(head, None, op, low, high)
+    if head == "points_to_come":
+        if op is not None:
+            raise ValueError(f"event {text!r}: points_to_come is a quantity; ask its mean")
+        return Event(head)
     if head == "five_of_a_kind" and op is not None:
         return Event("five_of_a_kind", None, op, low, high)
     if head in ("upper_bonus", "win", "tie"):
@@ -171,6 +240,14 @@ def parse_event(text: str, rules=None) -> Event:
             raise ValueError(f"event {text!r}: a pattern is true or false; it takes no comparison")
         return Event("pattern", head)
     raise ValueError(f"unknown event {text!r}; valid events: {_event_words(rules)}")
+
+
+def _unwrap(text: str) -> str:
+    """``(A and B)`` -> ``A and B`` (one pair of outer parentheses)."""
+    t = text.strip()
+    while t.startswith("(") and t.endswith(")") and t.count("(") == 1:
+        t = t[1:-1].strip()
+    return t
 
 
 def _event_words(rules) -> str:
@@ -203,6 +280,18 @@ class Question:
     rolls_left: Any = None
     q: Any = None
     players: Any = None
+    filled: tuple = ()
+    upper: int | None = None
+    given: Any = None
+    versus: Any = None
+    compare: str | None = None
+    write: Any = None
+    constraint: str | None = None
+
+    @property
+    def has_card(self) -> bool:
+        """A position or turn on a card that is not fresh (``filled`` or ``upper`` given)."""
+        return bool(self.filled) or self.upper is not None
 
     @property
     def text(self) -> str:
@@ -221,10 +310,23 @@ class Question:
                 where += f", holding {''.join(map(str, self.hold)) or 'nothing'}"
         elif self.scope == "table":
             where = f"table of {len(self.players)} ({', '.join(self.players)})"
+        elif self.scope == "card":
+            where = "card: " + ", ".join(f"{b} {d}" for b, d in self.write)
+        if self.has_card:
+            where += f", card with {', '.join(self.filled) or 'no box'} filled" + \
+                (f" and {self.upper} in the upper section" if self.upper is not None else "")
+        if self.given is not None:
+            where += f", given {self.given.text}"
+        if self.constraint:
+            where += f", {self.constraint}"
         ask = self.ask if self.q is None else f"percentile {_num(self.q)}"
-        if self.scope == "roll":   # one throw of all the dice: no decision to play
-            return f"{ask} of {self.event.text}, {where} ({self.rules.key})"
-        return f"{ask} of {self.event.text}, {where}, playing {self.play} ({self.rules.key})"
+        if self.scope in ("roll", "card"):   # one throw of all the dice, or a written card: no decision
+            text = f"{ask} of {self.event.text}, {where} ({self.rules.key})"
+        else:
+            text = f"{ask} of {self.event.text}, {where}, playing {self.play} ({self.rules.key})"
+        if self.versus is not None:
+            text += f"; {self.compare} to: {self.versus.text}"
+        return text
 
 
 def _dice_text(value, rules, key: str, *, allow_empty: bool) -> tuple:
@@ -280,6 +382,8 @@ def parse_question(spec: dict, *, rules=None) -> Question:
     unknown = sorted(set(spec) - set(KEYS))
     if unknown:
         raise ValueError(f"unknown key {unknown[0]!r}; valid keys: {', '.join(KEYS)}")
+    if spec.get("versus") is not None or spec.get("compare") is not None:
+        return _parse_versus(spec, rules)
     ask = _norm(spec.get("ask", "chance")).replace("_", "-")
     if ask not in ASKS:
         raise ValueError(f"unknown ask {spec.get('ask')!r}; valid asks: {', '.join(ASKS)}")
@@ -302,20 +406,39 @@ def parse_question(spec: dict, *, rules=None) -> Question:
         play = "chase" if scope in DICE_SCOPES else "optimal"
     if not isinstance(play, str):
         raise ValueError(f"play must be 'chase' or a strategy name, got {play!r}")
-    if play not in ("chase", "play-to-win") or (play == "play-to-win" and scope != "table"):
+    if play == "any":
+        if scope != "game" or ask not in ("max", "min") or event.kind != "score" or event.op is not None:
+            raise ValueError("play 'any' (every decision and every die chosen: the best or worst card possible) "
+                             "answers max or min of score in a game")
+    elif play not in ("chase", "play-to-win") or (play == "play-to-win" and scope != "table"):
         get_strategy(play)  # an unknown name: one line listing the strategies
-    elif scope in ("game", "table"):
+    elif play == "chase" and scope in ("game", "table"):
         raise ValueError(f"play 'chase' is for roll, position and turn questions; a {scope} question needs a "
                          "strategy (e.g. optimal)")
+    constraint = spec.get("constraint")
+    if constraint is not None:
+        from ..exact.extremes import parse_constraints
+
+        if play != "any":
+            raise ValueError("constraint restricts the best or worst card possible: it goes with play = 'any'")
+        constraint = "+".join(parse_constraints(constraint))
     # which events fit which scope
+    kinds = _leaf_kinds(event)
     if scope in DICE_SCOPES:
-        if event.kind not in ("pattern", "box"):
+        bad = sorted(kinds - {"pattern", "box", "faces", "best_box", "points_to_come"})
+        if bad:
             raise ValueError(f"event {event.text!r} is not about one {scope}; a {scope} question asks about a "
-                             "pattern or a box's points (box NAME [op N])")
+                             "pattern, a box's points (box NAME [op N]), best_box, faces DICE or points_to_come")
     elif scope == "game":
-        if event.kind in ("pattern", "win", "tie"):
+        bad = sorted(kinds & {"pattern", "win", "tie", "faces", "best_box", "points_to_come"})
+        if bad:
             raise ValueError(f"event {event.text!r} is not about a game; a game question asks about score, box "
-                             "NAME, upper_bonus, five_of_a_kind, scored_five, zeros or served NAME")
+                             "NAME, upper, upper_bonus, five_of_a_kind, scored_five, zeros, when NAME or served NAME")
+    elif scope == "card":
+        bad = sorted(kinds - {"box", "upper", "score", "upper_bonus"})
+        if bad:
+            raise ValueError(f"event {event.text!r} is not about a written card; a card question asks about box "
+                             "NAME, upper, score or upper_bonus")
     elif event.kind not in ("win", "tie"):
         raise ValueError(f"event {event.text!r} is not about a table; a table question asks about win or tie")
     if event.kind == "upper_bonus" and not rules.upper_bonus:
@@ -331,14 +454,25 @@ def parse_question(spec: dict, *, rules=None) -> Question:
     if ask == "chance" and not event.is_condition:
         raise ValueError(f"chance needs an event that is true or false, e.g. '{event.text} >= 1'; "
                          f"{event.text!r} is a quantity")
-    if ask in ("mean", "sd", "percentile", "max", "min") and not event.is_quantity:
-        raise ValueError(f"{ask} needs a quantity (score, box NAME, five_of_a_kind, scored_five, zeros) without a "
-                         f"comparison, got {event.text!r}")
-    if ask in ("mean", "sd", "percentile", "max", "min") and scope in DICE_SCOPES and event.kind != "box":
-        raise ValueError(f"the quantity of a {scope} question is a box's points (box NAME), got {event.text!r}")
+    if ask in ("mean", "sd", "percentile", "max", "min", "value") and not event.is_quantity:
+        raise ValueError(f"{ask} needs a quantity (score, box NAME, five_of_a_kind, scored_five, zeros, upper, when "
+                         f"NAME, best_box) without a comparison, got {event.text!r}")
+    if ask in ("mean", "sd", "percentile", "max", "min") and scope in DICE_SCOPES \
+            and event.kind not in ("box", "best_box", "points_to_come"):
+        raise ValueError(f"the quantity of a {scope} question is a box's points (box NAME, best_box), got "
+                         f"{event.text!r}")
+    if event.kind == "points_to_come" and (ask != "mean" or play != "optimal" or scope not in ("position", "turn")):
+        raise ValueError("points_to_come (what the rest of the game adds under optimal play) is asked as its mean "
+                         "in a position or a turn, with play = 'optimal'")
+    if (ask == "value" and scope != "card") or (scope == "card" and ask not in ("value", "chance")):
+        raise ValueError("ask 'value' goes with scope 'card' (a written card: no chance involved); a card question "
+                         "asks value or chance")
     if ask == "expected-rolls" and (event.kind != "pattern" or scope not in ("roll", "turn")):
         raise ValueError("expected-rolls asks how many throws a pattern takes: give a pattern event with scope "
                          "roll (all dice thrown each time) or turn (keeping, unlimited rolls)")
+    if ask == "expected-turns" and (scope != "turn" or not event.is_condition):
+        raise ValueError("expected-turns asks how many fresh turns an event takes (1 / its chance per turn): give "
+                         "a condition with scope = 'turn'")
     q = spec.get("q")
     if ask == "percentile":
         try:
@@ -398,8 +532,126 @@ def parse_question(spec: dict, *, rules=None) -> Question:
             raise ValueError(f"a table question asks the chance of win or tie, not {ask}")
     elif spec.get("players") is not None:
         raise ValueError("players is for scope = 'table'")
+    filled, upper = _parse_card(spec, rules, scope, play, event)
+    given = None
+    if spec.get("given") is not None:
+        if scope != "game":
+            raise ValueError("given (a condition on the game) is for scope = 'game'")
+        given = parse_event(spec["given"], rules)
+        if not given.is_condition or _leaf_kinds(given) & {"pattern", "win", "tie", "faces", "best_box"}:
+            raise ValueError(f"given {given.text!r}: a condition on the game's card, e.g. 'box sixes >= 18'")
+    write = None
+    if scope == "card":
+        write = _parse_write(spec.get("write"), rules)
+    elif spec.get("write") is not None:
+        raise ValueError("write (dice written in boxes) is for scope = 'card'")
     return Question(ask=ask, event=event, scope=scope, rules=rules, play=play, keep=keep, dice=dice, hold=hold,
-                    rolls_left=rolls_left, q=q, players=players)
+                    rolls_left=rolls_left, q=q, players=players, filled=filled, upper=upper, given=given,
+                    write=write, constraint=constraint)
+
+
+def _leaf_kinds(event: Event) -> set:
+    if event.kind in ("all", "not"):
+        return set().union(*(_leaf_kinds(p) for p in event.parts))
+    return {event.kind}
+
+
+def _parse_versus(spec: dict, rules) -> Question:
+    """``versus`` (the keys that differ) and ``compare``: this question's value minus, or
+    divided by, the other's."""
+    import dataclasses
+
+    versus = spec.get("versus")
+    if not isinstance(versus, dict) or not versus:
+        raise ValueError("versus must be a table of the keys that differ, e.g. versus = { keep = \"1234\" }")
+    bad = sorted((set(versus) - set(KEYS)) | ({"versus", "compare"} & set(versus)))
+    if bad:
+        raise ValueError(f"versus: key {bad[0]!r} cannot differ; valid keys: "
+                         f"{', '.join(k for k in KEYS if k not in ('versus', 'compare'))}")
+    compare = spec.get("compare", "difference")
+    if compare not in COMPARES:
+        raise ValueError(f"unknown compare {compare!r}; valid: {', '.join(COMPARES)}")
+    base = {k: v for k, v in spec.items() if k not in ("versus", "compare")}
+    first = parse_question(base, rules=rules)
+    other_spec = {**base, **versus}
+    if "strategy" in versus:
+        other_spec.pop("play", None)
+    if "play" in versus:
+        other_spec.pop("strategy", None)
+    other = parse_question(other_spec, rules=rules)
+    if (first.ask == "chance") != (other.ask == "chance") and compare == "difference":
+        raise ValueError("versus: a difference needs two values of the same kind (two chances, or two quantities)")
+    return dataclasses.replace(first, versus=other, compare=compare)
+
+
+def _parse_card(spec: dict, rules, scope: str, play: str, event: Event) -> tuple:
+    """``filled`` (boxes already used) and ``upper`` (the upper section's points so far)."""
+    raw_filled, raw_upper = spec.get("filled"), spec.get("upper")
+    if raw_filled is None and raw_upper is None:
+        return (), None
+    if scope not in ("position", "turn"):
+        raise ValueError(f"filled and upper describe the card of a position or a turn, not of a {scope} question")
+    if raw_filled is None:
+        raw_filled = []
+    if isinstance(raw_filled, str):
+        raw_filled = [w for w in re.split(r"[,\s]+", raw_filled) if w]
+    if not isinstance(raw_filled, (list, tuple)):
+        raise ValueError(f"filled must be box names such as 'ones,twos', got {raw_filled!r}")
+    filled = []
+    for name in raw_filled:
+        box = rules.box_names[rules.box_index(str(name))]    # an unknown box: one line listing them
+        if box in filled:
+            raise ValueError(f"filled names {box} twice")
+        filled.append(box)
+    if len(filled) == rules.n_boxes:
+        raise ValueError(f"filled: every box of {rules.key} is used, so no turn is left to play")
+    upper_boxes = [b for b, up in zip(rules.box_names, rules.is_upper) if up]
+    upper = None
+    if raw_upper is not None:
+        if not rules.upper_bonus:
+            raise ValueError(f"upper: {rules.key} has no upper bonus, so the upper total changes nothing")
+        upper = _int(raw_upper, "upper")
+        possible = {0}
+        for b in filled:
+            if b in upper_boxes:
+                face = int(rules.upper_face[rules.box_index(b)])
+                possible = {t + face * k for t in possible for k in range(rules.n_dice + 1)}
+        if upper not in possible:
+            near = sorted(possible, key=lambda t: (abs(t - upper), t))[:3]
+            raise ValueError(f"upper {upper}: the filled upper boxes ({', '.join(b for b in filled if b in upper_boxes) or 'none'}) "
+                             f"cannot add up to it; possible totals near it: {', '.join(map(str, sorted(near)))}")
+    if play not in ("chase", "optimal"):
+        raise ValueError(f"with a card (filled, upper) the play is chase (the dice alone) or optimal (its decisions "
+                         f"for this card, from the solver's tables), not {play!r}: a strategy's keeps are known "
+                         "exactly on a fresh card only")
+    for leaf in _leaves(event):
+        if leaf.kind == "box" and leaf.name in filled:
+            raise ValueError(f"event {event.text!r}: box {leaf.name} is already filled on this card; open boxes: "
+                             f"{', '.join(b for b in rules.box_names if b not in filled)}")
+    return tuple(filled), upper
+
+
+def _leaves(event: Event):
+    if event.kind in ("all", "not"):
+        for p in event.parts:
+            yield from _leaves(p)
+    else:
+        yield event
+
+
+def _parse_write(raw, rules) -> tuple:
+    """``write = { ones = "111", ... }``: dice written in boxes -> ((box, dice), ...)."""
+    if not isinstance(raw, dict) or not raw:
+        raise ValueError("a card question needs write = { BOX = \"DICE\", ... } (the dice written in each box), e.g. "
+                         "write = { sixes = \"6666\" }")
+    out = []
+    for name, value in raw.items():
+        box = rules.box_names[rules.box_index(str(name))]
+        dice = _dice_text(value, rules, f"write {box}", allow_empty=True)
+        if len(dice) != rules.n_dice and not rules.is_upper[rules.box_index(box)]:
+            raise ValueError(f"write {box}: a lower box scores all {rules.n_dice} dice, got {len(dice)}")
+        out.append((box, "".join(map(str, dice))))
+    return tuple(out)
 
 
 def parse_claimed(value) -> Fraction | float:

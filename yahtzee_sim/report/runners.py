@@ -616,22 +616,25 @@ def _head_to_head_play_to_win(rep, spec, rules, progress) -> list[str]:
 @runner("claims")
 def run_claims(spec: ExperimentSpec, context=None, *, run_options: dict | None = None,
                only: list[str] | None = None) -> Report:
-    """Every claim of the seed documents (or those whose id starts with one of ``only``)
-    with the project's value and a computed verdict."""
+    """Every claim of the source documents (or those whose id starts with one of ``only``)
+    with the project's value and a computed verdict, answered by the questions' code."""
     from ..verify import VERDICTS, Context, verify_claims
 
     ctx = context or Context(games=spec.games, turns=spec.turns, seed=spec.seed, run_options=run_options or {})
     frame = verify_claims(ctx, only=only)
-    rep = Report(spec.name, spec.title or "The seeds' claims, checked", question=spec.question or (
+    rep = Report(spec.name, spec.title or "The sources' claims, checked", question=spec.question or (
         "Which numbers and tips in the three source documents hold, computed exactly where possible "
         "and by simulation otherwise?"))
     rep.data["claims"] = frame
     rep.add_text("Method", (
-        "Each claim of the seed documents is a row of `yahtzee_sim/verify/claims.toml`: the quote, an English "
-        "paraphrase, the value and the precision it was stated with (or, for tips, the measurable question it "
-        "becomes). The project computes the value exactly where the exact engine can (dice tables, Markov "
-        "chains, the optimal solver, max/min backward induction) and by simulation with a 95% interval "
-        f"({ctx.games:,} games per strategy, {ctx.turns:,} single turns, seed {ctx.seed}). Verdicts are "
+        "Each claim of the source documents is a claim of `yahtzee_sim/questions/sources.toml`, a claims file in "
+        "the format `yahtzee-sim check` reads (docs/questions.md): the quote, an English paraphrase, the "
+        "question it asks, the value and the precision it was stated with (or, for tips, the measurable "
+        "question it becomes). The same code as `yahtzee-sim check` computes the value exactly where the exact "
+        "engine can (dice tables, Markov chains, the optimal solver, exact score and card-event "
+        "distributions, max/min backward induction) and by simulation with a 95% interval "
+        f"({ctx.games:,} games per strategy, {ctx.turns:,} throws, positions or turns, seed {ctx.seed}). "
+        "Verdicts are "
         "computed: *confirmed* if the true value rounds to the claim at its stated precision, *confirmed with "
         "rounding* if it is off by at most one unit of that precision, *imprecise* if in the right ballpark "
         "(3 units or 10%), *wrong* otherwise; tips are confirmed when the measurement satisfies the stated "
@@ -642,7 +645,7 @@ def run_claims(spec: ExperimentSpec, context=None, *, run_options: dict | None =
     counts = frame["verdict"].value_counts().reindex(VERDICTS).dropna().astype(int).rename("claims").to_frame()
     counts.index.name = "verdict"
     rep.add_table("verdicts", counts, heading="Verdicts")
-    data = frame.drop(columns=["quote", "seconds", "exact_text", "simulated_text"]).assign(
+    data = frame.drop(columns=["quote", "seconds", "exact_text", "simulated_text", "value", "source"]).assign(
         exact_fraction=[f"{f['numerator']}/{f['denominator']}" if f else "" for f in frame["exact_fraction"]])
     for seed in sorted(frame["seed"].unique()):  # sources in order: 000, 001, 003
         group = frame[frame["seed"] == seed]
@@ -652,10 +655,10 @@ def run_claims(spec: ExperimentSpec, context=None, *, run_options: dict | None =
             "Verdict": group["verdict"], "How it was computed": group["method"], "Detail": group["detail"],
         })
         rep.add_table(f"claims_seed_{seed}", data[data["seed"] == seed].drop(columns="seed"), display=display,
-                      heading=f"Seed {seed}")
+                      heading=f"Source {seed}")
     quotes = frame[["seed", "quote"]].sort_values("seed", kind="stable")
     rep.add_table("quotes", quotes, heading="The claims in their original words",
-                  display=pd.DataFrame({"Claim": quotes.index.map(lambda i: f"`{i}`"), "Seed": quotes["seed"],
+                  display=pd.DataFrame({"Claim": quotes.index.map(lambda i: f"`{i}`"), "Source": quotes["seed"],
                                         "Quote": quotes["quote"]}))
     not_ok = frame[~frame["verdict"].isin(["confirmed"])]
     lines = [f"{int((frame['verdict'] == 'confirmed').sum())} of {len(frame)} claims are confirmed as stated."]
@@ -665,7 +668,7 @@ def run_claims(spec: ExperimentSpec, context=None, *, run_options: dict | None =
         else:
             found = f"an estimated {row['simulated_text']} ({row['method']})"
         lines.append(f"- `{cid}` ({row['verdict']}): \"{row['english']}\" Checked as: {row['claim']}. "
-                     f"The project finds {found}; {row['detail']}.")
+                     f"The project finds {found}" + (f"; {row['detail']}." if row["detail"] else "."))
     rep.reading = "\n".join(lines)
     return rep
 

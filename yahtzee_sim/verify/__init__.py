@@ -1,111 +1,68 @@
-"""The seeds' claims, checked: a catalog as data, evaluators, computed verdicts.
+"""The source documents' claims, checked: one claims file, answered by the questions.
+
+The claims of the source documents are a claims file in the format ``yahtzee-sim
+check`` reads (``yahtzee_sim/questions/sources.toml``, package data): each claim is a
+question (see docs/questions.md), and :func:`verify_claims` answers them through
+:func:`yahtzee_sim.questions.check_claims`, the same code as a writer's own file. This
+module only lays the answers out as the ``verify`` command and the claims report have
+always shown them (one row per claim, the source's number in ``seed``).
 
 >>> claims = load_claims()
->>> len(claims) >= 30, claims[0]["seed"].startswith("003")
-(True, True)
+>>> len(claims) >= 30, claims[0]["source"].startswith("003"), claims[0]["seed"]
+(True, True, '003')
 """
 
 from __future__ import annotations
 
-import math
-import time
-import tomllib
-from fractions import Fraction
-from importlib import resources
+from dataclasses import dataclass, field
 
-import pandas as pd
-
-from .evaluators import EVALUATORS, Context, Measurement
 from .verdict import VERDICTS, verdict_for_criterion, verdict_for_value
 
-__all__ = ["load_claims", "verify_claims", "check_claim_ids", "Context", "Measurement", "VERDICTS", "EVALUATORS"]
+__all__ = ["load_claims", "load_sources", "verify_claims", "check_claim_ids", "Context", "VERDICTS",
+           "verdict_for_criterion", "verdict_for_value"]
 
-REQUIRED = ("id", "seed", "quote", "english", "evaluator", "params")
+
+@dataclass
+class Context:
+    """Sizes and seed of the simulations beside the exact values.
+
+    games : simulated games per strategy (game questions); turns : simulated throws,
+    positions or turns (roll, position and turn questions); run_options : backend, jobs,
+    scheduler and ``progress`` for the simulations (yahtzee_sim.runner).
+    """
+
+    games: int = 100_000
+    turns: int = 1_000_000
+    seed: int = 2026
+    run_options: dict = field(default_factory=dict)
+
+
+def load_sources(text: str | None = None):
+    """The source documents' claims as a parsed claims file (``text``: another file's
+    text in the same format, for tests).
+
+    >>> load_sources().claims[0].question.scope
+    'roll'
+    """
+    from ..questions.claims import load_claims_text, load_sources_file
+
+    return load_sources_file() if text is None else load_claims_text(text)
 
 
 def load_claims(text: str | None = None) -> list[dict]:
-    """The catalog (``claims.toml`` in this package), validated."""
-    if text is None:
-        text = resources.files(__package__).joinpath("claims.toml").read_text(encoding="utf-8")
-    claims = tomllib.loads(text).get("claim", [])
-    seen = set()
-    for c in claims:
-        missing = [k for k in REQUIRED if k not in c]
-        if missing:
-            raise ValueError(f"claim {c.get('id', '?')}: missing {', '.join(missing)}")
-        if c["evaluator"] not in EVALUATORS:
-            raise ValueError(f"claim {c['id']}: unknown evaluator {c['evaluator']!r}; "
-                             f"valid: {', '.join(sorted(EVALUATORS))}")
-        if ("claimed" in c) == ("criterion" in c):
-            raise ValueError(f"claim {c['id']}: give exactly one of 'claimed' (with precision) or 'criterion'")
-        if c["id"] in seen:
-            raise ValueError(f"duplicate claim id {c['id']!r}")
-        seen.add(c["id"])
-    return claims
-
-
-def _claimed_value(c):
-    v = c["claimed"]
-    return Fraction(v) if isinstance(v, str) else v
-
-
-def _text(x, unit: str) -> str:
-    """An exact or simulated value as a reader wants it: shares in percent, fractions kept."""
-    from .. import fmt
-
-    if x is None:
-        return ""
-    if unit == "share":
-        if isinstance(x, Fraction) and x.denominator != 1:
-            return f"{x} = {fmt.percent(float(x), 2)}"
-        return fmt.percent(float(x), 2)
-    if isinstance(x, Fraction):
-        return f"{x.numerator:,}" if x.denominator == 1 else f"{fmt.number(float(x), 3)} ({x})"
-    if isinstance(x, int):
-        return f"{x:,}"
-    return fmt.number(x, 2) + (" turns" if unit == "turns" else "")
-
-
-def _simulated_text(m: Measurement) -> str:
-    from .. import fmt
-
-    if m.estimate is None:
-        return ""
-    if m.ci is None:
-        return _text(m.estimate, m.unit)
-    lo, hi = m.ci
-    if m.unit == "share":
-        value, ci = fmt.percent_ci(m.estimate, lo, hi)
-    elif math.isfinite(hi):
-        d = fmt.decimals_for((hi - lo) / 2)
-        value, ci = fmt.number(m.estimate, d), fmt.interval(lo, hi, d)
-    else:
-        value, ci = fmt.number(m.estimate, 2), f"{fmt.number(lo, 2)} to ∞"
-    return f"{value} (95% CI {ci})"
-
-
-def _stated_text(c: dict, unit: str) -> str:
-    from .. import fmt
-
-    if "criterion" in c:
-        return c["criterion"].get("reading", "")
-    if isinstance(c["claimed"], str):
-        return f"{c['claimed']} (exact)"
-    precision = c.get("precision", 0)
-    if not precision:
-        return f"{_text(c['claimed'], unit)} (exact)"
-    if unit == "share":
-        d = max(0, -math.floor(math.log10(precision * 100) + 1e-9))
-        step = fmt.number(precision * 100, d)
-        return f"{c['claimed'] * 100:.{d}f}% (to {step} percentage point{'' if step == '1' else 's'})"
-    d = max(0, -math.floor(math.log10(precision) + 1e-9))
-    return f"{fmt.number(c['claimed'], d)} (to {fmt.number(precision, d)})"
-
-
-def _number(x):
-    if x is None:
-        return None
-    return float(x)
+    """The claims as plain rows: id, source (and ``seed``, its number), quote, english,
+    the question in words, and what is claimed (``claimed`` with ``precision``, or
+    ``criterion``)."""
+    rows = []
+    for c in load_sources(text).claims:
+        row = {"id": c.id, "source": c.source, "seed": c.source[:3], "quote": c.quote, "english": c.english,
+               "question": c.question.text}
+        if c.criterion is not None:
+            row["criterion"] = c.criterion
+        else:
+            row["claimed"], row["precision"] = c.claimed, c.precision
+        rows.append(row)
+    return rows
 
 
 def check_claim_ids(only) -> list[str]:
@@ -120,7 +77,7 @@ def check_claim_ids(only) -> list[str]:
     """
     if isinstance(only, str) or not all(isinstance(o, str) for o in only):
         raise ValueError(f"only must be a list of claim id prefixes, got {only!r}")
-    ids = [c["id"] for c in load_claims()]
+    ids = [c.id for c in load_sources().claims]
     for prefix in only:
         if not prefix.strip():
             raise ValueError("a claim id prefix must not be empty (leave --only out to check every claim)")
@@ -129,45 +86,53 @@ def check_claim_ids(only) -> list[str]:
     return list(only)
 
 
-def verify_claims(ctx: Context | None = None, *, only: list[str] | None = None) -> pd.DataFrame:
+def _detail(a) -> str:
+    """What stands beside the value: the two sides of a comparison, the written card, a
+    constraint, a simulated count."""
+    parts = [f"{k.replace('_', ' ')}: {v}" for k, v in a.extra.items()]
+    if a.note:
+        parts.append(a.note)
+    return "; ".join(parts)
+
+
+def verify_claims(ctx: Context | None = None, *, only: list[str] | None = None, text: str | None = None):
     """Evaluate every claim (or those whose id starts with one of ``only``).
 
-    One row per claim: the claim, what the project found (exact and/or simulated
-    with a 95% interval) and the computed verdict.
+    One row per claim (pandas, indexed by id): the claim, what the project found (exact
+    and/or simulated with a 95% interval), the computed verdict and how it was computed.
     """
+    import pandas as pd
+
+    from ..questions.claims import ClaimsFile, check_claims
+
     ctx = ctx or Context()
     if only is not None:
         only = check_claim_ids(only)
+    sources = load_sources(text)
+    claims = [c for c in sources.claims if not only or any(c.id.startswith(o) for o in only)]
+    run_options = dict(ctx.run_options)
+    progress = run_options.pop("progress", None)
+    result = check_claims(ClaimsFile(title=sources.title, claims=claims, source=sources.source),
+                          games=ctx.games, throws=ctx.turns, seed=ctx.seed, progress=progress,
+                          run_options=run_options)
     rows = []
-    for c in load_claims():
-        if only and not any(c["id"].startswith(o) for o in only):
-            continue
-        start = time.perf_counter()
-        m = EVALUATORS[c["evaluator"]](c["params"], ctx)
-        if "claimed" in c:
-            claimed = _claimed_value(c)
-            if m.exact is not None:
-                verdict = verdict_for_value(m.exact, claimed, c.get("precision", 0))
-            else:
-                verdict = verdict_for_value(m.estimate, claimed, c.get("precision", 0), ci=m.ci)
-        else:
-            claimed = None
-            ci = None if m.exact is not None else m.ci
-            verdict = verdict_for_criterion(m.value, c["criterion"], ci=ci)
-        exact_fraction = m.exact if isinstance(m.exact, Fraction) and m.exact.denominator != 1 else None
+    for c, a in zip(claims, result.answers):
+        frac = a.exact_fraction
+        claimed = a.claimed
         rows.append({
-            "id": c["id"], "seed": c["seed"][:3], "quote": c["quote"], "english": c["english"],
-            "claim": _stated_text(c, m.unit), "unit": m.unit,
-            "claimed": _number(claimed), "precision": c.get("precision") if claimed is not None else None,
-            "exact": _number(m.exact),
-            "exact_fraction": None if exact_fraction is None else
-            {"numerator": exact_fraction.numerator, "denominator": exact_fraction.denominator,
-             "value": float(exact_fraction)},   # the JSON form of every exact fraction (README)
-            "estimate": _number(m.estimate),
-            "ci95_low": None if m.ci is None else float(m.ci[0]),
-            "ci95_high": None if m.ci is None else float(m.ci[1]),
-            "exact_text": _text(m.exact, m.unit), "simulated_text": _simulated_text(m),
-            "verdict": verdict, "method": m.method, "detail": m.detail,
-            "seconds": round(time.perf_counter() - start, 2),
+            "id": c.id, "seed": c.source[:3], "source": c.source, "quote": c.quote, "english": c.english,
+            "question": c.question.text, "claim": a.claimed_text, "unit": a.unit,
+            "claimed": None if claimed is None else float(claimed),
+            "precision": a.precision if claimed is not None else None,
+            "exact": None if a.exact is None else float(a.exact),
+            "exact_fraction": None if frac is None else
+            {"numerator": frac.numerator, "denominator": frac.denominator, "value": float(frac)},
+            "estimate": None if a.estimate is None else float(a.estimate),
+            "ci95_low": None if a.ci is None else float(a.ci[0]),
+            "ci95_high": None if a.ci is None else float(a.ci[1]),
+            "value": a.value,   # what the verdict reads: the exact value, else the simulated estimate
+            "exact_text": a.exact_text, "simulated_text": a.simulated_text, "verdict": a.verdict,
+            "method": a.method + (f"; simulated: {a.simulated_method}" if a.simulated_method else ""),
+            "detail": _detail(a), "seconds": round(a.seconds, 2),
         })
     return pd.DataFrame(rows).set_index("id")
