@@ -37,7 +37,7 @@ COMMANDS = {
     "distribution optimal": ["distribution", "--rules", "yahtzee", "--strategy", "optimal"],
 }
 LONG = {
-    "target yahtzee": ["target", "--rules", "yahtzee"],
+    "target yahtzee": ["target", "--rules", "yahtzee", "--target", "250"],
     "solve maxi-yatzy no-saved-throws": ["solve", "--rules", "maxi-yatzy", "--option", "no-saved-throws"],
     "solve Finnish Maxi Yatzy (house file)": ["solve", "--rules",
                                               str(ROOT / "experiments" / "rules" / "maxi-yatzy-finnish.toml")],
