@@ -26,12 +26,14 @@ def _iid_win(pmf) -> float:
 def test_play_to_win_at_a_table_of_two(capsys, tmp_path):
     from yahtzee_sim.exact.distribution import distribution
 
+    # Yacht filled in order: play-to-win's risk and target tables take seconds there (on
+    # yahtzee, minutes each with an empty cache: too long for a test); the machinery is the same
     assert main(["ask", "chance", "win", "--scope", "table", "--players", "2", "--strategy", "play-to-win",
-                 "--games", str(GAMES), "--json"]) == 0
+                 "--rules", "yacht", "--option", "fill-in-order", "--games", str(GAMES), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["exact"] is None and "simulated only" in out["note"] and "looks at the other players" in out["note"]
     # the exact stand-in: optimal in both seats, against the plain symmetric formula
-    reference = _iid_win(distribution("yahtzee", "optimal").pmf)
+    reference = _iid_win(distribution("yacht", "optimal", options=["fill-in-order"]).pmf)
     assert out["optimal_in_its_seat_exact"] == pytest.approx(reference, abs=1e-9)
     assert out["ci95_low"] <= out["estimate"] <= out["ci95_high"] and out["n_simulated"] == GAMES
     # two play-to-win players: seat 1 wins about as often as optimal would (within its interval
@@ -41,7 +43,8 @@ def test_play_to_win_at_a_table_of_two(capsys, tmp_path):
 
     # the same question in a claims file
     f = tmp_path / "table.toml"
-    f.write_text('[[claim]]\nid = "ptw"\nask = "chance"\nevent = "win"\nscope = "table"\nplayers = 2\n'
+    f.write_text('[[claim]]\nid = "ptw"\nrules = "yacht"\noptions = ["fill-in-order"]\n'
+                 'ask = "chance"\nevent = "win"\nscope = "table"\nplayers = 2\n'
                  'play = "play-to-win"\nclaimed = "48%"\nprecision = "1%"\n', encoding="utf-8")
     res = ys.check(f, games=GAMES)
     a = res.answers[0]
