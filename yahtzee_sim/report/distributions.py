@@ -312,7 +312,9 @@ def render_distributions(nums: DistributionsNumbers, spec) -> Report:
                 ax.axvline(0, color="0.7", lw=0.8)
                 ax.set(title=title, ylabel=unit)
                 if unit == "share of games":
-                    ax.yaxis.set_major_formatter(_percent_axis(1))
+                    ax.yaxis.set_major_formatter(_percent_axis())   # digits as the range needs
+                else:
+                    ax.ticklabel_format(axis="y", useOffset=False)   # points as points, no "+1e2"
             for ax in axes[1]:
                 ax.set_xlabel("theta (per point; 0: optimal)")
             fig.suptitle(f"{_rules_text(rules)}: risk-sensitive optimal play, exact\n"
