@@ -81,3 +81,22 @@ def test_variants_figure_draws_each_strategy_against_its_own_exact_mean():
         dots = np.concatenate([c.get_offsets()[:, 0] for c in ax.collections])
         want = frame.xs(strategy, level="strategy")["exact_mean"].to_numpy()
         assert [float(x) for x in dots] == pytest.approx([float(x) for x in want])
+
+
+def test_distributions_figures_name_each_curve_once_and_say_their_units():
+    """The pmf figure draws the strategy ladder, each strategy once (it once listed optimal a
+    second time as optimal:theta=0), with its legend at a fixed place; the theta figure names
+    its rule set and gives each panel a unit."""
+    from yahtzee_sim.report.distributions import distributions_numbers, render_distributions
+
+    spec = parse_spec({"kind": "distributions", "rules": "yacht", "options": ["fill-in-order"],
+                       "strategies": ["keep-largest", "optimal"], "games": 500,
+                       "tables": ["summary"], "plots": ["pmf", "theta"]}, name="d")
+    figs = _figures(render_distributions(distributions_numbers(spec), spec))
+    ax = figs["pmf"].axes[0]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["keep-largest (exact)", "optimal (exact)", "optimal, simulated (500 games)"]
+    assert ax.get_legend()._loc != 0                            # 0 is "best"
+    theta = figs["theta"]
+    assert "Yacht" in theta._suptitle.get_text() and "fill-in-order" in theta._suptitle.get_text()
+    assert all(a.get_ylabel() in ("points", "share of games") for a in theta.axes)

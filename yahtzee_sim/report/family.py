@@ -1,9 +1,11 @@
 """The ``family`` report: every rule set of the family under every built-in strategy.
 
-Each rule set gets its own random stream (spawned from the spec's seed) and every
-strategy plays the same dice within it (common random numbers). Where the exact
-engine can solve a rule set, its optimal value and sd sit beside the simulated
-optimal mean; where it cannot, the table says so with the engine's own reason.
+Two steps: :func:`family_numbers` computes every number (:class:`FamilyNumbers`, no
+text), :func:`render_family` writes the report from them. Each rule set gets its own
+random stream (spawned from the spec's seed) and every strategy plays the same dice
+within it (common random numbers). Where the exact engine can solve a rule set, its
+optimal value and sd sit beside the simulated optimal mean; where it cannot, the table
+says so with the engine's own reason.
 
 >>> from yahtzee_sim.report.experiment import parse_spec
 >>> spec = parse_spec({"kind": "family", "rule_sets": ["yacht-classic", "yamb"],
@@ -17,6 +19,7 @@ optimal mean; where it cannot, the table says so with the engine's own reason.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -96,9 +99,47 @@ def _ci_text(mean, low, high, d):
     return f"{fmt.number(mean, d)} ({fmt.interval(low, high, d)})"
 
 
-@runner("family")
-def run_family(spec: ExperimentSpec, *, run_options: dict | None = None) -> Report:
-    """Every rule set (``rule_sets``, default: every registered one) under every strategy."""
+@dataclass
+class FamilyNumbers:
+    """What a family report says, as numbers.
+
+    ``means``: one row per (rule set, strategy): games, seed, the simulated mean with its
+    95% t interval, sd, extremes, Balut's points with their interval, and for ``optimal``
+    the exact mean beside it (``note``: why a cell was not played); ``games``: one row per
+    rule set: what it is, its dice, boxes, score bounds, whether the solver solves it (its
+    exact mean and sd, else its reason) and its seed; ``exact``: the exact optimum against
+    simulated optimal play per rule set; ``points``: the rows of ``means`` with points.
+    """
+
+    names: list
+    means: pd.DataFrame
+    games: pd.DataFrame
+    exact: pd.DataFrame
+    points: pd.DataFrame
+
+    def to_frame(self) -> pd.DataFrame:
+        """The mean score per (rule set, strategy) (a copy).
+
+        >>> from yahtzee_sim.report.experiment import parse_spec
+        >>> spec = parse_spec({"kind": "family", "rule_sets": ["yacht-classic"], "strategies": ["greedy"],
+        ...                    "games": 64}, name="d")
+        >>> list(family_numbers(spec).to_frame().index)
+        [('yacht-classic', 'greedy')]
+        """
+        return self.means.copy()
+
+
+def family_numbers(spec: ExperimentSpec, *, run_options: dict | None = None) -> FamilyNumbers:
+    """Every rule set (``rule_sets``, default: every registered one) under every strategy:
+    the numbers of the family report, computed from the simulator's and the solver's results.
+
+    >>> from yahtzee_sim.report.experiment import parse_spec
+    >>> spec = parse_spec({"kind": "family", "rule_sets": ["yamb"], "strategies": ["greedy", "optimal"],
+    ...                    "games": 64}, name="d")
+    >>> nums = family_numbers(spec)
+    >>> bool(nums.games.loc["yamb", "solvable"]), int(nums.means.loc[("yamb", "optimal"), "games"])
+    (False, 0)
+    """
     keys = list(spec.rule_sets) or rule_names()
     names = list(spec.strategies) or strategy_names()
     rule_sets = [get_rules(k) for k in keys]
@@ -142,8 +183,24 @@ def run_family(spec: ExperimentSpec, *, run_options: dict | None = None) -> Repo
             rows.append(row)
     means = pd.DataFrame(rows).set_index(["rule_set", "strategy"])
     games = pd.DataFrame(games_rows).set_index("rule_set")
+    points = means[means["points_mean"].notna()] if "points_mean" in means else means.iloc[:0]
+    return FamilyNumbers(names=names, means=means, games=games, exact=_exact_frame(means, games, names),
+                         points=points)
+
+
+def render_family(nums: FamilyNumbers, spec: ExperimentSpec) -> Report:
+    """The report of ``nums``: its tables (those ``spec.tables`` names), figure and reading.
+
+    >>> from yahtzee_sim.report.experiment import parse_spec
+    >>> spec = parse_spec({"kind": "family", "rule_sets": ["yacht-classic"], "strategies": ["greedy"],
+    ...                    "games": 64, "plots": []}, name="d")
+    >>> render_family(family_numbers(spec), spec).reading.startswith("In 1 of 1 rule sets")
+    True
+    """
+    names, means, games = nums.names, nums.means, nums.games
+    rule_sets = list(games.index)
     rep = Report(spec.name, spec.title or "Every game of the family under every strategy", question=spec.question)
-    rep.data.update(means=means, games=games)
+    rep.data.update(means=means, games=games, numbers=nums)
     n_solvable = int(games["solvable"].sum())
     rep.add_text("Method", (
         f"{len(rule_sets)} rule sets, {len(names)} strategies ({', '.join(f'`{n}`' for n in names)}), "
@@ -169,12 +226,12 @@ def run_family(spec: ExperimentSpec, *, run_options: dict | None = None) -> Repo
                       caption=(f"Mean final score and its 95% CI, {spec.games:,} games per cell; rows are rule "
                                "sets, columns strategies."))
     if "exact" in spec.tables:
-        exact = _exact_frame(means, games, names)
+        exact = nums.exact
         rep.data["exact"] = exact
         rep.add_table("exact", exact, display=_exact_display(exact), heading="Exact against simulated optimal play",
                       caption=(f"Exact optimal mean and SD from the solver; simulated mean of {spec.games:,} "
                                "optimal games and its 95% CI."))
-    points = means[means["points_mean"].notna()] if "points_mean" in means else means.iloc[:0]
+    points = nums.points
     rep.data["points"] = points
     if "points" in spec.tables and len(points):
         bounds = games["score_only_optimum"].dropna()
@@ -189,6 +246,12 @@ def run_family(spec: ExperimentSpec, *, run_options: dict | None = None) -> Repo
         _means_figure(rep, spec, means, games, names)
     rep.reading = _reading(means, games, names)
     return rep
+
+
+@runner("family")
+def run_family(spec: ExperimentSpec, *, run_options: dict | None = None) -> Report:
+    """The family report: :func:`family_numbers`, then :func:`render_family` (see the module's example)."""
+    return render_family(family_numbers(spec, run_options=run_options), spec)
 
 
 def _row_decimals(frame: pd.DataFrame, low: str = "ci95_low", high: str = "ci95_high") -> int:
