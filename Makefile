@@ -23,7 +23,7 @@ check: $(BIN)/yahtzee-sim
 
 # The checks, then the whole suite, doctests included (what CI runs), on every core (pytest-xdist).
 test: check
-	$(BIN)/python -m pytest -n auto --dist worksteal
+	$(BIN)/python -m pytest -n auto --dist worksteal --durations=25
 
 # The same without the large statistical checks marked slow: for a quick run while working.
 test-fast: $(BIN)/yahtzee-sim

@@ -403,8 +403,8 @@ def test_workers_filling_their_share_of_each_level_give_identical_tables(monkeyp
     monkeypatch.setattr(solver_mod, "MIN_STATES_FOR_WORKERS", 0)
     monkeypatch.setattr(solver_mod, "MIN_GROUPS_TO_SHARE_FILL", 0)
     rules = _tiny()                  # upper totals (some unreachable: NaN) and the five-box flag
-    a = solve(rules, cache=False, workers=1)
-    b = solve(rules, cache=False, workers=2, chunk=7)
+    a = solve(rules, cache=False, jobs=1)
+    b = solve(rules, cache=False, jobs=2, chunk=7)
     assert np.isnan(a.values).any() and np.isfinite(a.values).any()    # unreachable and solved entries
     assert np.array_equal(a.values, b.values, equal_nan=True)
     assert np.array_equal(a.variances, b.variances, equal_nan=True)
