@@ -24,6 +24,9 @@ from typing import Any, Callable, Iterator
 
 
 from ..engine import RunSeed
+# watch_parent (a worker exits when the process that started it dies): the fork pool's, one
+# copy for every pool of the project; still importable from here
+from ..forkpool import PARENT_POLL_SECONDS, watch_parent  # noqa: F401
 from ..rules import RuleSet, get_rules
 from ..strategy import Strategy
 from .plan import ChunkPlan, lineup_name, play_chunk, seats_of
@@ -235,40 +238,6 @@ def run_job_chunk(job: Job, i: int):
     """Play chunk ``i`` of ``job`` in a worker: ``(i, summary)``."""
     rules, strategy = _load(job)
     return i, play_chunk(job.plan, rules, strategy, job.entropy, job.keep_games, i)
-
-
-PARENT_POLL_SECONDS = 0.5
-"""How often a pool worker checks that the process that started it is alive."""
-
-
-def watch_parent(parent_pid: int) -> None:
-    """Make this pool worker exit when ``parent_pid`` dies, even by ``kill -9``.
-
-    A worker left behind by a killed parent would play on (and hold its memory) for
-    as long as its work takes. On Linux the kernel sends SIGKILL at once
-    (``PR_SET_PDEATHSIG``); a daemon thread also polls the parent id, which covers
-    other systems, a parent that died before the request and a worker started by a
-    thread that has since ended.
-
-    >>> watch_parent(os.getppid())   # this process's parent is alive: nothing happens
-    """
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)   # 1 = PR_SET_PDEATHSIG
-    except (OSError, AttributeError):  # pragma: no cover - not Linux
-        pass
-    if os.getppid() != parent_pid:  # pragma: no cover - the parent is already gone
-        os._exit(1)
-
-    def poll():  # pragma: no cover - runs in the worker
-        import time
-
-        while os.getppid() == parent_pid:
-            time.sleep(PARENT_POLL_SECONDS)
-        os._exit(1)
-
-    threading.Thread(target=poll, name="watch-parent", daemon=True).start()
 
 
 def _process_init(job: Job, parent_pid: int | None = None) -> None:
