@@ -167,6 +167,10 @@ def test_optimal_loses_nothing_and_random_is_averaged_exactly():
     assert rnd.method == "exact, uniform average"
     assert abs(rnd.strategy_score - pv.expected_score) < 1e-9
     assert abs(rnd.accounted - rnd.gap) < 1e-9 and 0 < rnd.share_optimal < 1
+    # the uniform average's parts add up in every split, as a deterministic strategy's do
+    assert abs(sum(rnd.by_box.values()) - rnd.gap) < 1e-9 and abs(rnd.by_turn.sum() - rnd.gap) < 1e-9
+    for split, part in rnd.to_frame().groupby("split"):
+        assert abs(part["points"].sum() - rnd.gap) < 1e-9, split
 
 
 def test_verhoeff_measure_and_decision_counts():
@@ -213,8 +217,10 @@ def test_randomized_strategy_refused():
         loss_accounting(tiny_rules(), Coin())
 
 
+# random's uniform average is checked on the small games above, in every split (a joker and a
+# five-of-a-kind bonus among them): on yahtzee its pass alone took over three minutes of CI.
 @pytest.mark.slow
-@pytest.mark.parametrize("strategy", ["random", "keep-largest", "greedy", "heuristic", "optimal"])
+@pytest.mark.parametrize("strategy", ["keep-largest", "greedy", "heuristic", "optimal"])
 def test_yahtzee_parts_add_up_to_the_gap(strategy):
     from yahtzee_sim.exact.solver import solve
 
