@@ -31,17 +31,21 @@ if TYPE_CHECKING:  # pandas is imported where a table is made: start-up stays fa
     import pandas as pd
 
 __all__ = ["GameAggregate", "TableAggregate", "table_outcomes", "win_share", "SimulationResult", "Summary", "TurnsResult", "games_frame", "max_total", "min_total",
-           "PERCENTILES", "RATES"]
+           "PERCENTILES", "RATES", "OLD_NAMES"]
 
 PERCENTILES = (1, 5, 25, 50, 75, 95, 99)
 
 RATES = {
     "upper_bonus": "share of games that earned the upper-section bonus",
-    "five_box_50": "share of games with 50 in the five-of-a-kind box ({five_box})",
+    "five_box_full": "share of games with the five-of-a-kind box's full plain value in it ({five_box})",
     "five_rolled": "share of games with at least one turn ending in five of a kind "
                    "(the chance of rolling one in a game)",
 }
 """The rates of :meth:`SimulationResult.rate`: ``summary()`` key ``NAME_rate`` each."""
+
+OLD_NAMES = {"five_box_50": "five_box_full"}
+"""Earlier names of events, still accepted by :meth:`SimulationResult.count` (and
+``five_box_50_rate`` read from a :class:`Summary`): the box's full value is not always 50."""
 
 
 def ci_of(key: str) -> str | None:
@@ -82,7 +86,10 @@ class Summary(dict):
     The JSON of ``yahtzee-sim simulate`` uses the same names.
     """
 
-    ALIASES = {"five_per_game": "five_count_mean"}  # earlier name, still readable
+    # earlier names, still readable (users' scripts); the JSON of ``simulate`` keeps them beside
+    ALIASES = {"five_per_game": "five_count_mean", "five_box_50_rate": "five_box_full_rate",
+               "five_box_50_rate_ci95_low": "five_box_full_rate_ci95_low",
+               "five_box_50_rate_ci95_high": "five_box_full_rate_ci95_high"}
 
     def __init__(self, values: dict, level: float = 0.95, five_box: str | None = None,
                  labels: dict[str, tuple[str, str]] | None = None):
@@ -559,7 +566,7 @@ class SimulationResult:
 
         >>> from yahtzee_sim import simulate
         >>> list(simulate("generala", "random", 200, seed=1).events())[:3]
-        ['five_box_50', 'served_escalera', 'served_full']
+        ['five_box_full', 'served_escalera', 'served_full']
         >>> "upper_bonus" in simulate("balut", "random", 20, seed=1).events()
         False
         """
@@ -574,9 +581,9 @@ class SimulationResult:
         boxes = {b.name: b for b in r.boxes}
         if r.five_box is not None:
             label = boxes[r.five_box].label
-            out["five_box_50"] = (f"{r.five_box_points} in {label}",
-                                  f"share of games with {r.five_box_points} in the {label} box"
-                                  + (" (not served)" if self._served_points(r.five_box_index) else ""))
+            out["five_box_full"] = (f"{r.five_box_points} in {label}",
+                                    f"share of games with {r.five_box_points} in the {label} box"
+                                    + (" (not served)" if self._served_points(r.five_box_index) else ""))
         for b, box in enumerate(r.boxes):
             served = self._served_points(b)
             if served:
@@ -630,18 +637,20 @@ class SimulationResult:
 
     # -- derived numbers -------------------------------------------------------------
     def count(self, what: str) -> int:
-        """Number of games with: ``upper_bonus``, ``five_box_50`` (the five-of-a-kind box's
-        plain value, 50 in the Yahtzee/Yacht box), ``five_rolled`` (at least one turn ended
-        in five of a kind), see :data:`RATES`, ``served_five`` (a five of a kind made by the
-        first throw: a Generala servida), or any other event of :meth:`events`.
+        """Number of games with: ``upper_bonus``, ``five_box_full`` (the five-of-a-kind box's
+        full plain value, 50 in the Yahtzee/Yacht box; ``five_box_50``, its earlier name, still
+        works), ``five_rolled`` (at least one turn ended in five of a kind), see :data:`RATES`,
+        ``served_five`` (a five of a kind made by the first throw: a Generala servida), or any
+        other event of :meth:`events`.
 
         >>> from yahtzee_sim import simulate
         >>> res = simulate("yacht", "keep-largest", 500, seed=2)
-        >>> res.count("five_rolled") >= res.count("five_box_50")
+        >>> res.count("five_rolled") >= res.count("five_box_full") == res.count("five_box_50")
         True
         """
         agg = self.aggregate
         r = self.rules
+        what = OLD_NAMES.get(what, what)
         if what == "upper_bonus":
             if not r.upper_bonus_tiers:
                 return 0
@@ -649,7 +658,7 @@ class SimulationResult:
         tiers = {f"upper_bonus_{b}": t for t, b in r.upper_bonus_tiers}
         if what in tiers:
             return int(agg.upper_hist[tiers[what]:].sum())
-        if what == "five_box_50":
+        if what == "five_box_full":
             if r.five_box is None:
                 return 0
             # the box's plain value, read off its histogram (Generala's served 60 is not a plain 50)
