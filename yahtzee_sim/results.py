@@ -210,6 +210,30 @@ def min_total(rules: RuleSet) -> int:
     return min(0, int(rules.card_score_range[0])) if rules.card_score is not None else 0
 
 
+def _check_counts(agg, like) -> None:
+    """Raise ``ValueError`` unless every array of the aggregate ``agg`` is a non-negative
+    integer array of the shape ``like``'s has (``like``: the empty aggregate of the same
+    rules) and every ``*_shift`` is ``like``'s: the check a loaded
+    :class:`GameAggregate` and :class:`TableAggregate` share before their own identities.
+
+    >>> from yahtzee_sim import get_rules
+    >>> like = TableAggregate.empty(get_rules("yacht"), 2)
+    >>> _check_counts(dataclasses.replace(like, total_shift=1), like)
+    Traceback (most recent call last):
+    ...
+    ValueError: total_shift: the histogram is shifted differently from this rule set's
+    """
+    for f in dataclasses.fields(agg):
+        value, ref = getattr(agg, f.name), getattr(like, f.name)
+        if isinstance(ref, np.ndarray):
+            if not isinstance(value, np.ndarray) or value.shape != ref.shape or value.dtype.kind not in "iu":
+                raise ValueError(f"{f.name} must be an integer array of shape {ref.shape}")
+            if (value < 0).any():
+                raise ValueError(f"{f.name} has a negative count")
+        elif f.name.endswith("_shift") and value != ref:
+            raise ValueError(f"{f.name}: the histogram is shifted differently from this rule set's")
+
+
 @dataclass
 class GameAggregate:
     """Exact, mergeable summary of many finished games.
@@ -347,25 +371,14 @@ class GameAggregate:
         ...
         ValueError: the totals do not add up: 10 points more than the boxes and bonuses
         """
-        like = GameAggregate.empty(rules)
-        for f in dataclasses.fields(self):
-            value, ref = getattr(self, f.name), getattr(like, f.name)
-            if isinstance(ref, np.ndarray):
-                if not isinstance(value, np.ndarray) or value.shape != ref.shape or value.dtype.kind not in "iu":
-                    raise ValueError(f"{f.name} must be an integer array of shape {ref.shape}")
-                if (value < 0).any():
-                    raise ValueError(f"{f.name} has a negative count")
+        _check_counts(self, GameAggregate.empty(rules))
         n = int(n_games)
-        if self.total_shift != like.total_shift or self.points_shift != like.points_shift:
-            raise ValueError("the score (or points) histogram is shifted differently from this rule set's")
         if rules.has_points and int(self.points_hist.sum()) != n:
             raise ValueError(f"points_hist counts {int(self.points_hist.sum())} games, not {n}")
         if not 0 <= int(self.served_five_games) <= n:
             raise ValueError(f"served_five_games must be between 0 and {n}, got {self.served_five_games}")
         if not 0 <= int(self.five_box_full_games) <= n:
             raise ValueError(f"five_box_full_games must be between 0 and {n}, got {self.five_box_full_games}")
-        if self.column_shift != like.column_shift:
-            raise ValueError("the column histogram is shifted differently from this rule set's")
         if (self.column_bonus_games > n).any():
             raise ValueError(f"column_bonus_games counts more than the {n} games")
         for name in ("total_hist", "upper_hist", "five_bonus_hist", "five_count_hist", "bank_used_hist",
@@ -849,17 +862,8 @@ class TableAggregate:
         ValueError: total_hist counts 2 games per seat, not 3
         """
         seats = len(self.wins)
-        like = TableAggregate.empty(rules, seats)
-        for f in dataclasses.fields(self):
-            value, ref = getattr(self, f.name), getattr(like, f.name)
-            if isinstance(ref, np.ndarray):
-                if not isinstance(value, np.ndarray) or value.shape != ref.shape or value.dtype.kind not in "iu":
-                    raise ValueError(f"{f.name} must be an integer array of shape {ref.shape}")
-                if (value < 0).any():
-                    raise ValueError(f"{f.name} has a negative count")
+        _check_counts(self, TableAggregate.empty(rules, seats))
         n = int(n_games)
-        if self.total_shift != like.total_shift:
-            raise ValueError("the score histogram is shifted differently from this rule set's")
         if (self.total_hist.sum(axis=1) != n).any():
             raise ValueError(f"total_hist counts {int(self.total_hist[0].sum())} games per seat, not {n}")
         if int(self.wins.sum()) > n or (self.servida_wins > self.wins).any():
