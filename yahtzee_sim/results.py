@@ -1,5 +1,9 @@
 """Result objects: mergeable aggregates plus, for modest runs, the per-game data.
 
+Over 600 lines: the aggregates of solitaire games and of tables, the summaries and the
+events read off them are one vocabulary (the names ``simulate``, the JSON and the reports
+share); split, each part would import the others' names.
+
 Aggregates are exact integer histograms, so means, standard deviations and
 quantiles are exact for the games played however many there were, and merging
 two runs is adding arrays (associative and order independent).
