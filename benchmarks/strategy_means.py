@@ -51,7 +51,7 @@ def main(argv=None) -> int:
             totals[name] = res.games["total"]
             ci = f"[{s['ci95_low']:.2f}, {s['ci95_high']:.2f}]"
             print(f"{rules:<24}{name:<14}{s['mean']:>9.2f}{ci:>20}{100 * res.rate('upper_bonus'):>8.1f}"
-                  f"{100 * res.rate('five_box_50'):>14.1f}{time.perf_counter() - start:>7.1f}", flush=True)
+                  f"{100 * res.rate('five_box_full'):>14.1f}{time.perf_counter() - start:>7.1f}", flush=True)
         for better, worse in zip(names[1:], names[:-1]):
             m, lo, hi = paired_ci(totals[better], totals[worse])
             print(f"{'':<24}{better} - {worse}: {m:.2f} [{lo:.2f}, {hi:.2f}] (paired)")

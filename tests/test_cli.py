@@ -21,11 +21,13 @@ from yahtzee_sim.rules import get_rules, rule_names, rule_options
 from yahtzee_sim.strategies import get_strategy, strategy_names
 
 JSON_KEYS = {"rules", "options", "strategy", "games", "seed", "mean", "sd", "se", "ci95_low", "ci95_high",
-             "min", "p1", "p5", "p25", "p50", "p75", "p95", "p99", "max", "upper_bonus_rate", "five_box_50_rate",
+             "min", "p1", "p5", "p25", "p50", "p75", "p95", "p99", "max", "upper_bonus_rate", "five_box_full_rate",
              "five_rolled_rate", "five_count_mean", "seconds"}
 # each simulated rate and mean count with its 95% interval
-JSON_KEYS |= {f"{k}_ci95_{end}" for k in ("upper_bonus_rate", "five_box_50_rate", "five_rolled_rate",
+JSON_KEYS |= {f"{k}_ci95_{end}" for k in ("upper_bonus_rate", "five_box_full_rate", "five_rolled_rate",
                                           "five_count_mean") for end in ("low", "high")}
+# the earlier spelling of five_box_full, kept beside it in the JSON (deprecated, users' scripts read it)
+OLD_JSON_KEYS = {"five_box_50_rate", "five_box_50_rate_ci95_low", "five_box_50_rate_ci95_high"}
 
 
 def run(capsys, *argv):
@@ -142,7 +144,9 @@ def test_simulate_json_keys_values_and_reproducibility(capsys):
     argv = ["simulate", "--rules", "yacht", "--option", "three-dice", "--strategy", "keep-largest",
             "--games", 2500, "--seed", 12, "--json"]
     a = run_json(capsys, *argv)
-    assert set(a) == JSON_KEYS
+    assert set(a) == JSON_KEYS | OLD_JSON_KEYS
+    for old in OLD_JSON_KEYS:
+        assert a[old] == a[old.replace("five_box_50", "five_box_full")]
     assert (a["rules"], a["options"], a["strategy"], a["games"], a["seed"]) == (
         "yacht+three-dice", ["three-dice"], "keep-largest", 2500, 12)
     s = simulate("yacht", "keep-largest", 2500, seed=12, options=["three-dice"]).summary()
@@ -152,7 +156,7 @@ def test_simulate_json_keys_values_and_reproducibility(capsys):
         if key != "seconds":
             assert a[key] == pytest.approx(s[key]) if isinstance(s[key], float) else a[key] == s[key], key
     assert a["ci95_low"] < a["mean"] < a["ci95_high"]
-    assert a["five_box_50_rate"] <= a["five_rolled_rate"] <= 1
+    assert a["five_box_full_rate"] <= a["five_rolled_rate"] <= 1
     assert a["seconds"] >= 0
     b = run_json(capsys, *argv)
     a.pop("seconds"), b.pop("seconds")

@@ -25,15 +25,11 @@ import yahtzee_sim
 from yahtzee_sim import SEED_BLOCK, simulate
 from yahtzee_sim.files import atomic_write, clean_stale_temps, temp_file
 
+from forgery import dead_pid
+
 ROOT = Path(yahtzee_sim.__file__).parents[1]
 N = 5 * SEED_BLOCK
 KILL_TIMEOUT = 120  # seconds: a child that hangs fails the test instead of hanging the suite
-
-
-def _dead_pid() -> int:
-    proc = subprocess.Popen([sys.executable, "-c", "pass"])
-    proc.wait()
-    return proc.pid
 
 
 # -- temporary files: only ours are removed ------------------------------------------------
@@ -59,7 +55,7 @@ def test_a_users_file_is_never_cleaned_up_however_old(tmp_path, name):
 
 def test_a_dead_writers_temporary_file_is_removed_and_a_live_ones_kept(tmp_path):
     target = tmp_path / "games.csv"
-    dead = tmp_path / f".games.csv.yahtzee-sim-tmp-{_dead_pid()}-abcd_123.csv"
+    dead = tmp_path / f".games.csv.yahtzee-sim-tmp-{dead_pid()}-abcd_123.csv"
     live = tmp_path / f".games.csv.yahtzee-sim-tmp-{os.getpid()}-abcd_123.csv"
     for p in (dead, live):
         p.write_text("half")
@@ -289,7 +285,7 @@ def test_the_committed_reports_record_their_files_as_written():
 def test_report_clean_up_touches_only_abandoned_folders_named_as_ours(tmp_path):
     from yahtzee_sim.report.output import OLD_PREFIX, TMP_PREFIX, clean_stale
 
-    dead = _dead_pid()
+    dead = dead_pid()
     ours = [tmp_path / f"{TMP_PREFIX}{dead}-claims.ab12cd34", tmp_path / f"{OLD_PREFIX}{dead}-strategies.x"]
     users = [tmp_path / f"{TMP_PREFIX}notes", tmp_path / f"{TMP_PREFIX}{dead}-claims",          # no random part
              tmp_path / f"{TMP_PREFIX}{os.getpid()}-claims.ab12cd34",                            # a live writer's

@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -22,8 +21,10 @@ from yahtzee_sim import SEED_BLOCK, StrategyError, simulate
 from yahtzee_sim.exact import cache as cache_mod
 from yahtzee_sim.exact import solver as solver_mod
 from yahtzee_sim.exact.solver import cache_path, solve
-from yahtzee_sim.signing import KEY_NAME, sign, signing_key
+from yahtzee_sim.signing import KEY_NAME, signing_key
 from yahtzee_sim.strategies import Strategy, get_strategy
+
+from forgery import forge_cache, forge_checkpoint, solved_in
 
 RULES, OPTS = "yacht", ["fill-in-order"]
 N = 4 * SEED_BLOCK
@@ -34,31 +35,9 @@ N = 4 * SEED_BLOCK
 @pytest.fixture
 def solved(tmp_path):
     """A solved table in a cache folder of its own: (solution, file, stored arrays)."""
-    solver_mod._MEMO.clear()
-    sol = solve(RULES, options=OPTS, cache_dir=tmp_path)
-    path = cache_path(sol.rules, "float32", tmp_path)
-    stored = cache_mod.load(path, solver_mod._meta(sol.rules, "float32"))
-    assert stored is not None and (tmp_path / KEY_NAME).is_file()
-    yield sol, path, {k: np.array(v) for k, v in stored.items()}
-    solver_mod._MEMO.clear()
-
-
-def _forge_cache(sol, path: Path, arrays: dict, *, key: bytes | None = None, keep_tag: bool = True) -> None:
-    """Rewrite the cache file as a forger would: the checksum recomputed; the signature made
-    with ``key`` if given, else the old one kept (``keep_tag``) or left out."""
-    meta_json = json.dumps(solver_mod._meta(sol.rules, "float32"), sort_keys=True)
-    with np.load(path) as z:
-        old_tag = str(z["hmac"][()])
-    payload = {f"a_{k}": v for k, v in arrays.items()}
-    payload["meta"] = np.array(meta_json)
-    digest = cache_mod._digest(meta_json, arrays)
-    payload["sha256"] = np.array(digest)
-    if key is not None:
-        payload["hmac"] = np.array(sign(key, digest.encode()))
-    elif keep_tag:
-        payload["hmac"] = np.array(old_tag)
-    with open(path, "wb") as fh:
-        np.savez(fh, **payload)
+    out = solved_in(tmp_path, RULES, OPTS)
+    assert (tmp_path / KEY_NAME).is_file()
+    yield out
     solver_mod._MEMO.clear()
 
 
@@ -91,7 +70,7 @@ def test_a_forged_cache_is_recomputed_never_trusted(solved, tmp_path, case):
     sol, path, stored = solved
     spec = CACHE_FORGERIES[case]
     key = {False: None, "other": os.urandom(32), "user": signing_key(tmp_path)}[spec["key"]]
-    _forge_cache(sol, path, _raised(stored, spec["by"], not spec.get("spare")), key=key, keep_tag=spec["keep_tag"])
+    forge_cache(sol, path, _raised(stored, spec["by"], not spec.get("spare")), key=key, keep_tag=spec["keep_tag"])
     again = solve(RULES, options=OPTS, cache_dir=tmp_path)
     assert again.cache == "damaged", case
     assert again.expected_score == pytest.approx(sol.expected_score, abs=1e-9)
@@ -135,11 +114,11 @@ def test_cli_solve_and_advise_do_not_trust_a_forged_cache(tmp_path, monkeypatch,
     sol = solve(RULES, options=OPTS)
     path = cache_path(sol.rules, "float32", tmp_path)
     stored = {k: np.array(v) for k, v in cache_mod.load(path, solver_mod._meta(sol.rules, "float32")).items()}
-    _forge_cache(sol, path, _raised(stored, 1.0))
+    forge_cache(sol, path, _raised(stored, 1.0))
     assert main(["solve", "--rules", RULES, "--option", "fill-in-order", "--json"]) == 0
     forged = json.loads(capsys.readouterr().out)
     assert forged["expected_score"] == honest["expected_score"] and forged["cache"] == "damaged"
-    _forge_cache(sol, path, _raised(stored, 1.0))
+    forge_cache(sol, path, _raised(stored, 1.0))
     assert main(advise) == 0
     assert json.loads(capsys.readouterr().out) == honest_advice
     solver_mod._MEMO.clear()
@@ -171,24 +150,6 @@ def other_run(tmp_path, monkeypatch):
     return json.loads(_interrupt(tmp_path / "other.json", 2, monkeypatch).read_text())
 
 
-def _recheck(path: Path, edit, *, signature: str = "keep") -> None:
-    """Edit a checkpoint and recompute its checksum, as anyone can; the signature is kept,
-    dropped, or made with a key that is not the user's."""
-    data = json.loads(path.read_text())
-    data.pop("checksum")
-    tag = data.pop("signature")
-    edit(data)
-    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    if signature == "keep":
-        data["signature"] = tag
-    elif signature == "other key":
-        data["signature"] = sign(os.urandom(32), canonical.encode())
-    elif signature == "sha256":
-        data["signature"] = hashlib.sha256(canonical.encode()).hexdigest()
-    data["checksum"] = hashlib.sha256(canonical.encode()).hexdigest()
-    path.write_text(json.dumps(data))
-
-
 CHECKPOINT_FORGERIES = {
     "relabelled from another seed": ("seed", "keep"),
     "relabelled, signature dropped": ("seed", "none"),
@@ -205,7 +166,7 @@ def test_a_forged_checkpoint_is_refused_and_kept(interrupted, other_run, case):
     what, signature = CHECKPOINT_FORGERIES[case]
     edit = {"seed": lambda d: d.update(seed=2), "value": lambda d: d.update(value=other_run["value"]),
             "nothing": lambda d: None}[what]
-    _recheck(interrupted, edit, signature=signature)
+    forge_checkpoint(interrupted, edit, signature=signature)
     before = interrupted.read_bytes()
     seed = json.loads(before)["seed"]
     with pytest.raises(ValueError, match="its signature does not match") as info:
@@ -228,7 +189,7 @@ def test_an_honest_checkpoint_resumes_to_the_same_answer(interrupted):
 
 
 def test_a_checkpoint_of_the_unsigned_format_is_refused(interrupted):
-    _recheck(interrupted, lambda d: d.update(version=2), signature="none")
+    forge_checkpoint(interrupted, lambda d: d.update(version=2), signature="none")
     with pytest.raises(ValueError, match="format version 2"):
         simulate("yacht", "random", N, seed=1, batch=SEED_BLOCK, checkpoint=interrupted)
 

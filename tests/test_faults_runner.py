@@ -10,7 +10,6 @@ removed by the next run. (Report paths are tests/test_faults.py.)
 from __future__ import annotations
 
 import errno
-import hashlib
 import json
 import os
 import signal
@@ -27,6 +26,8 @@ import yahtzee_sim.runner.driver as driver
 from yahtzee_sim import SEED_BLOCK, simulate, simulate_turns
 from yahtzee_sim.cli import main
 from yahtzee_sim.files import clean_stale_temps
+
+from forgery import dead_pid, forge_checkpoint
 
 ROOT = Path(yahtzee_sim.__file__).parents[1]
 N = 6 * SEED_BLOCK  # six chunks of one seed block
@@ -77,24 +78,6 @@ def partial(tmp_path, monkeypatch, capsys):
     return ckpt, full
 
 
-def forge(path: Path, edit, *, with_key: bool = True) -> None:
-    """Edit a checkpoint's content and recompute its checksum, as a careful forger would;
-    ``with_key``: and its signature, as only one holding the user's key could (so that the
-    checks behind the signature are tested; without the key, see tests/test_faults_files.py)."""
-    from yahtzee_sim.exact.cache import cache_dir
-    from yahtzee_sim.signing import sign, signing_key
-
-    data = json.loads(path.read_text())
-    data.pop("checksum")
-    data.pop("signature", None)
-    edit(data)
-    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    if with_key:
-        data["signature"] = sign(signing_key(cache_dir()), canonical.encode())
-    data["checksum"] = hashlib.sha256(canonical.encode()).hexdigest()
-    path.write_text(json.dumps(data))
-
-
 def temp_files(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if "tmp-" in p.name)
 
@@ -142,7 +125,7 @@ def test_tampered_checkpoint_is_refused_and_kept(partial, capsys, case):
     ckpt, _ = partial
     forged, edit, needle = TAMPERING[case]
     if forged:
-        forge(ckpt, edit)
+        forge_checkpoint(ckpt, edit)
     else:
         data = json.loads(ckpt.read_text())
         edit(data)
@@ -189,7 +172,7 @@ def test_damaged_checkpoint_gives_one_line(partial, capsys, case):
 
 def test_checkpoint_of_an_older_format_is_refused(partial, capsys):
     ckpt, _ = partial
-    forge(ckpt, lambda d: d.update(version=1))
+    forge_checkpoint(ckpt, lambda d: d.update(version=1))
     code, _, err = run_cli(capsys, *ARGS, "--checkpoint", ckpt)
     one_line_error(code, err, "format version 1", "delete it")
 
@@ -206,7 +189,7 @@ def test_forged_turns_checkpoint_is_refused(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         simulate_turns("yacht", "random", 5000, seed=2, batch=SEED_BLOCK, checkpoint=ckpt)
     monkeypatch.setattr(driver, "after_chunk", None)
-    forge(ckpt, lambda d: d["value"].__setitem__(0, d["value"][0] + 1))
+    forge_checkpoint(ckpt, lambda d: d["value"].__setitem__(0, d["value"][0] + 1))
     with pytest.raises(ValueError, match="the roll counts hold 2,049 turns, not 2,048"):
         simulate_turns("yacht", "random", 5000, seed=2, batch=SEED_BLOCK, checkpoint=ckpt)
 
@@ -310,25 +293,19 @@ def test_real_full_disk_during_out(small_disk, capsys):
 
 # -- killed writers ------------------------------------------------------------------------
 
-def _dead_pid() -> int:
-    proc = subprocess.Popen([sys.executable, "-c", "pass"])
-    proc.wait()
-    return proc.pid
-
-
 def test_stale_temporary_files_are_removed(tmp_path):
     # issue 23 §1: only names proven ours (the project's prefix and a dead writer's pid)
     # are removed; the ".tmp-" + 8 characters of earlier versions is a pattern a user's
     # own file can match, and is left alone however old.
     target = tmp_path / "run.json"
-    dead = tmp_path / f".run.json.yahtzee-sim-tmp-{_dead_pid()}-abc12345.json"
+    dead = tmp_path / f".run.json.yahtzee-sim-tmp-{dead_pid()}-abc12345.json"
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         alive = tmp_path / f".run.json.yahtzee-sim-tmp-{sleeper.pid}-def45678.json"
         legacy_old = tmp_path / ".tmp-k2j4h5g6.json"
         legacy_new = tmp_path / ".tmp-a1b2c3d4.json"
         others = [tmp_path / ".tmp-notes.txt", tmp_path / ".other.json.yahtzee-sim-tmp-1-x.json",
-                  tmp_path / "run.json.bak", tmp_path / f".run.json.tmp-{_dead_pid()}-abc12345.json"]
+                  tmp_path / "run.json.bak", tmp_path / f".run.json.tmp-{dead_pid()}-abc12345.json"]
         for p in (dead, alive, legacy_old, legacy_new, *others):
             p.write_text("x")
         day_ago = time.time() - 2 * 24 * 3600

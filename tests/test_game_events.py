@@ -47,7 +47,7 @@ def test_generala_lists_its_served_combinations_and_no_upper_bonus(generala, cap
     s, frame = generala.summary(), generala.to_frame()
     assert "upper_bonus_rate" not in s                          # Generala has no upper bonus
     # 50 in Generala counts the plain Generala only; a served one (60) is its own line
-    assert s["five_box_50_rate"] == pytest.approx((frame["generala"] == 50).mean())
+    assert s["five_box_full_rate"] == pytest.approx((frame["generala"] == 50).mean())
     assert s["served_generala_rate"] == pytest.approx((frame["generala"] == 60).mean())
     for box, served in (("escalera", 25), ("full", 35), ("poker", 45)):   # docs/rules.md: 5 more when served
         assert s[f"served_{box}_rate"] == pytest.approx((frame[box] == served).mean()), box
@@ -56,7 +56,7 @@ def test_generala_lists_its_served_combinations_and_no_upper_bonus(generala, cap
     assert main(["simulate", "--rules", "generala", "--strategy", "greedy", "--games", "3000", "--seed", "5"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "upper bonus" not in out
-    assert f"50 in Generala {s['five_box_50_rate']:.4f}" in out
+    assert f"50 in Generala {s['five_box_full_rate']:.4f}" in out
     assert f"Generala served at least once {s['served_five_rate']:.4f}" in out   # in the text, not only JSON
     assert f"Escalera served (25) {s['served_escalera_rate']:.4f}" in out
 
@@ -64,12 +64,12 @@ def test_generala_lists_its_served_combinations_and_no_upper_bonus(generala, cap
 def test_balut_yamb_and_maxi_yatzy_report_their_own_events(capsys):
     balut = simulate("balut", "greedy", 600, seed=2)
     s, frame = balut.summary(), balut.to_frame()
-    assert "upper_bonus_rate" not in s and "five_box_50_rate" not in s
+    assert "upper_bonus_rate" not in s and "five_box_full_rate" not in s
     assert (s["points_mean_ci95_low"], s["points_mean_ci95_high"]) == pytest.approx(t_ci(frame["points"]))
 
     yamb = simulate("yamb", "greedy", 400, seed=2)
     s, frame = yamb.summary(), yamb.to_frame()
-    assert "upper_bonus_rate" not in s and "five_box_50_rate" not in s
+    assert "upper_bonus_rate" not in s and "five_box_full_rate" not in s
     rules = get_rules("yamb")
     total = np.zeros(len(frame))
     for col in rules.columns:        # docs/rules.md's column score, written out row by row
@@ -86,7 +86,7 @@ def test_balut_yamb_and_maxi_yatzy_report_their_own_events(capsys):
 
     maxi = simulate("maxi-yatzy", "greedy", 600, seed=2)
     s = maxi.summary()
-    assert s["five_box_50_rate"] == pytest.approx((maxi.to_frame()["maxi_yatzy"] == 100).mean())
+    assert s["five_box_full_rate"] == pytest.approx((maxi.to_frame()["maxi_yatzy"] == 100).mean())   # not 50
     used, left = maxi.games["bank_used"], maxi.games["bank_left"]
     assert s["saved_throws_used_mean"] == pytest.approx(used.mean())
     assert s["saved_throws_left_mean"] == pytest.approx(left.mean())

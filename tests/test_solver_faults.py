@@ -17,7 +17,10 @@ import pytest
 
 from yahtzee_sim.exact import cache as cache_mod
 from yahtzee_sim.exact import solver as solver_mod
-from yahtzee_sim.exact.solver import cache_path, solve
+from yahtzee_sim.exact.solver import solve
+from yahtzee_sim.signing import signing_key
+
+from forgery import forge_cache, solved_in
 
 RULES, OPTS = "yacht", ["fill-in-order"]
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,19 +29,14 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture
 def fresh(tmp_path):
     """A solved table in a cache folder of its own, and the file's contents."""
-    solver_mod._MEMO.clear()
-    sol = solve(RULES, options=OPTS, cache_dir=tmp_path)
-    path = cache_path(sol.rules, "float32", tmp_path)
-    stored = cache_mod.load(path, solver_mod._meta(sol.rules, "float32"))
-    assert stored is not None
-    yield sol, path, stored
+    yield solved_in(tmp_path, RULES, OPTS)
     solver_mod._MEMO.clear()
 
 
 def _rewrite(sol, path, arrays):
-    """Write ``arrays`` under the right metadata with a recomputed checksum (a forgery)."""
-    cache_mod.save(path, solver_mod._meta(sol.rules, "float32"), arrays)
-    solver_mod._MEMO.clear()
+    """Write ``arrays`` under the right metadata with a recomputed checksum, signed with the
+    user's key (a forgery only the checks of the values can catch)."""
+    forge_cache(sol, path, arrays, key=signing_key(path.parent))
 
 
 def test_forged_table_with_a_valid_checksum_is_recomputed(fresh, tmp_path):

@@ -126,8 +126,8 @@ def cell(x) -> str:
 def words(name: str) -> str:
     """``three_of_a_kind`` -> ``Three of a kind`` (for names without a label).
 
-    >>> words("five_box_50")
-    'Five box 50'
+    >>> words("five_box_full")
+    'Five box full'
     """
     text = str(name).replace("_", " ").replace("-", " ").strip()
     return text[:1].upper() + text[1:]

@@ -6,7 +6,7 @@ copies of it. Forking shares the tables already in memory (the children read the
 without a copy and write their parts into anonymous shared memory), which a pool
 that pickles its work cannot do. What every such split needs is here, once:
 
-- how many processes (:func:`default_workers`, :func:`fork_workers`: one when the work
+- how many processes (:func:`default_jobs`, :func:`fork_workers`: one when the work
   is small, the system cannot fork, or this process is a daemon, which may not have
   children);
 - children that die with this process, even when it is killed by ``kill -9``
@@ -36,7 +36,7 @@ import signal
 import threading
 from typing import Any, Callable
 
-__all__ = ["ForkPool", "run_parts", "fork_workers", "default_workers", "can_fork", "watch_parent",
+__all__ = ["ForkPool", "run_parts", "fork_workers", "default_jobs", "default_workers", "can_fork", "watch_parent",
            "PARENT_POLL_SECONDS", "JOIN_SECONDS"]
 
 PARENT_POLL_SECONDS = 0.5
@@ -57,10 +57,10 @@ def can_fork() -> bool:
     return hasattr(os, "fork") and not multiprocessing.current_process().daemon
 
 
-def default_workers() -> int:
-    """Processes the exact engine uses by default: the CPUs available, at most 2.
+def default_jobs() -> int:
+    """Processes the exact engine uses by default (its ``jobs=None``): the CPUs available, at most 2.
 
-    >>> default_workers() in (1, 2)
+    >>> default_jobs() in (1, 2)
     True
     """
     try:
@@ -68,6 +68,11 @@ def default_workers() -> int:
     except AttributeError:  # pragma: no cover - not Linux
         n = os.cpu_count() or 1
     return max(1, min(2, n))
+
+
+default_workers = default_jobs
+"""Deprecated: the earlier name of :func:`default_jobs` (``jobs`` is the word everywhere);
+kept importable for the modules and scripts that still use it."""
 
 
 def fork_workers(workers: int, items: int = 0, min_items: int = 0) -> int:

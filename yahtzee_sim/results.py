@@ -1,5 +1,9 @@
 """Result objects: mergeable aggregates plus, for modest runs, the per-game data.
 
+Over 600 lines: the aggregates of solitaire games and of tables, the summaries and the
+events read off them are one vocabulary (the names ``simulate``, the JSON and the reports
+share); split, each part would import the others' names.
+
 Aggregates are exact integer histograms, so means, standard deviations and
 quantiles are exact for the games played however many there were, and merging
 two runs is adding arrays (associative and order independent).
@@ -31,17 +35,21 @@ if TYPE_CHECKING:  # pandas is imported where a table is made: start-up stays fa
     import pandas as pd
 
 __all__ = ["GameAggregate", "TableAggregate", "table_outcomes", "win_share", "SimulationResult", "Summary", "TurnsResult", "games_frame", "max_total", "min_total",
-           "PERCENTILES", "RATES"]
+           "PERCENTILES", "RATES", "OLD_NAMES"]
 
 PERCENTILES = (1, 5, 25, 50, 75, 95, 99)
 
 RATES = {
     "upper_bonus": "share of games that earned the upper-section bonus",
-    "five_box_50": "share of games with 50 in the five-of-a-kind box ({five_box})",
+    "five_box_full": "share of games with the five-of-a-kind box's full plain value in it ({five_box})",
     "five_rolled": "share of games with at least one turn ending in five of a kind "
                    "(the chance of rolling one in a game)",
 }
 """The rates of :meth:`SimulationResult.rate`: ``summary()`` key ``NAME_rate`` each."""
+
+OLD_NAMES = {"five_box_50": "five_box_full"}
+"""Earlier names of events, still accepted by :meth:`SimulationResult.count` (and
+``five_box_50_rate`` read from a :class:`Summary`): the box's full value is not always 50."""
 
 
 def ci_of(key: str) -> str | None:
@@ -82,7 +90,10 @@ class Summary(dict):
     The JSON of ``yahtzee-sim simulate`` uses the same names.
     """
 
-    ALIASES = {"five_per_game": "five_count_mean"}  # earlier name, still readable
+    # earlier names, still readable (users' scripts); the JSON of ``simulate`` keeps them beside
+    ALIASES = {"five_per_game": "five_count_mean", "five_box_50_rate": "five_box_full_rate",
+               "five_box_50_rate_ci95_low": "five_box_full_rate_ci95_low",
+               "five_box_50_rate_ci95_high": "five_box_full_rate_ci95_high"}
 
     def __init__(self, values: dict, level: float = 0.95, five_box: str | None = None,
                  labels: dict[str, tuple[str, str]] | None = None):
@@ -201,6 +212,30 @@ def games_frame(rules: RuleSet, games: dict[str, np.ndarray], first_game: int = 
 def min_total(rules: RuleSet) -> int:
     """A lower bound on any final score: 0, or less where a card's score may be negative (Yamb)."""
     return min(0, int(rules.card_score_range[0])) if rules.card_score is not None else 0
+
+
+def _check_counts(agg, like) -> None:
+    """Raise ``ValueError`` unless every array of the aggregate ``agg`` is a non-negative
+    integer array of the shape ``like``'s has (``like``: the empty aggregate of the same
+    rules) and every ``*_shift`` is ``like``'s: the check a loaded
+    :class:`GameAggregate` and :class:`TableAggregate` share before their own identities.
+
+    >>> from yahtzee_sim import get_rules
+    >>> like = TableAggregate.empty(get_rules("yacht"), 2)
+    >>> _check_counts(dataclasses.replace(like, total_shift=1), like)
+    Traceback (most recent call last):
+    ...
+    ValueError: total_shift: the histogram is shifted differently from this rule set's
+    """
+    for f in dataclasses.fields(agg):
+        value, ref = getattr(agg, f.name), getattr(like, f.name)
+        if isinstance(ref, np.ndarray):
+            if not isinstance(value, np.ndarray) or value.shape != ref.shape or value.dtype.kind not in "iu":
+                raise ValueError(f"{f.name} must be an integer array of shape {ref.shape}")
+            if (value < 0).any():
+                raise ValueError(f"{f.name} has a negative count")
+        elif f.name.endswith("_shift") and value != ref:
+            raise ValueError(f"{f.name}: the histogram is shifted differently from this rule set's")
 
 
 @dataclass
@@ -340,25 +375,14 @@ class GameAggregate:
         ...
         ValueError: the totals do not add up: 10 points more than the boxes and bonuses
         """
-        like = GameAggregate.empty(rules)
-        for f in dataclasses.fields(self):
-            value, ref = getattr(self, f.name), getattr(like, f.name)
-            if isinstance(ref, np.ndarray):
-                if not isinstance(value, np.ndarray) or value.shape != ref.shape or value.dtype.kind not in "iu":
-                    raise ValueError(f"{f.name} must be an integer array of shape {ref.shape}")
-                if (value < 0).any():
-                    raise ValueError(f"{f.name} has a negative count")
+        _check_counts(self, GameAggregate.empty(rules))
         n = int(n_games)
-        if self.total_shift != like.total_shift or self.points_shift != like.points_shift:
-            raise ValueError("the score (or points) histogram is shifted differently from this rule set's")
         if rules.has_points and int(self.points_hist.sum()) != n:
             raise ValueError(f"points_hist counts {int(self.points_hist.sum())} games, not {n}")
         if not 0 <= int(self.served_five_games) <= n:
             raise ValueError(f"served_five_games must be between 0 and {n}, got {self.served_five_games}")
         if not 0 <= int(self.five_box_full_games) <= n:
             raise ValueError(f"five_box_full_games must be between 0 and {n}, got {self.five_box_full_games}")
-        if self.column_shift != like.column_shift:
-            raise ValueError("the column histogram is shifted differently from this rule set's")
         if (self.column_bonus_games > n).any():
             raise ValueError(f"column_bonus_games counts more than the {n} games")
         for name in ("total_hist", "upper_hist", "five_bonus_hist", "five_count_hist", "bank_used_hist",
@@ -559,7 +583,7 @@ class SimulationResult:
 
         >>> from yahtzee_sim import simulate
         >>> list(simulate("generala", "random", 200, seed=1).events())[:3]
-        ['five_box_50', 'served_escalera', 'served_full']
+        ['five_box_full', 'served_escalera', 'served_full']
         >>> "upper_bonus" in simulate("balut", "random", 20, seed=1).events()
         False
         """
@@ -574,9 +598,9 @@ class SimulationResult:
         boxes = {b.name: b for b in r.boxes}
         if r.five_box is not None:
             label = boxes[r.five_box].label
-            out["five_box_50"] = (f"{r.five_box_points} in {label}",
-                                  f"share of games with {r.five_box_points} in the {label} box"
-                                  + (" (not served)" if self._served_points(r.five_box_index) else ""))
+            out["five_box_full"] = (f"{r.five_box_points} in {label}",
+                                    f"share of games with {r.five_box_points} in the {label} box"
+                                    + (" (not served)" if self._served_points(r.five_box_index) else ""))
         for b, box in enumerate(r.boxes):
             served = self._served_points(b)
             if served:
@@ -630,18 +654,20 @@ class SimulationResult:
 
     # -- derived numbers -------------------------------------------------------------
     def count(self, what: str) -> int:
-        """Number of games with: ``upper_bonus``, ``five_box_50`` (the five-of-a-kind box's
-        plain value, 50 in the Yahtzee/Yacht box), ``five_rolled`` (at least one turn ended
-        in five of a kind), see :data:`RATES`, ``served_five`` (a five of a kind made by the
-        first throw: a Generala servida), or any other event of :meth:`events`.
+        """Number of games with: ``upper_bonus``, ``five_box_full`` (the five-of-a-kind box's
+        full plain value, 50 in the Yahtzee/Yacht box; ``five_box_50``, its earlier name, still
+        works), ``five_rolled`` (at least one turn ended in five of a kind), see :data:`RATES`,
+        ``served_five`` (a five of a kind made by the first throw: a Generala servida), or any
+        other event of :meth:`events`.
 
         >>> from yahtzee_sim import simulate
         >>> res = simulate("yacht", "keep-largest", 500, seed=2)
-        >>> res.count("five_rolled") >= res.count("five_box_50")
+        >>> res.count("five_rolled") >= res.count("five_box_full") == res.count("five_box_50")
         True
         """
         agg = self.aggregate
         r = self.rules
+        what = OLD_NAMES.get(what, what)
         if what == "upper_bonus":
             if not r.upper_bonus_tiers:
                 return 0
@@ -649,7 +675,7 @@ class SimulationResult:
         tiers = {f"upper_bonus_{b}": t for t, b in r.upper_bonus_tiers}
         if what in tiers:
             return int(agg.upper_hist[tiers[what]:].sum())
-        if what == "five_box_50":
+        if what == "five_box_full":
             if r.five_box is None:
                 return 0
             # the box's plain value, read off its histogram (Generala's served 60 is not a plain 50)
@@ -840,17 +866,8 @@ class TableAggregate:
         ValueError: total_hist counts 2 games per seat, not 3
         """
         seats = len(self.wins)
-        like = TableAggregate.empty(rules, seats)
-        for f in dataclasses.fields(self):
-            value, ref = getattr(self, f.name), getattr(like, f.name)
-            if isinstance(ref, np.ndarray):
-                if not isinstance(value, np.ndarray) or value.shape != ref.shape or value.dtype.kind not in "iu":
-                    raise ValueError(f"{f.name} must be an integer array of shape {ref.shape}")
-                if (value < 0).any():
-                    raise ValueError(f"{f.name} has a negative count")
+        _check_counts(self, TableAggregate.empty(rules, seats))
         n = int(n_games)
-        if self.total_shift != like.total_shift:
-            raise ValueError("the score histogram is shifted differently from this rule set's")
         if (self.total_hist.sum(axis=1) != n).any():
             raise ValueError(f"total_hist counts {int(self.total_hist[0].sum())} games per seat, not {n}")
         if int(self.wins.sum()) > n or (self.servida_wins > self.wins).any():

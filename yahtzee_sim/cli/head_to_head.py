@@ -4,7 +4,10 @@ With ``--exact``, each player has its own strategy and its own dice (no strategy
 at another's card): exact P(win), P(tie for first), win share and rank distribution
 from their exact score distributions. Without ``--exact`` the table is simulated
 (:func:`~yahtzee_sim.multiplayer.simulate_table`: players take turns, ``play-to-win``
-watches the others, Generala's ``servida-wins`` applies).
+watches the others, Generala's ``servida-wins`` applies) through the runner, as
+``simulate`` is: ``--backend``, ``--jobs``, ``--scheduler``, ``--checkpoint`` (rerun the
+same command to resume), and memory that does not grow with ``--games`` (the odds come
+from the exact per-chunk tallies, not from kept games).
 
 >>> from yahtzee_sim.cli import build_parser
 >>> a = build_parser().parse_args(["head-to-head", "--exact", "--players", "optimal", "greedy"])
@@ -17,7 +20,7 @@ from __future__ import annotations
 
 def cmd_head_to_head(args) -> int:
     """Win odds of players at one table: exact (``--exact``) or simulated."""
-    from ._common import print_json, print_table, print_wrapped, progress_for, rules_from, rules_heading
+    from ._common import print_json, print_table, print_wrapped, progress_for, rules_from, rules_heading, run_kwargs
     from ..exact.winodds import MAX_PLAYERS
 
     players = list(args.players)
@@ -27,6 +30,10 @@ def cmd_head_to_head(args) -> int:
     if args.exact:
         if args.games is not None:
             raise ValueError("--games is for simulated tables; --exact computes the odds exactly")
+        given = [f"--{k}" for k, v in run_kwargs(args).items() if v != (None if k != "backend" else "serial")]
+        if given:
+            raise ValueError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for simulated tables; "
+                             "--exact computes the odds exactly (drop --exact to simulate)")
         return _exact_table(args, rules, players)
     from ..multiplayer import simulate_table
     from ..strategies.play_to_win import PlayToWin
@@ -34,7 +41,10 @@ def cmd_head_to_head(args) -> int:
     games = 10_000 if args.games is None else args.games
     seats = [PlayToWin(progress=not args.json) if p == "play-to-win" else p for p in players]
     with progress_for(args) as progress:
-        res = simulate_table(rules, seats, games, seed=args.seed, progress=progress)
+        # keep_games=False: the printed odds come from the run's exact tallies, so memory
+        # stays bounded however many games are asked for (and a checkpoint can hold them)
+        res = simulate_table(rules, seats, games, seed=args.seed, progress=progress, keep_games=False,
+                             batch=args.batch, **run_kwargs(args))
     frame = res.to_frame()
     frame.insert(0, "strategy", players)
     if args.json:
@@ -82,7 +92,8 @@ def _exact_table(args, rules, players) -> int:
 
 def add_commands(sub) -> None:
     """Register the ``head-to-head`` subcommand."""
-    from ._common import add_json_arg, add_rules_args, add_seed_arg, count_int
+    from ._common import add_json_arg, add_rules_args, add_run_args, add_seed_arg, count_int, positive_int
+    from ..engine import SEED_BLOCK
 
     h = sub.add_parser("head-to-head", help="win odds of 2 to 20 players at one table, exact or simulated")
     add_rules_args(h)
@@ -91,5 +102,8 @@ def add_commands(sub) -> None:
     h.add_argument("--exact", action="store_true", help="exact odds from the score distributions")
     h.add_argument("--games", type=count_int, help="simulated games (default 10000; not with --exact)")
     add_seed_arg(h)
+    h.add_argument("--batch", type=positive_int, default=16 * SEED_BLOCK,
+                   help="games played at once, a checkpoint's step (results do not depend on it)")
     add_json_arg(h)
+    add_run_args(h)
     h.set_defaults(func=cmd_head_to_head)

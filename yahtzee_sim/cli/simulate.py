@@ -13,9 +13,14 @@ from ._common import STRATEGY_HELP, add_json_arg, add_rules_args, add_run_args, 
 
 def _summary_json(res) -> dict:
     """The JSON of ``simulate``: :meth:`SimulationResult.summary` with the same names,
-    plus the options applied."""
+    plus the options applied, and the earlier names of renamed numbers beside the new ones
+    (``five_box_50_rate``: users' scripts read it; deprecated, see the changelog)."""
     s = res.summary()
-    return {"rules": s["rules"], "options": list(res.rules.options), **s}
+    out = {"rules": s["rules"], "options": list(res.rules.options), **s}
+    for old, new in s.ALIASES.items():
+        if new in s and old.startswith("five_box_50"):
+            out[old] = s[new]
+    return out
 
 
 def _summary_tables(s) -> list[tuple[str, list[tuple[str, str, str]]]]:

@@ -376,16 +376,7 @@ def target_turn(model: TurnModel, table: np.ndarray, row_of: np.ndarray, mask, u
         turn_options; ``throws`` 1: served (first throw), None: a later throw."""
         k5 = len(model.special_rolls)
         rep = np.repeat(np.arange(n), k5)
-        thr = None if throws is None else np.full(n * k5, throws)
-        legal5, sc5, bonus5 = rules.turn_options(filled[rep], flag[rep].astype(bool),
-                                                 np.tile(model.special_rolls, n), throws=thr)
-        sc5 = sc5.astype(np.int64)
-        gain5 = sc5 + rules.upper_bonus_gain(u[rep], sc5) + bonus5[:, None]
-        u_next = np.minimum(u[rep, None] + np.where(rules.is_upper, sc5, 0), cap)
-        f_next = flag[rep, None]
-        if nf == 2:                                # any score in the box sets the flag
-            f_next = f_next | ((np.arange(n_boxes) == rules.five_box_index) & (sc5 > 0))
-        idx5 = (nxt[rep] * n_u + u_next) * nf + f_next
+        legal5, gain5, idx5 = _special_moves(model, filled, u, flag, nxt, throws)
         idx = np.maximum(need[rep][:, None, :] - gain5[:, :, None], 0)
         val = table[rows(idx5, legal5)[:, :, None], idx]
         val[~legal5] = -1
@@ -431,6 +422,27 @@ def target_turn(model: TurnModel, table: np.ndarray, row_of: np.ndarray, mask, u
     w = first_roll_mean(lat, z[rb])
     w = np.minimum(w, 1.0).reshape(n, width)      # rounding must not leave [0, 1]
     return (w, keep_values) if plan else w
+
+
+def _special_moves(model: TurnModel, filled, u, flag, nxt, throws) -> tuple:
+    """Where each five-of-a-kind roll (``model.special_rolls``: jokers, bonuses) can go from
+    C states, through ``turn_options``: (C*k5, B) legal, gain (points, upper bonus and
+    five-of-a-kind bonus) and the next state's flat index, rows state-major. ``throws`` 1:
+    the roll was the turn's first throw (served), None: a later throw. The one step both
+    target turns (NumPy and compiled) take for these rolls."""
+    rules, sp = model.rules, model.space
+    n, k5 = len(u), len(model.special_rolls)
+    rep = np.repeat(np.arange(n), k5)
+    thr = None if throws is None else np.full(n * k5, throws)
+    legal5, sc5, bonus5 = rules.turn_options(filled[rep], flag[rep].astype(bool),
+                                             np.tile(model.special_rolls, n), throws=thr)
+    sc5 = sc5.astype(np.int64)
+    gain5 = sc5 + rules.upper_bonus_gain(u[rep], sc5) + bonus5[:, None]
+    u_next = np.minimum(u[rep, None] + np.where(rules.is_upper, sc5, 0), sp.cap)
+    f_next = flag[rep, None]
+    if sp.n_flag == 2:                             # any score in the box sets the flag
+        f_next = f_next | ((np.arange(sp.n_boxes) == rules.five_box_index) & (sc5 > 0))
+    return legal5, gain5, (nxt[rep] * sp.n_u + u_next) * sp.n_flag + f_next
 
 
 @functools.lru_cache(maxsize=32)
@@ -518,16 +530,7 @@ def _compiled_inputs(model: TurnModel, row_of: np.ndarray, mask, u, flag) -> tup
     r5 = np.full((n, k5, n_boxes), -1, dtype=np.int64)
     g5 = np.zeros((n, k5, n_boxes), dtype=np.int64)
     if k5:
-        rep = np.repeat(np.arange(n), k5)
-        legal5, sc5, bonus5 = rules.turn_options(filled[rep], flag[rep].astype(bool),
-                                                 np.tile(model.special_rolls, n), throws=None)
-        sc5 = sc5.astype(np.int64)
-        g = sc5 + rules.upper_bonus_gain(u[rep], sc5) + bonus5[:, None]
-        u_next = np.minimum(u[rep, None] + np.where(rules.is_upper, sc5, 0), cap)
-        f_next = flag[rep, None]
-        if nf == 2:                                # any score in the box sets the flag
-            f_next = f_next | ((np.arange(n_boxes) == rules.five_box_index) & (sc5 > 0))
-        idx5 = (nxt[rep] * n_u + u_next) * nf + f_next
+        legal5, g, idx5 = _special_moves(model, filled, u, flag, nxt, None)
         r5[:] = np.where(legal5, row_of[np.where(legal5, idx5, 0)], -1).reshape(n, k5, n_boxes)
         g5[:] = g.reshape(n, k5, n_boxes)
         if (legal5 & (r5.reshape(-1, n_boxes) < 0)).any():  # pragma: no cover - internal error
@@ -765,12 +768,13 @@ def target_solve(rules: str | RuleSet, max_target: int = DEFAULT_MAX_TARGET, *, 
     ...
     ValueError: the target table of yahtzee for targets up to 1000000 would take 1,173.0 GiB (about 314,881 states x 1,000,001 probabilities), more than the 8 GiB this solver takes on; targets up to 6818 fit
     """
-    from .solver import _dtype_name, default_workers
+    from ..forkpool import default_jobs
+    from .solver import _dtype_name
 
     rules = get_rules(rules, options)
     max_target = parse_target(max_target, "max_target")
     dtype = _dtype_name(dtype)
-    workers = default_workers() if jobs is None else whole_number(jobs, "jobs")
+    workers = default_jobs() if jobs is None else whole_number(jobs, "jobs")
     require_target_fits(rules, max_target, dtype)
     from .solver import rules_fingerprint
 

@@ -135,7 +135,7 @@ def _row(d) -> dict:
     out[f"P(>={HIGH})"] = d.p_at_least(HIGH)
     out[f"P(<{LOW})"] = d.p_below(LOW)
     out["upper_bonus_rate"] = d.p_upper_bonus
-    out["five_box_50_rate"] = d.p_five_box_full
+    out["five_box_50_rate"] = d.p_five_box_full   # its published column name (the report stays byte-identical)
     out["p_five_of_a_kind_rolled"] = d.p_five_of_a_kind_rolled
     out["expected_five_bonuses"] = d.expected_five_bonuses
     return out

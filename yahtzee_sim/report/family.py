@@ -73,6 +73,38 @@ def refusal_reason(message: str) -> str:
     return re.split(r";\s*simulate it instead", why)[0].strip()
 
 
+WHOLE_CARD = ("its score or points depend on the whole finished card, so a state would have to hold "
+              "every box's points")
+"""Why the solver cannot hold a game whose score or points are a function of the finished
+card (Balut's points, Yamb's columns): the solver's own words, which it gives on a machine
+whose memory would hold the game's score cards."""
+
+
+def why_not_exact(rules, message: str) -> str:
+    """The reason a report gives for not solving ``rules`` exactly: the solver's own
+    (:func:`refusal_reason` of its refusal ``message``), but the same on every machine. A
+    refusal for memory keeps the memory the game needs and drops what this machine allows
+    (a committed report must not change with the machine that regenerates it); and a game
+    whose score or points depend on the whole finished card says that first, since no
+    memory would let the solver hold it.
+
+    >>> from yahtzee_sim.rules import get_rules
+    >>> msg = ("the exact engine cannot solve balut: its state space of 2**28 score cards (268 million) needs "
+    ...        "about 27.9 GB to solve, more than the 12.6 GB allowed here (50% of this machine's 25.3 GB of "
+    ...        "memory); simulate it instead (yahtzee-sim simulate --rules balut)")
+    >>> print(why_not_exact(get_rules("balut"), msg))
+    its score or points depend on the whole finished card, so a state would have to hold every box's points; and its state space of 2**28 score cards (268 million) needs about 27.9 GB to solve
+    """
+    why = refusal_reason(message)
+    memory = re.match(r"(.* needs about .+? to solve), more than .+ allowed .*$", why)
+    if memory is None:
+        return why
+    why = memory.group(1)
+    if getattr(rules, "card_score", None) is not None or getattr(rules, "card_points", None) is not None:
+        why = f"{WHOLE_CARD}; and {why}"
+    return why
+
+
 def _exact(rules):
     """(solution, None) where the exact engine solves ``rules``, else (None, its refusal)."""
     from ..exact.solver import solve
@@ -156,7 +188,7 @@ def family_numbers(spec: ExperimentSpec, *, run_options: dict | None = None) -> 
             "faces": rules.n_faces, "boxes": rules.n_boxes, "rolls": rules.n_rolls,
             "min_total": min_total(rules), "max_total": max_total(rules), "solvable": sol is not None,
             "exact_mean": sol.expected_score if sol else np.nan, "exact_sd": sol.sd if sol else np.nan,
-            "why_not_exact": "" if sol else refusal_reason(refusal), "refusal": refusal or "", "seed": seed,
+            "why_not_exact": "" if sol else why_not_exact(rules, refusal), "seed": seed,
             "score_only_optimum": bound})
         for name in names:
             # every column present even when no cell was simulated (optimal alone on unsolvable games)
@@ -166,7 +198,7 @@ def family_numbers(spec: ExperimentSpec, *, run_options: dict | None = None) -> 
                    "mean": np.nan, "ci95_low": np.nan, "ci95_high": np.nan, "sd": np.nan, "min": np.nan,
                    "max": np.nan}
             if name == "optimal" and sol is None:
-                rows.append({**row, "games": 0, "note": NOT_SOLVABLE + ": " + refusal_reason(refusal)})
+                rows.append({**row, "games": 0, "note": NOT_SOLVABLE + ": " + why_not_exact(rules, refusal)})
                 continue
             s = simulate(rules, name, spec.games, seed=seed, **(run_options or {})).summary()
             row.update({"mean": s["mean"], "ci95_low": s["ci95_low"], "ci95_high": s["ci95_high"], "sd": s["sd"],
