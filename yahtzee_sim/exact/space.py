@@ -881,7 +881,11 @@ def turn_values(model: TurnModel, values: np.ndarray, variances: np.ndarray | No
 
 def _turn_values_compiled(kx, model, values, variances, mask, u, flag):
     """:func:`turn_values` (no plan) through the compiled kernels ``kx``: the same
-    floating-point operations in the same order as the NumPy path."""
+    floating-point operations in the same order as the NumPy path. Dice served on the
+    first throw (Generala's few thousand states) and a single state (NumPy sums its
+    first roll pairwise) take the NumPy path."""
+    if model.served or len(mask) < 2:
+        return turn_values(model, values, variances, mask, u, flag)
     rules, space, lat = model.rules, model.space, model.lat
     kp = kernel_plan(model)
     dt = model.dtype
@@ -891,21 +895,22 @@ def _turn_values_compiled(kx, model, values, variances, mask, u, flag):
     u = np.asarray(u, dtype=np.int64)
     flag = np.asarray(flag, dtype=np.int64)
     n = len(mask)
+    n_pad = -(-n // kx.TILE) * kx.TILE      # whole tiles: the padding columns are 0, then ignored
     bits = np.int64(1) << np.arange(n_boxes, dtype=np.int64)
     filled = (mask[:, None] & bits) != 0
     legal = rules.legal_boxes(filled)
     nxt = mask[:, None] | bits                                   # (U, B)
     n_tab = (rules.n_dice + 1) * len(model.upper_boxes) + len(kp.lower_boxes)
-    tz = np.empty((n_tab, n), dtype=dt)
-    tv = np.empty((n_tab, n), dtype=dt) if second else tz
+    tz = np.empty((n_tab, n_pad), dtype=dt)
+    tz[:, n:] = 0
+    tv = tz
+    if second:
+        tv = np.empty((n_tab, n_pad), dtype=dt)
+        tv[:, n:] = 0
     v0, c, var0, w5, wv5, q0 = kx.turn_tables(
         values, variances if second else values, second, nxt, u, flag, legal, space.n_u,
         space.n_flag, space.cap, model.upper_boxes, kp.upper_points, kp.upper_gain,
         kp.lower_boxes, tz, tv, TIE_TOL)
-    x = np.empty((2 if second else 1, lat.n_keeps, n), dtype=dt)
-    z = x[0]
-    q = x[1] if second else z
-    rb = lat.level_slices[lat.n_dice]
     empty = np.empty((0, n), dtype=dt)
     z5 = q5 = empty
     if len(model.special_rolls):
@@ -918,38 +923,17 @@ def _turn_values_compiled(kx, model, values, variances, mask, u, flag):
                                 kernels=kx, **ctx)
         z5 = z5.astype(dt)
         q5 = q5.astype(dt) if second else empty
-    kx.fill_rolls(z[rb], q[rb], second, q0.astype(dt), tz, tv, kp.row_ptr, kp.ent_row,
-                  kp.ent_add, kp.special_rows, z5, q5, dt.type(TIE_TOL))
-
-    served_rows = None
-    if model.served:                # the dice of the first throw: served scores
-        ctx = dict(mask=mask, filled=filled, flag=flag, u=u, nxt=nxt, c=c, values=values,
-                   variances=variances)
-        served_rows = _served_rows(model, z[rb], q[rb] if second else None,
-                                   legal, v0, var0 if second else None, ctx)
-        if rules.n_rolls == 1:
-            z[rb] = served_rows[0]
-            if second:
-                q[rb] = served_rows[1]
-    consts = (kp.level_start, kp.child_ptr, kp.child_pos, dt.type(lat.n_faces),
-              kp.par_ptr, kp.par_pos, dt.type(TIE_TOL))
-    for j in range(1, rules.n_rolls):
-        if served_rows is not None and j == rules.n_rolls - 1:
-            kx.reroll(x, True, False, *consts)
-            z[rb] = served_rows[0]          # holding all dice now keeps them served
-            if second:
-                q[rb] = served_rows[1]
-            kx.reroll(x, False, True, *consts)
-        else:
-            kx.reroll(x, True, True, *consts)
-    if n > 1:
-        ez = kx.roll_mean(z[rb], lat.roll_mult, lat.n_outcomes)
-        eq = kx.roll_mean(q[rb], lat.roll_mult, lat.n_outcomes) if second else None
-    else:           # one column: NumPy sums it pairwise, not row after row
-        ez = first_roll_mean(lat, z[rb])
-        eq = first_roll_mean(lat, q[rb]) if second else None
+    q0p = np.zeros(n_pad, dtype=dt)
+    q0p[:n] = q0
+    ez = np.empty(n_pad)
+    eq = np.empty(n_pad) if second else ez
+    kx.turn_tiles(tz, tv, q0p, second, kp.row_ptr, kp.ent_row, kp.ent_add, kp.special_rows, z5, q5,
+                  rules.n_rolls - 1, kp.level_start, kp.child_ptr, kp.child_pos, dt.type(lat.n_faces),
+                  kp.par_ptr, kp.par_pos, dt.type(TIE_TOL), lat.roll_mult, lat.n_outcomes, ez, eq)
+    ez = ez[:n]
     if not second:
         return c + ez, None
+    eq = eq[:n]
     return c + ez, np.maximum(eq - ez * ez, 0.0)
 
 
