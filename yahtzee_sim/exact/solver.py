@@ -426,28 +426,31 @@ def _compute(rules: RuleSet, dtype: str, chunk: int, workers: int, progress=None
     return dense, dvar, levels
 
 
-SOLVE_STATES_PER_SECOND = 170_000
-"""Solved states a second on two workers for five dice of six faces (benchmarks/RESULTS.md:
-yahtzee 314,876 in 1.8 s, yatzy 839,678 in 5.0 s); more dice or faces cost in
-proportion to their rolls."""
+SOLVE_STATES_PER_SECOND = 500_000
+"""Solved states a second on two workers for five dice of six faces, taken on the slow
+side of the measurements (benchmarks/RESULTS.md, issue 21): ``yatzy``'s 839,678
+states in 2.45 CPU seconds, Maxi Yatzy without saved throws (six dice: 1.83 times the
+rolls) 29,360,126 in 147 CPU seconds, both about 700,000 such states a second on two
+quiet cores; the rest is left to the load, the compilation of a first solve and the
+building of the states. More dice or faces cost in proportion to their rolls."""
 
 
 def solve_estimate(rules: RuleSet, workers: int = 2) -> tuple[int, int, float]:
     """(states, bytes, seconds) a cold solve of ``rules`` takes here, estimated before any
-    table is built: the states counted, the memory of the value and variance tables (and
-    their copies), the time from :data:`SOLVE_STATES_PER_SECOND`.
+    table is built: the states counted, the peak memory (:func:`~.space.solve_bytes`),
+    the time from :data:`SOLVE_STATES_PER_SECOND`.
 
     >>> n, size, secs = solve_estimate(get_rules("maxi-yatzy", ["no-saved-throws"]))
-    >>> n, size > 3 * 2**30, secs > 60      # the 29-million-state solve: GBs and minutes
-    (29360128, True, True)
+    >>> n, round(size / 1e9, 2), 60 < secs < 180     # the 29-million-state solve: GBs and minutes
+    (29360128, 3.14, True)
     """
-    from .space import bonus_tiers, estimate_states, needs_flag
+    from .space import bonus_tiers, estimate_states, needs_flag, solve_bytes
 
     n = estimate_states(rules)
     tiers = bonus_tiers(rules)
     dense = (1 << rules.n_boxes) * (tiers[-1][0] + 1 if tiers else 1) * (2 if needs_flag(rules) else 1)
-    size = 32 * dense + 24 * n
-    per_state = rules.dice.n_rolls / 252   # fits yacht+faces-7 (benchmarks) and Maxi Yatzy's ~5 minutes (README)
+    size = solve_bytes(dense, n)
+    per_state = rules.dice.n_rolls / 252   # the work of a state grows with the rolls of its dice
     return n, size, n * per_state / (SOLVE_STATES_PER_SECOND * max(1, min(workers, 2)) / 2)
 
 

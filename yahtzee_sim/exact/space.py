@@ -183,15 +183,26 @@ MEMORY_SHARE = 0.5
 """Largest share of the machine's physical memory a solve may plan to use: the rest is
 left to the system and to the other programs (the estimate is :func:`solve_bytes`)."""
 
-BYTES_PER_DENSE = 32
-"""Bytes a solve holds per entry of the dense tables (cards x upper totals x flags):
-float64 values and variances, shared with the workers, and their copies returned."""
+BYTES_PER_DENSE = 16
+"""Bytes a solve holds per entry of the dense tables (cards x upper totals x flags): the
+float64 values and variances, shared with the workers and returned as they are (no
+copy)."""
 
-BYTES_PER_STATE = 24
+BYTES_PER_STATE = 56
+"""Bytes a solve holds per reachable state at its peak: its (card, upper total, flag)
+as int64 for every level at once (24), a level's solved values, the filling of the
+dense tables. Measured (``benchmarks/bench_solver_memory.py``, PSS of the solving
+process and its worker, less the memory before the solve): with :data:`BYTES_PER_DENSE`
+and :data:`SOLVE_BASE_BYTES`, 46 bytes a state fit ``yatzy`` (113 MB) and Maxi Yatzy
+without saved throws (2,823 MB) both; 56 leaves a margin of 10 bytes a state (11% on
+Maxi Yatzy, whose estimate is 3.14 GB)."""
+
+SOLVE_BASE_BYTES = 64 * 2**20
+"""Bytes a solve holds whatever its size (measured about 41 MB: the turn model, the
+chunks' work arrays in each process, the pages a forked worker copies)."""
 
 BYTES_PER_CARD = 48
 """Bytes building the state space takes per score card (a few int64 arrays over every card)."""
-"""Bytes a solve holds per reachable state: its (card, upper total, flag) as int64."""
 
 
 def machine_memory() -> int | None:
@@ -219,13 +230,14 @@ def memory_limit() -> int | None:
 
 def solve_bytes(dense: int, n_states: int = 0) -> int:
     """Estimated peak memory of a solve with ``dense`` table entries and ``n_states``
-    reachable states (measured for Maxi Yatzy without saved throws, 89 million
-    entries and 29 million states: 3.7 GB in the solving process; this gives 3.6 GB).
+    reachable states, on the safe side (Maxi Yatzy without saved throws, 89 million
+    entries and 29 million states: 2.82 GB measured, 3.14 GB estimated; see
+    :data:`BYTES_PER_STATE`).
 
-    >>> round(solve_bytes(89_128_960, 29_360_126) / 1e9, 1)
-    3.6
+    >>> round(solve_bytes(89_128_960, 29_360_126) / 1e9, 2)
+    3.14
     """
-    return BYTES_PER_DENSE * int(dense) + BYTES_PER_STATE * int(n_states)
+    return BYTES_PER_DENSE * int(dense) + BYTES_PER_STATE * int(n_states) + SOLVE_BASE_BYTES
 
 
 def _memory_text(need: int, limit: int) -> str:
@@ -557,7 +569,13 @@ def _five_rows(model, *, mask, filled, flag, u, nxt, c, values, variances, v0, v
     n = len(u)
     k5 = len(model.special_rolls)
     key = mask * nf + flag
-    _, first, ginv = np.unique(key, return_index=True, return_inverse=True)
+    # one group per run of equal (mask, flag): a solver chunk is sorted by them, so a run
+    # is a group (no sort needed); a key seen in two runs is merely evaluated twice
+    starts = np.empty(n, dtype=bool)
+    starts[:1] = True
+    np.not_equal(key[1:], key[:-1], out=starts[1:])
+    first = np.flatnonzero(starts)
+    ginv = np.cumsum(starts) - 1
     g = len(first)
     rep = np.repeat(first, k5)
     legal5, sc5, bonus5 = rules.turn_options(filled[rep], flag[rep].astype(bool),
