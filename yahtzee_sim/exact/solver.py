@@ -427,12 +427,10 @@ def _compute(rules: RuleSet, dtype: str, chunk: int, workers: int, progress=None
 
 
 SOLVE_STATES_PER_SECOND = 500_000
-"""Solved states a second on two workers for five dice of six faces, taken on the slow
-side of the measurements (benchmarks/RESULTS.md, issue 21): ``yatzy``'s 839,678
-states in 2.45 CPU seconds, Maxi Yatzy without saved throws (six dice: 1.83 times the
-rolls) 29,360,126 in 147 CPU seconds, both about 700,000 such states a second on two
-quiet cores; the rest is left to the load, the compilation of a first solve and the
-building of the states. More dice or faces cost in proportion to their rolls."""
+"""Solved states a second on two workers for five dice of six faces (more dice or faces
+cost in proportion to their rolls), on the slow side of benchmarks/RESULTS.md: yatzy
+(2.45 CPU s) and Maxi Yatzy (147 CPU s) both solve about 700,000 a second on two quiet
+cores; the rest is left to the load, a first compilation and building the states."""
 
 
 def solve_estimate(rules: RuleSet, workers: int = 2) -> tuple[int, int, float]:
