@@ -291,7 +291,7 @@ def _reroll_tile(buf, second, level_start, child_ptr, child_pos, faces, par_ptr,
 
 
 @nb.njit(**_JIT)
-def turn_tiles(tz, tv, q0, second, row_ptr, ent_row, ent_add, special, z5, q5, n_rerolls,
+def turn_tiles(tz, tv, q0, second, row_ptr, ent_row, ent_add, ent_box, legal, special, z5, q5, n_rerolls,
                level_start, child_ptr, child_pos, faces, par_ptr, par_pos, tol, roll_mult,
                n_outcomes, ez, eq):
     """The rest of a turn of a chunk of n states, :data:`TILE` columns at a time, each
@@ -304,7 +304,10 @@ def turn_tiles(tz, tv, q0, second, row_ptr, ent_row, ent_add, special, z5, q5, n
     ``tol`` (:func:`~._solver_lattice.select_tied` tests the sign of ``(z + tol) -
     cz``; a rounded difference of finite floats is negative exactly when the first is
     the smaller, so ``z + tol < cz`` is the same test, and it vectorizes); the mean is
-    the exact maximum. Rows ``special`` (five of a kind) are ``z5``, ``q5`` (k5, n).
+    the exact maximum. An entry's box (``ent_box``) that no state of the tile may use
+    (``legal`` (n, B)) is skipped: its candidates are all -inf, which change neither
+    the mean nor the box followed. Rows ``special`` (five of a kind) are ``z5``, ``q5``
+    (k5, n).
     Then ``n_rerolls`` rerolls (:func:`_reroll_tile`) and the mean over the first roll
     in float64, roll after roll (as NumPy reduces a C-contiguous array over its first
     axis), into ``ez``, ``eq``.
@@ -325,8 +328,17 @@ def turn_tiles(tz, tv, q0, second, row_ptr, ent_row, ent_add, special, z5, q5, n
     tzf = tz.reshape(-1)
     tvf = tv.reshape(-1)
     width = _U(n_pad)
+    n_boxes = legal.shape[1]
+    use = np.empty(n_boxes, dtype=np.bool_)
     for j0 in range(0, n_pad, TILE):
         col = _U(j0)
+        w = min(TILE, n - j0)
+        for b in range(n_boxes):
+            use[b] = False
+        for t in range(w):
+            for b in range(n_boxes):
+                if legal[j0 + t, b]:
+                    use[b] = True
         for r in range(n_rows):
             row = _U((rb0 + r) * TILE)
             for t in range(TILE):
@@ -335,6 +347,8 @@ def turn_tiles(tz, tv, q0, second, row_ptr, ent_row, ent_add, special, z5, q5, n
                 for t in range(TILE):
                     buf[size + row + _U(t)] = q0[col + _U(t)]
             for e in range(row_ptr[r], row_ptr[r + 1]):
+                if not use[ent_box[e]]:
+                    continue
                 add = ent_add[e]
                 src = _U(ent_row[e]) * width + col
                 if second:
@@ -352,7 +366,6 @@ def turn_tiles(tz, tv, q0, second, row_ptr, ent_row, ent_add, special, z5, q5, n
                         cz = add + tzf[src + i]
                         zi = buf[row + i]
                         buf[row + i] = zi if zi >= cz else cz
-        w = min(TILE, n - j0)
         for s in range(len(special)):
             row = _U((rb0 + special[s]) * TILE)
             for t in range(w):
@@ -403,9 +416,9 @@ def signatures(dtype) -> dict:
                         a(i64, 1), a(i64, 2), a(i64, 3), a(i64, 1), a(t, 2), a(t, 2), f64),
         "five_rows": (a(b, 3), a(nb.int16, 3), a(f64, 2), a(i64, 1), a(f64, 2), a(f64, 2), a(f64, 2), a(f64, 2),
                       a(f64, 1), a(f64, 1), a(b, 1), i64, b, f64),
-        "turn_tiles": (a(t, 2), a(t, 2), a(t, 1), b, a(i64, 1), a(i64, 1), a(t, 1), a(i64, 1), a(t, 2),
-                       a(t, 2), i64, a(i64, 1), a(i64, 1), a(i64, 1), t, a(i64, 1), a(i64, 1), t,
-                       a(f64, 1, readonly=True), f64, a(f64, 1), a(f64, 1)),
+        "turn_tiles": (a(t, 2), a(t, 2), a(t, 1), b, a(i64, 1), a(i64, 1), a(t, 1), a(i64, 1), a(b, 2),
+                       a(i64, 1), a(t, 2), a(t, 2), i64, a(i64, 1), a(i64, 1), a(i64, 1), t, a(i64, 1),
+                       a(i64, 1), t, a(f64, 1, readonly=True), f64, a(f64, 1), a(f64, 1)),
     }
 
 

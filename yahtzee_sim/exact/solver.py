@@ -80,11 +80,10 @@ MIN_STATES_FOR_KERNELS = 20_000
 (:mod:`._solver_kernels`, the same tables bit for bit) costs about 0.3 s once per
 process, more than they save there."""
 _MEMO: dict = {}
-CHUNK = 1000
-"""States solved at once by default. Not a power of two: a chunk's rows of one keep each
-are then 4 kB apart in float32, and the rows of a tile fall into the same few sets of
-the first-level cache (a whole ``yatzy`` solve measured 14-17% more CPU time at 1024
-than at 1000 states, benchmarks/RESULTS.md)."""
+CHUNK = 2000
+"""States solved at once by default: the turn's tiles keep their lattice in the cache
+whatever the chunk, so a larger one spends less on the Python around the kernels
+(``yatzy`` and Maxi Yatzy 5-8% less CPU than at 1000, benchmarks/RESULTS.md)."""
 
 
 def rules_fingerprint(rules: RuleSet) -> str:
@@ -494,7 +493,7 @@ def solve(rules: str | RuleSet, *, options: Iterable[str] = (), dtype=np.float32
     cache : read and write the on-disk cache (see :mod:`yahtzee_sim.exact.cache`);
         also reuse a solution already computed in this process.
     cache_dir : cache folder (default: ``$YAHTZEE_SIM_CACHE`` or the user cache dir).
-    chunk : states evaluated at once (memory is about 4 kB per state; default :data:`CHUNK`).
+    chunk : states evaluated at once (memory is about 1 kB per state; default :data:`CHUNK`).
     jobs : processes sharing the work of each level (default :func:`default_workers`:
         NumPy's elementwise work is single-threaded, so two cores need two processes);
         ``workers=``, its old name, still works (deprecated).

@@ -637,10 +637,10 @@ class KernelPlan:
     ``par_pos[par_ptr[k]:par_ptr[k + 1]]``. Final roll: per roll-block row, the
     boxes it scores in (box order) as ``ent_row`` (row of the per-chunk candidate
     table: upper box ``j`` with ``k`` dice of its face is ``k * n_upper + j``, lower
-    box ``i`` is ``(n_dice + 1) * n_upper + i``) and ``ent_add`` (the lower box's
-    score, 0 for upper boxes). Upper boxes: ``upper_points`` (n_dice + 1, n_upper) points
-    of ``k`` dice of the face, ``upper_gain`` (n_dice + 1, n_u, n_upper) those points
-    plus the upper bonus they earn from each capped upper total.
+    box ``i`` is ``(n_dice + 1) * n_upper + i``), ``ent_add`` (the lower box's
+    score, 0 for upper boxes) and ``ent_box`` (the box). Upper boxes: ``upper_points``
+    (n_dice + 1, n_upper) points of ``k`` dice of the face, ``upper_gain`` (n_dice + 1,
+    n_u, n_upper) those points plus the upper bonus they earn from each capped upper total.
     """
 
     level_start: np.ndarray
@@ -655,6 +655,7 @@ class KernelPlan:
     special_rows: np.ndarray
     upper_points: np.ndarray
     upper_gain: np.ndarray
+    ent_box: np.ndarray
 
 
 @functools.lru_cache(maxsize=32)
@@ -705,6 +706,8 @@ def kernel_plan(model: TurnModel) -> KernelPlan:
     row_ptr = np.concatenate([[0], np.cumsum([len(e) for e in entries])]).astype(np.int64)
     ent_row = np.array([t for e in entries for t, _ in e], dtype=np.int64)
     ent_add = np.array([a for e in entries for _, a in e], dtype=model.dtype)
+    row_box = np.concatenate([np.tile(model.upper_boxes, rules.n_dice + 1), lower_boxes]).astype(np.int64)
+    ent_box = row_box[ent_row]                      # the box each entry scores in
     ub = model.upper_boxes
     n_u = model.space.n_u
     faces = rules.upper_face[ub].astype(np.int64)
@@ -715,7 +718,7 @@ def kernel_plan(model: TurnModel) -> KernelPlan:
         pts_all[:, ub] = points[k]
         gain[k] = points[k] + rules.upper_bonus_gain(np.arange(n_u, dtype=np.int64), pts_all)[:, ub]
     return KernelPlan(level_start, child_ptr, child_pos, par_ptr, par_pos, row_ptr, ent_row,
-                      ent_add, lower_boxes, special.astype(np.int64), points, gain)
+                      ent_add, lower_boxes, special.astype(np.int64), points, gain, ent_box)
 
 
 def _kernels():
@@ -945,8 +948,8 @@ def _turn_values_compiled(kx, model, values, variances, mask, u, flag):
     q0p[:n] = q0
     ez = np.empty(n_pad)
     eq = np.empty(n_pad) if second else ez
-    kx.turn_tiles(tz, tv, q0p, second, kp.row_ptr, kp.ent_row, kp.ent_add, kp.special_rows, z5, q5,
-                  rules.n_rolls - 1, kp.level_start, kp.child_ptr, kp.child_pos, dt.type(lat.n_faces),
+    kx.turn_tiles(tz, tv, q0p, second, kp.row_ptr, kp.ent_row, kp.ent_add, kp.ent_box,
+                  np.ascontiguousarray(legal), kp.special_rows, z5, q5, rules.n_rolls - 1, kp.level_start, kp.child_ptr, kp.child_pos, dt.type(lat.n_faces),
                   kp.par_ptr, kp.par_pos, dt.type(TIE_TOL), lat.roll_mult, lat.n_outcomes, ez, eq)
     ez = ez[:n]
     if not second:
