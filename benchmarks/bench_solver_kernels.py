@@ -49,6 +49,8 @@ def measure(rules_name: str, options: list[str], level: int, n_states: int, chun
     class Timed:                     # the kernels module, each call timed
         def __getattr__(self, name):
             fn = getattr(kernels, name)
+            if not callable(fn):     # a constant (the tile width)
+                return fn
 
             def call(*a, **k):
                 t0 = time.process_time()

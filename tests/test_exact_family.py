@@ -200,14 +200,14 @@ def test_unsolvable_rule_sets_say_why_and_what_works_instead(name, options, why)
 
 def test_a_state_space_over_the_limit_is_refused_before_any_work(monkeypatch):
     """The limit is the machine's memory: on a machine of 6 GB (3 GB allowed) Maxi Yatzy
-    without saved throws (29,360,126 states, 2**20 cards x 85 upper totals: 3.7 GB
-    measured, 32 B per dense entry and 24 per state estimated) gets the one-line
+    without saved throws (29,360,126 states, 2**20 cards x 85 upper totals: 2.82 GB
+    measured, 16 B per dense entry, 56 per state and 64 MiB estimated) gets the one-line
     refusal that says so, as soon as its states are counted; with 8 GB it passes that
     check (the solve itself is not run here)."""
     from yahtzee_sim.exact import space
 
     rules = get_rules("maxi-yatzy", ["no-saved-throws"])
-    need = 32 * (1 << 20) * 85 + 24 * 29_360_126
+    need = 16 * (1 << 20) * 85 + 56 * 29_360_126 + 64 * 2**20
     space.state_space.cache_clear()
     monkeypatch.setattr(space, "machine_memory", lambda: 6_000_000_000)
     try:
@@ -227,11 +227,13 @@ def test_a_dense_table_beyond_the_memory_is_refused_before_its_states_are_counte
     from yahtzee_sim.exact import space
 
     rules = get_rules("maxi-yatzy", ["no-saved-throws"])
-    monkeypatch.setattr(space, "machine_memory", lambda: 4_000_000_000)
+    # its two dense tables alone (1.43 GB) and the state space's arrays over every card
+    # are more than the 1.0 GB a 2 GB machine allows
+    monkeypatch.setattr(space, "machine_memory", lambda: 2_000_000_000)
     with pytest.raises(ValueError) as err:
         space.require_solvable(rules)
     msg = str(err.value)
-    assert "2**20 score cards times 85 upper totals (89 million)" in msg and "2.0 GB allowed" in msg, msg
+    assert "2**20 score cards times 85 upper totals (89 million)" in msg and "1.0 GB allowed" in msg, msg
 
 
 @pytest.mark.parametrize("evaluate", ["policy_value", "distribution"])

@@ -115,7 +115,7 @@ def test_the_kernels_are_compiled_ahead_with_the_types_a_solve_calls_them_with(m
             return kernel(*args)
         return call
 
-    proxy = types.SimpleNamespace(**{n: spy(n) for n in K.KERNEL_NAMES}, precompile=K.precompile)
+    proxy = types.SimpleNamespace(**{n: spy(n) for n in K.KERNEL_NAMES}, precompile=K.precompile, TILE=K.TILE)
     monkeypatch.setattr(space_mod, "_kernels", lambda: proxy if space_mod.KERNELS == "numba" else None)
     for dtype in ("float32", "float64"):
         _both(get_rules("yacht-classic"), dtype, monkeypatch)
@@ -126,7 +126,7 @@ def test_the_kernels_are_compiled_ahead_with_the_types_a_solve_calls_them_with(m
 
 @pytest.mark.slow
 def test_a_first_solve_compiles_the_largest_kernel_in_a_forked_process(tmp_path):
-    """With an empty numba cache the forked process compiles fill_rolls and this one loads
+    """With an empty numba cache the forked process compiles turn_tiles and this one loads
     it from the cache (a cache hit here, one compilation in all), and the table is the
     NumPy path's."""
     import json
@@ -150,4 +150,4 @@ print(json.dumps({"hits": {n: sum(getattr(K, n).stats.cache_hits.values()) for n
     res = json.loads(out.stdout.strip().splitlines()[-1])
     assert res["same"]
     assert res["sigs"] == {n: 1 for n in res["sigs"]}
-    assert res["hits"]["fill_rolls"] == 1 and sum(res["hits"].values()) == 1
+    assert res["hits"]["turn_tiles"] == 1 and sum(res["hits"].values()) == 1

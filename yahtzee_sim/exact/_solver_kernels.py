@@ -10,12 +10,13 @@ tables are bit-identical (``tests/test_solver_kernels.py`` compares both paths):
 * :func:`turn_tables`: per state, the scratch value of every box, the best of them
   (the offset ``c``) and the upper boxes' values by face count, from the dense tables;
 * :func:`five_rows`: the five-of-a-kind rolls (jokers, bonuses) from ``turn_options``;
-* :func:`fill_rolls`: the final-roll block, box by box in box order, through the
-  tie rule of :func:`~yahtzee_sim.exact._solver_lattice.select_tied`;
-* :func:`reroll`: one reroll of the keep lattice, :func:`~._solver_lattice.expect`
-  (children summed in ascending position, as the sparse product does, then one
-  correctly rounded division) followed by :func:`~._solver_lattice.best_subkeep_pair`;
-* :func:`roll_mean`: :func:`~._solver_lattice.first_roll_mean`.
+* :func:`turn_tiles`: the rest of the turn, :data:`TILE` states at a time: the
+  final-roll block, box by box in box order, through the tie rule of
+  :func:`~yahtzee_sim.exact._solver_lattice.select_tied`; the rerolls of the keep
+  lattice, :func:`~._solver_lattice.expect` (children summed in ascending position,
+  as the sparse product does, then one correctly rounded division) followed by
+  :func:`~._solver_lattice.best_subkeep_pair`; and
+  :func:`~._solver_lattice.first_roll_mean` (float64, summed roll after roll).
 
 The lattice work goes row-wise along the states (columns), which LLVM vectorizes.
 No threads (``parallel=False``): the solver forks its own workers. No ``fastmath``:
@@ -74,7 +75,7 @@ def turn_tables(values, variances, second, nxt, u, flag, legal, n_u, n_flag, cap
     ``c`` the best of them, ``var0`` their variances (0 when not legal), ``q0`` the
     variance of the first box within ``tol`` of ``c``; ``w5``, ``wv5`` (U, B) an upper
     box's value (relative to ``c``) and variance with five dice of its face (-inf and 0
-    elsewhere). Fills the candidate tables ``tz``, ``tv`` of :func:`fill_rolls`
+    elsewhere). Fills the candidate tables ``tz``, ``tv`` of :func:`turn_tiles`
     (``tz``: relative to ``c``; cast to their dtype): upper box ``j`` with ``k`` dice
     of its face at row ``k * n_upper + j``, then each lower box's scratch value.
     """
@@ -133,58 +134,6 @@ def turn_tables(values, variances, second, nxt, u, flag, legal, n_u, n_flag, cap
 
 
 @nb.njit(**_JIT)
-def fill_rolls(z, q, second, q0, tz, tv, row_ptr, ent_row, ent_add, special, z5, q5, tol):
-    """Final-roll block ``z``, ``q`` (R, U), relative to the best scratch.
-
-    Every non-special row starts at 0 (the best scratch) with second moment ``q0``
-    (U,), then meets its boxes ``row_ptr[r]:row_ptr[r+1]`` in box order: candidate
-    mean ``cz = ent_add[e] + tz[ent_row[e]]`` and second moment ``cz * cz +
-    tv[ent_row[e]]``, followed only if better than the best so far by more than
-    ``tol``; the mean is the exact maximum. Rows ``special`` (five of a kind) are
-    ``z5``, ``q5``.
-
-    :func:`~._solver_lattice.select_tied` tests the sign of ``(z + tol) - cz``; a
-    rounded difference of finite floats is negative exactly when the first is the
-    smaller, so ``z + tol < cz`` is the same test, and this form (both second
-    moments loaded, one select) vectorizes.
-    """
-    n_rows, n = z.shape
-    zf = z.reshape(-1)
-    qf = q.reshape(-1)
-    tzf = tz.reshape(-1)
-    tvf = tv.reshape(-1)
-    for r in range(n_rows):
-        row = _U(r * n)
-        for j in range(n):
-            zf[row + _U(j)] = 0.0
-        if second:
-            for j in range(n):
-                qf[row + _U(j)] = q0[j]
-        for e in range(row_ptr[r], row_ptr[r + 1]):
-            add = ent_add[e]
-            src = _U(ent_row[e] * n)
-            if second:
-                for j in range(n):
-                    i = _U(j)
-                    cz = add + tzf[src + i]
-                    cq = cz * cz + tvf[src + i]
-                    zi = zf[row + i]
-                    a = qf[row + i]
-                    qf[row + i] = cq if zi + tol < cz else a
-                    zf[row + i] = zi if zi >= cz else cz
-            else:
-                for j in range(n):
-                    i = _U(j)
-                    cz = add + tzf[src + i]
-                    zi = zf[row + i]
-                    zf[row + i] = zi if zi >= cz else cz
-    for s in range(len(special)):
-        z[special[s]][:] = z5[s]
-        if second:
-            q[special[s]][:] = q5[s]
-
-
-@nb.njit(**_JIT)
 def five_rows(legal5, sc5, bonus5, ginv, v0c, w5, wv5, var0, v1, var1, lower, five, second, tol):
     """(k5, U) values relative to the best scratch, and second moments, of the
     five-of-a-kind rolls: :func:`~.space._five_rows`'s loop, state by state.
@@ -237,130 +186,214 @@ def five_rows(legal5, sc5, bonus5, ginv, v0c, w5, wv5, var0, v1, var1, lower, fi
     return z5, q5
 
 
-REROLL_TILE = 256
-"""Columns (states) :func:`reroll` works on at once: the lattice of a tile (moments x
-keeps x tile: 0.9 MB for five dice in float32, 1.9 MB for six) stays in a core's
-second-level cache (2 MB here) however wide the chunk (a chunk of 1000 six-dice states
-is 7.4 MB). With the sums in registers, one reroll of ``yatzy`` chunks of 1000 states
-took 0.96 against 1.35 us a state before (benchmarks/RESULTS.md)."""
+
+
+TILE = 128
+"""Columns (states) :func:`turn_tiles` carries through a whole turn at once: the tile's
+lattice (moments x keeps x columns: 0.47 MB for five dice in float32, 0.95 MB for six)
+stays in a core's second-level cache (2 MB here) from the final roll to the first
+roll's mean, where the chunk-wide lattice of separate kernels (3.7 MB for 1000
+``yatzy`` states, written and read back by each kernel) went out to the third-level
+cache and back. Measured on ``yatzy`` (benchmarks/RESULTS.md): 16 or 32 columns are
+slower (LLVM does not vectorize rows that short: it cannot tell a keep's row from its
+children's), 128 and 256 alike."""
 
 
 @nb.njit(**_JIT)
-def reroll(x, do_expect, do_best, level_start, child_ptr, child_pos, faces, par_ptr, par_pos, tol):
-    """In place on ``x`` (2, K, U) (means, second moments; solver order, roll block
-    filled; (1, K, U) for means only): one reroll, the expectation of every keep
-    (``do_expect``) then its best sub-keep (``do_best``).
-
-    Tile by tile of :data:`REROLL_TILE` columns (each column is independent), each
-    result kept in a register while its children or parents are read (one store per
-    keep, not one per child): the same operations in the same order per element as a
-    row-wide pass per child (children in ascending position, then one division; the
-    parents in slot order through the tie rule). Indices are unsigned: with signed
-    ones numba adds a negative-index test to every access, and LLVM no longer
-    vectorizes the loops.
-    """
-    n_mom, n_keeps, n = x.shape
-    xf = x.reshape(-1)
-    size = _U(n_keeps * n)
+def _reroll_tile(buf, second, level_start, child_ptr, child_pos, faces, par_ptr, par_pos, tol):
+    """One reroll of one tile's lattice ``buf`` (moments, keeps, :data:`TILE`) in place:
+    the expectation of every keep (downwards: from its children, one die more), then
+    its best sub-keep (upwards: from its parents, one die fewer), element by element
+    the operations of the row-wide NumPy passes (children summed in ascending
+    position, then one division; the parents in slot order through the tie rule),
+    each result kept in a register while its children or parents are read. Indices
+    are unsigned: with signed ones numba adds a negative-index test to every access,
+    and LLVM no longer vectorizes the loops."""
+    n_keeps = level_start[len(level_start) - 1]
+    size = _U(n_keeps * TILE)
     zero = faces - faces                       # 0 in the work's dtype
-    for j0 in range(0, n, REROLL_TILE):
-        lo = _U(j0)
-        hi = _U(min(j0 + REROLL_TILE, n))
-        if do_expect:    # downwards: a keep of size s < n_dice from its children (one die more)
-            for k in range(level_start[len(level_start) - 2] - 1, -1, -1):
-                e0 = child_ptr[k]
-                n_child = child_ptr[k + 1] - e0
-                for m in range(n_mom):
-                    base = _U(m) * size
-                    dst = base + _U(k * n)
-                    if n_child == 6:
-                        s0 = base + _U(child_pos[e0] * n)
-                        s1 = base + _U(child_pos[e0 + 1] * n)
-                        s2 = base + _U(child_pos[e0 + 2] * n)
-                        s3 = base + _U(child_pos[e0 + 3] * n)
-                        s4 = base + _U(child_pos[e0 + 4] * n)
-                        s5 = base + _U(child_pos[e0 + 5] * n)
-                        for i in range(lo, hi):
-                            acc = zero + xf[s0 + i]
-                            acc += xf[s1 + i]
-                            acc += xf[s2 + i]
-                            acc += xf[s3 + i]
-                            acc += xf[s4 + i]
-                            acc += xf[s5 + i]
-                            xf[dst + i] = acc / faces
-                    else:
-                        for i in range(lo, hi):
-                            xf[dst + i] = zero
-                        for e in range(e0, e0 + n_child):
-                            src = base + _U(child_pos[e] * n)
-                            for i in range(lo, hi):
-                                xf[dst + i] += xf[src + i]
-                        for i in range(lo, hi):
-                            xf[dst + i] /= faces
-        if do_best:      # upwards: a keep of size s >= 1 from its parents (one die fewer)
-            for k in range(level_start[1], n_keeps):
-                dst = _U(k * n)
-                e = par_ptr[k]
-                end = par_ptr[k + 1]
-                while e < end:
-                    if n_mom == 2 and e + 1 < end:     # two parents in one pass (select_tied twice)
-                        s0 = _U(par_pos[e] * n)
-                        s1 = _U(par_pos[e + 1] * n)
-                        for i in range(lo, hi):
-                            zi = xf[dst + i]
-                            a = xf[size + dst + i]
-                            ci = xf[s0 + i]
-                            b = xf[size + s0 + i]
-                            a = b if zi + tol < ci else a
-                            zi = zi if zi >= ci else ci
-                            ci = xf[s1 + i]
-                            b = xf[size + s1 + i]
-                            a = b if zi + tol < ci else a
-                            zi = zi if zi >= ci else ci
-                            xf[size + dst + i] = a
-                            xf[dst + i] = zi
-                        e += 2
-                    elif n_mom == 2:
-                        src = _U(par_pos[e] * n)
-                        for i in range(lo, hi):
-                            zi = xf[dst + i]
-                            ci = xf[src + i]
-                            a = xf[size + dst + i]
-                            b = xf[size + src + i]
-                            xf[size + dst + i] = b if zi + tol < ci else a
-                            xf[dst + i] = zi if zi >= ci else ci
-                        e += 1
-                    else:
-                        src = _U(par_pos[e] * n)
-                        for i in range(lo, hi):
-                            zi = xf[dst + i]
-                            ci = xf[src + i]
-                            xf[dst + i] = zi if zi >= ci else ci
-                        e += 1
+    n_mom = 2 if second else 1
+    for k in range(level_start[len(level_start) - 2] - 1, -1, -1):
+        e0 = child_ptr[k]
+        n_child = child_ptr[k + 1] - e0
+        for m in range(n_mom):
+            base = _U(m) * size
+            dst = base + _U(k * TILE)
+            if n_child == 6:
+                s0 = base + _U(child_pos[e0] * TILE)
+                s1 = base + _U(child_pos[e0 + 1] * TILE)
+                s2 = base + _U(child_pos[e0 + 2] * TILE)
+                s3 = base + _U(child_pos[e0 + 3] * TILE)
+                s4 = base + _U(child_pos[e0 + 4] * TILE)
+                s5 = base + _U(child_pos[e0 + 5] * TILE)
+                for t in range(TILE):
+                    i = _U(t)
+                    acc = zero + buf[s0 + i]
+                    acc += buf[s1 + i]
+                    acc += buf[s2 + i]
+                    acc += buf[s3 + i]
+                    acc += buf[s4 + i]
+                    acc += buf[s5 + i]
+                    buf[dst + i] = acc / faces
+            else:
+                for t in range(TILE):
+                    buf[dst + _U(t)] = zero
+                for e in range(e0, e0 + n_child):
+                    src = base + _U(child_pos[e] * TILE)
+                    for t in range(TILE):
+                        i = _U(t)
+                        buf[dst + i] += buf[src + i]
+                for t in range(TILE):
+                    i = _U(t)
+                    buf[dst + i] /= faces
+    for k in range(level_start[1], n_keeps):
+        dst = _U(k * TILE)
+        e = par_ptr[k]
+        end = par_ptr[k + 1]
+        while e < end:
+            if second and e + 1 < end:     # two parents in one pass (select_tied twice)
+                s0 = _U(par_pos[e] * TILE)
+                s1 = _U(par_pos[e + 1] * TILE)
+                for t in range(TILE):
+                    i = _U(t)
+                    zi = buf[dst + i]
+                    a = buf[size + dst + i]
+                    ci = buf[s0 + i]
+                    b = buf[size + s0 + i]
+                    a = b if zi + tol < ci else a
+                    zi = zi if zi >= ci else ci
+                    ci = buf[s1 + i]
+                    b = buf[size + s1 + i]
+                    a = b if zi + tol < ci else a
+                    zi = zi if zi >= ci else ci
+                    buf[size + dst + i] = a
+                    buf[dst + i] = zi
+                e += 2
+            elif second:
+                src = _U(par_pos[e] * TILE)
+                for t in range(TILE):
+                    i = _U(t)
+                    zi = buf[dst + i]
+                    ci = buf[src + i]
+                    a = buf[size + dst + i]
+                    b = buf[size + src + i]
+                    buf[size + dst + i] = b if zi + tol < ci else a
+                    buf[dst + i] = zi if zi >= ci else ci
+                e += 1
+            else:
+                src = _U(par_pos[e] * TILE)
+                for t in range(TILE):
+                    i = _U(t)
+                    zi = buf[dst + i]
+                    ci = buf[src + i]
+                    buf[dst + i] = zi if zi >= ci else ci
+                e += 1
 
 
 @nb.njit(**_JIT)
-def roll_mean(rolls, mult, n_outcomes):
-    """(U,) float64 mean over the first roll of ``rolls`` (R, U), summed row after row
-    (as NumPy reduces a C-contiguous array over its first axis)."""
-    n_rows, n = rolls.shape
-    out = np.zeros(n)
-    for r in range(n_rows):
-        m = mult[r]
-        row = rolls[r]
-        for i in range(n):
-            out[i] += np.float64(row[i]) * m
-    for i in range(n):
-        out[i] /= n_outcomes
-    return out
+def turn_tiles(tz, tv, q0, second, row_ptr, ent_row, ent_add, ent_box, legal, special, z5, q5, n_rerolls,
+               level_start, child_ptr, child_pos, faces, par_ptr, par_pos, tol, roll_mult,
+               n_outcomes, ez, eq):
+    """The rest of a turn of a chunk of n states, :data:`TILE` columns at a time, each
+    tile's lattice carried from the final roll to the first roll's mean in the cache.
+
+    Final roll, relative to the best scratch: every roll-block row starts at 0 with
+    second moment ``q0``, then meets its boxes ``row_ptr[r]:row_ptr[r+1]`` in box
+    order: candidate mean ``cz = ent_add[e] + tz[ent_row[e]]`` and second moment ``cz *
+    cz + tv[ent_row[e]]``, followed only if better than the best so far by more than
+    ``tol`` (:func:`~._solver_lattice.select_tied` tests the sign of ``(z + tol) -
+    cz``; a rounded difference of finite floats is negative exactly when the first is
+    the smaller, so ``z + tol < cz`` is the same test, and it vectorizes); the mean is
+    the exact maximum. An entry's box (``ent_box``) that no state of the tile may use
+    (``legal`` (n, B)) is skipped: its candidates are all -inf, which change neither
+    the mean nor the box followed. Rows ``special`` (five of a kind) are ``z5``, ``q5``
+    (k5, n).
+    Then ``n_rerolls`` rerolls (:func:`_reroll_tile`) and the mean over the first roll
+    in float64, roll after roll (as NumPy reduces a C-contiguous array over its first
+    axis), into ``ez``, ``eq``.
+
+    ``tz``, ``tv`` (rows, P), ``q0`` (P,), ``ez``, ``eq`` (P,) have P columns, a multiple
+    of :data:`TILE`: the chunk's n and a padding (finite, computed, then ignored).
+    """
+    n_tab, n_pad = tz.shape
+    n = z5.shape[1]
+    n_keeps = level_start[len(level_start) - 1]
+    rb0 = level_start[len(level_start) - 2]
+    n_rows = n_keeps - rb0
+    n_mom = 2 if second else 1
+    buf = np.empty(n_mom * n_keeps * TILE, dtype=tz.dtype)
+    size = _U(n_keeps * TILE)
+    acc = np.empty(TILE)
+    zero = faces - faces
+    tzf = tz.reshape(-1)
+    tvf = tv.reshape(-1)
+    width = _U(n_pad)
+    n_boxes = legal.shape[1]
+    use = np.empty(n_boxes, dtype=np.bool_)
+    for j0 in range(0, n_pad, TILE):
+        col = _U(j0)
+        w = min(TILE, n - j0)
+        for b in range(n_boxes):
+            use[b] = False
+        for t in range(w):
+            for b in range(n_boxes):
+                if legal[j0 + t, b]:
+                    use[b] = True
+        for r in range(n_rows):
+            row = _U((rb0 + r) * TILE)
+            for t in range(TILE):
+                buf[row + _U(t)] = zero
+            if second:
+                for t in range(TILE):
+                    buf[size + row + _U(t)] = q0[col + _U(t)]
+            for e in range(row_ptr[r], row_ptr[r + 1]):
+                if not use[ent_box[e]]:
+                    continue
+                add = ent_add[e]
+                src = _U(ent_row[e]) * width + col
+                if second:
+                    for t in range(TILE):
+                        i = _U(t)
+                        cz = add + tzf[src + i]
+                        cq = cz * cz + tvf[src + i]
+                        zi = buf[row + i]
+                        a = buf[size + row + i]
+                        buf[size + row + i] = cq if zi + tol < cz else a
+                        buf[row + i] = zi if zi >= cz else cz
+                else:
+                    for t in range(TILE):
+                        i = _U(t)
+                        cz = add + tzf[src + i]
+                        zi = buf[row + i]
+                        buf[row + i] = zi if zi >= cz else cz
+        for s in range(len(special)):
+            row = _U((rb0 + special[s]) * TILE)
+            for t in range(w):
+                buf[row + _U(t)] = z5[s, j0 + t]
+                if second:
+                    buf[size + row + _U(t)] = q5[s, j0 + t]
+        for _ in range(n_rerolls):
+            _reroll_tile(buf, second, level_start, child_ptr, child_pos, faces, par_ptr, par_pos, tol)
+        for m in range(n_mom):
+            base = _U(m) * size
+            for t in range(TILE):
+                acc[t] = 0.0
+            for r in range(n_rows):
+                mult = roll_mult[r]
+                row = base + _U((rb0 + r) * TILE)
+                for t in range(TILE):
+                    acc[t] += np.float64(buf[row + _U(t)]) * mult
+            out = ez if m == 0 else eq
+            for t in range(TILE):
+                out[col + _U(t)] = acc[t] / n_outcomes
 
 
 # -- compiling ahead, on both cores --------------------------------------------------------
-KERNEL_NAMES = ("turn_tables", "five_rows", "fill_rolls", "reroll", "roll_mean")
+KERNEL_NAMES = ("turn_tables", "five_rows", "turn_tiles")
 """The kernels, in the order a turn calls them."""
 
-LARGEST = "fill_rolls"
-"""The kernel whose compilation takes longest (about 3 of the 5.5 CPU seconds of all five):
+LARGEST = "turn_tiles"
+"""The kernel whose compilation takes longest (most of the CPU seconds of all three):
 a forked process compiles it while this one compiles the others."""
 
 
@@ -383,10 +416,9 @@ def signatures(dtype) -> dict:
                         a(i64, 1), a(i64, 2), a(i64, 3), a(i64, 1), a(t, 2), a(t, 2), f64),
         "five_rows": (a(b, 3), a(nb.int16, 3), a(f64, 2), a(i64, 1), a(f64, 2), a(f64, 2), a(f64, 2), a(f64, 2),
                       a(f64, 1), a(f64, 1), a(b, 1), i64, b, f64),
-        "fill_rolls": (a(t, 2), a(t, 2), b, a(t, 1), a(t, 2), a(t, 2), a(i64, 1), a(i64, 1), a(t, 1), a(i64, 1),
-                       a(t, 2), a(t, 2), t),
-        "reroll": (a(t, 3), b, b, a(i64, 1), a(i64, 1), a(i64, 1), t, a(i64, 1), a(i64, 1), t),
-        "roll_mean": (a(t, 2), a(f64, 1, readonly=True), f64),
+        "turn_tiles": (a(t, 2), a(t, 2), a(t, 1), b, a(i64, 1), a(i64, 1), a(t, 1), a(i64, 1), a(b, 2),
+                       a(i64, 1), a(t, 2), a(t, 2), i64, a(i64, 1), a(i64, 1), a(i64, 1), t, a(i64, 1),
+                       a(i64, 1), t, a(f64, 1, readonly=True), f64, a(f64, 1), a(f64, 1)),
     }
 
 
@@ -422,7 +454,7 @@ def precompile(dtype, workers: int = 2) -> None:
     for their sum. Only the machine code's creation is split; the code is the same.
 
     >>> precompile(np.float64, workers=1)
-    >>> len(roll_mean.signatures) >= 1
+    >>> len(turn_tiles.signatures) >= 1
     True
     """
     import os

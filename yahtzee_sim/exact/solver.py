@@ -80,11 +80,10 @@ MIN_STATES_FOR_KERNELS = 20_000
 (:mod:`._solver_kernels`, the same tables bit for bit) costs about 0.3 s once per
 process, more than they save there."""
 _MEMO: dict = {}
-CHUNK = 1000
-"""States solved at once by default. Not a power of two: a chunk's rows of one keep each
-are then 4 kB apart in float32, and the rows of a tile fall into the same few sets of
-the first-level cache (a whole ``yatzy`` solve measured 14-17% more CPU time at 1024
-than at 1000 states, benchmarks/RESULTS.md)."""
+CHUNK = 2000
+"""States solved at once by default: the turn's tiles keep their lattice in the cache
+whatever the chunk, so a larger one spends less on the Python around the kernels
+(``yatzy`` and Maxi Yatzy 5-8% less CPU than at 1000, benchmarks/RESULTS.md)."""
 
 
 def rules_fingerprint(rules: RuleSet) -> str:
@@ -426,28 +425,29 @@ def _compute(rules: RuleSet, dtype: str, chunk: int, workers: int, progress=None
     return dense, dvar, levels
 
 
-SOLVE_STATES_PER_SECOND = 170_000
-"""Solved states a second on two workers for five dice of six faces (benchmarks/RESULTS.md:
-yahtzee 314,876 in 1.8 s, yatzy 839,678 in 5.0 s); more dice or faces cost in
-proportion to their rolls."""
+SOLVE_STATES_PER_SECOND = 500_000
+"""Solved states a second on two workers for five dice of six faces (more dice or faces
+cost in proportion to their rolls), on the slow side of benchmarks/RESULTS.md: yatzy
+(2.45 CPU s) and Maxi Yatzy (147 CPU s) both solve about 700,000 a second on two quiet
+cores; the rest is left to the load, a first compilation and building the states."""
 
 
 def solve_estimate(rules: RuleSet, workers: int = 2) -> tuple[int, int, float]:
     """(states, bytes, seconds) a cold solve of ``rules`` takes here, estimated before any
-    table is built: the states counted, the memory of the value and variance tables (and
-    their copies), the time from :data:`SOLVE_STATES_PER_SECOND`.
+    table is built: the states counted, the peak memory (:func:`~.space.solve_bytes`),
+    the time from :data:`SOLVE_STATES_PER_SECOND`.
 
     >>> n, size, secs = solve_estimate(get_rules("maxi-yatzy", ["no-saved-throws"]))
-    >>> n, size > 3 * 2**30, secs > 60      # the 29-million-state solve: GBs and minutes
-    (29360128, True, True)
+    >>> n, round(size / 1e9, 2), 60 < secs < 180     # the 29-million-state solve: GBs and minutes
+    (29360128, 3.14, True)
     """
-    from .space import bonus_tiers, estimate_states, needs_flag
+    from .space import bonus_tiers, estimate_states, needs_flag, solve_bytes
 
     n = estimate_states(rules)
     tiers = bonus_tiers(rules)
     dense = (1 << rules.n_boxes) * (tiers[-1][0] + 1 if tiers else 1) * (2 if needs_flag(rules) else 1)
-    size = 32 * dense + 24 * n
-    per_state = rules.dice.n_rolls / 252   # fits yacht+faces-7 (benchmarks) and Maxi Yatzy's ~5 minutes (README)
+    size = solve_bytes(dense, n)
+    per_state = rules.dice.n_rolls / 252   # the work of a state grows with the rolls of its dice
     return n, size, n * per_state / (SOLVE_STATES_PER_SECOND * max(1, min(workers, 2)) / 2)
 
 
@@ -493,7 +493,7 @@ def solve(rules: str | RuleSet, *, options: Iterable[str] = (), dtype=np.float32
     cache : read and write the on-disk cache (see :mod:`yahtzee_sim.exact.cache`);
         also reuse a solution already computed in this process.
     cache_dir : cache folder (default: ``$YAHTZEE_SIM_CACHE`` or the user cache dir).
-    chunk : states evaluated at once (memory is about 4 kB per state; default :data:`CHUNK`).
+    chunk : states evaluated at once (memory is about 1 kB per state; default :data:`CHUNK`).
     jobs : processes sharing the work of each level (default :func:`default_workers`:
         NumPy's elementwise work is single-threaded, so two cores need two processes);
         ``workers=``, its old name, still works (deprecated).

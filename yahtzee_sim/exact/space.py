@@ -183,15 +183,26 @@ MEMORY_SHARE = 0.5
 """Largest share of the machine's physical memory a solve may plan to use: the rest is
 left to the system and to the other programs (the estimate is :func:`solve_bytes`)."""
 
-BYTES_PER_DENSE = 32
-"""Bytes a solve holds per entry of the dense tables (cards x upper totals x flags):
-float64 values and variances, shared with the workers, and their copies returned."""
+BYTES_PER_DENSE = 16
+"""Bytes a solve holds per entry of the dense tables (cards x upper totals x flags): the
+float64 values and variances, shared with the workers and returned as they are (no
+copy)."""
 
-BYTES_PER_STATE = 24
+BYTES_PER_STATE = 56
+"""Bytes a solve holds per reachable state at its peak: its (card, upper total, flag)
+as int64 for every level at once (24), a level's solved values, the filling of the
+dense tables. Measured (``benchmarks/bench_solver_memory.py``, PSS of the solving
+process and its worker, less the memory before the solve): with :data:`BYTES_PER_DENSE`
+and :data:`SOLVE_BASE_BYTES`, 46 bytes a state fit ``yatzy`` (113 MB) and Maxi Yatzy
+without saved throws (2,823 MB) both; 56 leaves a margin of 10 bytes a state (11% on
+Maxi Yatzy, whose estimate is 3.14 GB)."""
+
+SOLVE_BASE_BYTES = 64 * 2**20
+"""Bytes a solve holds whatever its size (measured about 41 MB: the turn model, the
+chunks' work arrays in each process, the pages a forked worker copies)."""
 
 BYTES_PER_CARD = 48
 """Bytes building the state space takes per score card (a few int64 arrays over every card)."""
-"""Bytes a solve holds per reachable state: its (card, upper total, flag) as int64."""
 
 
 def machine_memory() -> int | None:
@@ -219,13 +230,14 @@ def memory_limit() -> int | None:
 
 def solve_bytes(dense: int, n_states: int = 0) -> int:
     """Estimated peak memory of a solve with ``dense`` table entries and ``n_states``
-    reachable states (measured for Maxi Yatzy without saved throws, 89 million
-    entries and 29 million states: 3.7 GB in the solving process; this gives 3.6 GB).
+    reachable states, on the safe side (Maxi Yatzy without saved throws, 89 million
+    entries and 29 million states: 2.82 GB measured, 3.14 GB estimated; see
+    :data:`BYTES_PER_STATE`).
 
-    >>> round(solve_bytes(89_128_960, 29_360_126) / 1e9, 1)
-    3.6
+    >>> round(solve_bytes(89_128_960, 29_360_126) / 1e9, 2)
+    3.14
     """
-    return BYTES_PER_DENSE * int(dense) + BYTES_PER_STATE * int(n_states)
+    return BYTES_PER_DENSE * int(dense) + BYTES_PER_STATE * int(n_states) + SOLVE_BASE_BYTES
 
 
 def _memory_text(need: int, limit: int) -> str:
@@ -557,7 +569,13 @@ def _five_rows(model, *, mask, filled, flag, u, nxt, c, values, variances, v0, v
     n = len(u)
     k5 = len(model.special_rolls)
     key = mask * nf + flag
-    _, first, ginv = np.unique(key, return_index=True, return_inverse=True)
+    # one group per run of equal (mask, flag): a solver chunk is sorted by them, so a run
+    # is a group (no sort needed); a key seen in two runs is merely evaluated twice
+    starts = np.empty(n, dtype=bool)
+    starts[:1] = True
+    np.not_equal(key[1:], key[:-1], out=starts[1:])
+    first = np.flatnonzero(starts)
+    ginv = np.cumsum(starts) - 1
     g = len(first)
     rep = np.repeat(first, k5)
     legal5, sc5, bonus5 = rules.turn_options(filled[rep], flag[rep].astype(bool),
@@ -619,10 +637,10 @@ class KernelPlan:
     ``par_pos[par_ptr[k]:par_ptr[k + 1]]``. Final roll: per roll-block row, the
     boxes it scores in (box order) as ``ent_row`` (row of the per-chunk candidate
     table: upper box ``j`` with ``k`` dice of its face is ``k * n_upper + j``, lower
-    box ``i`` is ``(n_dice + 1) * n_upper + i``) and ``ent_add`` (the lower box's
-    score, 0 for upper boxes). Upper boxes: ``upper_points`` (n_dice + 1, n_upper) points
-    of ``k`` dice of the face, ``upper_gain`` (n_dice + 1, n_u, n_upper) those points
-    plus the upper bonus they earn from each capped upper total.
+    box ``i`` is ``(n_dice + 1) * n_upper + i``), ``ent_add`` (the lower box's
+    score, 0 for upper boxes) and ``ent_box`` (the box). Upper boxes: ``upper_points``
+    (n_dice + 1, n_upper) points of ``k`` dice of the face, ``upper_gain`` (n_dice + 1,
+    n_u, n_upper) those points plus the upper bonus they earn from each capped upper total.
     """
 
     level_start: np.ndarray
@@ -637,6 +655,7 @@ class KernelPlan:
     special_rows: np.ndarray
     upper_points: np.ndarray
     upper_gain: np.ndarray
+    ent_box: np.ndarray
 
 
 @functools.lru_cache(maxsize=32)
@@ -687,6 +706,8 @@ def kernel_plan(model: TurnModel) -> KernelPlan:
     row_ptr = np.concatenate([[0], np.cumsum([len(e) for e in entries])]).astype(np.int64)
     ent_row = np.array([t for e in entries for t, _ in e], dtype=np.int64)
     ent_add = np.array([a for e in entries for _, a in e], dtype=model.dtype)
+    row_box = np.concatenate([np.tile(model.upper_boxes, rules.n_dice + 1), lower_boxes]).astype(np.int64)
+    ent_box = row_box[ent_row]                      # the box each entry scores in
     ub = model.upper_boxes
     n_u = model.space.n_u
     faces = rules.upper_face[ub].astype(np.int64)
@@ -697,7 +718,7 @@ def kernel_plan(model: TurnModel) -> KernelPlan:
         pts_all[:, ub] = points[k]
         gain[k] = points[k] + rules.upper_bonus_gain(np.arange(n_u, dtype=np.int64), pts_all)[:, ub]
     return KernelPlan(level_start, child_ptr, child_pos, par_ptr, par_pos, row_ptr, ent_row,
-                      ent_add, lower_boxes, special.astype(np.int64), points, gain)
+                      ent_add, lower_boxes, special.astype(np.int64), points, gain, ent_box)
 
 
 def _kernels():
@@ -881,7 +902,11 @@ def turn_values(model: TurnModel, values: np.ndarray, variances: np.ndarray | No
 
 def _turn_values_compiled(kx, model, values, variances, mask, u, flag):
     """:func:`turn_values` (no plan) through the compiled kernels ``kx``: the same
-    floating-point operations in the same order as the NumPy path."""
+    floating-point operations in the same order as the NumPy path. Dice served on the
+    first throw (Generala's few thousand states) and a single state (NumPy sums its
+    first roll pairwise) take the NumPy path."""
+    if model.served or len(mask) < 2:
+        return turn_values(model, values, variances, mask, u, flag)
     rules, space, lat = model.rules, model.space, model.lat
     kp = kernel_plan(model)
     dt = model.dtype
@@ -891,21 +916,22 @@ def _turn_values_compiled(kx, model, values, variances, mask, u, flag):
     u = np.asarray(u, dtype=np.int64)
     flag = np.asarray(flag, dtype=np.int64)
     n = len(mask)
+    n_pad = -(-n // kx.TILE) * kx.TILE      # whole tiles: the padding columns are 0, then ignored
     bits = np.int64(1) << np.arange(n_boxes, dtype=np.int64)
     filled = (mask[:, None] & bits) != 0
     legal = rules.legal_boxes(filled)
     nxt = mask[:, None] | bits                                   # (U, B)
     n_tab = (rules.n_dice + 1) * len(model.upper_boxes) + len(kp.lower_boxes)
-    tz = np.empty((n_tab, n), dtype=dt)
-    tv = np.empty((n_tab, n), dtype=dt) if second else tz
+    tz = np.empty((n_tab, n_pad), dtype=dt)
+    tz[:, n:] = 0
+    tv = tz
+    if second:
+        tv = np.empty((n_tab, n_pad), dtype=dt)
+        tv[:, n:] = 0
     v0, c, var0, w5, wv5, q0 = kx.turn_tables(
         values, variances if second else values, second, nxt, u, flag, legal, space.n_u,
         space.n_flag, space.cap, model.upper_boxes, kp.upper_points, kp.upper_gain,
         kp.lower_boxes, tz, tv, TIE_TOL)
-    x = np.empty((2 if second else 1, lat.n_keeps, n), dtype=dt)
-    z = x[0]
-    q = x[1] if second else z
-    rb = lat.level_slices[lat.n_dice]
     empty = np.empty((0, n), dtype=dt)
     z5 = q5 = empty
     if len(model.special_rolls):
@@ -918,38 +944,17 @@ def _turn_values_compiled(kx, model, values, variances, mask, u, flag):
                                 kernels=kx, **ctx)
         z5 = z5.astype(dt)
         q5 = q5.astype(dt) if second else empty
-    kx.fill_rolls(z[rb], q[rb], second, q0.astype(dt), tz, tv, kp.row_ptr, kp.ent_row,
-                  kp.ent_add, kp.special_rows, z5, q5, dt.type(TIE_TOL))
-
-    served_rows = None
-    if model.served:                # the dice of the first throw: served scores
-        ctx = dict(mask=mask, filled=filled, flag=flag, u=u, nxt=nxt, c=c, values=values,
-                   variances=variances)
-        served_rows = _served_rows(model, z[rb], q[rb] if second else None,
-                                   legal, v0, var0 if second else None, ctx)
-        if rules.n_rolls == 1:
-            z[rb] = served_rows[0]
-            if second:
-                q[rb] = served_rows[1]
-    consts = (kp.level_start, kp.child_ptr, kp.child_pos, dt.type(lat.n_faces),
-              kp.par_ptr, kp.par_pos, dt.type(TIE_TOL))
-    for j in range(1, rules.n_rolls):
-        if served_rows is not None and j == rules.n_rolls - 1:
-            kx.reroll(x, True, False, *consts)
-            z[rb] = served_rows[0]          # holding all dice now keeps them served
-            if second:
-                q[rb] = served_rows[1]
-            kx.reroll(x, False, True, *consts)
-        else:
-            kx.reroll(x, True, True, *consts)
-    if n > 1:
-        ez = kx.roll_mean(z[rb], lat.roll_mult, lat.n_outcomes)
-        eq = kx.roll_mean(q[rb], lat.roll_mult, lat.n_outcomes) if second else None
-    else:           # one column: NumPy sums it pairwise, not row after row
-        ez = first_roll_mean(lat, z[rb])
-        eq = first_roll_mean(lat, q[rb]) if second else None
+    q0p = np.zeros(n_pad, dtype=dt)
+    q0p[:n] = q0
+    ez = np.empty(n_pad)
+    eq = np.empty(n_pad) if second else ez
+    kx.turn_tiles(tz, tv, q0p, second, kp.row_ptr, kp.ent_row, kp.ent_add, kp.ent_box,
+                  np.ascontiguousarray(legal), kp.special_rows, z5, q5, rules.n_rolls - 1, kp.level_start, kp.child_ptr, kp.child_pos, dt.type(lat.n_faces),
+                  kp.par_ptr, kp.par_pos, dt.type(TIE_TOL), lat.roll_mult, lat.n_outcomes, ez, eq)
+    ez = ez[:n]
     if not second:
         return c + ez, None
+    eq = eq[:n]
     return c + ez, np.maximum(eq - ez * ez, 0.0)
 
 
