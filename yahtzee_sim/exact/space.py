@@ -311,12 +311,14 @@ def require_solvable(rules: RuleSet, what: str = "the exact engine") -> None:
     # every card that building the space takes and, where every entry is reachable (no upper
     # totals), the states themselves (with upper totals they are checked once counted)
     need = solve_bytes(n, 0 if tiers else n) + BYTES_PER_CARD * (1 << rules.n_boxes)
-    if limit is not None and need > limit:
-        raise ValueError(f"{head}: its state space of {' times '.join(factors)} ({n / 1e6:,.0f} million) "
-                         f"needs {_memory_text(need, limit)}; {instead}")
+    space_text = f"its state space of {' times '.join(factors)} ({n / 1e6:,.0f} million)"
     if getattr(rules, "card_score", None) is not None or getattr(rules, "card_points", None) is not None:
+        # first, and the same on every machine: no memory would let a state hold the card's points
         raise ValueError(f"{head}: its score or points depend on the whole finished card, so a "
-                         f"state would have to hold every box's points; {instead}")
+                         f"state would have to hold every box's points; and {space_text} needs about "
+                         f"{need / 1e9:,.1f} GB to solve; {instead}")
+    if limit is not None and need > limit:
+        raise ValueError(f"{head}: {space_text} needs {_memory_text(need, limit)}; {instead}")
 
 
 def estimate_states(rules: RuleSet) -> int:

@@ -76,33 +76,27 @@ def refusal_reason(message: str) -> str:
 WHOLE_CARD = ("its score or points depend on the whole finished card, so a state would have to hold "
               "every box's points")
 """Why the solver cannot hold a game whose score or points are a function of the finished
-card (Balut's points, Yamb's columns): the solver's own words, which it gives on a machine
-whose memory would hold the game's score cards."""
+card (Balut's points): the solver's own words, which open its refusal on every machine."""
 
 
 def why_not_exact(rules, message: str) -> str:
     """The reason a report gives for not solving ``rules`` exactly: the solver's own
     (:func:`refusal_reason` of its refusal ``message``), but the same on every machine. A
     refusal for memory keeps the memory the game needs and drops what this machine allows
-    (a committed report must not change with the machine that regenerates it); and a game
-    whose score or points depend on the whole finished card says that first, since no
-    memory would let the solver hold it.
+    (a committed report must not change with the machine that regenerates it). A game whose
+    score or points depend on the whole finished card is refused for that first, on every
+    machine, with the memory its cards would need beside it.
 
     >>> from yahtzee_sim.rules import get_rules
-    >>> msg = ("the exact engine cannot solve balut: its state space of 2**28 score cards (268 million) needs "
-    ...        "about 27.9 GB to solve, more than the 12.6 GB allowed here (50% of this machine's 25.3 GB of "
-    ...        "memory); simulate it instead (yahtzee-sim simulate --rules balut)")
-    >>> print(why_not_exact(get_rules("balut"), msg))
-    its score or points depend on the whole finished card, so a state would have to hold every box's points; and its state space of 2**28 score cards (268 million) needs about 27.9 GB to solve
+    >>> msg = ("the exact engine cannot solve kismet: its state space of 2**13 score cards (0 million) needs "
+    ...        "about 99.0 GB to solve, more than the 12.6 GB allowed here (50% of this machine's 25.3 GB of "
+    ...        "memory); simulate it instead (yahtzee-sim simulate --rules kismet)")
+    >>> print(why_not_exact(get_rules("kismet"), msg))
+    its state space of 2**13 score cards (0 million) needs about 99.0 GB to solve
     """
     why = refusal_reason(message)
     memory = re.match(r"(.* needs about .+? to solve), more than .+ allowed .*$", why)
-    if memory is None:
-        return why
-    why = memory.group(1)
-    if getattr(rules, "card_score", None) is not None or getattr(rules, "card_points", None) is not None:
-        why = f"{WHOLE_CARD}; and {why}"
-    return why
+    return why if memory is None else memory.group(1)
 
 
 def _exact(rules):
