@@ -172,10 +172,22 @@ def five_rows(legal5, sc5, bonus5, key, mask, u, c, v0, w5, wv5, var0, values, v
     q5 = np.empty((k5, n))
     cand = np.empty(n_boxes)
     v0c = np.empty(n_boxes)
+    # per roll of the group, its legal boxes in box order: an illegal box's candidate is
+    # -inf, which moves neither the max nor the first box within tol of it (a legal box
+    # holds the max), so only the legal ones are visited (about half the card mid-game)
+    boxes = np.empty((k5, n_boxes), dtype=np.int64)
+    n_legal = np.zeros(k5, dtype=np.int64)
     g = -1
     for i in range(n):
         if i == 0 or key[i] != key[i - 1]:
             g += 1
+            for j in range(k5):
+                cnt = 0
+                for b in range(n_boxes):
+                    if legal5[g, j, b]:
+                        boxes[j, cnt] = b
+                        cnt += 1
+                n_legal[j] = cnt
         ci = c[i]
         for b in range(n_boxes):
             v0c[b] = v0[b, i] - ci
@@ -190,11 +202,10 @@ def five_rows(legal5, sc5, bonus5, key, mask, u, c, v0, w5, wv5, var0, values, v
             v1 = v1 - ci
         for j in range(k5):
             best = -np.inf
-            for b in range(n_boxes):
+            for e in range(n_legal[j]):
+                b = boxes[j, e]
                 sc = sc5[g, j, b]
-                if not legal5[g, j, b]:
-                    v = -np.inf
-                elif b == five and sc > 0:
+                if b == five and sc > 0:
                     v = sc + v1
                 elif lower[b]:
                     v = v0c[b] + sc
@@ -202,16 +213,18 @@ def five_rows(legal5, sc5, bonus5, key, mask, u, c, v0, w5, wv5, var0, values, v
                     v = w5[b, i]
                 else:
                     v = v0c[b]
-                cand[b] = v
+                cand[e] = v
                 best = max(best, v)
             z5[j, i] = best + bonus5[g, j]
             if second:
                 pick = 0
-                for b in range(n_boxes):
-                    if cand[b] >= best - tol:
-                        pick = b
+                zf = -np.inf
+                for e in range(n_legal[j]):
+                    if cand[e] >= best - tol:
+                        pick = boxes[j, e]
+                        zf = cand[e]
                         break
-                zf = cand[pick] + bonus5[g, j]
+                zf = zf + bonus5[g, j]
                 sc = sc5[g, j, pick]
                 if pick == five and sc > 0:
                     var = var1
