@@ -134,82 +134,50 @@ def turn_tables(values, variances, second, nxt, u, flag, legal, n_u, n_flag, cap
 
 
 @nb.njit(**_JIT)
-def five_rows(legal5, sc5, bonus5, key, mask, u, c, v0, w5, wv5, var0, values, variances, n_u, n_flag,
-              lower, five, second, tol):
+def five_rows(legal5, sc5, bonus5, ginv, v0c, w5, wv5, var0, v1, var1, lower, five, second, tol):
     """(k5, U) values relative to the best scratch, and second moments, of the
     five-of-a-kind rolls: :func:`~.space._five_rows`'s loop, state by state.
 
-    The states' groups are the runs of equal ``key`` (mask, flag): ``legal5``, ``sc5``,
-    ``bonus5`` hold ``turn_options`` per group (a run is one group). A box's candidate:
-    a lower box its score plus its scratch value ``v0 - c``, an upper box its count-5
-    value ``w5`` (U, B) if it scores, else its scratch value; the five-of-a-kind box scoring
-    its full value (``five >= 0``: the flag matters) the next state with the flag set,
-    read here from ``values`` (``-inf`` when the box is filled). The value is the exact
-    max plus the bonus; the box followed is the first within ``tol`` of the max. Each
-    operation is the NumPy path's, in float64 (the gathers it did in Python are here).
+    A box's candidate: a lower box its score plus its scratch value ``v0c``, an upper
+    box its count-5 value ``w5`` if it scores, else its scratch value; the
+    five-of-a-kind box scoring its full value (``five >= 0``: the flag matters) the
+    next state with the flag set, ``v1``. The value is the exact max plus the bonus;
+    the box followed is the first within ``tol`` of the max.
     """
-    n, n_boxes = v0.shape
+    n, n_boxes = v0c.shape
     k5 = sc5.shape[1]
     z5 = np.empty((k5, n))
     q5 = np.empty((k5, n))
     cand = np.empty(n_boxes)
-    v0c = np.empty(n_boxes)
-    # per roll of the group, its legal boxes in box order: an illegal box's candidate is
-    # -inf, which moves neither the max nor the first box within tol of it (a legal box
-    # holds the max), so only the legal ones are visited (about half the card mid-game)
-    boxes = np.empty((k5, n_boxes), dtype=np.int64)
-    n_legal = np.zeros(k5, dtype=np.int64)
-    g = -1
     for i in range(n):
-        if i == 0 or key[i] != key[i - 1]:
-            g += 1
-            for j in range(k5):
-                cnt = 0
-                for b in range(n_boxes):
-                    if legal5[g, j, b]:
-                        boxes[j, cnt] = b
-                        cnt += 1
-                n_legal[j] = cnt
-        ci = c[i]
-        for b in range(n_boxes):
-            v0c[b] = v0[i, b] - ci
-        v1 = -np.inf
-        var1 = 0.0
-        if five >= 0:
-            if (mask[i] >> five) & 1 == 0:
-                idx1 = ((mask[i] | (1 << five)) * n_u + u[i]) * n_flag + 1
-                v1 = values[idx1]
-                if second:
-                    var1 = variances[idx1]
-            v1 = v1 - ci
+        g = ginv[i]
         for j in range(k5):
             best = -np.inf
-            for e in range(n_legal[j]):
-                b = boxes[j, e]
+            for b in range(n_boxes):
                 sc = sc5[g, j, b]
-                if b == five and sc > 0:
-                    v = sc + v1
+                if not legal5[g, j, b]:
+                    v = -np.inf
+                elif b == five and sc > 0:
+                    v = sc + v1[i]
                 elif lower[b]:
-                    v = v0c[b] + sc
+                    v = v0c[i, b] + sc
                 elif sc > 0:
                     v = w5[i, b]
                 else:
-                    v = v0c[b]
-                cand[e] = v
+                    v = v0c[i, b]
+                cand[b] = v
                 best = max(best, v)
             z5[j, i] = best + bonus5[g, j]
             if second:
                 pick = 0
-                zf = -np.inf
-                for e in range(n_legal[j]):
-                    if cand[e] >= best - tol:
-                        pick = boxes[j, e]
-                        zf = cand[e]
+                for b in range(n_boxes):
+                    if cand[b] >= best - tol:
+                        pick = b
                         break
-                zf = zf + bonus5[g, j]
+                zf = cand[pick] + bonus5[g, j]
                 sc = sc5[g, j, pick]
                 if pick == five and sc > 0:
-                    var = var1
+                    var = var1[i]
                 elif lower[pick] or sc <= 0:
                     var = var0[i, pick]
                 else:
@@ -446,8 +414,8 @@ def signatures(dtype) -> dict:
     return {
         "turn_tables": (a(f64, 1), a(f64, 1), b, a(i64, 2), a(i64, 1), a(i64, 1), a(b, 2), i64, i64, i64,
                         a(i64, 1), a(i64, 2), a(i64, 3), a(i64, 1), a(t, 2), a(t, 2), f64),
-        "five_rows": (a(b, 3), a(nb.int16, 3), a(f64, 2), a(i64, 1), a(i64, 1), a(i64, 1), a(f64, 1), a(f64, 2),
-                      a(f64, 2), a(f64, 2), a(f64, 2), a(f64, 1), a(f64, 1), i64, i64, a(b, 1), i64, b, f64),
+        "five_rows": (a(b, 3), a(nb.int16, 3), a(f64, 2), a(i64, 1), a(f64, 2), a(f64, 2), a(f64, 2), a(f64, 2),
+                      a(f64, 1), a(f64, 1), a(b, 1), i64, b, f64),
         "turn_tiles": (a(t, 2), a(t, 2), a(t, 1), b, a(i64, 1), a(i64, 1), a(t, 1), a(i64, 1), a(b, 2),
                        a(i64, 1), a(t, 2), a(t, 2), i64, a(i64, 1), a(i64, 1), a(i64, 1), t, a(i64, 1),
                        a(i64, 1), t, a(f64, 1, readonly=True), f64, a(f64, 1), a(f64, 1)),

@@ -573,8 +573,11 @@ def _five_rows(model, *, mask, filled, flag, u, nxt, c, values, variances, v0, v
     key = mask * nf + flag
     # one group per run of equal (mask, flag): a solver chunk is sorted by them, so a run
     # is a group (no sort needed); a key seen in two runs is merely evaluated twice
-    first = np.flatnonzero(np.not_equal(key[1:], key[:-1])) + 1
-    first = np.concatenate([[0], first]) if n else first
+    starts = np.empty(n, dtype=bool)
+    starts[:1] = True
+    np.not_equal(key[1:], key[:-1], out=starts[1:])
+    first = np.flatnonzero(starts)
+    ginv = np.cumsum(starts) - 1
     g = len(first)
     rep = np.repeat(first, k5)
     legal5, sc5, bonus5 = rules.turn_options(filled[rep], flag[rep].astype(bool),
@@ -582,23 +585,20 @@ def _five_rows(model, *, mask, filled, flag, u, nxt, c, values, variances, v0, v
     legal5 = legal5.reshape(g, k5, n_boxes)
     sc5 = sc5.reshape(g, k5, n_boxes)
     bonus5 = bonus5.reshape(g, k5).astype(np.float64)
+    v0c = v0 - c[:, None]
     five = rules.five_box_index
     lower = ~rules.is_upper
-    if kernels is not None:
-        # the groups, the offsets and the flag-set next states are read in the kernel:
-        # their NumPy passes over the chunk cost as much as the kernel's own loop
-        second = variances is not None
-        none = np.zeros((1, 1))
-        return kernels.five_rows(legal5, sc5, bonus5, key, mask, u, c, v0, w5, wv5,
-                                 var0 if second else none, values, variances if second else values,
-                                 n_u, nf, lower, five if nf == 2 else -1, second, TIE_TOL)
-    ginv = np.repeat(np.arange(g), np.diff(np.append(first, n)))
-    v0c = v0 - c[:, None]
     if nf == 2:
         idx1 = (nxt[:, five] * n_u + u) * nf + 1
         full_open = ~filled[:, five]
         v1 = np.where(full_open, values[np.where(full_open, idx1, 0)], -np.inf) - c
         var1 = _gather(variances, idx1, full_open) if variances is not None else None
+    if kernels is not None:
+        second = variances is not None
+        none = np.zeros((1, 1))
+        return kernels.five_rows(legal5, sc5, bonus5, ginv, v0c, w5, wv5, var0 if second else none,
+                                 v1 if nf == 2 else none[0], var1 if nf == 2 and second else none[0],
+                                 lower, five if nf == 2 else -1, second, TIE_TOL)
     z5 = np.empty((k5, n))
     q5 = np.empty((k5, n)) if variances is not None else None
     ar = np.arange(n)
