@@ -9,6 +9,13 @@ Also printed: the CPU seconds of building the reachable state space and its stat
 
     .venv/bin/python benchmarks/bench_solver_kernels.py                          # maxi-yatzy, level 10
     .venv/bin/python benchmarks/bench_solver_kernels.py --rules yatzy --level 7 --chunk 250 --chunk 1000
+    .venv/bin/python benchmarks/bench_solver_kernels.py --compile 3    # each kernel's first compilation
+
+``--compile N`` prints instead the CPU seconds of each kernel's first compilation, in
+N fresh processes with an empty numba cache (what a first solve after an install pays,
+:func:`~yahtzee_sim.exact._solver_kernels.precompile` splitting it over two cores): a
+change to a kernel is weighed against it. The first kernel compiled in a process also
+pays numba's one-time set-up (about 0.5 CPU s).
 """
 
 from __future__ import annotations
@@ -82,6 +89,42 @@ def measure(rules_name: str, options: list[str], level: int, n_states: int, chun
     return out
 
 
+COMPILE_PROBE = """
+import json, sys, time
+import numpy as np
+from yahtzee_sim.exact import _solver_kernels as K
+sigs = K.signatures(np.dtype(sys.argv[1]))
+out = {}
+for name in K.KERNEL_NAMES:
+    t = time.process_time()
+    getattr(K, name).compile(sigs[name])
+    out[name] = round(time.process_time() - t, 3)
+print(json.dumps(out))
+"""
+
+
+def compile_seconds(runs: int, dtype: str = "float32") -> list[dict]:
+    """CPU seconds of each kernel's first compilation (in :data:`KERNEL_NAMES` order), one
+    dict per fresh process, each with an empty numba cache.
+
+    >>> compile_seconds(1)       # doctest: +SKIP
+    [{'turn_tables': 1.0, 'five_rows': 0.34, 'turn_tiles': 1.8}]
+    """
+    import subprocess
+    import tempfile
+
+    res = []
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory() as cache:
+            env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=ROOT)
+            # run in ROOT: "python -c" puts the current folder first on the path, which
+            # would measure whatever tree the caller stands in
+            out = subprocess.run([sys.executable, "-c", COMPILE_PROBE, dtype], env=env, check=True,
+                                 capture_output=True, text=True, cwd=ROOT).stdout
+            res.append(json.loads(out))
+    return res
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rules", default="maxi-yatzy")
@@ -90,7 +133,20 @@ def main(argv=None) -> int:
     p.add_argument("--states", type=int, default=40_000)
     p.add_argument("--chunk", type=int, action="append", default=None, help="states a call (repeatable)")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--compile", type=int, default=0, metavar="N",
+                   help="instead: each kernel's first compilation, CPU s, in N fresh processes")
     args = p.parse_args(argv)
+    if args.compile:
+        load0 = round(os.getloadavg()[0], 1)
+        runs = compile_seconds(args.compile)
+        load = f"{load0}-{round(os.getloadavg()[0], 1)}"
+        if args.json:
+            print(json.dumps({"compile_cpu_s": runs, "load": load}))
+        else:
+            for r in runs:
+                print("first compilation, CPU s: " + ", ".join(f"{k} {v}" for k, v in r.items())
+                      + f"; sum {round(sum(r.values()), 2)}; load {load}")
+        return 0
     options = args.option if args.option is not None else (["no-saved-throws"] if args.rules == "maxi-yatzy" else [])
     res = measure(args.rules, options, args.level, args.states, args.chunk or [1000])
     res["load"] = round(os.getloadavg()[0], 1)
