@@ -131,7 +131,8 @@ def main(argv=None) -> int:
     p.add_argument("--option", action="append", default=None)
     p.add_argument("--level", type=int, default=10, help="boxes filled in the states solved")
     p.add_argument("--states", type=int, default=40_000)
-    p.add_argument("--chunk", type=int, action="append", default=None, help="states a call (repeatable)")
+    p.add_argument("--chunk", type=int, action="append", default=None,
+                   help="states a call (repeatable; default: the solver's CHUNK)")
     p.add_argument("--json", action="store_true")
     p.add_argument("--compile", type=int, default=0, metavar="N",
                    help="instead: each kernel's first compilation, CPU s, in N fresh processes")
@@ -148,7 +149,9 @@ def main(argv=None) -> int:
                       + f"; sum {round(sum(r.values()), 2)}; load {load}")
         return 0
     options = args.option if args.option is not None else (["no-saved-throws"] if args.rules == "maxi-yatzy" else [])
-    res = measure(args.rules, options, args.level, args.states, args.chunk or [1000])
+    from yahtzee_sim.exact.solver import CHUNK
+
+    res = measure(args.rules, options, args.level, args.states, args.chunk or [CHUNK])
     res["load"] = round(os.getloadavg()[0], 1)
     if args.json:
         print(json.dumps(res))
