@@ -28,11 +28,23 @@ def scatter_moves(data, src_start, src_width, dst_start, p, out):
 
 
 @njit(cache=True)
-def row_widths(dst_row, ends, need):
-    """``need[dst_row[i]] = max(need[dst_row[i]], ends[i])``: each destination row's width."""
+def row_bounds(dst_row, starts, ends, lo, hi):
+    """Each destination row's least ``starts`` and most ``ends`` over its moves
+    (``lo``, ``hi`` are filled, whatever they held)."""
+    lo[:] = np.iinfo(np.int64).max
+    hi[:] = np.iinfo(np.int64).min
     for i in range(len(dst_row)):
-        if ends[i] > need[dst_row[i]]:
-            need[dst_row[i]] = ends[i]
+        d = dst_row[i]
+        if starts[i] < lo[d]:
+            lo[d] = starts[i]
+        if ends[i] > hi[d]:
+            hi[d] = ends[i]
+
+
+LANES = 8
+"""Keep plans pushed together by :func:`final_roll_masses`: the lattice walk (which keep
+spreads to which) is the same for every plan, so eight plans side by side turn each
+spread into one vector operation (the per-plan work is unchanged, so the same floats)."""
 
 
 @njit(cache=True)
@@ -46,71 +58,142 @@ def final_roll_masses(first, plans, lookup, growing, children, roll_keep, is_fiv
     face; ``roll_keep`` (R,) the keep holding a whole roll. Fills ``out`` (P, R) and,
     when ``out_no5`` has P rows, the part with no five of a kind (``is_five``) thrown
     at any throw of the turn.
+
+    The plans go :data:`LANES` at a time (lane l of ``y[k]`` is plan ``p0 + l``'s mass
+    on keep k), the mass with no five of a kind in the lanes after them: one walk down
+    the keep lattice pushes them all.
     """
     n_keeps, n_faces = children.shape
     n_rolls = len(first)
-    both = out_no5.shape[0] == out.shape[0]
+    n_plans = out.shape[0]
+    both = out_no5.shape[0] == n_plans
     inv = 1.0 / n_faces
-    x = np.empty(n_rolls)
-    x5 = np.empty(n_rolls)
-    y = np.empty(n_keeps)
-    y5 = np.zeros(n_keeps)
-    for p in range(out.shape[0]):
+    w = 2 * LANES if both else LANES
+    x = np.zeros((n_rolls, w))
+    y = np.zeros((n_keeps, w))
+    for p0 in range(0, n_plans, LANES):
+        n = min(LANES, n_plans - p0)
         for r in range(n_rolls):
-            x[r] = first[r]
-            x5[r] = 0.0 if is_five[r] else first[r]
+            for t in range(LANES):
+                x[r, t] = first[r]
+            if both:
+                for t in range(LANES):
+                    x[r, LANES + t] = 0.0 if is_five[r] else first[r]
         for j in range(plans.shape[0]):
             y[:] = 0.0
             for r in range(n_rolls):
-                y[lookup[r, plans[j, p, r]]] += x[r]
+                for t in range(n):
+                    k = lookup[r, plans[j, p0 + t, r]]
+                    y[k, t] += x[r, t]
+                    if both:
+                        y[k, LANES + t] += x[r, LANES + t]
             for i in range(len(growing)):
                 k = growing[i]
-                a = y[k] * inv
-                if a != 0.0:
-                    for f in range(n_faces):
-                        y[children[k, f]] += a
-            if both:                                  # the same pushes, no five thrown yet
-                y5[:] = 0.0
-                for r in range(n_rolls):
-                    y5[lookup[r, plans[j, p, r]]] += x5[r]
-                for i in range(len(growing)):
-                    k = growing[i]
-                    b = y5[k] * inv
-                    if b != 0.0:
-                        for f in range(n_faces):
-                            y5[children[k, f]] += b
+                yk = y[k]
+                for f in range(n_faces):
+                    yc = y[children[k, f]]
+                    for t in range(w):
+                        yc[t] += yk[t] * inv
             for r in range(n_rolls):
-                x[r] = y[roll_keep[r]]
-                x5[r] = 0.0 if is_five[r] else y5[roll_keep[r]]
-        for r in range(n_rolls):
-            out[p, r] = x[r]
-            if both:
-                out_no5[p, r] = x5[r]
+                yr = y[roll_keep[r]]
+                for t in range(w):
+                    x[r, t] = yr[t]
+                if both and is_five[r]:
+                    for t in range(LANES):
+                        x[r, LANES + t] = 0.0
+        for t in range(n):
+            for r in range(n_rolls):
+                out[p0 + t, r] = x[r, t]
+                if both:
+                    out_no5[p0 + t, r] = x[r, LANES + t]
 
 
 @njit(cache=True)
-def aggregate_moves(boxes, g_inv, g_scores, g_legal, bin_of, n_pts, plan_of, p_all, p_no5,
-                    five_bin, pb, qb):
-    """Per state, the probability of each (box, points, bonus) bin the turn ends in.
+def level_bins(n_ends, boxes, g_inv, g_scores, g_legal, plan_of, p_all, p_no5, p_ns, five_bin,
+               n_pts, out_state, out_bin, out_p, out_q, out_ns, at):
+    """Per state, the probability of each (box, points, bonus) bin the turn ends in,
+    written as a list of moves (states in order, bins in increasing order, bins of
+    probability 0 left out).
 
-    ``boxes`` (C, R) the box of each final roll, ``g_inv`` (C,) each state's row group
-    in ``g_scores`` / ``g_legal`` (G * R, B), ``bin_of`` (B * n_pts,) the bin of each
-    (box, points); ``five_bin`` (C, R) 1 where the roll earns a five-of-a-kind bonus
-    (bins ``2 * bin + bonus``). Adds row ``plan_of[c]`` of ``p_all`` / ``p_no5`` (P, R)
-    into ``pb`` / ``qb`` (C, 2 * bins). Returns False if a box is illegal.
+    Per ending e < ``n_ends`` of the turn (thrown dice; served dice where they score
+    more): ``boxes[e]`` (C, R) the box of each final roll, ``g_scores[e]`` (G * R, B)
+    the points of its row group ``g_inv[c]``, ``p_all[e]``, ``p_no5[e]``, ``p_ns[e]``
+    (P, R) the final roll's probability under plan ``plan_of[c]`` and its parts with
+    no five of a kind thrown and with no served five of a kind; ``five_bin`` (C, R)
+    1 where the roll earns a five-of-a-kind bonus. Bin ``2 * (b * n_pts + points) +
+    bonus``. Writes from ``at`` on; returns the end of the list, or -1 if a box is
+    illegal. A bin's sums run over the endings, then the rolls, in order: the same
+    floats as summing the (state, bin) table roll by roll.
     """
-    n_states, n_rolls = boxes.shape
+    n_states, n_rolls = boxes.shape[1], boxes.shape[2]
+    n_bins = 2 * g_scores.shape[2] * n_pts
+    acc_p = np.zeros(n_bins)
+    acc_q = np.zeros(n_bins)
+    acc_s = np.zeros(n_bins)
+    seen = np.zeros(n_bins, dtype=np.bool_)
+    touched = np.empty(n_ends * n_rolls, dtype=np.int64)
+    m = at
     for c in range(n_states):
         g = g_inv[c] * n_rolls
         p = plan_of[c]
-        for r in range(n_rolls):
-            b = boxes[c, r]
-            if not g_legal[g + r, b]:
-                return False
-            k = 2 * bin_of[b * n_pts + g_scores[g + r, b]] + five_bin[c, r]
-            pb[c, k] += p_all[p, r]
-            qb[c, k] += p_no5[p, r]
-    return True
+        nt = 0
+        for e in range(n_ends):
+            for r in range(n_rolls):
+                b = boxes[e, c, r]
+                if not g_legal[g + r, b]:
+                    return -1
+                k = 2 * (b * n_pts + g_scores[e, g + r, b]) + five_bin[c, r]
+                if not seen[k]:
+                    seen[k] = True
+                    touched[nt] = k
+                    nt += 1
+                acc_p[k] += p_all[e, p, r]
+                acc_q[k] += p_no5[e, p, r]
+                acc_s[k] += p_ns[e, p, r]
+        touched[:nt].sort()
+        for i in range(nt):
+            k = touched[i]
+            if acc_p[k] > 0:
+                out_state[m] = c
+                out_bin[m] = k
+                out_p[m] = acc_p[k]
+                out_q[m] = acc_q[k]
+                out_ns[m] = acc_s[k]
+                m += 1
+            acc_p[k] = 0.0
+            acc_q[k] = 0.0
+            acc_s[k] = 0.0
+            seen[k] = False
+    return m
+
+
+@njit(cache=True)
+def push_counts(counts, drow, src, p, inc, n_next):
+    """(n_next, K) P(state and count j so far) pushed through moves adding ``inc[i]`` to
+    the count: per increment, ``out[drow[i], inc + j] += sum of p[i] * counts[src[i], j]``
+    (each increment's sums first, as a sparse (next state, state) matrix product)."""
+    n_k = counts.shape[1]
+    out = np.zeros((n_next, n_k))
+    tmp = np.zeros((n_next, n_k))
+    top = 0
+    for i in range(len(inc)):
+        top = max(top, inc[i])
+    for b in range(top + 1):
+        if b >= n_k:
+            break
+        tmp[:] = 0.0
+        hit = False
+        for i in range(len(p)):
+            if inc[i] == b:
+                hit = True
+                d, s, q = drow[i], src[i], p[i]
+                for j in range(n_k - b):
+                    tmp[d, j] += q * counts[s, j]
+        if hit:
+            for d in range(n_next):
+                for j in range(n_k - b):
+                    out[d, b + j] += tmp[d, j]
+    return out
 
 
 @njit(cache=True)

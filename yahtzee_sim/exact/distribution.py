@@ -56,6 +56,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import dataclass, field
@@ -330,12 +331,63 @@ def _uniform_final_roll_mass(d, avg_keep, is_five, n_rolls):
     return x[:, :1].T, x[:, 1:].T
 
 
+class _MoveList:
+    """A level's moves as the chunks give them: (source row, bin, probability, no five of
+    a kind thrown, no served five of a kind), written in place by the compiled loop
+    (grown by doubling: no per-chunk pieces to concatenate)."""
+
+    def __init__(self, capacity: int):
+        self.m = 0
+        self.arrays = self._alloc(max(int(capacity), 1))
+
+    @staticmethod
+    def _alloc(n):
+        return [np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64), np.empty(n),
+                np.empty(n), np.empty(n)]
+
+    def room(self, extra: int) -> list:
+        """The arrays, with room for ``extra`` more moves."""
+        cap = len(self.arrays[0])
+        if self.m + extra > cap:
+            new = self._alloc(max(2 * cap, self.m + extra))
+            for a, b in zip(new, self.arrays):
+                a[:self.m] = b[:self.m]
+            self.arrays = new
+        return self.arrays
+
+    def add(self, *parts) -> None:
+        arrays = self.room(len(parts[0]))
+        for a, x in zip(arrays, parts):
+            a[self.m:self.m + len(x)] = x
+        self.m += len(parts[0])
+
+    def view(self) -> list:
+        return [a[:self.m] for a in self.arrays]
+
+
+@functools.lru_cache(maxsize=32)
+def _upper_gain_of_points(rules: RuleSet):
+    """(n_u, max points + 1) the upper bonus earned by writing p points in an upper box at
+    capped upper total u (what :meth:`RuleSet.upper_bonus_gain` gives on a one-box row:
+    it depends on the total and the points only)."""
+    from .space import state_space
+
+    n_u, n_pts = state_space(rules).n_u, _points_bound(rules)
+    if not rules.upper_bonus:
+        return np.zeros((n_u, n_pts), dtype=np.int64)
+    col = int(np.flatnonzero(rules.is_upper)[0])
+    one = np.zeros((n_u * n_pts, rules.n_boxes), dtype=np.int16)
+    one[:, col] = np.tile(np.arange(n_pts), n_u)
+    gain = rules.upper_bonus_gain(np.repeat(np.arange(n_u), n_pts), one)[:, col]
+    return gain.reshape(n_u, n_pts).astype(np.int64)
+
+
 def _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk, shown,
                  five_ended=False):
     """One level's moves. ``five_ended``: the moves' ``nb`` bit says the turn's final dice
     are five of a kind (in any state) instead of a five-of-a-kind bonus, for
     :mod:`yahtzee_sim.exact.events` (the points shifts are then not the score's)."""
-    from ._eval_kernels import aggregate_moves
+    from ._eval_kernels import level_bins
 
     d = rules.dice
     is_five = (rules.five_face > 0) if rules.five_box is not None else \
@@ -344,21 +396,13 @@ def _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk,
     n_boxes = rules.n_boxes
     n_pts = _points_bound(rules)
     served = rules.roll_dependent         # a turn ends with dice thrown again, or still served
-    parts = []
-    five_full = np.zeros(len(mask))
     five_final = np.zeros(len(mask))
+    out = _MoveList(8 * len(mask))
     for lo in range(0, len(mask), per_chunk):
         hi = min(lo + per_chunk, len(mask))
         turn = EvalChunk(rules, sp, mask[lo:hi], u[lo:hi], flag[lo:hi])
         shown[0], shown[1] = shown[1], turn
         n, r = turn.n, turn.r
-        views = [turn, turn.served] if served else [turn]
-        # one bin per (box and points met in the chunk, bonus) of each state
-        met = np.zeros(n_boxes * n_pts, dtype=bool)
-        for view in views:
-            met[(np.arange(n_boxes) * n_pts)[None, :] + view.g_scores] = True
-        bp_of = np.cumsum(met) - 1
-        n_bp = int(met.sum())
         # per ending of the turn: its options, boxes, P(final roll), the part with no five
         # of a kind thrown, and the part that is not a served five of a kind
         if uniform:
@@ -369,71 +413,84 @@ def _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk,
                          np.where(is_five, 0.0, p_s)[None, :])]
             else:
                 p_all, p_no5 = _uniform_final_roll_mass(d, avg_keep, is_five, rules.n_rolls)
-                ends = [(turn, None, p_all, p_no5, None)]
-        else:
-            boxes, keeps = decide(turn)
-            if served:
-                p_u, p_s, p_u5 = served_final_roll_masses(d, keeps, rules.n_rolls, is_five,
-                                                          decide.hold_served)
-                p_s5 = np.where(is_five, 0.0, p_s)
-                ends = [(turn, boxes, p_u, p_u5, p_u),
-                        (turn.served, decide.served(turn, boxes), p_s, p_s5, p_s5)]
-            else:
-                p_all, p_no5 = final_roll_masses(d, keeps, rules.n_rolls, is_five)      # (P, R)
-                ends = [(turn, boxes, p_all, p_no5, None)]
-            plan_of = np.arange(n, dtype=np.intp) if keeps.rows is None else \
-                np.asarray(keeps.rows, dtype=np.intp)
-            five_bin = np.zeros((n, r), dtype=np.intp)
-            if five_ended:
-                five_bin[:] = is_five
-            elif rules.five_bonus:
-                five_bin[turn.chunk[2] == 1] = is_five
-        pb = np.zeros(n * n_bp * 2)
-        qb = np.zeros(n * n_bp * 2)
-        nsb = np.zeros(n * n_bp * 2) if served else None       # no served five of a kind
-        for view, view_boxes, p_all, p_no5, p_ns in ends:
-            if uniform:
+                ends = [(turn, None, p_all, p_no5, p_all)]
+            out.add(*_uniform_bins(rules, turn, ends, is_five, five_ended, lo))
+            for _, _, p_all, _, _ in ends:
                 five_final[lo:hi] += p_all[0, is_five].sum()
-                opts = view.options
-                at = np.flatnonzero(opts.legal)
-                rows, bx = np.divmod(at, n_boxes)
-                w = 1.0 / np.bincount(rows, minlength=n * r)[rows]
-                st, roll = np.divmod(rows, r)
-                pts = opts.scores[rows, bx].astype(np.int64)
-                p, q = p_all[0, roll] * w, p_no5[0, roll] * w
-                nb = (is_five[roll] & (five_ended or turn.chunk[2][st] == 1)).astype(np.int64) \
-                    if rules.five_bonus or five_ended else 0
-                key = (st * n_bp + bp_of[bx * n_pts + pts]) * 2 + nb
-                pb += np.bincount(key, weights=p, minlength=n * n_bp * 2)
-                qb += np.bincount(key, weights=q, minlength=n * n_bp * 2)
-                if p_ns is not None:
-                    nsb += np.bincount(key, weights=p_ns[0, roll] * w, minlength=n * n_bp * 2)
-                continue
+            continue
+        boxes, keeps = decide(turn)
+        if served:
+            p_u, p_s, p_u5 = served_final_roll_masses(d, keeps, rules.n_rolls, is_five,
+                                                      decide.hold_served)
+            p_s5 = np.where(is_five, 0.0, p_s)
+            ends = [(turn, boxes, p_u, p_u5, p_u),
+                    (turn.served, decide.served(turn, boxes), p_s, p_s5, p_s5)]
+        else:
+            p_all, p_no5 = final_roll_masses(d, keeps, rules.n_rolls, is_five)      # (P, R)
+            ends = [(turn, boxes, p_all, p_no5, p_all)]
+        plan_of = np.arange(n, dtype=np.intp) if keeps.rows is None else \
+            np.asarray(keeps.rows, dtype=np.intp)
+        five_bin = np.zeros((n, r), dtype=np.int8)
+        if five_ended:
+            five_bin[:] = is_five
+        elif rules.five_bonus:
+            five_bin[turn.chunk[2] == 1] = is_five
+        for _, _, p_all, _, _ in ends:
             five_final[lo:hi] += p_all[:, is_five].sum(axis=1)[plan_of]
-            args = (_box_array(view_boxes), turn.g_inv.astype(np.intp), view.g_scores, turn.g_legal,
-                    bp_of, n_pts, plan_of)
-            if not aggregate_moves(*args, p_all, p_no5, five_bin, pb.reshape(n, -1), qb.reshape(n, -1)):
-                raise RuntimeError("distribution: a decision table chose an illegal box")  # pragma: no cover
-            if p_ns is not None:
-                aggregate_moves(*args, p_ns, p_ns, five_bin, nsb.reshape(n, -1),
-                                np.zeros((n, 2 * n_bp)))
-        at = np.flatnonzero(pb > 0)
-        rest, nb_m = np.divmod(at, 2)
-        st_m, bp_m = np.divmod(rest, n_bp)
-        bx_m, pts_m = np.divmod(np.flatnonzero(met)[bp_m], n_pts)
-        m0, u0, f0 = mask[lo:hi][st_m], u[lo:hi][st_m], flag[lo:hi][st_m]
-        nxt = sp.next_flat(m0, u0, f0, pts_m, boxes=bx_m)
-        u_next = np.minimum(u0 + np.where(rules.is_upper[bx_m], pts_m, 0), sp.cap)
-        one = np.zeros((len(at), n_boxes), dtype=np.int16)
-        one[np.arange(len(at)), bx_m] = pts_m
-        up = rules.upper_bonus_gain(u0, one)[np.arange(len(at)), bx_m].astype(np.int64)
-        gain = pts_m + up + nb_m * unit
-        full = rules.fills_five_box(bx_m, pts_m)      # its full value (a served 60 too)
-        five_full[lo:hi] += np.bincount(st_m, weights=np.where(full, pb[at], 0.0), minlength=hi - lo)
-        parts.append((st_m + lo, nxt, gain - (u_next - u0), nb_m, pb[at], qb[at],
-                      nsb[at] if served else np.zeros(0), bx_m, pts_m))
-    src, dst, shift, nb, p, q, ns, bx, pts = (np.concatenate(a) for a in zip(*parts))
-    return _Moves(src, dst, shift, nb, p, q, five_full, five_final, ns if served else None, bx, pts)
+        stack = (lambda i: np.stack([e[i] for e in ends])) if served else (lambda i: ends[0][i][None])
+        all_boxes = np.stack([_box_array(e[1]) for e in ends]) if served else _box_array(boxes)[None]
+        g_scores = np.stack([e[0].g_scores for e in ends]) if served else turn.g_scores[None]
+        arrays = out.room(n * r * len(ends))
+        m = level_bins(len(ends), all_boxes, turn.g_inv.astype(np.intp), g_scores, turn.g_legal,
+                       plan_of, stack(2), stack(3), stack(4), five_bin, n_pts, *arrays, out.m)
+        if m < 0:
+            raise RuntimeError("distribution: a decision table chose an illegal box")  # pragma: no cover
+        arrays[0][out.m:m] += lo
+        out.m = m
+    st, key, p, q, ns = out.view()
+    nb, bp = key & 1, key >> 1
+    bx, pts = np.divmod(bp, n_pts)
+    m0, u0, f0 = mask[st], u[st], flag[st]
+    nxt = sp.next_flat(m0, u0, f0, pts, boxes=bx)
+    upper = rules.is_upper[bx]
+    u_next = np.minimum(u0 + np.where(upper, pts, 0), sp.cap)
+    up = np.where(upper, _upper_gain_of_points(rules)[u0, pts], 0)
+    gain = pts + up + nb * unit
+    full = rules.fills_five_box(bx, pts)      # its full value (a served 60 too)
+    five_full = np.bincount(st, weights=np.where(full, p, 0.0), minlength=len(mask))
+    return _Moves(st, nxt, gain - (u_next - u0), nb, p, q, five_full, five_final,
+                  ns if served else None, bx, pts)
+
+
+def _uniform_bins(rules, turn, ends, is_five, five_ended, lo):
+    """``random``'s moves of a chunk (as :func:`~yahtzee_sim.exact._eval_kernels.level_bins`
+    lists them): each final roll's probability spread evenly over its legal boxes."""
+    n_boxes, n_pts = rules.n_boxes, _points_bound(rules)
+    n, r = turn.n, turn.r
+    # one bin per (box and points met in the chunk, bonus) of each state
+    met = np.zeros(n_boxes * n_pts, dtype=bool)
+    for view, *_ in ends:
+        met[(np.arange(n_boxes) * n_pts)[None, :] + view.g_scores] = True
+    bp_of = np.cumsum(met) - 1
+    n_bp = int(met.sum())
+    pb, qb, nsb = (np.zeros(n * n_bp * 2) for _ in range(3))
+    for view, _, p_all, p_no5, p_ns in ends:
+        opts = view.options
+        at = np.flatnonzero(opts.legal)
+        rows, bx = np.divmod(at, n_boxes)
+        w = 1.0 / np.bincount(rows, minlength=n * r)[rows]
+        st, roll = np.divmod(rows, r)
+        pts = opts.scores[rows, bx].astype(np.int64)
+        nb = (is_five[roll] & (five_ended or turn.chunk[2][st] == 1)).astype(np.int64) \
+            if rules.five_bonus or five_ended else 0
+        key = (st * n_bp + bp_of[bx * n_pts + pts]) * 2 + nb
+        pb += np.bincount(key, weights=p_all[0, roll] * w, minlength=n * n_bp * 2)
+        qb += np.bincount(key, weights=p_no5[0, roll] * w, minlength=n * n_bp * 2)
+        nsb += np.bincount(key, weights=p_ns[0, roll] * w, minlength=n * n_bp * 2)
+    at = np.flatnonzero(pb > 0)
+    rest, nb_m = np.divmod(at, 2)
+    st_m, bp_m = np.divmod(rest, n_bp)
+    return st_m + lo, 2 * np.flatnonzero(met)[bp_m] + nb_m, pb[at], qb[at], nsb[at]
 
 
 # -- ragged storage of (state, points) ----------------------------------------------
@@ -441,21 +498,25 @@ def _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk,
 class _Level:
     """The states of one level with positive probability and their point distributions.
 
-    ``flat`` (S,) state indices, ``width`` (S,) support length of each row (points
-    stored relative to the state's capped upper total), ``start`` (S,) offset of each
-    row in ``data``.
+    ``flat`` (S,) state indices; row i stores the probabilities of the points
+    ``lo[i], lo[i] + 1, ..., lo[i] + width[i] - 1`` (points relative to the state's
+    capped upper total) from offset ``start[i]`` of ``data``. A row holds its support
+    only: the points below its least (a filled Chance, a scored straight) are never
+    stored nor pushed (the exact zeros of a row starting at 0 were 44% of optimal
+    ``yahtzee``'s multiply-adds).
     """
 
     flat: np.ndarray
+    lo: np.ndarray
     width: np.ndarray
     start: np.ndarray
     data: np.ndarray
 
     @classmethod
-    def empty(cls, flat, width):
+    def empty(cls, flat, lo, width):
         width = np.asarray(width, dtype=np.int64)
         start = np.concatenate([[0], np.cumsum(width)[:-1]]).astype(np.int64)
-        return cls(flat, width, start, np.zeros(int(width.sum())))
+        return cls(flat, np.asarray(lo, dtype=np.int64), width, start, np.zeros(int(width.sum())))
 
     def mass(self) -> np.ndarray:
         return np.add.reduceat(self.data, self.start) if len(self.data) else np.zeros(0)
@@ -464,8 +525,9 @@ class _Level:
 def _propagate(level: _Level, moves: _Moves, row_of: np.ndarray) -> _Level:
     """Push (state, points) through one level's moves: each move adds its probability
     times the source row into the destination row, shifted by the move's points (a
-    compiled loop over the moves, :func:`~yahtzee_sim.exact._eval_kernels.scatter_moves`)."""
-    from ._eval_kernels import row_widths, scatter_moves
+    compiled loop over the moves, :func:`~yahtzee_sim.exact._eval_kernels.scatter_moves`).
+    A destination row spans from the least to the most points its moves bring."""
+    from ._eval_kernels import row_bounds, scatter_moves
 
     width_src = level.width[moves.src]
     seen = np.zeros(len(row_of), dtype=bool)        # the next states, without sorting the moves
@@ -473,10 +535,12 @@ def _propagate(level: _Level, moves: _Moves, row_of: np.ndarray) -> _Level:
     dst_u = np.flatnonzero(seen)
     row_of[dst_u] = np.arange(len(dst_u))
     dst_row = row_of[moves.dst]
-    need = np.zeros(len(dst_u), dtype=np.int64)
-    row_widths(dst_row, width_src + moves.shift, need)
-    nxt = _Level.empty(dst_u, need)
-    dst_start = nxt.start[dst_row] + moves.shift
+    first = level.lo[moves.src] + moves.shift         # the points of each move's first entry
+    lo = np.empty(len(dst_u), dtype=np.int64)
+    hi = np.empty(len(dst_u), dtype=np.int64)
+    row_bounds(dst_row, first, first + width_src, lo, hi)
+    nxt = _Level.empty(dst_u, lo, hi - lo)
+    dst_start = nxt.start[dst_row] + (first - lo[dst_row])
     scatter_moves(level.data, level.start[moves.src], width_src, dst_start, moves.p, nxt.data)
     return nxt
 
@@ -491,17 +555,9 @@ def _push_no_five(no5, moves: _Moves, row_of_next, n_next, p_no5=None):
 
 def _push_bonus_counts(counts, moves: _Moves, row_of_next, n_next):
     """(rows, k) P(state and exactly j bonuses so far), pushed forwards."""
-    from scipy import sparse
+    from ._eval_kernels import push_counts
 
-    drow = row_of_next[moves.dst]
-    k = counts.shape[1]
-    out = np.zeros((n_next, k))
-    for b in np.unique(moves.nb):
-        sel = moves.nb == b
-        m = sparse.csr_matrix((moves.p[sel], (drow[sel], moves.src[sel])),
-                              shape=(n_next, len(counts)))
-        out[:, b:] += (m @ counts)[:, :k - b]
-    return out
+    return push_counts(counts, row_of_next[moves.dst], moves.src, moves.p, moves.nb, n_next)
 
 
 DIST_VERSION = 2
@@ -613,7 +669,7 @@ def _distribution(rules, strat, chunk_rows, progress) -> ScoreDistribution:
     d = rules.dice
     per_chunk = max(1, int(chunk_rows) // d.n_rolls)
     row_of = np.full(sp.size, -1, dtype=np.int64)
-    level = _Level.empty(np.array([sp.flat(0, 0, 0)], dtype=np.int64), np.array([1]))
+    level = _Level.empty(np.array([sp.flat(0, 0, 0)], dtype=np.int64), np.zeros(1), np.array([1]))
     level.data[0] = 1.0
     row_of[level.flat] = 0
     no5 = np.ones(1)
@@ -659,7 +715,7 @@ def _distribution(rules, strat, chunk_rows, progress) -> ScoreDistribution:
     fl = level.flat
     u = (fl // sp.n_flag) % sp.n_u
     row = np.repeat(np.arange(len(fl)), level.width)
-    offset = np.arange(len(row)) - np.repeat(level.start, level.width)
+    offset = np.arange(len(row)) - np.repeat(level.start - level.lo, level.width)
     score = u[row] + offset
     pmf = np.bincount(score, weights=level.data)
     pmf = np.trim_zeros(pmf, "b") if pmf.any() else pmf
