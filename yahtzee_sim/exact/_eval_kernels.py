@@ -14,31 +14,44 @@ from numba import njit
 
 
 @njit(cache=True)
-def scatter_moves(data, src_start, src_width, dst_start, p, out):
-    """``out[dst_start[i] + k] += p[i] * data[src_start[i] + k]`` for k < src_width[i]:
-    each move of a level adds its probability times the source row's stored
-    distribution into the destination row (shifted by the move's points)."""
+def propagate(data, lo, width, start, src, dst_row, shift, p, out_lo, out_width, out_start):
+    """Push a level's (state, points) rows through its moves; returns the next level's data.
+
+    Row s of the level stores the points ``lo[s] .. lo[s] + width[s] - 1`` from
+    ``data[start[s]]``. Move i adds ``p[i]`` times row ``src[i]``, shifted by
+    ``shift[i]`` points, into next row ``dst_row[i]``: a next row spans from the least
+    to the most points its moves bring (``out_lo``, ``out_width``, ``out_start`` are
+    filled). The moves are summed in order (each entry's sum the same floats as
+    adding the moves one by one)."""
+    n_next = len(out_lo)
+    hi = np.empty(n_next, dtype=np.int64)
+    out_lo[:] = np.iinfo(np.int64).max
+    hi[:] = np.iinfo(np.int64).min
     for i in range(len(p)):
-        w = src_width[i]
-        src = data[src_start[i]:src_start[i] + w]     # views: the loop below vectorizes
-        dst = out[dst_start[i]:dst_start[i] + w]
+        s = src[i]
+        d = dst_row[i]
+        f = lo[s] + shift[i]
+        if f < out_lo[d]:
+            out_lo[d] = f
+        if f + width[s] > hi[d]:
+            hi[d] = f + width[s]
+    total = 0
+    for d in range(n_next):
+        out_width[d] = hi[d] - out_lo[d]
+        out_start[d] = total
+        total += out_width[d]
+    out = np.zeros(total)
+    for i in range(len(p)):
+        s = src[i]
+        d = dst_row[i]
+        w = width[s]
+        b = out_start[d] + lo[s] + shift[i] - out_lo[d]
+        src_row = data[start[s]:start[s] + w]       # views: the loop below vectorizes
+        dst_row_ = out[b:b + w]
         q = p[i]
         for k in range(w):
-            dst[k] += q * src[k]
-
-
-@njit(cache=True)
-def row_bounds(dst_row, starts, ends, lo, hi):
-    """Each destination row's least ``starts`` and most ``ends`` over its moves
-    (``lo``, ``hi`` are filled, whatever they held)."""
-    lo[:] = np.iinfo(np.int64).max
-    hi[:] = np.iinfo(np.int64).min
-    for i in range(len(dst_row)):
-        d = dst_row[i]
-        if starts[i] < lo[d]:
-            lo[d] = starts[i]
-        if ends[i] > hi[d]:
-            hi[d] = ends[i]
+            dst_row_[k] += q * src_row[k]
+    return out
 
 
 LANES = 8
@@ -150,7 +163,13 @@ def level_bins(n_ends, boxes, g_inv, g_scores, g_legal, plan_of, p_all, p_no5, p
                 acc_p[k] += p_all[e, p, r]
                 acc_q[k] += p_no5[e, p, r]
                 acc_s[k] += p_ns[e, p, r]
-        touched[:nt].sort()
+        for i in range(1, nt):                        # a few dozen bins: insertion sort
+            v = touched[i]
+            j = i - 1
+            while j >= 0 and touched[j] > v:
+                touched[j + 1] = touched[j]
+                j -= 1
+            touched[j + 1] = v
         for i in range(nt):
             k = touched[i]
             if acc_p[k] > 0:
@@ -165,6 +184,67 @@ def level_bins(n_ends, boxes, g_inv, g_scores, g_legal, plan_of, p_all, p_no5, p
             acc_s[k] = 0.0
             seen[k] = False
     return m
+
+
+@njit(cache=True)
+def finish_moves(state, key, p, mask, u, flag, n_pts, n_u, n_flag, cap, is_upper, up_gain,
+                 five_box, unit, dst, shift, nb, box, pts, five_full):
+    """Each listed move's next state (flat index), points shift and parts.
+
+    Move i leaves state ``state[i]`` (``mask``, capped upper total ``u``, ``flag``) by
+    bin ``key[i]`` (``2 * (box * n_pts + points) + bonus``): the box's bit is set, an
+    upper box's points raise the total (capped at ``cap``), scoring the five box
+    ``five_box`` sets the flag (with ``n_flag == 2``); the stored points shift by
+    ``points + upper bonus (up_gain[u, points]) + bonus * unit`` less the rise of
+    the capped total. ``five_full`` (C,) gains ``p`` of each move scoring the five
+    box, move by move (as :meth:`RuleSet.fills_five_box`)."""
+    for i in range(len(key)):
+        c = state[i]
+        k = key[i]
+        b5 = k & 1
+        bp = k >> 1
+        b = bp // n_pts
+        pt = bp - b * n_pts
+        u0 = u[c]
+        u2 = u0
+        gain = pt + b5 * unit
+        if is_upper[b]:
+            u2 = min(u0 + pt, cap)
+            gain += up_gain[u0, pt]
+        f2 = flag[c]
+        if b == five_box and pt > 0:
+            five_full[c] += p[i]
+            if n_flag == 2:
+                f2 = 1
+        dst[i] = ((mask[c] | (np.int64(1) << b)) * n_u + u2) * n_flag + f2
+        shift[i] = gain - (u2 - u0)
+        nb[i] = b5
+        box[i] = b
+        pts[i] = pt
+
+
+@njit(cache=True)
+def next_rows(dst, row_of, seen):
+    """The next level's states (increasing flat index) and each move's row among them:
+    ``row_of`` (all states, -1 outside the level) is filled for them; ``seen`` scratch
+    of all states, False on entry and on return."""
+    n = 0
+    for i in range(len(dst)):
+        if not seen[dst[i]]:
+            seen[dst[i]] = True
+            n += 1
+    flat = np.empty(n, dtype=np.int64)
+    j = 0
+    for f in range(len(seen)):
+        if seen[f]:
+            flat[j] = f
+            row_of[f] = j
+            seen[f] = False
+            j += 1
+    rows = np.empty(len(dst), dtype=np.int64)
+    for i in range(len(dst)):
+        rows[i] = row_of[dst[i]]
+    return flat, rows
 
 
 @njit(cache=True)

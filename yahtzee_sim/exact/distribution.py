@@ -333,27 +333,33 @@ def _uniform_final_roll_mass(d, avg_keep, is_five, n_rolls):
 
 class _MoveList:
     """A level's moves as the chunks give them: (source row, bin, probability, no five of
-    a kind thrown, no served five of a kind), written in place by the compiled loop
-    (grown by doubling: no per-chunk pieces to concatenate)."""
+    a kind thrown, no served five of a kind), written in place by the compiled loop,
+    then each move's (next state, points shift, bonus, box, points). One list serves
+    every level of a pass (:meth:`reset`): grown by doubling, never rebuilt per chunk
+    or level (fresh pages cost as much as the work on them)."""
 
-    def __init__(self, capacity: int):
+    def __init__(self, capacity: int = 1 << 16):
         self.m = 0
         self.arrays = self._alloc(max(int(capacity), 1))
 
     @staticmethod
     def _alloc(n):
         return [np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64), np.empty(n),
-                np.empty(n), np.empty(n)]
+                np.empty(n), np.empty(n)] + [np.empty(n, dtype=np.int64) for _ in range(5)]
+
+    def reset(self) -> "_MoveList":
+        self.m = 0
+        return self
 
     def room(self, extra: int) -> list:
-        """The arrays, with room for ``extra`` more moves."""
+        """The listed arrays, with room for ``extra`` more moves."""
         cap = len(self.arrays[0])
         if self.m + extra > cap:
             new = self._alloc(max(2 * cap, self.m + extra))
-            for a, b in zip(new, self.arrays):
+            for a, b in zip(new[:5], self.arrays[:5]):
                 a[:self.m] = b[:self.m]
             self.arrays = new
-        return self.arrays
+        return self.arrays[:5]
 
     def add(self, *parts) -> None:
         arrays = self.room(len(parts[0]))
@@ -362,6 +368,7 @@ class _MoveList:
         self.m += len(parts[0])
 
     def view(self) -> list:
+        """The listed moves, then the finished arrays to fill."""
         return [a[:self.m] for a in self.arrays]
 
 
@@ -383,11 +390,12 @@ def _upper_gain_of_points(rules: RuleSet):
 
 
 def _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk, shown,
-                 five_ended=False):
+                 five_ended=False, out=None):
     """One level's moves. ``five_ended``: the moves' ``nb`` bit says the turn's final dice
     are five of a kind (in any state) instead of a five-of-a-kind bonus, for
-    :mod:`yahtzee_sim.exact.events` (the points shifts are then not the score's)."""
-    from ._eval_kernels import level_bins
+    :mod:`yahtzee_sim.exact.events` (the points shifts are then not the score's).
+    ``out``: a :class:`_MoveList` to reuse (the previous level's moves are then gone)."""
+    from ._eval_kernels import finish_moves, level_bins
 
     d = rules.dice
     is_five = (rules.five_face > 0) if rules.five_box is not None else \
@@ -397,7 +405,7 @@ def _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk,
     n_pts = _points_bound(rules)
     served = rules.roll_dependent         # a turn ends with dice thrown again, or still served
     five_final = np.zeros(len(mask))
-    out = _MoveList(8 * len(mask))
+    out = _MoveList() if out is None else out.reset()
     for lo in range(0, len(mask), per_chunk):
         hi = min(lo + per_chunk, len(mask))
         turn = EvalChunk(rules, sp, mask[lo:hi], u[lo:hi], flag[lo:hi])
@@ -447,19 +455,12 @@ def _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk,
             raise RuntimeError("distribution: a decision table chose an illegal box")  # pragma: no cover
         arrays[0][out.m:m] += lo
         out.m = m
-    st, key, p, q, ns = out.view()
-    nb, bp = key & 1, key >> 1
-    bx, pts = np.divmod(bp, n_pts)
-    m0, u0, f0 = mask[st], u[st], flag[st]
-    nxt = sp.next_flat(m0, u0, f0, pts, boxes=bx)
-    upper = rules.is_upper[bx]
-    u_next = np.minimum(u0 + np.where(upper, pts, 0), sp.cap)
-    up = np.where(upper, _upper_gain_of_points(rules)[u0, pts], 0)
-    gain = pts + up + nb * unit
-    full = rules.fills_five_box(bx, pts)      # its full value (a served 60 too)
-    five_full = np.bincount(st, weights=np.where(full, p, 0.0), minlength=len(mask))
-    return _Moves(st, nxt, gain - (u_next - u0), nb, p, q, five_full, five_final,
-                  ns if served else None, bx, pts)
+    st, key, p, q, ns, dst, shift, nb, bx, pts = out.view()
+    five_full = np.zeros(len(mask))
+    finish_moves(st, key, p, mask, u, flag, n_pts, sp.n_u, sp.n_flag, sp.cap, rules.is_upper,
+                 _upper_gain_of_points(rules), rules.five_box_index, unit, dst, shift, nb, bx, pts,
+                 five_full)
+    return _Moves(st, dst, shift, nb, p, q, five_full, five_final, ns if served else None, bx, pts)
 
 
 def _uniform_bins(rules, turn, ends, is_five, five_ended, lo):
@@ -522,42 +523,38 @@ class _Level:
         return np.add.reduceat(self.data, self.start) if len(self.data) else np.zeros(0)
 
 
-def _propagate(level: _Level, moves: _Moves, row_of: np.ndarray) -> _Level:
+@functools.lru_cache(maxsize=4)
+def _seen(n: int) -> np.ndarray:
+    """Scratch flags over all states (all False between uses)."""
+    return np.zeros(n, dtype=bool)
+
+
+def _propagate(level: _Level, moves: _Moves, row_of: np.ndarray):
     """Push (state, points) through one level's moves: each move adds its probability
     times the source row into the destination row, shifted by the move's points (a
-    compiled loop over the moves, :func:`~yahtzee_sim.exact._eval_kernels.scatter_moves`).
-    A destination row spans from the least to the most points its moves bring."""
-    from ._eval_kernels import row_bounds, scatter_moves
+    compiled loop over the moves, :func:`~yahtzee_sim.exact._eval_kernels.propagate`).
+    Returns the next level and each move's row in it."""
+    from ._eval_kernels import next_rows, propagate
 
-    width_src = level.width[moves.src]
-    seen = np.zeros(len(row_of), dtype=bool)        # the next states, without sorting the moves
-    seen[moves.dst] = True
-    dst_u = np.flatnonzero(seen)
-    row_of[dst_u] = np.arange(len(dst_u))
-    dst_row = row_of[moves.dst]
-    first = level.lo[moves.src] + moves.shift         # the points of each move's first entry
-    lo = np.empty(len(dst_u), dtype=np.int64)
-    hi = np.empty(len(dst_u), dtype=np.int64)
-    row_bounds(dst_row, first, first + width_src, lo, hi)
-    nxt = _Level.empty(dst_u, lo, hi - lo)
-    dst_start = nxt.start[dst_row] + (first - lo[dst_row])
-    scatter_moves(level.data, level.start[moves.src], width_src, dst_start, moves.p, nxt.data)
-    return nxt
+    dst_u, dst_row = next_rows(moves.dst, row_of, _seen(len(row_of)))
+    lo, width, start = (np.empty(len(dst_u), dtype=np.int64) for _ in range(3))
+    data = propagate(level.data, level.lo, level.width, level.start, moves.src, dst_row,
+                     moves.shift, moves.p, lo, width, start)
+    return _Level(dst_u, lo, width, start, data), dst_row
 
 
-def _push_no_five(no5, moves: _Moves, row_of_next, n_next, p_no5=None):
+def _push_no_five(no5, moves: _Moves, drow, n_next, p_no5=None):
     """P(reach each next state with no five of a kind thrown so far), or with ``p_no5``
-    another event's moves (no served five of a kind)."""
-    drow = row_of_next[moves.dst]
+    another event's moves (no served five of a kind); ``drow`` each move's next row."""
     p_no5 = moves.p_no5 if p_no5 is None else p_no5
     return np.bincount(drow, weights=no5[moves.src] * p_no5, minlength=n_next)
 
 
-def _push_bonus_counts(counts, moves: _Moves, row_of_next, n_next):
+def _push_bonus_counts(counts, moves: _Moves, drow, n_next):
     """(rows, k) P(state and exactly j bonuses so far), pushed forwards."""
     from ._eval_kernels import push_counts
 
-    return push_counts(counts, row_of_next[moves.dst], moves.src, moves.p, moves.nb, n_next)
+    return push_counts(counts, drow, moves.src, moves.p, moves.nb, n_next)
 
 
 DIST_VERSION = 2
@@ -682,6 +679,7 @@ def _distribution(rules, strat, chunk_rows, progress) -> ScoreDistribution:
     lv = {"filled": [], "states": [], "entries": [], "moves": [], "seconds": []}
     shown = [None, None]
     n_states = 0
+    move_list = _MoveList()
     for k in range(sp.n_boxes):
         t_level = time.perf_counter()
         progress(f"distribution of {strat.name} on {rules.key}", k, sp.n_boxes)
@@ -693,15 +691,16 @@ def _distribution(rules, strat, chunk_rows, progress) -> ScoreDistribution:
             probe = EvalChunk(rules, sp, mask[:PROBE_STATES], u[:PROBE_STATES], flag[:PROBE_STATES])
             shown[0], shown[1] = shown[1], probe
             decide.check(probe, *_probe(strat, rules, probe, is_subkeep))
-        moves = _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk, shown)
+        moves = _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk, shown,
+                             out=move_list)
         mass = level.mass()
         p_five_full += float(mass @ moves.five_full)
         five_per_game += float(mass @ moves.five_final)
-        nxt = _propagate(level, moves, row_of)
+        nxt, drow = _propagate(level, moves, row_of)
         if moves.p_no_served is not None:
-            no_served = _push_no_five(no_served, moves, row_of, len(nxt.flat), moves.p_no_served)
-        no5 = _push_no_five(no5, moves, row_of, len(nxt.flat))
-        bonus_count = _push_bonus_counts(bonus_count, moves, row_of, len(nxt.flat))
+            no_served = _push_no_five(no_served, moves, drow, len(nxt.flat), moves.p_no_served)
+        no5 = _push_no_five(no5, moves, drow, len(nxt.flat))
+        bonus_count = _push_bonus_counts(bonus_count, moves, drow, len(nxt.flat))
         n_states += len(fl)
         lv["filled"].append(k)
         lv["states"].append(len(fl))
