@@ -54,6 +54,35 @@ def propagate(data, lo, width, start, src, dst_row, shift, p, out_lo, out_width,
     return out
 
 
+@njit(cache=True)
+def push_up(y, walk, children, inv):
+    """The keep lattice's one forward push, in place on ``y`` (K, W): W masses on the
+    keeps (rows: :func:`~yahtzee_sim.exact.policy.forward_lattice`'s positions) go to
+    the full rolls they lead to, keep by keep along ``walk`` (smaller keeps first),
+    each spreading its mass evenly over ``children`` (one more die of each face).
+    Every forward push of the evaluations (final-roll masses, served or not, and the
+    uniform keeps' throws) is this loop."""
+    n_faces = children.shape[1]
+    w = y.shape[1]
+    for i in range(len(walk)):
+        k = walk[i]
+        yk = y[k]
+        for f in range(n_faces):
+            yc = y[children[k, f]]
+            for t in range(w):
+                yc[t] += yk[t] * inv
+
+
+@njit(cache=True)
+def throw_masses(y, walk, children, roll_pos, out):
+    """``out`` (R, W): the masses ``y`` (K, W) on the keeps, pushed to the full rolls
+    (``roll_pos`` each roll's row); ``y`` is used up."""
+    push_up(y, walk, children, 1.0 / children.shape[1])
+    for r in range(len(roll_pos)):
+        for t in range(y.shape[1]):
+            out[r, t] = y[roll_pos[r], t]
+
+
 LANES = 8
 """Keep plans pushed together by :func:`final_roll_masses`: the lattice walk (which keep
 spreads to which) is the same for every plan, so eight plans side by side turn each
@@ -66,9 +95,8 @@ def final_roll_masses(first, plans, lookup, growing, children, roll_keep, is_fiv
 
     ``first`` (R,) the first roll's distribution; ``plans`` (J, P, R) the keep of each
     roll, ``plans[0]`` with the most rerolls left, as a position in the roll's row of
-    ``lookup`` (R, S) of keep indices; ``growing`` the keeps below a full
-    roll, smallest first, and ``children`` (K, F) each keep with one more die of each
-    face; ``roll_keep`` (R,) the keep holding a whole roll. Fills ``out`` (P, R) and,
+    ``lookup`` (R, S) of keep rows; ``growing``, ``children`` the lattice walk of
+    :func:`push_up`; ``roll_keep`` (R,) the row of the keep holding a whole roll. Fills ``out`` (P, R) and,
     when ``out_no5`` has P rows, the part with no five of a kind (``is_five``) thrown
     at any throw of the turn.
 
@@ -100,13 +128,7 @@ def final_roll_masses(first, plans, lookup, growing, children, roll_keep, is_fiv
                     y[k, t] += x[r, t]
                     if both:
                         y[k, LANES + t] += x[r, LANES + t]
-            for i in range(len(growing)):
-                k = growing[i]
-                yk = y[k]
-                for f in range(n_faces):
-                    yc = y[children[k, f]]
-                    for t in range(w):
-                        yc[t] += yk[t] * inv
+            push_up(y, growing, children, inv)
             for r in range(n_rolls):
                 yr = y[roll_keep[r]]
                 for t in range(w):
@@ -433,7 +455,7 @@ def served_final_roll_masses(first, plans, hold_after_first, growing, children, 
     """The turn's final roll under each of P keep plans, split by whether the dice are
     still the first throw's (served scores; holding every die is not a throw).
 
-    ``plans`` (J, P, R) the keep index of each roll, ``plans[0]`` with the most rerolls
+    ``plans`` (J, P, R) the keep row of each roll, ``plans[0]`` with the most rerolls
     left; a served roll follows the same plan (a strategy's keep does not see whether
     the dice are served) unless ``hold_after_first``: then once its first keep held
     every die it holds them to the end (optimal play). Fills ``out`` (P, R) the
@@ -448,8 +470,9 @@ def served_final_roll_masses(first, plans, hold_after_first, growing, children, 
     x = np.empty(n_rolls)
     x5 = np.empty(n_rolls)
     xs = np.empty(n_rolls)
-    y = np.empty(n_keeps)
-    y5 = np.empty(n_keeps)
+    yy = np.empty((n_keeps, 2))                  # columns: all, no five of a kind thrown
+    y = yy[:, 0]
+    y5 = yy[:, 1]
     for p in range(out.shape[0]):
         for r in range(n_rolls):
             x[r] = 0.0
@@ -469,16 +492,7 @@ def served_final_roll_masses(first, plans, hold_after_first, growing, children, 
                         if not is_five[r]:
                             y5[ks] += xs[r]
                         xs[r] = 0.0
-            for i in range(len(growing)):
-                k = growing[i]
-                a = y[k] * inv
-                if a != 0.0:
-                    for f in range(n_faces):
-                        y[children[k, f]] += a
-                b = y5[k] * inv
-                if b != 0.0:
-                    for f in range(n_faces):
-                        y5[children[k, f]] += b
+            push_up(yy, growing, children, inv)
             for r in range(n_rolls):
                 x[r] = y[roll_keep[r]]
                 x5[r] = 0.0 if is_five[r] else y5[roll_keep[r]]
