@@ -75,6 +75,7 @@ from . import cache as _cache
 from .policy import (DEFAULT_CHUNK_ROWS, PROBE_STATES, _box_array, _Decider, _points_bound, _probe,
                      _throw, EvalChunk, _uniform_served_distribution, evaluation_setup, final_roll_masses,
                      served_final_roll_masses)
+from .space import state_space
 
 __all__ = ["distribution", "ScoreDistribution", "pmf_mean_sd"]
 
@@ -401,7 +402,6 @@ def _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk,
     is_five = (rules.five_face > 0) if rules.five_box is not None else \
         (d.roll_counts.max(axis=1) == rules.n_dice)
     unit = rules.five_bonus
-    n_boxes = rules.n_boxes
     n_pts = _points_bound(rules)
     served = rules.roll_dependent         # a turn ends with dice thrown again, or still served
     five_final = np.zeros(len(mask))
@@ -523,24 +523,17 @@ class _Level:
         return np.add.reduceat(self.data, self.start) if len(self.data) else np.zeros(0)
 
 
-@functools.lru_cache(maxsize=4)
-def _seen(n: int) -> np.ndarray:
-    """Scratch flags over all states (all False between uses)."""
-    return np.zeros(n, dtype=bool)
-
-
-def _propagate(level: _Level, moves: _Moves, row_of: np.ndarray):
+def _propagate(level: _Level, moves: _Moves, next_flat, drow) -> _Level:
     """Push (state, points) through one level's moves: each move adds its probability
-    times the source row into the destination row, shifted by the move's points (a
-    compiled loop over the moves, :func:`~yahtzee_sim.exact._eval_kernels.propagate`).
-    Returns the next level and each move's row in it."""
-    from ._eval_kernels import next_rows, propagate
+    times the source row into the destination row ``drow`` (of the states
+    ``next_flat``), shifted by the move's points (a compiled loop over the moves,
+    :func:`~yahtzee_sim.exact._eval_kernels.propagate`)."""
+    from ._eval_kernels import propagate
 
-    dst_u, dst_row = next_rows(moves.dst, row_of, _seen(len(row_of)))
-    lo, width, start = (np.empty(len(dst_u), dtype=np.int64) for _ in range(3))
-    data = propagate(level.data, level.lo, level.width, level.start, moves.src, dst_row,
+    lo, width, start = (np.empty(len(next_flat), dtype=np.int64) for _ in range(3))
+    data = propagate(level.data, level.lo, level.width, level.start, moves.src, drow,
                      moves.shift, moves.p, lo, width, start)
-    return _Level(dst_u, lo, width, start, data), dst_row
+    return _Level(next_flat, lo, width, start, data)
 
 
 def _push_no_five(no5, moves: _Moves, drow, n_next, p_no5=None):
@@ -659,31 +652,38 @@ def distribution(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
     return dist
 
 
-def _distribution(rules, strat, chunk_rows, progress) -> ScoreDistribution:
-    t0 = time.perf_counter()
-    sp, uniform, avg_keep, is_subkeep, table, counts = evaluation_setup(rules, strat, "distribution")
+@dataclass
+class _Step:
+    """One level of the forward pass: its states (``flat``), its moves, the next
+    level's states (``next_flat``, increasing) and each move's row among them."""
+
+    flat: np.ndarray
+    moves: _Moves
+    next_flat: np.ndarray
+    drow: np.ndarray
+
+
+def _forward(rules, strat, what, chunk_rows, progress, five_ended=False):
+    """The one forward pass of the exact evaluations that carry probabilities turn by
+    turn (this module's score distribution, :mod:`~yahtzee_sim.exact.events`'s card
+    events): from the fresh card, per level of filled boxes, the states reached, the
+    strategy's moves (checked against its keep() and box() on the probe states) and
+    where they lead. Yields ``uniform`` first, then one :class:`_Step` per level;
+    each caller pushes what it carries through the step's moves."""
+    from ._eval_kernels import next_rows
+
+    sp, uniform, avg_keep, is_subkeep, _, _ = evaluation_setup(rules, strat, what)
+    yield uniform
     decide = _Decider(strat, rules, is_subkeep, ties_ok=True)
-    d = rules.dice
-    per_chunk = max(1, int(chunk_rows) // d.n_rolls)
+    per_chunk = max(1, int(chunk_rows) // rules.dice.n_rolls)
     row_of = np.full(sp.size, -1, dtype=np.int64)
-    level = _Level.empty(np.array([sp.flat(0, 0, 0)], dtype=np.int64), np.zeros(1), np.array([1]))
-    level.data[0] = 1.0
-    row_of[level.flat] = 0
-    no5 = np.ones(1)
-    no_served = np.ones(1)          # P(state and no served five of a kind so far)
-    max_bonus = sp.n_boxes if rules.five_bonus else 0
-    bonus_count = np.zeros((1, max_bonus + 1))
-    bonus_count[0, 0] = 1.0
-    p_five_full = 0.0
-    five_per_game = 0.0
-    lv = {"filled": [], "states": [], "entries": [], "moves": [], "seconds": []}
-    shown = [None, None]
-    n_states = 0
+    seen = np.zeros(sp.size, dtype=bool)
+    shown: list = [None, None]
     move_list = _MoveList()
+    fl = np.array([sp.flat(0, 0, 0)], dtype=np.int64)
+    label = f"{what} of {strat.name} on {rules.key}"
     for k in range(sp.n_boxes):
-        t_level = time.perf_counter()
-        progress(f"distribution of {strat.name} on {rules.key}", k, sp.n_boxes)
-        fl = level.flat
+        progress(label, k, sp.n_boxes)
         flag = fl % sp.n_flag
         u = (fl // sp.n_flag) % sp.n_u
         mask = fl // (sp.n_flag * sp.n_u)
@@ -692,24 +692,49 @@ def _distribution(rules, strat, chunk_rows, progress) -> ScoreDistribution:
             shown[0], shown[1] = shown[1], probe
             decide.check(probe, *_probe(strat, rules, probe, is_subkeep))
         moves = _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk, shown,
-                             out=move_list)
+                             five_ended=five_ended, out=move_list)
+        nxt, drow = next_rows(moves.dst, row_of, seen)
+        yield _Step(fl, moves, nxt, drow)
+        row_of[nxt] = -1
+        fl = nxt
+    progress(label, sp.n_boxes, sp.n_boxes)
+
+
+def _distribution(rules, strat, chunk_rows, progress) -> ScoreDistribution:
+    t0 = time.perf_counter()
+    sp = state_space(rules)
+    passing = _forward(rules, strat, "distribution", chunk_rows, progress)
+    uniform = next(passing)
+    level = _Level.empty(np.array([sp.flat(0, 0, 0)], dtype=np.int64), np.zeros(1), np.array([1]))
+    level.data[0] = 1.0
+    no5 = np.ones(1)
+    no_served = np.ones(1)          # P(state and no served five of a kind so far)
+    max_bonus = sp.n_boxes if rules.five_bonus else 0
+    bonus_count = np.zeros((1, max_bonus + 1))
+    bonus_count[0, 0] = 1.0
+    p_five_full = 0.0
+    five_per_game = 0.0
+    lv: dict = {"filled": [], "states": [], "entries": [], "moves": [], "seconds": []}
+    n_states = 0
+    t_level = time.perf_counter()
+    for k, step in enumerate(passing):
+        moves, drow, n_next = step.moves, step.drow, len(step.next_flat)
         mass = level.mass()
         p_five_full += float(mass @ moves.five_full)
         five_per_game += float(mass @ moves.five_final)
-        nxt, drow = _propagate(level, moves, row_of)
+        nxt = _propagate(level, moves, step.next_flat, drow)
         if moves.p_no_served is not None:
-            no_served = _push_no_five(no_served, moves, drow, len(nxt.flat), moves.p_no_served)
-        no5 = _push_no_five(no5, moves, drow, len(nxt.flat))
-        bonus_count = _push_bonus_counts(bonus_count, moves, drow, len(nxt.flat))
-        n_states += len(fl)
+            no_served = _push_no_five(no_served, moves, drow, n_next, moves.p_no_served)
+        no5 = _push_no_five(no5, moves, drow, n_next)
+        bonus_count = _push_bonus_counts(bonus_count, moves, drow, n_next)
+        n_states += len(step.flat)
         lv["filled"].append(k)
-        lv["states"].append(len(fl))
+        lv["states"].append(len(step.flat))
         lv["entries"].append(len(level.data))
         lv["moves"].append(len(moves.p))
         lv["seconds"].append(time.perf_counter() - t_level)
-        row_of[fl] = -1
+        t_level = time.perf_counter()
         level = nxt
-    progress(f"distribution of {strat.name} on {rules.key}", sp.n_boxes, sp.n_boxes)
     # the full cards: final score = stored points + capped upper total
     fl = level.flat
     u = (fl // sp.n_flag) % sp.n_u
