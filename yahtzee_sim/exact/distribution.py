@@ -35,15 +35,22 @@ five of a kind made by a turn's first throw (a Generala servida). There each tur
 ends with dice thrown again or still served, each with the strategy's own box and
 its own scores (see :mod:`yahtzee_sim.exact.policy`).
 
+Every level goes through one forward pass (:func:`_forward`, shared with
+:mod:`yahtzee_sim.exact.events`): the strategy's decisions for a chunk of states,
+the final-roll masses of its keep plans (the keep lattice's one forward push,
+:func:`~yahtzee_sim.exact._eval_kernels.push_up`, eight plans at a time), the
+chunk's moves listed by one compiled loop, then each caller pushes what it carries.
+
 Cost: memory is the (state, points) support of two consecutive levels plus the
 moves of one level. Optimal ``yahtzee`` visits 284,271 states (of 536,448
 reachable ones: the others have probability 0 under optimal play), with at most
-15.2 million (state, points) entries in a level (122 MB of float64). Its keeps
-and boxes are read from the optimal strategy's decision table (built once and
-cached on disk, then loaded in well under a second); the time goes to the
-final-roll masses, the (state, points) propagation (2 billion multiply-adds) and
-the aggregation of each chunk's moves, all compiled loops; see
-``benchmarks/RESULTS.md``.
+15.2 million (state, points) cells in a level before rows were cut to their support
+(a row stores its points from the least with positive probability: 1.1 billion
+multiply-adds instead of 2.0). Its keeps and boxes are read from the optimal
+strategy's decision table (built once and cached on disk, then loaded in well under
+a second); the time goes to the final-roll masses, the (state, points) propagation
+and the listing of each chunk's moves, all compiled loops: about 2.5 core-seconds
+warm; see ``benchmarks/RESULTS.md``.
 
 >>> dist = distribution("yacht", "keep-largest", options=["fill-in-order"])
 >>> from yahtzee_sim.exact.policy import policy_value
