@@ -144,6 +144,20 @@ def final_roll_masses(first, plans, lookup, growing, children, roll_keep, is_fiv
 
 
 @njit(cache=True)
+def _same_turn(boxes, g_inv, five_bin, c, c0):
+    """States c and c0 end their turns alike: the same row group, boxes and bonus rolls."""
+    if g_inv[c] != g_inv[c0]:
+        return False
+    for r in range(boxes.shape[2]):
+        if five_bin[c, r] != five_bin[c0, r]:
+            return False
+        for e in range(boxes.shape[0]):
+            if boxes[e, c, r] != boxes[e, c0, r]:
+                return False
+    return True
+
+
+@njit(cache=True)
 def level_bins(n_ends, boxes, g_inv, g_scores, g_legal, plan_of, p_all, p_no5, p_ns, five_bin,
                n_pts, out_state, out_bin, out_p, out_q, out_ns, at):
     """Per state, the probability of each (box, points, bonus) bin the turn ends in,
@@ -156,8 +170,9 @@ def level_bins(n_ends, boxes, g_inv, g_scores, g_legal, plan_of, p_all, p_no5, p
     (P, R) the final roll's probability under plan ``plan_of[c]`` and its parts with
     no five of a kind thrown and with no served five of a kind; ``five_bin`` (C, R)
     1 where the roll earns a five-of-a-kind bonus. Bin ``2 * (b * n_pts + points) +
-    bonus``. Writes from ``at`` on; returns the end of the list, or -1 if a box is
-    illegal. A bin's sums run over the endings, then the rolls, in order: the same
+    bonus``. A state with the plan, row group, boxes and bonus rolls of an earlier one
+    (upper totals that one decision-table row serves) copies that state's list. Writes
+    from ``at`` on; returns the end of the list, or -1 if a box is illegal. A bin's sums run over the endings, then the rolls, in order: the same
     floats as summing the (state, bin) table roll by roll.
     """
     n_states, n_rolls = boxes.shape[1], boxes.shape[2]
@@ -167,10 +182,30 @@ def level_bins(n_ends, boxes, g_inv, g_scores, g_legal, plan_of, p_all, p_no5, p
     acc_s = np.zeros(n_bins)
     seen = np.zeros(n_bins, dtype=np.bool_)
     touched = np.empty(n_ends * n_rolls, dtype=np.int64)
+    n_plans = 0
+    for c in range(n_states):
+        n_plans = max(n_plans, plan_of[c] + 1)
+    listed = np.full(n_plans, -1, dtype=np.int64)     # where a plan's first state's bins went
+    first_of = np.empty(n_plans, dtype=np.int64)
     m = at
     for c in range(n_states):
         g = g_inv[c] * n_rolls
         p = plan_of[c]
+        if listed[p] >= 0 and _same_turn(boxes, g_inv, five_bin, c, first_of[p]):
+            c0 = first_of[p]                          # a state of a listed plan: its bins again
+            lo = listed[p]
+            i = lo
+            while i < m and out_state[i] == c0:
+                out_state[m] = c
+                out_bin[m] = out_bin[i]
+                out_p[m] = out_p[i]
+                out_q[m] = out_q[i]
+                out_ns[m] = out_ns[i]
+                m += 1
+                i += 1
+            continue
+        listed[p] = m
+        first_of[p] = c
         nt = 0
         for e in range(n_ends):
             for r in range(n_rolls):
