@@ -1,7 +1,9 @@
 """Exact distribution of the final score of a state-based strategy.
 
 Over 600 lines: the forward pass of score masses shares the evaluation's chunks
-(:mod:`yahtzee_sim.exact.policy`) and carries every game event beside the score.
+(:mod:`yahtzee_sim.exact.policy`), carries every game event beside the score, and is
+the one pass :mod:`yahtzee_sim.exact.events` walks too (its level moves and move list
+live here with it).
 
 A strategy whose decisions depend only on the state (the filled boxes, the
 upper total up to the bonus threshold, whether the five-of-a-kind box holds its
