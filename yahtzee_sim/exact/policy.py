@@ -734,9 +734,16 @@ def _row_lookup(dice, lookup) -> np.ndarray:
     padding), or None for plans that hold keep indices themselves."""
     pos = forward_lattice(dice)[3]
     if lookup is None:
-        return np.ascontiguousarray(np.broadcast_to(pos, (dice.n_rolls, dice.n_keeps)))
+        return _identity_rows(dice)
     lookup = np.asarray(lookup)
     return np.where(lookup >= 0, pos[np.maximum(lookup, 0)], -1).astype(np.intp)
+
+
+@functools.lru_cache(maxsize=None)
+def _identity_rows(dice) -> np.ndarray:
+    """(R, K): keep k of every roll, as its lattice row (plans that hold keep indices).
+    Writable like the other lookups: one compiled variant of the kernels."""
+    return np.ascontiguousarray(np.broadcast_to(forward_lattice(dice)[3], (dice.n_rolls, dice.n_keeps)))
 
 
 def final_roll_masses(dice, keeps: _Keeps, n_rolls: int, is_five=None):
