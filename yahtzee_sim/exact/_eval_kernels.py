@@ -244,6 +244,94 @@ def level_bins(n_ends, boxes, g_inv, g_scores, g_legal, plan_of, p_all, p_no5, p
 
 
 @njit(cache=True)
+def uniform_bins(n_ends, g_inv, g_scores, g_legal, p_all, p_no5, p_ns, five_bin, n_pts,
+                 out_state, out_bin, out_p, out_q, out_ns, at):
+    """:func:`level_bins` for ``random``: each final roll's probability (``p_all[e]`` (R,)
+    the same in every state, and its parts) spread evenly over the roll's legal boxes.
+    States of one row group with the same bonus rolls copy the first one's list."""
+    n_states, n_rolls = five_bin.shape
+    n_boxes = g_legal.shape[1]
+    n_bins = 2 * n_boxes * n_pts
+    acc_p = np.zeros(n_bins)
+    acc_q = np.zeros(n_bins)
+    acc_s = np.zeros(n_bins)
+    seen = np.zeros(n_bins, dtype=np.bool_)
+    touched = np.empty(n_bins, dtype=np.int64)
+    n_groups = 0
+    for c in range(n_states):
+        n_groups = max(n_groups, g_inv[c] + 1)
+    listed = np.full(n_groups, -1, dtype=np.int64)
+    first_of = np.empty(n_groups, dtype=np.int64)
+    m = at
+    for c in range(n_states):
+        gi = g_inv[c]
+        g = gi * n_rolls
+        if listed[gi] >= 0:
+            c0 = first_of[gi]
+            same = True
+            for r in range(n_rolls):
+                if five_bin[c, r] != five_bin[c0, r]:
+                    same = False
+                    break
+            if same:
+                i = listed[gi]
+                while i < m and out_state[i] == c0:
+                    out_state[m] = c
+                    out_bin[m] = out_bin[i]
+                    out_p[m] = out_p[i]
+                    out_q[m] = out_q[i]
+                    out_ns[m] = out_ns[i]
+                    m += 1
+                    i += 1
+                continue
+        listed[gi] = m
+        first_of[gi] = c
+        nt = 0
+        for e in range(n_ends):
+            for r in range(n_rolls):
+                row = g + r
+                n_legal = 0
+                for b in range(n_boxes):
+                    if g_legal[row, b]:
+                        n_legal += 1
+                w = 1.0 / n_legal
+                a_p = p_all[e, r] * w
+                a_q = p_no5[e, r] * w
+                a_s = p_ns[e, r] * w
+                for b in range(n_boxes):
+                    if g_legal[row, b]:
+                        k = 2 * (b * n_pts + g_scores[e, row, b]) + five_bin[c, r]
+                        if not seen[k]:
+                            seen[k] = True
+                            touched[nt] = k
+                            nt += 1
+                        acc_p[k] += a_p
+                        acc_q[k] += a_q
+                        acc_s[k] += a_s
+        for i in range(1, nt):
+            v = touched[i]
+            j = i - 1
+            while j >= 0 and touched[j] > v:
+                touched[j + 1] = touched[j]
+                j -= 1
+            touched[j + 1] = v
+        for i in range(nt):
+            k = touched[i]
+            if acc_p[k] > 0:
+                out_state[m] = c
+                out_bin[m] = k
+                out_p[m] = acc_p[k]
+                out_q[m] = acc_q[k]
+                out_ns[m] = acc_s[k]
+                m += 1
+            acc_p[k] = 0.0
+            acc_q[k] = 0.0
+            acc_s[k] = 0.0
+            seen[k] = False
+    return m
+
+
+@njit(cache=True)
 def finish_moves(state, key, p, mask, u, flag, n_pts, n_u, n_flag, cap, is_upper, up_gain,
                  five_box, unit, dst, shift, nb, box, pts, five_full):
     """Each listed move's next state (flat index), points shift and parts.

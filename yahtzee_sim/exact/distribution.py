@@ -405,7 +405,7 @@ def _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk,
     are five of a kind (in any state) instead of a five-of-a-kind bonus, for
     :mod:`yahtzee_sim.exact.events` (the points shifts are then not the score's).
     ``out``: a :class:`_MoveList` to reuse (the previous level's moves are then gone)."""
-    from ._eval_kernels import finish_moves, level_bins
+    from ._eval_kernels import finish_moves, level_bins, uniform_bins
 
     d = rules.dice
     is_five = (rules.five_face > 0) if rules.five_box is not None else \
@@ -422,16 +422,27 @@ def _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk,
         n, r = turn.n, turn.r
         # per ending of the turn: its options, boxes, P(final roll), the part with no five
         # of a kind thrown, and the part that is not a served five of a kind
+        five_bin = np.zeros((n, r), dtype=np.int8)
+        if five_ended:
+            five_bin[:] = is_five
+        elif rules.five_bonus:
+            five_bin[turn.chunk[2] == 1] = is_five
         if uniform:
             if served:
                 p_u, p_s, p_u5 = _uniform_served_distribution(d, rules.n_rolls)
+                p_s5 = np.where(is_five, 0.0, p_s)
                 ends = [(turn, None, p_u[None, :], p_u5[None, :], p_u[None, :]),
-                        (turn.served, None, p_s[None, :], np.where(is_five, 0.0, p_s)[None, :],
-                         np.where(is_five, 0.0, p_s)[None, :])]
+                        (turn.served, None, p_s[None, :], p_s5[None, :], p_s5[None, :])]
             else:
                 p_all, p_no5 = _uniform_final_roll_mass(d, avg_keep, is_five, rules.n_rolls)
                 ends = [(turn, None, p_all, p_no5, p_all)]
-            out.add(*_uniform_bins(rules, turn, ends, is_five, five_ended, lo))
+            stack = (lambda i: np.concatenate([e[i] for e in ends]))
+            g_scores = np.stack([e[0].g_scores for e in ends]) if served else turn.g_scores[None]
+            arrays = out.room(n * r * len(ends) * rules.n_boxes)
+            m = uniform_bins(len(ends), turn.g_inv.astype(np.intp), g_scores, turn.g_legal,
+                             stack(2), stack(3), stack(4), five_bin, n_pts, *arrays, out.m)
+            arrays[0][out.m:m] += lo
+            out.m = m
             for _, _, p_all, _, _ in ends:
                 five_final[lo:hi] += p_all[0, is_five].sum()
             continue
@@ -447,11 +458,6 @@ def _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk,
             ends = [(turn, boxes, p_all, p_no5, p_all)]
         plan_of = np.arange(n, dtype=np.intp) if keeps.rows is None else \
             np.asarray(keeps.rows, dtype=np.intp)
-        five_bin = np.zeros((n, r), dtype=np.int8)
-        if five_ended:
-            five_bin[:] = is_five
-        elif rules.five_bonus:
-            five_bin[turn.chunk[2] == 1] = is_five
         for _, _, p_all, _, _ in ends:
             five_final[lo:hi] += p_all[:, is_five].sum(axis=1)[plan_of]
         stack = (lambda i: np.stack([e[i] for e in ends])) if served else (lambda i: ends[0][i][None])
@@ -470,37 +476,6 @@ def _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk,
                  _upper_gain_of_points(rules), rules.five_box_index, unit, dst, shift, nb, bx, pts,
                  five_full)
     return _Moves(st, dst, shift, nb, p, q, five_full, five_final, ns if served else None, bx, pts)
-
-
-def _uniform_bins(rules, turn, ends, is_five, five_ended, lo):
-    """``random``'s moves of a chunk (as :func:`~yahtzee_sim.exact._eval_kernels.level_bins`
-    lists them): each final roll's probability spread evenly over its legal boxes."""
-    n_boxes, n_pts = rules.n_boxes, _points_bound(rules)
-    n, r = turn.n, turn.r
-    # one bin per (box and points met in the chunk, bonus) of each state
-    met = np.zeros(n_boxes * n_pts, dtype=bool)
-    for view, *_ in ends:
-        met[(np.arange(n_boxes) * n_pts)[None, :] + view.g_scores] = True
-    bp_of = np.cumsum(met) - 1
-    n_bp = int(met.sum())
-    pb, qb, nsb = (np.zeros(n * n_bp * 2) for _ in range(3))
-    for view, _, p_all, p_no5, p_ns in ends:
-        opts = view.options
-        at = np.flatnonzero(opts.legal)
-        rows, bx = np.divmod(at, n_boxes)
-        w = 1.0 / np.bincount(rows, minlength=n * r)[rows]
-        st, roll = np.divmod(rows, r)
-        pts = opts.scores[rows, bx].astype(np.int64)
-        nb = (is_five[roll] & (five_ended or turn.chunk[2][st] == 1)).astype(np.int64) \
-            if rules.five_bonus or five_ended else 0
-        key = (st * n_bp + bp_of[bx * n_pts + pts]) * 2 + nb
-        pb += np.bincount(key, weights=p_all[0, roll] * w, minlength=n * n_bp * 2)
-        qb += np.bincount(key, weights=p_no5[0, roll] * w, minlength=n * n_bp * 2)
-        nsb += np.bincount(key, weights=p_ns[0, roll] * w, minlength=n * n_bp * 2)
-    at = np.flatnonzero(pb > 0)
-    rest, nb_m = np.divmod(at, 2)
-    st_m, bp_m = np.divmod(rest, n_bp)
-    return st_m + lo, 2 * np.flatnonzero(met)[bp_m] + nb_m, pb[at], qb[at], nsb[at]
 
 
 # -- ragged storage of (state, points) ----------------------------------------------
