@@ -371,12 +371,6 @@ class _MoveList:
             self.arrays = new
         return self.arrays[:5]
 
-    def add(self, *parts) -> None:
-        arrays = self.room(len(parts[0]))
-        for a, x in zip(arrays, parts):
-            a[self.m:self.m + len(x)] = x
-        self.m += len(parts[0])
-
     def view(self) -> list:
         """The listed moves, then the finished arrays to fill."""
         return [a[:self.m] for a in self.arrays]
@@ -413,6 +407,7 @@ def _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk,
     unit = rules.five_bonus
     n_pts = _points_bound(rules)
     served = rules.roll_dependent         # a turn ends with dice thrown again, or still served
+    n_bins = 2 * rules.n_boxes * n_pts      # the most moves a state can have
     five_final = np.zeros(len(mask))
     out = _MoveList() if out is None else out.reset()
     for lo in range(0, len(mask), per_chunk):
@@ -438,7 +433,7 @@ def _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk,
                 ends = [(turn, None, p_all, p_no5, p_all)]
             stack = (lambda i: np.concatenate([e[i] for e in ends]))
             g_scores = np.stack([e[0].g_scores for e in ends]) if served else turn.g_scores[None]
-            arrays = out.room(n * r * len(ends) * rules.n_boxes)
+            arrays = out.room(n * min(r * len(ends) * rules.n_boxes, n_bins))
             m = uniform_bins(len(ends), turn.g_inv.astype(np.intp), g_scores, turn.g_legal,
                              stack(2), stack(3), stack(4), five_bin, n_pts, *arrays, out.m)
             arrays[0][out.m:m] += lo
@@ -463,7 +458,7 @@ def _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk,
         stack = (lambda i: np.stack([e[i] for e in ends])) if served else (lambda i: ends[0][i][None])
         all_boxes = np.stack([_box_array(e[1]) for e in ends]) if served else _box_array(boxes)[None]
         g_scores = np.stack([e[0].g_scores for e in ends]) if served else turn.g_scores[None]
-        arrays = out.room(n * r * len(ends))
+        arrays = out.room(n * min(r * len(ends), n_bins))
         m = level_bins(len(ends), all_boxes, turn.g_inv.astype(np.intp), g_scores, turn.g_legal,
                        plan_of, stack(2), stack(3), stack(4), five_bin, n_pts, *arrays, out.m)
         if m < 0:
