@@ -219,14 +219,15 @@ class ScoreDistribution:
         """The headline numbers as a plain dict (JSON-able).
 
         >>> s = distribution("yacht", "keep-largest", options=["fill-in-order"]).summary()
-        >>> s["strategy"], s["rules"], round(s["five_box_50_rate"], 6)
+        >>> s["strategy"], s["rules"], round(s["five_box_full_rate"], 6)
         ('keep-largest', 'yacht+fill-in-order', 0.046029)
         """
         out = {"rules": self.rules.key, "strategy": self.strategy, "mean": self.mean,
                "sd": self.sd, "min_score": self.min_score, "max_score": self.max_score,
                "median": self.percentile(50),
                # the simulator's names for the same quantities (there: observed rates)
-               "upper_bonus_rate": self.p_upper_bonus, "five_box_50_rate": self.p_five_box_full,
+               "upper_bonus_rate": self.p_upper_bonus, "five_box_full_rate": self.p_five_box_full,
+               "five_box_50_rate": self.p_five_box_full,   # the earlier name, deprecated (CHANGELOG)
                "five_per_game": self.five_per_game,
                "p_five_of_a_kind_rolled": self.p_five_of_a_kind_rolled,
                "expected_five_bonuses": self.expected_five_bonuses,
