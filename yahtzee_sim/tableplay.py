@@ -36,6 +36,7 @@ True
 from __future__ import annotations
 
 import functools
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -427,8 +428,41 @@ def _special_tables(rules: RuleSet, served: bool):
     return pts, bonus, match_col, int(five_box)
 
 
+_TABLE_ARGS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _row_parts(row_of: np.ndarray, n_u: int, n_flag: int) -> tuple:
+    """``row_of`` split in three small tables: ``row_of[(mask * n_u + u) * n_flag + flag]`` is
+    ``base[k] + pattern[pid[k], u]`` with ``k = mask * n_flag + flag`` (-1 where the pattern
+    is -1). The upper totals of a card share their rows by a few patterns (which totals
+    its open upper boxes tell apart), so the parts stay in the processor's caches where
+    ``row_of`` (4 MB for ``yahtzee``) would not: one memory access a turn saved.
+
+    >>> rows = np.array([5, -1, 6, -1, 7, 8, 7, 8], dtype=np.int32)   # 2 masks, n_u 2, n_flag 2
+    >>> base, pid, pat = _row_parts(rows, 2, 2)
+    >>> [int(base[k] + pat[pid[k], u]) if pat[pid[k], u] >= 0 else -1
+    ...  for m in range(2) for u in range(2) for k in [2 * m, 2 * m + 1]] == rows.tolist()
+    True
+    """
+    r = np.asarray(row_of, dtype=np.int64).reshape(-1, n_u, n_flag).transpose(0, 2, 1).reshape(-1, n_u)
+    valid = r >= 0
+    base = np.where(valid, r, np.iinfo(np.int64).max).min(axis=1)
+    base = np.where(valid.any(axis=1), base, 0)
+    off = np.where(valid, r - base[:, None], -1)
+    pat, pid = np.unique(off, axis=0, return_inverse=True)
+    return (_ro(base, np.int32), _ro(pid.reshape(-1), np.int32), _ro(pat, np.int32))
+
+
 def _table_args(rules: RuleSet, table: PlayTable) -> tuple:
-    """The decision table's arrays as the compiled loop reads them (read-only views)."""
+    """The decision table's arrays as the compiled loop reads them (read-only views;
+    made once per table)."""
+    got = _TABLE_ARGS.get(table)
+    if got is None or got[0] is not rules:
+        got = _TABLE_ARGS[table] = (rules, _make_table_args(rules, table))
+    return got[1]
+
+
+def _make_table_args(rules: RuleSet, table: PlayTable) -> tuple:
     d = rules.dice
     served = table.served_boxes is not None
     sub = np.asarray(table.sub_keep, dtype=np.int64)
@@ -439,8 +473,8 @@ def _table_args(rules: RuleSet, table: PlayTable) -> tuple:
     sboxes = _ro(table.served_boxes, np.uint8) if served else _ro(np.zeros((1, 1), np.uint8))
     prefix, first_roll, key_to_roll, first, later, is_upper, five_face, special, five_box, match_col, pts, bonus = \
         _rule_tables(rules, served)
-    return (prefix, first_roll, key_to_roll, _ro(sub_key), _ro(sub_missing), _ro(table.row_of, np.int32), int(table.n_u),
-            int(table.n_flag), keeps, _ro(table.boxes, np.uint8), served, sboxes, first, later, is_upper, five_face,
+    return (prefix, first_roll, key_to_roll, _ro(sub_key), _ro(sub_missing),
+            *_row_parts(table.row_of, int(table.n_u), int(table.n_flag)), int(table.n_u), int(table.n_flag), keeps, _ro(table.boxes, np.uint8), served, sboxes, first, later, is_upper, five_face,
             special, five_box, match_col, pts, bonus)
 
 
