@@ -166,3 +166,17 @@ def test_row_parts_rebuild_row_of(tables):
     k = m * table.n_flag + f
     off = pat[pid[k], u]
     np.testing.assert_array_equal(np.where(off < 0, -1, base[k] + off), r)
+
+
+@pytest.mark.parametrize("name,options", [("yacht", ("fill-in-order",)), ("generala", ())])
+def test_the_compiled_table_build_is_the_numpy_build(name, options, monkeypatch):
+    """The decision table's build loops (exact/_decision_kernels.py): the same bytes."""
+    from yahtzee_sim.exact import decisions as D
+
+    rules = get_rules(name, list(options))
+    sol = solve(rules)
+    fast = D.decision_table(sol, cache=False)
+    monkeypatch.setattr(D, "KERNELS", "numpy")
+    slow = D.decision_table(sol, cache=False)
+    for a, b in zip(fast.keeps[1:] + (fast.boxes, fast.served_boxes), slow.keeps[1:] + (slow.boxes, slow.served_boxes)):
+        np.testing.assert_array_equal(a, b)
