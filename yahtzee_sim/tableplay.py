@@ -278,14 +278,50 @@ def _eligible(rules: RuleSet) -> bool:
     return True
 
 
+def _index_path(kx) -> str | None:
+    try:
+        return kx.play_raw_blocks._cache._cache_file._index_path
+    except AttributeError:  # pragma: no cover - another numba layout
+        return None
+
+
 def _kernel_cached(kx, n_rolls: int) -> bool:
     """Has numba's on-disk cache the compiled loop (an earlier process compiled it)?"""
     import os
 
-    try:
-        return os.path.exists(kx.play_raw_blocks._cache._cache_file._index_path)
-    except AttributeError:  # pragma: no cover - another numba layout: assume it is there
-        return True
+    path = _index_path(kx)
+    return path is None or os.path.exists(path)
+
+
+COMPILE_LOCK_SECONDS = 300
+"""A compilation lock older than this is taken for a dead compiler's and ignored."""
+
+
+def _take_compile_lock(kx) -> str | None:
+    """The path of a lock file this process now holds (one compiler per machine: the
+    workers of a run, and runs side by side, do not compile the same loop at once), or
+    None if another process holds it or numba's cache cannot be written."""
+    import os
+    import time
+
+    path = _index_path(kx)
+    if path is None:  # pragma: no cover
+        return None
+    lock = path + ".compiling"
+    for _ in range(2):
+        try:
+            os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            return lock
+        except FileExistsError:
+            try:
+                if time.time() - os.path.getmtime(lock) < COMPILE_LOCK_SECONDS:
+                    return None
+                os.unlink(lock)
+            except OSError:
+                return None
+        except OSError:
+            return None
+    return None  # pragma: no cover
 
 
 def _kernels(rules: RuleSet, n: int):
@@ -305,7 +341,8 @@ def _kernels(rules: RuleSet, n: int):
         return None
     if _kernel_cached(kx, rules.n_rolls) and not _compiling(rules.n_rolls):
         return kx
-    precompile(rules, background=True)
+    if rules.n_rolls not in _COMPILING:
+        precompile(rules, background=True)
     return None
 
 
@@ -313,8 +350,10 @@ def _compiling(n_rolls: int) -> bool:
     """Is this process's background compilation of the loop still running?"""
     import os
 
-    pid = _COMPILING.get(n_rolls)
-    if pid is None:
+    if n_rolls not in _COMPILING:
+        return False
+    pid = _COMPILING[n_rolls]
+    if pid is None:                 # another process's compilation: done when its file is there
         return False
     try:
         done, _ = os.waitpid(pid, os.WNOHANG)
@@ -344,6 +383,10 @@ def precompile(rules: RuleSet, background: bool = False) -> None:
     if background:
         if rules.n_rolls in _COMPILING or _kernel_cached(kx, rules.n_rolls) or not hasattr(os, "fork"):
             return
+        lock = _take_compile_lock(kx)
+        if lock is None:
+            _COMPILING[rules.n_rolls] = None         # another process compiles it
+            return
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the forked compiler
             code = 1
@@ -351,7 +394,10 @@ def precompile(rules: RuleSet, background: bool = False) -> None:
                 precompile(rules)
                 code = 0
             finally:
-                os._exit(code)
+                try:
+                    os.unlink(lock)
+                finally:
+                    os._exit(code)
         _COMPILING[rules.n_rolls] = pid
         return
     d = rules.dice
@@ -360,9 +406,8 @@ def precompile(rules: RuleSet, background: bool = False) -> None:
     dummy = PlayTable(np.zeros(1, np.int32), 1, 1, keeps, np.zeros((1, r), np.uint8),
                       np.zeros((1, r), np.uint8) if rules.roll_dependent else None,
                       np.zeros((r, w), np.int64))
-    state = GameState.new(rules, 0)
-    _play_compiled(kx, rules, dummy, state, np.zeros((0, rules.n_boxes, rules.n_rolls, rules.n_dice), np.uint8))
-    _play_raw(kx, rules, dummy, state, [], 1)
+    # the whole-game loop only (the turn-by-turn one compiles when first used)
+    _play_raw(kx, rules, dummy, GameState.new(rules, 0), [], 1)
 
 
 def _ro(a: np.ndarray, dtype=None) -> np.ndarray:
@@ -547,14 +592,13 @@ def raw_dice_ok(rules: RuleSet, seed: np.random.SeedSequence, block: int) -> boo
 
     key = (rules.n_faces, rules.n_boxes * rules.n_rolls * rules.n_dice)
     if key not in _RAW_OK:
-        from . import tableplay_kernels as kx
-
         shape = (block, rules.n_boxes, rules.n_rolls, rules.n_dice)
         want = np.random.Generator(np.random.PCG64(seed)).integers(1, rules.n_faces + 1, size=shape, dtype=np.uint8)
         raw = np.random.PCG64(seed).random_raw(_raw_draws(rules, block, 8.0)).view(np.uint8)
-        got = np.empty((block, key[1]), dtype=np.uint8)
-        same = kx.decode_dice(raw, rules.n_faces, _raw_threshold(rules.n_faces), got) >= 0
-        _RAW_OK[key] = bool(sys.byteorder == "little" and same and np.array_equal(got.reshape(shape), want))
+        m = raw.astype(np.int64) * rules.n_faces               # the rule of decode_dice, in NumPy
+        dice = (1 + (m >> 8))[(m & 255) >= _raw_threshold(rules.n_faces)]
+        _RAW_OK[key] = bool(sys.byteorder == "little" and dice.size >= want.size
+                            and np.array_equal(dice[:want.size], want.reshape(-1)))
     return _RAW_OK[key]
 
 
