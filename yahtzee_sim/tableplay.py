@@ -1,5 +1,9 @@
 """The lean game loop of strategies that decide from a lookup table.
 
+Over 600 lines: the NumPy loop and, beside it, the driver of its compiled twin (the
+tables it reads, the raw-byte dice draw, the background compilation), kept together so
+the two loops' inputs are read from one place.
+
 A strategy whose every decision is a table lookup (the optimal strategies: see
 :mod:`yahtzee_sim.exact.decisions`) exposes a :class:`PlayTable` as its
 ``play_table``; the engine's one game loop (:func:`yahtzee_sim.engine.play_seats`,
@@ -10,6 +14,14 @@ bonuses and counters of :func:`yahtzee_sim.engine.play_turn`. A box's points com
 from the score table, except on the rolls where :meth:`RuleSet.turn_options` may
 change them (five of a kind: jokers, bonuses, boxes that pay after a Generala),
 which go through ``turn_options`` itself.
+
+The loop has a compiled twin (:mod:`yahtzee_sim.tableplay_kernels`, numba) that plays
+the same games a game tile at a time; :func:`play_games` takes it for calls of
+:data:`MIN_GAMES_FOR_KERNEL` games or more once its machine code is in numba's cache
+(the first time on a machine it is compiled in a forked process while the games go on
+here), and :func:`play_seed_blocks` plays whole games from each seed block's raw
+generator bytes without a dice tape. Both twins are tested game by game against each
+other (``tests/test_tableplay_kernels.py``).
 
 >>> import numpy as np
 >>> from yahtzee_sim import get_rules
