@@ -505,9 +505,11 @@ def _row_parts(row_of: np.ndarray, n_u: int, n_flag: int) -> tuple:
     valid = r >= 0
     base = np.where(valid, r, np.iinfo(np.int64).max).min(axis=1)
     base = np.where(valid.any(axis=1), base, 0)
-    off = np.where(valid, r - base[:, None], -1)
-    pat, pid = np.unique(off, axis=0, return_inverse=True)
-    return (_ro(base, np.int32), _ro(pid.reshape(-1), np.int32), _ro(pat, np.int32))
+    off = np.ascontiguousarray(np.where(valid, r - base[:, None], -1), dtype=np.int32)
+    # the distinct rows, each row's bytes one item (a sort of 2**B items, not of their numbers)
+    _, first, pid = np.unique(off.view(np.dtype((np.void, 4 * n_u))).reshape(-1), return_index=True,
+                              return_inverse=True)
+    return (_ro(base, np.int32), _ro(pid.reshape(-1), np.int32), _ro(off[first]))
 
 
 def _table_args(rules: RuleSet, table: PlayTable) -> tuple:
@@ -516,6 +518,24 @@ def _table_args(rules: RuleSet, table: PlayTable) -> tuple:
     got = _TABLE_ARGS.get(table)
     if got is None or got[0] is not rules:
         got = _TABLE_ARGS[table] = (rules, _make_table_args(rules, table))
+    return got[1]
+
+
+_ROW_PARTS: dict = {}       # id(row_of) -> (weak reference to it, its parts)
+
+
+def _row_parts_of(row_of: np.ndarray, n_u: int, n_flag: int) -> tuple:
+    """:func:`_row_parts`, once per ``row_of`` array in a process (a memoized table comes
+    back as a new object around the same arrays); the entry goes with the array."""
+    got = _ROW_PARTS.get(id(row_of))
+    if got is None or got[0]() is not row_of:
+        parts = _row_parts(row_of, n_u, n_flag)
+        try:
+            ref = weakref.ref(row_of)
+        except TypeError:  # pragma: no cover - an array type without weak references
+            return parts
+        _ROW_PARTS[id(row_of)] = got = (ref, parts)
+        weakref.finalize(row_of, _ROW_PARTS.pop, id(row_of), None)
     return got[1]
 
 
@@ -531,7 +551,7 @@ def _make_table_args(rules: RuleSet, table: PlayTable) -> tuple:
     prefix, first_roll, key_to_roll, first, later, is_upper, five_face, special, five_box, match_col, pts, bonus = \
         _rule_tables(rules, served)
     return (prefix, first_roll, key_to_roll, _ro(sub_key), _ro(sub_missing),
-            *_row_parts(table.row_of, int(table.n_u), int(table.n_flag)), int(table.n_u), int(table.n_flag), keeps, _ro(table.boxes, np.uint8), served, sboxes, first, later, is_upper, five_face,
+            *_row_parts_of(table.row_of, int(table.n_u), int(table.n_flag)), int(table.n_u), int(table.n_flag), keeps, _ro(table.boxes, np.uint8), served, sboxes, first, later, is_upper, five_face,
             special, five_box, match_col, pts, bonus)
 
 
