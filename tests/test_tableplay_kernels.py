@@ -180,3 +180,23 @@ def test_the_compiled_table_build_is_the_numpy_build(name, options, monkeypatch)
     slow = D.decision_table(sol, cache=False)
     for a, b in zip(fast.keeps[1:] + (fast.boxes, fast.served_boxes), slow.keeps[1:] + (slow.boxes, slow.served_boxes)):
         np.testing.assert_array_equal(a, b)
+
+
+def test_a_loop_numba_cannot_compile_falls_back_to_numpy(tables, monkeypatch):
+    from numba.core.errors import TypingError
+
+    rules, table = tables("yacht", ())
+    tableplay.precompile(rules)
+
+    def broken(*args):
+        raise TypingError("cannot compile here")
+    monkeypatch.setattr(tableplay, "KERNELS", "numba")
+    monkeypatch.setattr(tableplay, "MIN_GAMES_FOR_KERNEL", 0)
+    monkeypatch.setattr(tableplay, "_play_compiled", broken)
+    tape, _ = block_tapes(rules, 6, range(0, 1), rules.n_boxes, uniforms=False)
+    got, ref = _fresh(rules, SEED_BLOCK), _fresh(rules, SEED_BLOCK)
+    with pytest.warns(RuntimeWarning, match="playing in NumPy"):
+        tableplay.play_games(rules, table, got, tape)
+    assert tableplay.KERNELS == "numpy"
+    tableplay._play_numpy(rules, table, ref, tape)
+    _same(ref, got, "fallen back")

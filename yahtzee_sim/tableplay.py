@@ -149,10 +149,26 @@ def play_games(rules: RuleSet, table: PlayTable, state: GameState, tape: np.ndar
     if served and not rules.roll_dependent:
         raise ValueError("a table with served boxes needs a rule set whose boxes score by the throw")
     kx = _kernels(rules, len(tape))
-    if kx is not None:
-        _play_compiled(kx, rules, table, state, tape)
-    else:
+    if kx is None or not _guarded(_play_compiled, kx, rules, table, state, tape):
         _play_numpy(rules, table, state, tape)
+
+
+def _guarded(play, *args) -> bool:
+    """Run a compiled play; False, with the compiled loop switched off for the process, if
+    numba cannot compile it here (a compile error comes before any game is touched)."""
+    global KERNELS
+    from numba.core.errors import NumbaError
+
+    try:
+        play(*args)
+    except NumbaError as err:  # pragma: no cover - numba compiles it on every supported platform
+        import warnings
+
+        KERNELS = "numpy"
+        warnings.warn(f"the compiled table loop could not be compiled ({type(err).__name__}); "
+                      f"playing in NumPy (the same games)", RuntimeWarning, stacklevel=3)
+        return False
+    return True
 
 
 def _play_numpy(rules: RuleSet, table: PlayTable, state: GameState, tape: np.ndarray) -> None:
@@ -648,8 +664,7 @@ def play_seed_blocks(rules: RuleSet, table: PlayTable, state: GameState, seeds: 
         raise ValueError("a table with served boxes needs a rule set whose boxes score by the throw")
     if state.turn != 0:
         raise ValueError("play_seed_blocks plays whole games from fresh cards")
-    _play_raw(kx, rules, table, state, seeds, block)
-    return True
+    return _guarded(_play_raw, kx, rules, table, state, seeds, block)
 
 
 def _play_raw(kx, rules: RuleSet, table: PlayTable, state: GameState, seeds: list, block: int) -> None:
