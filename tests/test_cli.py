@@ -81,7 +81,7 @@ def test_score_dice_table_and_json(capsys):
     assert code == 0 and err == ""
     assert "Full House" in out and "19" in out
     data = run_json(capsys, "score", "--rules", "yacht", "--dice", "33355", "--json")
-    # seed 001: 3-3-3-5-5 is 19 in Full House, 9 in Threes.
+    # source 001: 3-3-3-5-5 is 19 in Full House, 9 in Threes.
     assert data["scores"]["full_house"] == 19 and data["scores"]["threes"] == 9
     assert data["dice"] == [3, 3, 3, 5, 5] and data["rules"] == "yacht"
     assert data["scores"] == get_rules("yacht").score_dice([3, 3, 3, 5, 5])
@@ -96,11 +96,11 @@ def test_score_accepts_common_dice_spellings(capsys, dice):
 def test_score_with_options(capsys):
     data = run_json(capsys, "score", "--rules", "yacht", "--option", "full-house-25",
                     "--option", "four-dice-of-four", "--dice", "11122", "--json")
-    # seed 001: 1-1-1-2-2 is 25 with the full-house-25 rule.
+    # source 001: 1-1-1-2-2 is 25 with the full-house-25 rule.
     assert data["rules"] == "yacht+four-dice-of-four+full-house-25"
     assert data["scores"]["full_house"] == 25
     data = run_json(capsys, "score", "--rules", "yatzy", "--dice", "66666", "--json")
-    # seed 000: five sixes in Yatzy.
+    # source 000: five sixes in Yatzy.
     s = data["scores"]
     assert (s["one_pair"], s["three_of_a_kind"], s["four_of_a_kind"], s["sixes"], s["chance"]) == (
         12, 18, 24, 30, 30)

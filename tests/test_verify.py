@@ -159,12 +159,12 @@ def test_arithmetic_claims_against_plain_computation():
     assert frame.loc["s000-yahtzee-highest-box", "exact"] == 50 - 40
 
 
-def test_extreme_claims_of_seed_000():
+def test_extreme_claims_of_source_000():
     frame = verify_claims(SMALL, only=["s000-max", "s000-min", "s003-max"])
     assert len(frame) == 11
-    # Seed 000's "351 without any Yahtzee bonus" and "184 with no zero" do not hold as stated:
+    # Source 000's "351 without any Yahtzee bonus" and "184 with no zero" do not hold as stated:
     # five of a kind may be scored elsewhere while the Yahtzee box is still open (no bonus is
-    # paid then), giving 375 and 181. Under the seed's own recipe (the only five of a kind is
+    # paid then), giving 375 and 181. Under the source's own recipe (the only five of a kind is
     # the one in the Yahtzee box) they hold exactly.
     wrong = {"s000-max-no-bonus": 375, "s000-min-no-zero": 181}
     for cid, found in wrong.items():
