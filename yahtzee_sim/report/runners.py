@@ -127,8 +127,8 @@ def run_claims(spec: ExperimentSpec, context=None, *, run_options: dict | None =
     counts = frame["verdict"].value_counts().reindex(VERDICTS).dropna().astype(int).rename("claims").to_frame()
     counts.index.name = "verdict"
     rep.add_table("verdicts", counts, heading="Verdicts")
-    data = frame.drop(columns=["quote", "seconds", "exact_text", "simulated_text", "value", "source", "seed"],
-                      errors="ignore").assign(
+    # "seed" is the deprecated copy of "source_id" (a document's number, not a random seed)
+    data = frame.drop(columns=["quote", "seconds", "exact_text", "simulated_text", "value", "source", "seed"]).assign(
         exact_fraction=[f"{f['numerator']}/{f['denominator']}" if f else "" for f in frame["exact_fraction"]])
     for number in sorted(frame["source_id"].unique()):  # sources in order: 000, 001, 003
         group = frame[frame["source_id"] == number]
