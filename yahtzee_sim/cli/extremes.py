@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ._common import (add_json_arg, add_rules_args, print_json, print_table, print_wrapped, progress_for, rules_from,
                       rules_heading)
-from ..exact.extremes import CONSTRAINTS, KINDS, extreme_score, parse_constraints, seed_claims_table
+from ..exact.extremes import CONSTRAINTS, KINDS, extreme_score, parse_constraints, source_claims_table
 
 
 def _describe(constraints) -> str:
@@ -27,7 +27,7 @@ def cmd_extremes(args) -> int:
     rules = rules_from(args)
     if args.kind is None and not args.constraint:
         with progress_for(args) as progress:
-            table = seed_claims_table(rules, progress=progress)
+            table = source_claims_table(rules, progress=progress)
         if args.json:
             records = table.astype(object).where(table.notna(), None).to_dict(orient="records")
             print_json({"rules": rules.key, "options": list(rules.options), "claims": records})
