@@ -11,7 +11,7 @@ $(BIN)/yahtzee-sim: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $@
 
-# The main job: check the seeds' claims and compare the strategies; writes reports/.
+# The main job: check the source documents' claims and compare the strategies; writes reports/.
 demo: $(BIN)/yahtzee-sim
 	$(BIN)/yahtzee-sim run experiments/claims.toml experiments/strategies.toml
 

@@ -9,7 +9,10 @@ Steps, each in a fresh child process so that nothing is shared but the disk cach
 (``--cache-dir``, default a temporary folder, so the first build is a real one):
 
 * ``build``: solve, then build the decision table cold (``decision_table``): seconds,
-  bytes in memory, bytes on disk, and the time a later process takes to load it;
+  bytes in memory, bytes on disk, and the time a later process takes to load it; then,
+  in the same process, the same build with the build's NumPy loops
+  (``decisions.KERNELS = "numpy"``, the loops before the compiled ones): its seconds,
+  and whether the two tables are the same byte for byte;
 * ``play``: ``simulate(rules, "optimal", games)`` with ``backend="processes",
   jobs=2`` and serially in one process (best of ``--repeat``, after a warm-up run that
   loads the table), and the widget path (``OptimalStrategy(table=False)``, the play
@@ -38,21 +41,36 @@ def build(rules: str) -> dict:
     >>> build("yacht-classic")["states"] > 0
     True
     """
+    import resource
+
+    import numpy as np
+
     from yahtzee_sim.exact import decisions
     from yahtzee_sim.exact.solver import solve
 
+    def cpu() -> float:         # this process and its forked builders
+        return sum(r.ru_utime + r.ru_stime for r in (resource.getrusage(resource.RUSAGE_SELF),
+                                                    resource.getrusage(resource.RUSAGE_CHILDREN)))
+
     sol = solve(rules)
     decisions._MEMO.clear()
-    start = time.perf_counter()
+    start, c0 = time.perf_counter(), cpu()
     table = decisions.decision_table(sol)
-    seconds = time.perf_counter() - start
+    seconds, cpu_s = time.perf_counter() - start, cpu() - c0
     decisions._MEMO.clear()
     start = time.perf_counter()
     again = decisions.decision_table(sol)
     load = time.perf_counter() - start
     assert again.cache == "hit", again.cache_note
-    return {"rules": rules, "states": table.n_states, "build_seconds": seconds, "load_seconds": load,
-            "memory_mb": table.nbytes / 1e6, "disk_mb": os.path.getsize(table.path) / 1e6,
+    decisions.KERNELS = "numpy"
+    start, c0 = time.perf_counter(), cpu()
+    plain = decisions.decision_table(sol, cache=False)
+    plain_seconds, plain_cpu = time.perf_counter() - start, cpu() - c0
+    decisions.KERNELS = "numba"
+    same = all(np.array_equal(a, b) for a, b in zip(table.keeps[1:] + (table.boxes,), plain.keeps[1:] + (plain.boxes,)))
+    return {"rules": rules, "states": table.n_states, "build_seconds": seconds, "build_cpu_s": cpu_s,
+            "numpy_build_seconds": plain_seconds, "numpy_build_cpu_s": plain_cpu, "same_table": same,
+            "load_seconds": load, "memory_mb": table.nbytes / 1e6, "disk_mb": os.path.getsize(table.path) / 1e6,
             "cache": table.cache}
 
 
@@ -144,7 +162,9 @@ def main(argv=None) -> int:
             print(json.dumps(row))
         return 0
     print(f"rules {args.rules}; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
-    print(f"decision table: {built['states']:,} states, built in {built['build_seconds']:.1f} s, "
+    print(f"decision table: {built['states']:,} states, built in {built['build_seconds']:.1f} s "
+          f"({built['build_cpu_s']:.1f} CPU s; with the build's NumPy loops {built['numpy_build_seconds']:.1f} s, "
+          f"{built['numpy_build_cpu_s']:.1f} CPU s, {'the same' if built['same_table'] else 'NOT the same'} table), "
           f"loaded in {built['load_seconds']:.2f} s; {built['memory_mb']:.0f} MB in memory, "
           f"{built['disk_mb']:.0f} MB on disk")
     print(f"{'play':<22}{'games':>11}{'games/s':>12}{'seconds':>9}{'games/cpu-s':>13}{'mean':>9}")

@@ -11,7 +11,9 @@ what a core spends, whatever else runs.
   (compiled kernels loaded; the state tables built), best of ``--repeat``: the CPU of
   the solving process plus its worker's (reaped when the solve ends);
 * ``play``: ``simulate("yahtzee", "optimal", games)`` in one process (``serial``), after
-  a warm-up run that loads the decision table: games per CPU second;
+  a warm-up run that loads the decision table (and the compiled table loop): games per
+  CPU second, and in the same run the same games through the NumPy table loop
+  (``tableplay.KERNELS = "numpy"``: the loop before the compiled one);
 * ``distribution``: ``distribution("yahtzee", "optimal")`` with the decision table on
   disk (its result cache off): the first call in the process (it loads the tables) and
   a second call.
@@ -82,21 +84,37 @@ def child_solve(repeat: int) -> dict:
 
 
 def child_play(games: int, repeat: int) -> dict:
-    """Games per CPU second of optimal ``yahtzee`` play in one process (best of ``repeat``)."""
-    from yahtzee_sim import simulate
+    """Games per CPU second of optimal ``yahtzee`` play in one process (best of ``repeat``),
+    with the compiled table loop and, on the same seeds, with the NumPy one."""
+    from yahtzee_sim import simulate, tableplay
 
-    simulate("yahtzee", "optimal", 200_000, seed=1)       # warm-up: loads the decision table
-    best = None
-    for i in range(repeat):
-        c0 = _clock()
-        res = simulate("yahtzee", "optimal", games, seed=2026 + i)
-        m = _since(c0)
-        m["games_per_core_s"] = round(games / m["core_s"])
-        m["games_per_s"] = round(games / m["wall_s"])
-        if best is None or m["core_s"] < best["core_s"]:
-            best = m
-    best.update(games=games, mean=round(float(res.aggregate.mean()), 4))
-    return best
+    simulate("yahtzee", "optimal", 200_000, seed=1, backend="serial")   # warm-up: table, compiled loop
+    if tableplay._compiling(get_rules_n_rolls()):
+        raise SystemExit("the compiled table loop is still compiling: run again")
+    out = {}
+    for loop in ("numba", "numpy"):
+        tableplay.KERNELS = loop
+        best = None
+        for i in range(repeat):
+            c0 = _clock()
+            res = simulate("yahtzee", "optimal", games, seed=2026 + i, backend="serial")
+            m = _since(c0)
+            m["games_per_core_s"] = round(games / m["core_s"])
+            m["games_per_s"] = round(games / m["wall_s"])
+            if best is None or m["core_s"] < best["core_s"]:
+                best = m
+        best.update(games=games, mean=round(float(res.aggregate.mean()), 4))
+        out[loop] = best
+    tableplay.KERNELS = "numba"
+    if out["numba"]["mean"] != out["numpy"]["mean"]:
+        raise SystemExit("the two table loops played different games")
+    return dict(out["numba"], numpy_games_per_core_s=out["numpy"]["games_per_core_s"])
+
+
+def get_rules_n_rolls() -> int:
+    from yahtzee_sim import get_rules
+
+    return get_rules("yahtzee").n_rolls
 
 
 def child_distribution() -> dict:
@@ -151,7 +169,8 @@ def main(argv=None) -> int:
                     f"{r['worker_cpu_s']:.2f} its worker), {r['wall_s']:.2f} s wall")
         elif what == "play":
             head = (f"optimal yahtzee play, one process: {r['games_per_core_s']:,} games per CPU second "
-                    f"({r['games_per_s']:,} games/s wall, {r['games']:,} games)")
+                    f"({r['games_per_s']:,} games/s wall, {r['games']:,} games; the NumPy table loop "
+                    f"{r['numpy_games_per_core_s']:,} in the same run)")
         else:
             head = (f"optimal yahtzee distribution, decision table cached: first call in a process "
                     f"{r['first']['core_s']:.2f} core-seconds ({r['first']['wall_s']:.2f} s wall), "

@@ -81,7 +81,7 @@ def test_score_dice_table_and_json(capsys):
     assert code == 0 and err == ""
     assert "Full House" in out and "19" in out
     data = run_json(capsys, "score", "--rules", "yacht", "--dice", "33355", "--json")
-    # seed 001: 3-3-3-5-5 is 19 in Full House, 9 in Threes.
+    # source 001: 3-3-3-5-5 is 19 in Full House, 9 in Threes.
     assert data["scores"]["full_house"] == 19 and data["scores"]["threes"] == 9
     assert data["dice"] == [3, 3, 3, 5, 5] and data["rules"] == "yacht"
     assert data["scores"] == get_rules("yacht").score_dice([3, 3, 3, 5, 5])
@@ -96,11 +96,11 @@ def test_score_accepts_common_dice_spellings(capsys, dice):
 def test_score_with_options(capsys):
     data = run_json(capsys, "score", "--rules", "yacht", "--option", "full-house-25",
                     "--option", "four-dice-of-four", "--dice", "11122", "--json")
-    # seed 001: 1-1-1-2-2 is 25 with the full-house-25 rule.
+    # source 001: 1-1-1-2-2 is 25 with the full-house-25 rule.
     assert data["rules"] == "yacht+four-dice-of-four+full-house-25"
     assert data["scores"]["full_house"] == 25
     data = run_json(capsys, "score", "--rules", "yatzy", "--dice", "66666", "--json")
-    # seed 000: five sixes in Yatzy.
+    # source 000: five sixes in Yatzy.
     s = data["scores"]
     assert (s["one_pair"], s["three_of_a_kind"], s["four_of_a_kind"], s["sixes"], s["chance"]) == (
         12, 18, 24, 30, 30)
@@ -377,3 +377,50 @@ def test_python_m_bad_input(tmp_path):
     assert proc.returncode == 2 and proc.stdout == ""
     assert len(proc.stderr.splitlines()) == 1 and "1..6" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+# -- the shared command pieces (cli/_common.py) keep each command's options and layout ---------
+
+# Each command's options in the order its --help lists them, written out by hand from the
+# commands as they stood before the shared add_command / add_strategy_arg helpers.
+RULES_ARGS = ["--rules", "--option", "--faces"]
+COMMAND_OPTIONS = {
+    "rules": ["--json"],
+    "strategies": ["--json"],
+    "policy-value": [*RULES_ARGS, "--strategy", "--json"],
+    "distribution": [*RULES_ARGS, "--strategy", "--at-least", "--out", "--pmf", "--json"],
+    "solve": [*RULES_ARGS, "--json", "--no-cache", "--float64", "--jobs", "--workers", "--score-only",
+              "--down-column"],
+}
+
+
+@pytest.mark.parametrize("command", sorted(COMMAND_OPTIONS))
+def test_shared_command_helpers_keep_the_options_and_their_order(command):
+    from yahtzee_sim.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction").choices[command]
+    shown = [a.option_strings[0] for a in sub._actions if a.option_strings and a.dest != "help"]
+    assert shown == COMMAND_OPTIONS[command]
+    assert callable(sub.get_default("func")) and sub.get_default("func").__name__.startswith("cmd_")
+
+
+def test_print_fields_lines_up_as_the_exact_commands_printed(capsys):
+    from yahtzee_sim.cli._common import print_fields
+
+    print_fields([("expected score", "1.5000"), ("standard dev.", "2"), ("cache", "off")], 17)
+    # the literal lines policy-value and solve printed before the helper
+    assert capsys.readouterr().out.splitlines() == ["  expected score   1.5000", "  standard dev.    2",
+                                                     "  cache            off"]
+
+
+def test_strategy_option_help_names_every_strategy():
+    from yahtzee_sim.cli import build_parser
+
+    parser = build_parser()
+    subs = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction").choices
+    for command, lead in (("simulate", ""), ("turns", "whose keeps to follow: "), ("policy-value", "")):
+        opt = next(a for a in subs[command]._actions if "--strategy" in a.option_strings)
+        assert opt.help.startswith(lead + "one of: ") and all(n in opt.help for n in strategy_names())
+        assert opt.help.endswith("; or module:Class, your own Strategy subclass")
+    assert next(a for a in subs["policy-value"]._actions if "--strategy" in a.option_strings).required

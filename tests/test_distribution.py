@@ -204,7 +204,7 @@ def test_yahtzee_million_games_fit_exact_pmf(strategy):
     assert gof.pvalue > 1e-4
     assert abs(res.aggregate.mean() - dist.mean) < 4 * dist.sd / 1000
     s = res.summary()
-    for key in ("upper_bonus_rate", "five_box_50_rate", "five_per_game"):
+    for key in ("upper_bonus_rate", "five_box_full_rate", "five_box_50_rate", "five_per_game"):
         assert abs(s[key] - dist.summary()[key]) < 4 * math.sqrt(0.25 / 1e6) * (3 if key == "five_per_game" else 1)
 
 

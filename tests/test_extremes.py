@@ -35,7 +35,7 @@ import pytest
 
 from yahtzee_sim.cli import main
 from yahtzee_sim.exact.extremes import (
-    CONSTRAINTS, SEED_CLAIMS, extreme_score, parse_constraints, seed_claims_table,
+    CONSTRAINTS, SOURCE_CLAIMS, extreme_score, parse_constraints, source_claims_table,
 )
 from yahtzee_sim.rules import get_rules
 from yahtzee_sim.state import GameState
@@ -112,7 +112,7 @@ def replay(rules, res):
 
 
 @pytest.mark.parametrize("kind,cons", [k for k in SEED_000 if k not in SEED_READING])
-def test_seed_000_claims_hold(kind, cons):
+def test_source_000_claims_hold(kind, cons):
     rules = get_rules("yahtzee")
     res = extreme_score(rules, kind=kind, constraint=cons)
     assert res.score == SEED_000[(kind, cons)]
@@ -120,7 +120,7 @@ def test_seed_000_claims_hold(kind, cons):
 
 
 @pytest.mark.parametrize("claim", list(SEED_READING))
-def test_seed_000_claims_hold_under_the_seeds_reading(claim):
+def test_source_000_claims_hold_under_the_sources_reading(claim):
     kind, cons = SEED_READING[claim]
     res = extreme_score("yahtzee", kind=kind, constraint=cons)
     assert res.score == SEED_000[claim]
@@ -149,7 +149,7 @@ def test_no_zero_minimum_literally_below_claimed():
     replay(rules, res)
 
 
-def test_attaining_cards_match_the_seeds_recipes():
+def test_attaining_cards_match_the_sources_recipes():
     rules = get_rules("yahtzee")
     best = extreme_score(rules)
     facts = replay(rules, best)
@@ -211,10 +211,10 @@ def test_infeasible_constraints_give_no_card():
 
 
 def test_claims_table_lists_every_claim():
-    t = seed_claims_table("yacht-classic", readings=False)
-    assert list(t["claim"]) == [c[0] for c in SEED_CLAIMS]
+    t = source_claims_table("yacht-classic", readings=False)
+    assert list(t["claim"]) == [c[0] for c in SOURCE_CLAIMS]
     assert (t["score"] == [extreme_score("yacht-classic", kind=k, constraint=c).score
-                           for _, k, c in SEED_CLAIMS]).all()
+                           for _, k, c in SOURCE_CLAIMS]).all()
 
 
 @pytest.mark.parametrize("bad,match", [
@@ -244,7 +244,7 @@ def test_cli_single_json(capsys):
 def test_cli_table_and_card_text(capsys):
     assert main(["extremes", "--rules", "yacht-classic"]) == 0
     text = capsys.readouterr().out
-    assert all(c[0] in text for c in SEED_CLAIMS)
+    assert all(c[0] in text for c in SOURCE_CLAIMS)
     assert main(["extremes", "--rules", "yacht-classic", "--constraint", "no-zero",
                  "--constraint", "no-five-of-a-kind", "--kind", "min"]) == 0
     assert "no score card satisfies" in capsys.readouterr().out

@@ -176,7 +176,7 @@ def test_generala_turn_options_serve_and_doble(dice, throws, held, generala_fill
 
 def test_generala_examples():
     r = get_rules("generala")
-    # seed 003 / RULES.md: a served combination scores 5 more, a served Generala 60.
+    # source 003 / RULES.md: a served combination scores 5 more, a served Generala 60.
     first = dict(zip(r.box_names, r.score_tables[0, r.dice.roll_index_of([3, 4, 5, 6, 1])].tolist()))
     later = dict(zip(r.box_names, r.score_tables[2, r.dice.roll_index_of([3, 4, 5, 6, 1])].tolist()))
     assert (first["escalera"], later["escalera"]) == (25, 20)
@@ -301,10 +301,10 @@ def test_many_faces_hypothesis(data, faces):
 
 
 def test_seven_faces_examples():
-    # seed 000 "Lucky7": seven-sided dice; RULES.md: threshold 84 = three of each face.
+    # source 000 "Lucky7": seven-sided dice; RULES.md: threshold 84 = three of each face.
     r = get_rules("yacht", faces=7)
     assert r.upper_bonus_threshold == 84 and r.box_names[6] == "sevens"
-    assert r.score_dice([3, 3, 3, 5, 5])["full_house"] == 19          # seed 001's example still holds
+    assert r.score_dice([3, 3, 3, 5, 5])["full_house"] == 19          # source 001's example still holds
     assert r.score_dice([3, 4, 5, 6, 7])["b_straight"] == 30          # a run that needs the 7
     assert r.score_dice([4, 5, 6, 7, 7])["s_straight"] == 15
     assert r.score_dice([7] * 5)["sevens"] == 35

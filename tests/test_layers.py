@@ -38,6 +38,7 @@ LAYERS = {
     # 1: the engine: game state, the strategy interface and registry, the simulator, its result objects
     "state": 1, "strategy": 1, "engine": 1, "results": 1,
     "tableplay": 1,  # the engine's lean loop for strategies that decide by table lookup
+    "tableplay_kernels": 1,  # its compiled twin (numba, imported lazily)
     # 2: the exact engine and the runners (chunks, backends, checkpoints)
     "runner": 2, "exact": 2,
     # 3: the strategies (plug-ins, several built on the exact engine) and tables of players

@@ -32,23 +32,23 @@ D = dice_tables()
 # -- one roll ---------------------------------------------------------------------------
 
 # Counts out of 6**5 = 7776 ordered throws. Sources: standard combinatorics (derivation in
-# each comment) and the first-roll table of seed 003 ("6 su 7.776", "circa 2%", ...),
+# each comment) and the first-roll table of source 003 ("6 su 7.776", "circa 2%", ...),
 # which is also the table in DataGenetics, "Yahtzee probability" (2012).
 PUBLISHED_ONE_ROLL = {
-    "five_of_a_kind": 6,            # one per face; seed 003: "6 su 7.776, circa 0,08%"
-    "four_of_a_kind": 156,          # exactly four 6*5*C(5,4)=150, plus 6 five of a kind; seed 003 "circa 2%"
+    "five_of_a_kind": 6,            # one per face; source 003: "6 su 7.776, circa 0,08%"
+    "four_of_a_kind": 156,          # exactly four 6*5*C(5,4)=150, plus 6 five of a kind; source 003 "circa 2%"
     "four_of_a_kind_exactly": 150,
-    "full_house": 300,              # 6*5 faces x C(5,3) places; seed 003 "Full circa 3,9%"
-    "large_straight": 240,          # 2 runs x 5! orders; seed 003 "circa 3,1%"
-    "small_straight": 1200,         # seed 003 "Scala piccola o meglio circa 15,4%"
-    "three_of_a_kind": 1656,        # 1500 exactly three (6*C(5,3)*5*5) + 150 + 6; seed 003 "circa 21,3%"
+    "full_house": 300,              # 6*5 faces x C(5,3) places; source 003 "Full circa 3,9%"
+    "large_straight": 240,          # 2 runs x 5! orders; source 003 "circa 3,1%"
+    "small_straight": 1200,         # source 003 "Scala piccola o meglio circa 15,4%"
+    "three_of_a_kind": 1656,        # 1500 exactly three (6*C(5,3)*5*5) + 150 + 6; source 003 "circa 21,3%"
     "three_of_a_kind_exactly": 1500,
     "largest_group_1": 720,         # 6*5*4*3*2 all different
     "largest_group_5": 6,
 }
 
-# Seed 003's table, as printed (percent, decimals as printed).
-SEED_003_PERCENT = {
+# Source 003's table, as printed (percent, decimals as printed).
+SOURCE_003_PERCENT = {
     "five_of_a_kind": ("0.08", 2), "four_of_a_kind": ("2", 0), "full_house": ("3.9", 1),
     "large_straight": ("3.1", 1), "small_straight": ("15.4", 1), "three_of_a_kind": ("21.3", 1),
 }
@@ -65,7 +65,7 @@ def test_one_roll_counts_match_published_values():
 
 def test_one_roll_matches_seed_003_table_as_printed():
     odds = one_roll_odds("yahtzee")
-    for name, (text, decimals) in SEED_003_PERCENT.items():
+    for name, (text, decimals) in SOURCE_003_PERCENT.items():
         assert f"{100 * odds.probability(name):.{decimals}f}" == text, name
 
 
@@ -112,7 +112,7 @@ def test_box_score_distribution_known_boxes():
 def test_five_of_a_kind_per_turn_under_keep_largest():
     odds = turn_odds("yahtzee", "keep-largest")
     p = odds.probability("five_of_a_kind")
-    # Seeds 001 ("約4.6%") and 003 ("circa il 4,6% dei turni, ... una volta ogni 22 turni").
+    # Sources 001 ("約4.6%") and 003 ("circa il 4,6% dei turni, ... una volta ogni 22 turni").
     assert f"{100 * p:.1f}" == "4.6"
     assert round(odds.turns_per("five_of_a_kind")) == 22
     # DataGenetics, "Yahtzee probability" (2012): 4.6029% keeping the most common face.

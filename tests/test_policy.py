@@ -433,3 +433,60 @@ def test_random_by_move_weights_matches_brute_force(case):
     pv = policy_value(rules, "random")
     assert pv.expected_score == pytest.approx(mean, rel=1e-12)
     assert pv.sd == pytest.approx(sd, rel=1e-9)
+
+
+# -- the keep lattice's one forward push, against throwing the dice by enumeration ----
+def _throw_by_hand(d, keep_mass):
+    """(R, C) mass on the rolls after each keep's missing dice are thrown: every ordered
+    outcome of the thrown dice, plain Python."""
+    from itertools import product
+
+    roll_of = {tuple(c): r for r, c in enumerate(d.roll_counts.tolist())}
+    out = np.zeros((d.n_rolls, keep_mass.shape[1]))
+    for k, counts in enumerate(d.keep_counts.tolist()):
+        free = d.n_dice - sum(counts)
+        for faces in product(range(d.n_faces), repeat=free):
+            c = list(counts)
+            for f in faces:
+                c[f] += 1
+            out[roll_of[tuple(c)]] += keep_mass[k] / d.n_faces ** free
+    return out
+
+
+def test_forward_push_throws_the_dice_a_keep_does_not_hold():
+    from yahtzee_sim.dice import dice_tables
+    from yahtzee_sim.exact.policy import _throw
+
+    d = dice_tables(3, 4)
+    mass = np.random.default_rng(3).random((d.n_keeps, 2))
+    np.testing.assert_allclose(_throw(d, mass.copy()), _throw_by_hand(d, mass), rtol=1e-13, atol=0)
+
+
+def test_final_roll_masses_of_many_plans_against_enumeration():
+    """Eleven plans (one group of eight pushed together, then three) of random legal
+    keeps: each plan's final-roll distribution, and its part with no five of a kind
+    (here three alike) at any throw, as throwing by hand gives them."""
+    from yahtzee_sim.dice import dice_tables
+    from yahtzee_sim.exact.policy import _Keeps, final_roll_masses
+
+    d = dice_tables(3, 4)
+    rng = np.random.default_rng(11)
+    n_plans, n_rolls = 11, 3
+    pick = {}
+    for j in range(1, n_rolls):
+        legal = [np.flatnonzero(d.subkeeps[r] >= 0) for r in range(d.n_rolls)]
+        pick[j] = np.array([[d.subkeeps[r, rng.choice(legal[r])] for r in range(d.n_rolls)]
+                            for _ in range(n_plans)])
+    is_five = d.roll_counts.max(axis=1) == d.n_dice
+    got, got_no5 = final_roll_masses(d, _Keeps(pick), n_rolls, is_five)
+    for p in range(n_plans):
+        x = d.first_roll_prob.copy()
+        x5 = np.where(is_five, 0.0, x)
+        for j in range(n_rolls - 1, 0, -1):
+            y = np.zeros((d.n_keeps, 2))
+            np.add.at(y, pick[j][p], np.stack([x, x5], axis=1))
+            thrown = _throw_by_hand(d, y)
+            x, x5 = thrown[:, 0], np.where(is_five, 0.0, thrown[:, 1])
+        np.testing.assert_allclose(got[p], x, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(got_no5[p], x5, rtol=1e-12, atol=1e-15)
+    assert not np.allclose(got, got[0])            # the plans differ, and so do their masses

@@ -200,9 +200,15 @@ def test_claims_report_orders_sources_and_keeps_intervals_off_exact_values(tmp_p
     rep = run_experiment(spec)
     headings = [s.heading for s in rep.sections if s.heading.startswith("Source ")]
     assert headings == ["Source 000", "Source 001", "Source 003"]
+    # one table per source document, named after it ("seed" is a random seed's word)
+    tables = [t.name for s in rep.sections for t in s.tables if t.name.startswith("claims_")]
+    assert tables == ["claims_source_000", "claims_source_001", "claims_source_003"]
+    quotes = next(t.frame for s in rep.sections for t in s.tables if t.name == "quotes")
+    assert list(quotes.columns) == ["source", "quote"] and set(quotes["source"]) == {"000", "001", "003"}
     for line in rep.reading.splitlines():
         if "finds exactly" in line:
             assert "95% CI" not in line, line
     frame = rep.data["claims"]
     simulated = frame[frame["exact"].isna()]
     assert simulated["method"].str.contains(" under ").all()  # names the strategy played
+

@@ -119,7 +119,7 @@ def test_head_to_head_numbers_count_wins_and_match_exact_odds():
             r = wins.loc[(a, b)]
             assert bool(ex.loc[(a, b), "exact_inside_ci"]) == (r["win_ci95_low"] <= win <= r["win_ci95_high"])
     assert nums.exact.means["greedy"] == pytest.approx(float(np.arange(len(pmf["greedy"])) @ pmf["greedy"]))
-    # keep-largest stands for seed 001's weakest computer, greedy for none
+    # keep-largest stands for source 001's weakest computer, greedy for none
     assert list(nums.exact.levels.index) == ["keep-largest"]
 
 

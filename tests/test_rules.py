@@ -1,7 +1,7 @@
-"""Rule sets: every box of every rule set, the seeds' worked examples, jokers, bonuses,
+"""Rule sets: every box of every rule set, the sources' worked examples, jokers, bonuses,
 fill order, order-independence and bounds, and bad input.
 
-Where a number comes from a seed document or RULES.md, the comment says which.
+Where a number comes from a source document or RULES.md, the comment says which.
 Expected values are hand-written or come from a plain-Python reference scorer
 written here from the RULES.md tables (not from the package's scoring code).
 """
@@ -182,57 +182,57 @@ def test_options_are_order_independent_and_cached():
     assert a is b and a.key == "yacht+no-bonus+three-dice"
 
 
-# -- the worked examples of the seeds ------------------------------------------------
+# -- the worked examples of the sources ------------------------------------------------
 
-def test_seed_001_yacht_examples():
-    # seed 001: 3-3-3-5-5 is a Full House for 19 points, or 9 in the threes box.
+def test_source_001_yacht_examples():
+    # source 001: 3-3-3-5-5 is a Full House for 19 points, or 9 in the threes box.
     s = score("yacht", [3, 3, 3, 5, 5])
     assert s["full_house"] == 19 and s["threes"] == 9
-    # seed 001: 6-6-6-2-1 in the sixes box: 18.
+    # source 001: 6-6-6-2-1 in the sixes box: 18.
     assert score("yacht", [6, 6, 6, 2, 1])["sixes"] == 18
-    # seed 001: 6-6-5-5-4 in Choice: 26.
+    # source 001: 6-6-5-5-4 in Choice: 26.
     assert score("yacht", [6, 6, 5, 5, 4])["choice"] == 26
-    # seed 001: 5-5-5-5-3 in Four Dice: 23 ("4つの目だけを足すルール" gives 20).
+    # source 001: 5-5-5-5-3 in Four Dice: 23 ("4つの目だけを足すルール" gives 20).
     assert score("yacht", [5, 5, 5, 5, 3])["four_dice"] == 23
     assert score("yacht", [5, 5, 5, 5, 3], ["four-dice-of-four"])["four_dice"] == 20
-    # seed 001: 1-1-1-2-2 is 7 in Full House, 25 with the full-house-25 rule.
+    # source 001: 1-1-1-2-2 is 7 in Full House, 25 with the full-house-25 rule.
     assert score("yacht", [1, 1, 1, 2, 2])["full_house"] == 7
     assert score("yacht", [1, 1, 1, 2, 2], ["full-house-25"])["full_house"] == 25
-    # seed 001: five of a kind may go in Full House (sum), not with five-not-full-house.
+    # source 001: five of a kind may go in Full House (sum), not with five-not-full-house.
     assert score("yacht", [4, 4, 4, 4, 4])["full_house"] == 20
     assert score("yacht", [4, 4, 4, 4, 4], ["full-house-25"])["full_house"] == 25
     assert score("yacht", [4, 4, 4, 4, 4], ["five-not-full-house"])["full_house"] == 0
-    # seed 001: S.Straight 15 for 4 in a row, B.Straight 30 for 5 (30/40 as an option).
+    # source 001: S.Straight 15 for 4 in a row, B.Straight 30 for 5 (30/40 as an option).
     assert score("yacht", [2, 3, 4, 5, 5])["s_straight"] == 15
     assert score("yacht", [1, 2, 3, 4, 5])["b_straight"] == 30
     assert score("yacht", [1, 2, 3, 4, 5])["s_straight"] == 15  # B contains S
     assert score("yacht", [2, 3, 4, 5, 6], ["straights-30-40"])["b_straight"] == 40
     assert score("yacht", [3, 4, 5, 6, 6], ["straights-30-40"])["s_straight"] == 30
-    # seed 001: Three Dice: the sum when 3 of a kind.
+    # source 001: Three Dice: the sum when 3 of a kind.
     s3 = score("yacht", [2, 2, 2, 6, 5], ["three-dice"])
     assert s3["three_dice"] == 17 and s3["four_dice"] == 0
     assert score("yacht", [1, 2, 2, 6, 5], ["three-dice"])["three_dice"] == 0
-    # seed 001: Yacht 50 whatever the face.
+    # source 001: Yacht 50 whatever the face.
     assert score("yacht", [1, 1, 1, 1, 1])["yacht"] == 50
     assert score("yacht", [1, 1, 1, 1, 2])["yacht"] == 0
 
 
-def test_seed_000_yatzy_examples():
-    # seed 000: a Yatzy of sixes scores 12 One pair, 18 Three, 24 Four, 30 Sixes and
+def test_source_000_yatzy_examples():
+    # source 000: a Yatzy of sixes scores 12 One pair, 18 Three, 24 Four, 30 Sixes and
     # Chance, 0 in Two pairs, Full house and the straights.
     s = score("yatzy", [6, 6, 6, 6, 6])
     assert (s["one_pair"], s["three_of_a_kind"], s["four_of_a_kind"]) == (12, 18, 24)
     assert (s["sixes"], s["chance"], s["yatzy"]) == (30, 30, 50)
     assert (s["two_pairs"], s["full_house"], s["small_straight"], s["large_straight"]) == (0, 0, 0, 0)
     assert all(s[b] == 0 for b in UPPER[:5])
-    # seed 000: 5-5-4-4-1 is 10 in One pair, 18 in Two pairs.
+    # source 000: 5-5-4-4-1 is 10 in One pair, 18 in Two pairs.
     s = score("yatzy", [5, 5, 4, 4, 1])
     assert (s["one_pair"], s["two_pairs"]) == (10, 18)
-    # seed 000: 5-5-5-5-6 is 20 in Four of a kind, 15 in Three of a kind.
+    # source 000: 5-5-5-5-6 is 20 in Four of a kind, 15 in Three of a kind.
     s = score("yatzy", [5, 5, 5, 5, 6])
     assert (s["four_of_a_kind"], s["three_of_a_kind"]) == (20, 15)
     assert s["two_pairs"] == 0  # two pairs must be of different faces
-    # seed 000: Small straight 1-2-3-4-5 = 15, Large 2-3-4-5-6 = 20; Full house = sum.
+    # source 000: Small straight 1-2-3-4-5 = 15, Large 2-3-4-5-6 = 20; Full house = sum.
     assert score("yatzy", [1, 2, 3, 4, 5])["small_straight"] == 15
     assert score("yatzy", [1, 2, 3, 4, 5])["large_straight"] == 0
     assert score("yatzy", [2, 3, 4, 5, 6])["large_straight"] == 20
@@ -242,7 +242,7 @@ def test_seed_000_yatzy_examples():
 
 
 def test_yacht_classic_examples():
-    # RULES.md / seed 000: Yacht's straights are five in a row, 1-5 and 2-6 only, 30 each.
+    # RULES.md / source 000: Yacht's straights are five in a row, 1-5 and 2-6 only, 30 each.
     assert score("yacht-classic", [1, 2, 3, 4, 5])["little_straight"] == 30
     assert score("yacht-classic", [1, 2, 3, 4, 5])["big_straight"] == 0
     assert score("yacht-classic", [2, 3, 4, 5, 6])["big_straight"] == 30
@@ -268,7 +268,7 @@ def test_yahtzee_examples():
     assert (s["full_house"], s["three_of_a_kind"], s["four_of_a_kind"], s["chance"]) == (25, 19, 0, 19)
     s = score("yahtzee", [5, 5, 5, 5, 5])
     assert (s["yahtzee"], s["full_house"], s["four_of_a_kind"], s["fives"]) == (50, 0, 25, 25)
-    # seed 003: "tre dadi 4 nella casella Quattro valgono 12".
+    # source 003: "tre dadi 4 nella casella Quattro valgono 12".
     assert score("yahtzee", [4, 4, 4, 1, 2])["fours"] == 12
 
 
@@ -395,7 +395,7 @@ def test_yacht_has_no_joker_and_no_bonus_by_default():
 
 
 def test_yacht_bonus_100_only_after_a_50():
-    # seed 001 "2回目からのヨットに100点": +100 per further Yacht after a 50 in the
+    # source 001 "2回目からのヨットに100点": +100 per further Yacht after a 50 in the
     # Yacht box; the roll is placed normally (no joker).
     r = get_rules("yacht", ["yacht-bonus-100"])
     legal, scores, bonus = options_for(r, FIVE_FIVES, ["yacht"], True)
@@ -410,7 +410,7 @@ def test_yacht_bonus_100_only_after_a_50():
 @pytest.mark.parametrize("options", [("fill-in-order",), ("fill-in-order", "three-dice"),
                                      ("fill-in-order", "yacht-bonus-100")])
 def test_fill_in_order_allows_only_the_next_box(options):
-    # seed 001 "上から順に書く": boxes filled top to bottom in card order.
+    # source 001 "上から順に書く": boxes filled top to bottom in card order.
     r = get_rules("yacht", options)
     names = list(r.box_names)
     for k in range(r.n_boxes):

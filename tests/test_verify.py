@@ -3,6 +3,7 @@ rules, and the catalog's questions against independent computations at a small s
 
 from __future__ import annotations
 
+import json
 import math
 from fractions import Fraction
 
@@ -30,10 +31,11 @@ def test_catalog_covers_what_the_issue_lists():
         assert needed in ids, needed
     for c in load_claims():
         assert c["quote"].strip() and c["english"].strip()
-        assert c["seed"][:3] in {"000", "001", "003"}
+        assert c["source_id"] in {"000", "001", "003"} and c["source"].startswith(c["source_id"])
+        assert c["seed"] == c["source_id"]   # the deprecated name still reads (scripts may use it)
 
 
-def test_quotes_are_verbatim_from_the_seeds():
+def test_quotes_are_verbatim_from_the_sources():
     from pathlib import Path
 
     # shared/seeds beside the clone (or beside a folder of worktrees holding it)
@@ -157,12 +159,12 @@ def test_arithmetic_claims_against_plain_computation():
     assert frame.loc["s000-yahtzee-highest-box", "exact"] == 50 - 40
 
 
-def test_extreme_claims_of_seed_000():
+def test_extreme_claims_of_source_000():
     frame = verify_claims(SMALL, only=["s000-max", "s000-min", "s003-max"])
     assert len(frame) == 11
-    # Seed 000's "351 without any Yahtzee bonus" and "184 with no zero" do not hold as stated:
+    # Source 000's "351 without any Yahtzee bonus" and "184 with no zero" do not hold as stated:
     # five of a kind may be scored elsewhere while the Yahtzee box is still open (no bonus is
-    # paid then), giving 375 and 181. Under the seed's own recipe (the only five of a kind is
+    # paid then), giving 375 and 181. Under the source's own recipe (the only five of a kind is
     # the one in the Yahtzee box) they hold exactly.
     wrong = {"s000-max-no-bonus": 375, "s000-min-no-zero": 181}
     for cid, found in wrong.items():
@@ -184,6 +186,9 @@ def test_verify_cli_json_and_bad_input(capsys):
     assert main(["verify", "--only", "s003-63", "--only", "s001-63", "--json", "--turns", "1000"]) == 0
     out = capsys.readouterr().out
     assert '"verdict": "confirmed"' in out
+    rows = json.loads(out)["claims"]
+    # the source's number under its name, and under the deprecated "seed" for scripts that read it
+    assert {(r["id"][:4], r["source_id"], r["seed"]) for r in rows} == {("s003", "003", "003"), ("s001", "001", "001")}
     assert main(["verify", "--games", "0"]) == 2
     assert "positive integer" in capsys.readouterr().err
 

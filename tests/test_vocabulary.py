@@ -5,6 +5,8 @@ mean score is ``mean`` everywhere (``expected_score`` kept for scripts)."""
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 
@@ -126,3 +128,55 @@ def test_the_cli_says_five_box_full_and_still_takes_yahtzee_box(capsys):
         assert want["five_box_full"] is (new == "--five-box-full")
     assert main([*position, "--yahtzee-box", "25"]) == 2
     assert capsys.readouterr().err == note + "yahtzee-sim: error: the yahtzee box holds 50 or 0, got 25\n"
+
+
+# -- one vocabulary in the committed reports (issue 20) -------------------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+REPORTS = ROOT / "reports"
+# A source document named as a "seed": "seed 001", "Seed 000's", "seeds 000, 003", "the seed's
+# recipe", "the seeds' advice". A random seed ("seed 2026", "--seed 1", a ``seed`` column) is
+# still a seed and does not match: documents are numbered with three digits.
+DOCUMENT_AS_SEED = re.compile(r"\bseeds? 0\d\d\b|seed_0\d\d\b|\bthe seed's\b|\bseeds'", re.IGNORECASE)
+
+
+def _committed_report_texts():
+    if not REPORTS.is_dir():
+        pytest.skip("no committed reports in this checkout")
+    files = sorted(p for p in REPORTS.rglob("*") if p.suffix in (".md", ".csv"))
+    assert files, "the committed reports have no README or CSV"
+    return [(p, p.read_text(encoding="utf-8")) for p in files]
+
+
+def test_committed_reports_call_a_source_document_a_source():
+    texts = _committed_report_texts()
+    found = [f"{p.relative_to(ROOT)}: {m.group(0)!r}" for p, t in texts for m in DOCUMENT_AS_SEED.finditer(t)]
+    assert not found, found
+    assert not [p for p, _ in texts if "seed" in p.name], "a report file named after a seed document"
+
+    # the README and docs name the documents the same way
+    docs = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    found = [f"{p.name}: {m.group(0)!r}" for p in docs if p.is_file()
+             for m in DOCUMENT_AS_SEED.finditer(p.read_text(encoding="utf-8"))]
+    assert not found, found
+    assert {p.name for p, _ in texts if p.parent.name == "claims"} >= {
+        "claims_source_000.csv", "claims_source_001.csv", "claims_source_003.csv"}
+
+
+def test_committed_report_columns_use_five_box_full():
+    texts = [(p, t) for p, t in _committed_report_texts() if p.suffix == ".csv"]
+    headers = {p.relative_to(ROOT): t.splitlines()[0].split(",") for p, t in texts if t}
+    old = {str(p): [c for c in cols if "five_box_50" in c] for p, cols in headers.items()}
+    assert not any(old.values()), old
+    # the tables that carry the event at all carry it under its name
+    for name in ("strategies/summary.csv", "variants/variants.csv", "distributions/summary.csv"):
+        assert any(c.startswith("five_box_full") for c in headers[Path("reports") / name]), name
+
+
+def test_the_pattern_tells_a_document_from_a_random_seed():
+    # the check above must be able to fail: the old wording matches, a random seed does not
+    for old in ("Seed 001's computer opponents", "claims_seed_000.csv", "the seeds' advice",
+                "The seed's recipe for 351", "seeds 000, 003"):
+        assert DOCUMENT_AS_SEED.search(old), old
+    for fine in ("seed 2026", "--seed 1", "strategy,seed,dice_group", "(yahtzee-sim 0.1.0, seed 2026)"):
+        assert not DOCUMENT_AS_SEED.search(fine), fine

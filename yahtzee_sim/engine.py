@@ -551,6 +551,10 @@ def servida_ends_games(rules: RuleSet) -> bool:
     return "servida-wins" in rules.options and GameState.new(rules, 0).served_five_count is not None
 
 
+_PLAYED = object()
+"""A seat's ``table`` once the compiled loop played its whole games (no tape drawn)."""
+
+
 @dataclass
 class _Seat:
     """One seat of :func:`play_seats`: its strategy, tapes and how it plays (see there)."""
@@ -608,12 +612,22 @@ def play_seats(rules: RuleSet, players, entropies, blocks: range, n_games: int, 
         seats.append(_Seat(strategy, state, None, None, extra, False))
     servida = at_table and servida_ends_games(rules)
     watched = at_table and any(hasattr(s.strategy, "see_table") for s in seats)
+    whole = not (watched or servida)    # no seat's game depends on another's: a table seat in one go
     for seat, entropy in zip(seats, entropies):
         strategy = seat.strategy
         uniforms = _uses_uniforms(strategy)
         if lean and not seat.extra and not servida:   # decisions by lookup: the lean loop, same games
             seat.by_turn = at_table and hasattr(strategy, "turn_tables")
             seat.table = None if seat.by_turn else getattr(strategy, "play_table", None)
+        if whole and seat.table is not None:
+            from .tableplay import play_seed_blocks
+
+            # the compiled loop draws each block's dice as it plays them (the same dice)
+            seat.state.filled = np.ascontiguousarray(seat.state.filled)  # written row by row
+            if play_seed_blocks(rules, seat.table, seat.state, [seed_sequence(entropy, b) for b in blocks],
+                                SEED_BLOCK):
+                seat.table = _PLAYED
+                continue
         if seat.table is not None or seat.by_turn:
             tape, unif = block_tapes(rules, entropy, blocks, n_turns, uniforms=uniforms and seat.by_turn)
             seat.tape, seat.unif = tape[:stop], None if unif is None else unif[:stop]
@@ -621,10 +635,9 @@ def play_seats(rules: RuleSet, players, entropies, blocks: range, n_games: int, 
         else:
             seat.tape, seat.unif = _block_turn_tapes(rules, entropy, blocks, n_turns, stop, uniforms)
             seat.coded = d.has_tape_codes
-    whole = not (watched or servida)    # no seat's game depends on another's: a table seat in one go
     if whole:
         for seat in seats:
-            if seat.table is not None:
+            if seat.table is not None and seat.table is not _PLAYED:
                 from .tableplay import play_games
 
                 play_games(rules, seat.table, seat.state, seat.tape)

@@ -53,7 +53,7 @@ from .validate import whole_number
 __all__ = ["simulate_table", "TableResult", "seat_gain", "win_share", "seat_entropy", "MAX_SEATS"]
 
 MAX_SEATS = 20
-"""Largest table (seed 000 names a platform for up to 20 players)."""
+"""Largest table (source 000 names a platform for up to 20 players)."""
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,5 +1,9 @@
 """The lean game loop of strategies that decide from a lookup table.
 
+Over 600 lines: the NumPy loop and, beside it, the driver of its compiled twin (the
+tables it reads, the raw-byte dice draw, the background compilation), kept together so
+the two loops' inputs are read from one place.
+
 A strategy whose every decision is a table lookup (the optimal strategies: see
 :mod:`yahtzee_sim.exact.decisions`) exposes a :class:`PlayTable` as its
 ``play_table``; the engine's one game loop (:func:`yahtzee_sim.engine.play_seats`,
@@ -10,6 +14,14 @@ bonuses and counters of :func:`yahtzee_sim.engine.play_turn`. A box's points com
 from the score table, except on the rolls where :meth:`RuleSet.turn_options` may
 change them (five of a kind: jokers, bonuses, boxes that pay after a Generala),
 which go through ``turn_options`` itself.
+
+The loop has a compiled twin (:mod:`yahtzee_sim.tableplay_kernels`, numba) that plays
+the same games a game tile at a time; :func:`play_games` takes it for calls of
+:data:`MIN_GAMES_FOR_KERNEL` games or more once its machine code is in numba's cache
+(the first time on a machine it is compiled in a forked process while the games go on
+here), and :func:`play_seed_blocks` plays whole games from each seed block's raw
+generator bytes without a dice tape. Both twins are tested game by game against each
+other (``tests/test_tableplay_kernels.py``).
 
 >>> import numpy as np
 >>> from yahtzee_sim import get_rules
@@ -36,6 +48,7 @@ True
 from __future__ import annotations
 
 import functools
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -129,7 +142,37 @@ def _codes(rules: RuleSet, tape: np.ndarray) -> np.ndarray:
 
 
 def play_games(rules: RuleSet, table: PlayTable, state: GameState, tape: np.ndarray) -> None:
-    """Play the turns of ``tape`` (n, T, rolls, dice) from ``state`` (updated in place)."""
+    """Play the turns of ``tape`` (n, T, rolls, dice) from ``state`` (updated in place):
+    compiled (:mod:`yahtzee_sim.tableplay_kernels`) for :data:`MIN_GAMES_FOR_KERNEL` games or
+    more when the machine code is ready, else in NumPy; the same games either way."""
+    served = table.served_boxes is not None
+    if served and not rules.roll_dependent:
+        raise ValueError("a table with served boxes needs a rule set whose boxes score by the throw")
+    kx = _kernels(rules, len(tape))
+    if kx is None or not _guarded(_play_compiled, kx, rules, table, state, tape):
+        _play_numpy(rules, table, state, tape)
+
+
+def _guarded(play, *args) -> bool:
+    """Run a compiled play; False, with the compiled loop switched off for the process, if
+    numba cannot compile it here (a compile error comes before any game is touched)."""
+    global KERNELS
+    from numba.core.errors import NumbaError
+
+    try:
+        play(*args)
+    except NumbaError as err:  # pragma: no cover - numba compiles it on every supported platform
+        import warnings
+
+        KERNELS = "numpy"
+        warnings.warn(f"the compiled table loop could not be compiled ({type(err).__name__}); "
+                      f"playing in NumPy (the same games)", RuntimeWarning, stacklevel=3)
+        return False
+    return True
+
+
+def _play_numpy(rules: RuleSet, table: PlayTable, state: GameState, tape: np.ndarray) -> None:
+    """The NumPy loop: every game through one turn at a time (the compiled loop's twin)."""
     d = rules.dice
     n, n_turns = tape.shape[:2]
     n_rolls, n_boxes = rules.n_rolls, rules.n_boxes
@@ -236,3 +279,420 @@ def play_games(rules: RuleSet, table: PlayTable, state: GameState, tape: np.ndar
     state.fill_turn.reshape(-1)[cells] = np.repeat(np.arange(start_turn + 1, start_turn + n_turns + 1,
                                                              dtype=np.int8), n)
     state.turn += n_turns
+
+
+# -- the compiled loop ------------------------------------------------------------------
+KERNELS = "numba"
+"""``"numba"``: large calls play in the compiled loop (:mod:`yahtzee_sim.tableplay_kernels`)
+once its machine code is ready; ``"numpy"``: always the NumPy loop (the same games)."""
+
+MIN_GAMES_FOR_KERNEL = 20_000
+"""Smaller calls play in NumPy: loading numba (about 0.3 s once per process) costs more
+than it saves on a few thousand games."""
+
+_READY: dict = {}          # n_rolls -> True once the compiled loop ran in this process
+_COMPILING: dict = {}      # n_rolls -> pid of the forked process compiling it
+_RAW_OK: dict = {}         # (faces, dice per game) -> the raw-byte draw equals NumPy's here
+
+
+def _eligible(rules: RuleSet) -> bool:
+    """Can the compiled loop play this rule set? A "free" joker's points depend on whether
+    the face's upper box is *legal*, which fill orders and columns decide: those play in
+    NumPy (the compiled loop reads only whether it is filled)."""
+    if KERNELS != "numba" or rules.n_faces > 255 or rules.n_faces ** rules.n_dice > MAX_CODE:
+        return False
+    if rules.five_box is not None and rules.joker == "free" and (rules.fill_order == "in-order" or rules.columns):
+        return False
+    return True
+
+
+def _index_path(kx) -> str | None:
+    try:
+        return kx.play_raw_blocks._cache._cache_file._index_path
+    except AttributeError:  # pragma: no cover - another numba layout
+        return None
+
+
+def _kernel_cached(kx, n_rolls: int) -> bool:
+    """Has numba's on-disk cache the compiled loop (an earlier process compiled it)?"""
+    import os
+
+    path = _index_path(kx)
+    return path is None or os.path.exists(path)
+
+
+COMPILE_LOCK_SECONDS = 300
+"""A compilation lock older than this is taken for a dead compiler's and ignored."""
+
+
+def _take_compile_lock(kx) -> str | None:
+    """The path of a lock file this process now holds (one compiler per machine: the
+    workers of a run, and runs side by side, do not compile the same loop at once), or
+    None if another process holds it or numba's cache cannot be written."""
+    import os
+    import time
+
+    path = _index_path(kx)
+    if path is None:  # pragma: no cover
+        return None
+    lock = path + ".compiling"
+    for _ in range(2):
+        try:
+            os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            return lock
+        except FileExistsError:
+            try:
+                if time.time() - os.path.getmtime(lock) < COMPILE_LOCK_SECONDS:
+                    return None
+                os.unlink(lock)
+            except OSError:
+                return None
+        except OSError:
+            return None
+    return None  # pragma: no cover
+
+
+def _kernels(rules: RuleSet, n: int):
+    """The compiled loop's module, or None to play in NumPy: for fewer than
+    :data:`MIN_GAMES_FOR_KERNEL` games, rule sets it does not play, no numba, and while
+    its first compilation runs (started here in a forked process, in the background:
+    the games go on in NumPy meanwhile, and the machine code lands in numba's cache)."""
+    if n < MIN_GAMES_FOR_KERNEL or not _eligible(rules):
+        return None
+    if _READY.get(rules.n_rolls):
+        from . import tableplay_kernels
+
+        return tableplay_kernels
+    try:
+        from . import tableplay_kernels as kx
+    except ImportError:  # pragma: no cover - numba is a dependency
+        return None
+    if _kernel_cached(kx, rules.n_rolls) and not _compiling(rules.n_rolls):
+        return kx
+    if rules.n_rolls not in _COMPILING:
+        precompile(rules, background=True)
+    return None
+
+
+def _compiling(n_rolls: int) -> bool:
+    """Is this process's background compilation of the loop still running?"""
+    import os
+
+    if n_rolls not in _COMPILING:
+        return False
+    pid = _COMPILING[n_rolls]
+    if pid is None:                 # another process's compilation: done when its file is there
+        return False
+    try:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:       # reaped elsewhere
+        done = pid
+    if done == 0:
+        return True
+    del _COMPILING[n_rolls]
+    return False
+
+
+def precompile(rules: RuleSet, background: bool = False) -> None:
+    """Compile (or load from numba's cache) the compiled loop for ``rules``' kind of game,
+    on tiny inputs of the very types the real calls pass. ``background``: in a forked
+    process (once per process and kind; the caller goes on), where the machine has no
+    compiled copy yet: a table build or the first games in NumPy hide the compilation.
+
+    >>> from yahtzee_sim import get_rules
+    >>> precompile(get_rules("yacht"))
+    """
+    import os
+
+    if not _eligible(rules):
+        return
+    from . import tableplay_kernels as kx
+
+    if background:
+        if rules.n_rolls in _COMPILING or _kernel_cached(kx, rules.n_rolls) or not hasattr(os, "fork"):
+            return
+        lock = _take_compile_lock(kx)
+        if lock is None:
+            _COMPILING[rules.n_rolls] = None         # another process compiles it
+            return
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the forked compiler
+            code = 1
+            try:
+                precompile(rules)
+                code = 0
+            finally:
+                try:
+                    os.unlink(lock)
+                finally:
+                    os._exit(code)
+        _COMPILING[rules.n_rolls] = pid
+        return
+    d = rules.dice
+    r, w = d.n_rolls, 1
+    keeps = (None,) + tuple(np.zeros((1, r), np.uint8) for _ in range(1, rules.n_rolls))
+    dummy = PlayTable(np.zeros(1, np.int32), 1, 1, keeps, np.zeros((1, r), np.uint8),
+                      np.zeros((1, r), np.uint8) if rules.roll_dependent else None,
+                      np.zeros((r, w), np.int64))
+    # the whole-game loop only (the turn-by-turn one compiles when first used)
+    _play_raw(kx, rules, dummy, GameState.new(rules, 0), [], 1)
+
+
+def _ro(a: np.ndarray, dtype=None) -> np.ndarray:
+    """A C-contiguous read-only view (a copy only where the layout or type differ): the
+    compiled loop sees one array type whatever the table came from (one compilation)."""
+    v = np.ascontiguousarray(a, dtype=dtype).view()
+    v.flags.writeable = False
+    return v
+
+
+@functools.lru_cache(maxsize=16)
+def _rule_tables(rules: RuleSet, served: bool) -> tuple:
+    """The compiled loop's rule-set tables (see :func:`yahtzee_sim.tableplay_kernels.play_games`)."""
+    d = rules.dice
+    if served:
+        first, later = rules.score_tables[0], rules.score_tables[-1]
+    else:
+        first = later = rules.score_table
+    is_upper = np.ascontiguousarray(rules.is_upper, dtype=np.bool_)
+    five_face = np.ascontiguousarray(rules.five_face, dtype=np.int64)
+    pts, bonus, match_col, five_box = _special_tables(rules, served)
+    # a throw read as one number, sum((die_k - 1) * F**k): the dice-table key of its first k dice
+    n, f = d.n_dice, d.n_faces
+    code = np.arange(f ** n, dtype=np.int64)
+    digits = (code[:, None] // f ** np.arange(n)) % f
+    prefix = np.zeros((len(code), n + 1), dtype=np.int64)
+    prefix[:, 1:] = np.cumsum(d.face_key.astype(np.int64)[digits], axis=1)
+    first_roll = d.key_to_roll[prefix[:, n]]
+    return (_ro(prefix, np.int32), _ro(first_roll, np.int32), _ro(d.key_to_roll, np.int32), _ro(first, np.int64),
+            _ro(later, np.int64), _ro(is_upper), _ro(five_face), rules.five_box is not None, five_box,
+            _ro(match_col), _ro(pts), _ro(bonus))
+
+
+def _special_tables(rules: RuleSet, served: bool):
+    """Points (2, 2, 2, 2, F, B) and bonus (2, 2, 2, 2, F) of the five-of-a-kind rolls,
+    indexed by [later throw, five box full, five box filled, the face's upper box filled,
+    face - 1], each from :meth:`RuleSet.turn_options` itself (the NumPy loop's source):
+    outside legality, which the table already decided, its points depend on nothing else.
+    Also the upper box of each face (-1: none) and the five box (0 if none)."""
+    f_n, b_n = rules.n_faces, rules.n_boxes
+    pts = np.zeros((2, 2, 2, 2, f_n, b_n), dtype=np.int64)
+    bonus = np.zeros((2, 2, 2, 2, f_n), dtype=np.int64)
+    match_col = np.full(f_n, -1, dtype=np.int64)
+    if rules.five_box is None:
+        return pts, bonus, match_col, 0
+    upper = np.flatnonzero(rules.is_upper)
+    by_face = upper[np.argsort(rules.upper_face[upper], kind="stable")]     # turn_options' order
+    match_col[:min(f_n, len(by_face))] = by_face[:f_n]
+    five_box = rules.five_box_index
+    rolls = np.array([int(np.flatnonzero(rules.five_face == f)[0]) for f in range(1, f_n + 1)])
+    for later in (0, 1):
+        throws = np.full(f_n, 1 + later, dtype=np.int8) if served else None
+        for full in (0, 1):
+            for five_in in (0, 1):
+                for match_in in (0, 1):
+                    filled = np.zeros((f_n, b_n), dtype=bool)
+                    filled[:, five_box] = bool(five_in)
+                    has = match_col >= 0
+                    filled[np.flatnonzero(has), match_col[has]] |= bool(match_in)
+                    _, scores, extra = rules.turn_options(filled, np.full(f_n, bool(full)), rolls, throws=throws)
+                    pts[later, full, five_in, match_in] = scores
+                    bonus[later, full, five_in, match_in] = extra
+    return pts, bonus, match_col, int(five_box)
+
+
+_TABLE_ARGS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _row_parts(row_of: np.ndarray, n_u: int, n_flag: int) -> tuple:
+    """``row_of`` split in three small tables: ``row_of[(mask * n_u + u) * n_flag + flag]`` is
+    ``base[k] + pattern[pid[k], u]`` with ``k = mask * n_flag + flag`` (-1 where the pattern
+    is -1). The upper totals of a card share their rows by a few patterns (which totals
+    its open upper boxes tell apart), so the parts stay in the processor's caches where
+    ``row_of`` (4 MB for ``yahtzee``) would not: one memory access a turn saved.
+
+    >>> rows = np.array([5, -1, 6, -1, 7, 8, 7, 8], dtype=np.int32)   # 2 masks, n_u 2, n_flag 2
+    >>> base, pid, pat = _row_parts(rows, 2, 2)
+    >>> [int(base[k] + pat[pid[k], u]) if pat[pid[k], u] >= 0 else -1
+    ...  for m in range(2) for u in range(2) for k in [2 * m, 2 * m + 1]] == rows.tolist()
+    True
+    """
+    r = np.asarray(row_of, dtype=np.int64).reshape(-1, n_u, n_flag).transpose(0, 2, 1).reshape(-1, n_u)
+    valid = r >= 0
+    base = np.where(valid, r, np.iinfo(np.int64).max).min(axis=1)
+    base = np.where(valid.any(axis=1), base, 0)
+    off = np.ascontiguousarray(np.where(valid, r - base[:, None], -1), dtype=np.int32)
+    # the distinct rows, each row's bytes one item (a sort of 2**B items, not of their numbers)
+    _, first, pid = np.unique(off.view(np.dtype((np.void, 4 * n_u))).reshape(-1), return_index=True,
+                              return_inverse=True)
+    return (_ro(base, np.int32), _ro(pid.reshape(-1), np.int32), _ro(off[first]))
+
+
+def _table_args(rules: RuleSet, table: PlayTable) -> tuple:
+    """The decision table's arrays as the compiled loop reads them (read-only views;
+    made once per table)."""
+    got = _TABLE_ARGS.get(table)
+    if got is None or got[0] is not rules:
+        got = _TABLE_ARGS[table] = (rules, _make_table_args(rules, table))
+    return got[1]
+
+
+_ROW_PARTS: dict = {}       # id(row_of) -> (weak reference to it, its parts)
+
+
+def _row_parts_of(row_of: np.ndarray, n_u: int, n_flag: int) -> tuple:
+    """:func:`_row_parts`, once per ``row_of`` array in a process (a memoized table comes
+    back as a new object around the same arrays); the entry goes with the array."""
+    got = _ROW_PARTS.get(id(row_of))
+    if got is None or got[0]() is not row_of:
+        parts = _row_parts(row_of, n_u, n_flag)
+        try:
+            ref = weakref.ref(row_of)
+        except TypeError:  # pragma: no cover - an array type without weak references
+            return parts
+        _ROW_PARTS[id(row_of)] = got = (ref, parts)
+        weakref.finalize(row_of, _ROW_PARTS.pop, id(row_of), None)
+    return got[1]
+
+
+def _make_table_args(rules: RuleSet, table: PlayTable) -> tuple:
+    d = rules.dice
+    served = table.served_boxes is not None
+    sub = np.asarray(table.sub_keep, dtype=np.int64)
+    ok = np.maximum(sub, 0)
+    sub_key = np.where(sub >= 0, d.keep_key[ok], 0).astype(np.int32)
+    sub_missing = np.where(sub >= 0, d.n_dice - d.keep_size[ok], 0).astype(np.int32)
+    keeps = tuple(_ro(k, np.uint8) for k in table.keeps[1:])
+    sboxes = _ro(table.served_boxes, np.uint8) if served else _ro(np.zeros((1, 1), np.uint8))
+    prefix, first_roll, key_to_roll, first, later, is_upper, five_face, special, five_box, match_col, pts, bonus = \
+        _rule_tables(rules, served)
+    return (prefix, first_roll, key_to_roll, _ro(sub_key), _ro(sub_missing),
+            *_row_parts_of(table.row_of, int(table.n_u), int(table.n_flag)), int(table.n_u), int(table.n_flag), keeps, _ro(table.boxes, np.uint8), served, sboxes, first, later, is_upper, five_face,
+            special, five_box, match_col, pts, bonus)
+
+
+_STATE_FIELDS = (("filled", np.bool_), ("box_scores", np.int16), ("fill_turn", np.int8), ("upper_total", np.int16),
+                 ("five_bonus_count", np.int16), ("five_count", np.int16), ("five_box_full", np.bool_))
+
+
+def _state_args(rules: RuleSet, table: PlayTable, state: GameState, n: int):
+    """The card's arrays, C-contiguous and writable (copies where they are not, written
+    back by :func:`_put_state`), and whether the served fives are counted."""
+    arrays = [np.require(getattr(state, k), dtype=dt, requirements=["C", "W"]) for k, dt in _STATE_FIELDS]
+    count = state.served_five_count is not None and table.served_boxes is not None
+    served = (np.require(state.served_five_count, dtype=np.int16, requirements=["C", "W"]) if count
+              else np.zeros(n, dtype=np.int16))
+    return arrays + [served], count
+
+
+def _put_state(state: GameState, arrays: list, count: bool) -> None:
+    for (k, _), a in zip(_STATE_FIELDS, arrays):
+        if getattr(state, k) is not a:
+            getattr(state, k)[...] = a
+    if count and state.served_five_count is not arrays[-1]:
+        state.served_five_count[...] = arrays[-1]
+
+
+def _unreachable(state: GameState, g: int):
+    return ValueError(f"table play: game {g} is in a state no game can reach "
+                      f"(upper total {int(state.upper_total[g])})")
+
+
+def _play_compiled(kx, rules: RuleSet, table: PlayTable, state: GameState, tape: np.ndarray) -> None:
+    """:func:`play_games` in the compiled loop (the same games as :func:`_play_numpy`)."""
+    n, n_turns = tape.shape[:2]
+    dice = np.require(tape.reshape(n, n_turns * rules.n_rolls * rules.n_dice), dtype=np.uint8,
+                      requirements=["C", "W"])
+    codes = np.empty((n, n_turns * rules.n_rolls), dtype=np.uint16)
+    kx.encode_dice(dice, rules.n_faces, rules.n_dice, codes)
+    arrays, count = _state_args(rules, table, state, n)
+    bad = kx.play_games(codes, rules.n_rolls, state.turn, *_table_args(rules, table), *arrays, count)
+    _put_state(state, arrays, count)
+    _READY[rules.n_rolls] = True
+    if bad >= 0:
+        raise _unreachable(state, int(bad))
+    state.turn += n_turns
+
+
+def _raw_threshold(n_faces: int) -> int:
+    return (256 - n_faces) % n_faces          # NumPy's Lemire rejection bound for a uint8 draw
+
+
+def _raw_draws(rules: RuleSet, block: int, spare: float) -> int:
+    """Raw 64-bit outputs to draw per block: the bytes its dice take on average plus
+    ``spare`` standard deviations of the rejections (a block that runs short is drawn again)."""
+    dice = block * rules.n_boxes * rules.n_rolls * rules.n_dice
+    p = _raw_threshold(rules.n_faces) / 256
+    mean = dice / (1 - p)
+    sd = np.sqrt(dice * p) / (1 - p)
+    return int(np.ceil((mean + spare * sd + 64) / 8))
+
+
+def raw_dice_ok(rules: RuleSet, seed: np.random.SeedSequence, block: int) -> bool:
+    """Does the raw-byte draw give NumPy's own dice here (checked once per process on one
+    block: the compiled loop then trusts it)?
+
+    >>> from yahtzee_sim import get_rules
+    >>> raw_dice_ok(get_rules("yahtzee"), np.random.SeedSequence(3, spawn_key=(0,)), 64)
+    True
+    """
+    import sys
+
+    key = (rules.n_faces, rules.n_boxes * rules.n_rolls * rules.n_dice)
+    if key not in _RAW_OK:
+        shape = (block, rules.n_boxes, rules.n_rolls, rules.n_dice)
+        want = np.random.Generator(np.random.PCG64(seed)).integers(1, rules.n_faces + 1, size=shape, dtype=np.uint8)
+        raw = np.random.PCG64(seed).random_raw(_raw_draws(rules, block, 8.0)).view(np.uint8)
+        m = raw.astype(np.int64) * rules.n_faces               # the rule of decode_dice, in NumPy
+        dice = (1 + (m >> 8))[(m & 255) >= _raw_threshold(rules.n_faces)]
+        _RAW_OK[key] = bool(sys.byteorder == "little" and dice.size >= want.size
+                            and np.array_equal(dice[:want.size], want.reshape(-1)))
+    return _RAW_OK[key]
+
+
+def play_seed_blocks(rules: RuleSet, table: PlayTable, state: GameState, seeds: list, block: int) -> bool:
+    """Play every game of ``state`` (fresh cards) from the dice of seed blocks ``seeds``
+    (one ``SeedSequence`` per block of ``block`` games, as the engine draws them), in the
+    compiled loop, the dice decoded from each block's raw generator output as they are
+    played (no tape). Returns False, having played nothing, where the compiled loop is not
+    ready (the caller draws the tapes and plays :func:`play_games`: the same games)."""
+    n = len(state.upper_total)
+    kx = _kernels(rules, n)
+    if kx is None or not seeds or not raw_dice_ok(rules, seeds[0], block):
+        return False
+    if table.served_boxes is not None and not rules.roll_dependent:
+        raise ValueError("a table with served boxes needs a rule set whose boxes score by the throw")
+    if state.turn != 0:
+        raise ValueError("play_seed_blocks plays whole games from fresh cards")
+    return _guarded(_play_raw, kx, rules, table, state, seeds, block)
+
+
+def _play_raw(kx, rules: RuleSet, table: PlayTable, state: GameState, seeds: list, block: int) -> None:
+    n = len(state.upper_total)
+    width = rules.n_boxes * rules.n_rolls             # throws per game
+    k = _raw_draws(rules, block, 8.0)
+    raw = np.empty((len(seeds), k), dtype=np.uint64)
+    for i, ss in enumerate(seeds):
+        raw[i] = np.random.PCG64(ss).random_raw(k)
+    arrays, count = _state_args(rules, table, state, n)
+    args = (rules.n_faces, _raw_threshold(rules.n_faces), width, rules.n_dice, rules.n_rolls,
+            *_table_args(rules, table), *arrays, count)
+    ok = np.ones(len(seeds), dtype=np.bool_)
+    bad = kx.play_raw_blocks(raw.view(np.uint8).reshape(len(seeds), 8 * k), block, n, *args, ok)
+    while bad < 0 and not ok.all():                 # a block short of bytes: drawn again, longer
+        k *= 2
+        for i in np.flatnonzero(~ok):
+            lo, hi = i * block, min((i + 1) * block, n)
+            more = np.random.PCG64(seeds[i]).random_raw(k).view(np.uint8).reshape(1, -1)
+            part = [a[lo:hi] for a in arrays]
+            one = np.ones(1, dtype=np.bool_)
+            got = kx.play_raw_blocks(more, block, hi - lo, *args[:-len(arrays) - 1], *part, count, one)
+            bad = got if got < 0 else lo + got
+            ok[i] = one[0]
+            if bad >= 0:
+                break
+    _put_state(state, arrays, count)
+    _READY[rules.n_rolls] = True
+    if bad >= 0:
+        raise _unreachable(state, int(bad))
+    state.turn += rules.n_boxes

@@ -143,6 +143,51 @@ def parse_dice(text: str, n_dice: int = 5, n_faces: int = 6) -> list[int]:
     return dice
 
 
+def add_command(sub, name: str, help: str, func, *, rules: bool = False) -> argparse.ArgumentParser:
+    """The parser of one subcommand: its name and one-line help, the rule-set arguments
+    first when it reads a rule set (``rules``), and ``func`` to run; each command module's
+    ``add_commands`` adds its own options after these, in the order ``--help`` shows.
+
+    >>> sub = Parser(prog=PROG).add_subparsers()
+    >>> p = add_command(sub, "demo", "a demo", print, rules=True)
+    >>> p.parse_args(["--rules", "yacht"]).rules, p.get_default("func") is print
+    ('yacht', True)
+    """
+    p = sub.add_parser(name, help=help)
+    if rules:
+        add_rules_args(p)
+    p.set_defaults(func=func)
+    return p
+
+
+def add_strategy_arg(p: argparse.ArgumentParser, *, default: str | None = None, required: bool = False,
+                     lead: str = "") -> None:
+    """``--strategy``: one of the registry's names or ``module:Class``, its help led by
+    ``lead`` (what the strategy is for in this command).
+
+    >>> p = Parser(prog=PROG)
+    >>> add_strategy_arg(p, default="greedy")
+    >>> p.parse_args([]).strategy
+    'greedy'
+    """
+    from ..strategies import strategy_names
+
+    p.add_argument("--strategy", default=default, required=required,
+                   help=lead + STRATEGY_HELP.format(names=", ".join(strategy_names())))
+
+
+def print_fields(rows, width: int) -> None:
+    """Print ``(label, text)`` rows as the exact commands show their results: indented
+    two spaces, each label padded to ``width`` columns so the values line up.
+
+    >>> print_fields([("expected score", "254.5896"), ("states", "1,234")], 17)
+      expected score   254.5896
+      states           1,234
+    """
+    for label, text in rows:
+        print(f"  {label:<{width}}{text}")
+
+
 def add_json_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true",
                    help="print the result as JSON (numbers as numbers) on stdout; no progress bar")

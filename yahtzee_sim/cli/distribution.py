@@ -68,10 +68,10 @@ def cmd_distribution(args) -> int:
 
 def add_commands(sub) -> None:
     """Register the ``distribution`` subcommand."""
-    from ._common import add_json_arg, add_rules_args
+    from ._common import add_command, add_json_arg
 
-    p = sub.add_parser("distribution", help="exact distribution of a strategy's final score")
-    add_rules_args(p)
+    p = add_command(sub, "distribution", "exact distribution of a strategy's final score", cmd_distribution,
+                    rules=True)
     p.add_argument("--strategy", default="optimal",
                    help="a strategy whose decisions depend on the score card (default optimal)")
     p.add_argument("--at-least", type=int, action="append", default=[], metavar="X",
@@ -79,4 +79,3 @@ def add_commands(sub) -> None:
     p.add_argument("--out", help="write every score's probability to this CSV file")
     p.add_argument("--pmf", action="store_true", help="with --json: include the whole PMF")
     add_json_arg(p)
-    p.set_defaults(func=cmd_distribution)

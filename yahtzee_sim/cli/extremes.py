@@ -1,7 +1,7 @@
-"""``yahtzee-sim extremes``: best and worst possible score cards (seed 000's claims).
+"""``yahtzee-sim extremes``: best and worst possible score cards (source 000's claims).
 
 With ``--kind`` and/or ``--constraint`` it prints one extreme score and a card that
-attains it, turn by turn; without them, the table of all of seed 000's claims for
+attains it, turn by turn; without them, the table of all of source 000's claims for
 the rule set.
 
 >>> import argparse
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ._common import (add_json_arg, add_rules_args, print_json, print_table, print_wrapped, progress_for, rules_from,
                       rules_heading)
-from ..exact.extremes import CONSTRAINTS, KINDS, extreme_score, parse_constraints, seed_claims_table
+from ..exact.extremes import CONSTRAINTS, KINDS, extreme_score, parse_constraints, source_claims_table
 
 
 def _describe(constraints) -> str:
@@ -23,16 +23,16 @@ def _describe(constraints) -> str:
 
 
 def cmd_extremes(args) -> int:
-    """Print one extreme (with its card) or the table of seed 000's claims."""
+    """Print one extreme (with its card) or the table of source 000's claims."""
     rules = rules_from(args)
     if args.kind is None and not args.constraint:
         with progress_for(args) as progress:
-            table = seed_claims_table(rules, progress=progress)
+            table = source_claims_table(rules, progress=progress)
         if args.json:
             records = table.astype(object).where(table.notna(), None).to_dict(orient="records")
             print_json({"rules": rules.key, "options": list(rules.options), "claims": records})
             return 0
-        print_wrapped(f"{rules_heading(rules)}: seed 000's extreme scores, computed "
+        print_wrapped(f"{rules_heading(rules)}: source 000's extreme scores, computed "
                       "(the player chooses the dice as well as the moves)")
         print("score  claim (constraint; reading)")
         for row in table.itertuples():
@@ -67,7 +67,7 @@ def cmd_extremes(args) -> int:
 
 def add_commands(sub) -> None:
     """Register the ``extremes`` subcommand."""
-    p = sub.add_parser("extremes", help="best and worst possible score cards (seed 000's claims)")
+    p = sub.add_parser("extremes", help="best and worst possible score cards (source 000's claims)")
     add_rules_args(p)
     p.add_argument("--kind", help=f"{' or '.join(KINDS)} (default: the table of all claims; max when a --constraint is given)")
     p.add_argument("--constraint", action="append", default=[], metavar="C",

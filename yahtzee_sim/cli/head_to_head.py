@@ -92,11 +92,11 @@ def _exact_table(args, rules, players) -> int:
 
 def add_commands(sub) -> None:
     """Register the ``head-to-head`` subcommand."""
-    from ._common import add_json_arg, add_rules_args, add_run_args, add_seed_arg, count_int, positive_int
+    from ._common import add_command, add_json_arg, add_run_args, add_seed_arg, count_int, positive_int
     from ..engine import SEED_BLOCK
 
-    h = sub.add_parser("head-to-head", help="win odds of 2 to 20 players at one table, exact or simulated")
-    add_rules_args(h)
+    h = add_command(sub, "head-to-head", "win odds of 2 to 20 players at one table, exact or simulated",
+                    cmd_head_to_head, rules=True)
     h.add_argument("--players", nargs="+", required=True, metavar="STRATEGY",
                    help="one strategy per seat (e.g. optimal greedy greedy; play-to-win watches the table)")
     h.add_argument("--exact", action="store_true", help="exact odds from the score distributions")
@@ -106,4 +106,3 @@ def add_commands(sub) -> None:
                    help="games played at once, a checkpoint's step (results do not depend on it)")
     add_json_arg(h)
     add_run_args(h)
-    h.set_defaults(func=cmd_head_to_head)

@@ -187,11 +187,11 @@ def cmd_odds(args) -> int:
 
 def add_commands(sub) -> None:
     """Add the ``odds`` subcommand to the ``yahtzee-sim`` parser."""
-    from ._common import add_json_arg, add_rules_args
+    from ._common import add_command, add_json_arg
     from ..strategies import strategy_names
 
-    p = sub.add_parser("odds", help="exact odds: one roll, per turn (--per-turn), per box (--boxes)")
-    add_rules_args(p)
+    p = add_command(sub, "odds", "exact odds: one roll, per turn (--per-turn), per box (--boxes)", cmd_odds,
+                    rules=True)
     p.add_argument("--per-turn", action="store_true",
                    help="exact per-turn pattern odds, expected rolls to five of a kind")
     p.add_argument("--strategy", default=None,
@@ -199,4 +199,3 @@ def add_commands(sub) -> None:
                         "or module:Class")
     p.add_argument("--boxes", action="store_true", help="distribution of every box's score on one roll")
     add_json_arg(p)
-    p.set_defaults(func=cmd_odds)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 def cmd_policy_value(args) -> int:
     """Print the exact expected score and sd of a strategy."""
-    from ._common import call_with_progress, print_json, progress_for, rules_from, rules_heading
+    from ._common import call_with_progress, print_fields, print_json, progress_for, rules_from, rules_heading
     from ..exact.policy import policy_value
     from ..strategies import get_strategy
 
@@ -23,22 +23,15 @@ def cmd_policy_value(args) -> int:
         print_json(dict(pv.summary(), rules=rules.key, options=list(rules.options)))
         return 0
     print(f"{rules_heading(rules)} under {pv.strategy}: exact policy value")
-    print(f"  expected score   {pv.expected_score:.4f}")
-    print(f"  standard dev.    {pv.sd:.4f}")
-    print(f"  states           {pv.states:,}")
-    print(f"  method           {pv.method}")
-    print(f"  seconds          {pv.seconds:.1f}")
+    print_fields([("expected score", f"{pv.expected_score:.4f}"), ("standard dev.", f"{pv.sd:.4f}"),
+                  ("states", f"{pv.states:,}"), ("method", pv.method), ("seconds", f"{pv.seconds:.1f}")], 17)
     return 0
 
 
 def add_commands(sub) -> None:
     """Register the ``policy-value`` subcommand."""
-    from ._common import add_json_arg, add_rules_args
-    from ..strategies import strategy_names
+    from ._common import add_command, add_json_arg, add_strategy_arg
 
-    p = sub.add_parser("policy-value", help="exact expected score and sd of a strategy")
-    add_rules_args(p)
-    p.add_argument("--strategy", required=True,
-                   help=f"one of: {', '.join(strategy_names())}; or module:Class, your own Strategy subclass")
+    p = add_command(sub, "policy-value", "exact expected score and sd of a strategy", cmd_policy_value, rules=True)
+    add_strategy_arg(p, required=True)
     add_json_arg(p)
-    p.set_defaults(func=cmd_policy_value)

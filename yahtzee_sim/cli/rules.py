@@ -7,7 +7,7 @@ True
 
 from __future__ import annotations
 
-from ._common import add_json_arg, print_json, print_wrapped
+from ._common import add_command, add_json_arg, print_json, print_wrapped
 
 
 def cmd_rules(args) -> int:
@@ -32,6 +32,4 @@ def cmd_rules(args) -> int:
 
 def add_commands(sub) -> None:
     """Register the ``rules`` subcommand."""
-    p = sub.add_parser("rules", help="list rule sets and their options")
-    add_json_arg(p)
-    p.set_defaults(func=cmd_rules)
+    add_json_arg(add_command(sub, "rules", "list rule sets and their options", cmd_rules))

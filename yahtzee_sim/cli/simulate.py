@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from ._common import STRATEGY_HELP, add_json_arg, add_rules_args, add_run_args, add_seed_arg, check_out_path, \
+from ._common import add_command, add_json_arg, add_run_args, add_seed_arg, add_strategy_arg, check_out_path, \
     positive_int, print_json, print_table, rules_from, rules_heading, run_kwargs
 
 
@@ -77,11 +77,8 @@ def cmd_simulate(args) -> int:
 
 def add_commands(sub) -> None:
     """Register the ``simulate`` subcommand."""
-    from ..strategies import strategy_names
-
-    p = sub.add_parser("simulate", help="simulate complete games")
-    add_rules_args(p)
-    p.add_argument("--strategy", default="keep-largest", help=STRATEGY_HELP.format(names=", ".join(strategy_names())))
+    p = add_command(sub, "simulate", "simulate complete games", cmd_simulate, rules=True)
+    add_strategy_arg(p, default="keep-largest")
     p.add_argument("--games", type=positive_int, default=100_000, help="games to play (1e6 and 1_000_000 work)")
     add_seed_arg(p)
     p.add_argument("--batch", type=positive_int, default=65536,
@@ -89,4 +86,3 @@ def add_commands(sub) -> None:
     p.add_argument("--out", help="per-game table to FILE.csv or FILE.parquet")
     add_json_arg(p)
     add_run_args(p)
-    p.set_defaults(func=cmd_simulate)

@@ -8,10 +8,13 @@
 
 from __future__ import annotations
 
+SOLVE_WIDTH = 17
+"""Label column of ``solve``'s result lines (as wide as ``policy-value``'s)."""
+
 
 def cmd_solve(args) -> int:
     """Solve (or load from the cache) and print expected score, sd and time."""
-    from ._common import call_with_progress, print_json, progress_for, rules_from, rules_heading
+    from ._common import call_with_progress, print_fields, print_json, progress_for, rules_from, rules_heading
     from ..exact.solver import cache_path, solve
 
     rules = rules_from(args)
@@ -44,14 +47,11 @@ def cmd_solve(args) -> int:
         print_json(out)
         return 0
     print(f"{rules_heading(rules)}: optimal solitaire play")
-    print(f"  expected score   {sol.expected_score:.4f}")
-    print(f"  standard dev.    {sol.sd:.4f}")
-    print(f"  states solved    {s['states']:,}")
-    if sol.cache in ("hit", "memory"):
-        print(f"  solver seconds   {sol.solve_seconds:.2f} (when computed; loaded now)")
-    else:
-        print(f"  solver seconds   {sol.seconds:.2f} ({dtype})")
-    print(f"  cache            {sol.cache_note or cache_text[sol.cache]}")
+    seconds = (f"{sol.solve_seconds:.2f} (when computed; loaded now)" if sol.cache in ("hit", "memory")
+               else f"{sol.seconds:.2f} ({dtype})")
+    print_fields([("expected score", f"{sol.expected_score:.4f}"), ("standard dev.", f"{sol.sd:.4f}"),
+                  ("states solved", f"{s['states']:,}"), ("solver seconds", seconds),
+                  ("cache", sol.cache_note or cache_text[sol.cache])], SOLVE_WIDTH)
     return 0
 
 
@@ -67,7 +67,7 @@ def _groupable(rules) -> bool:
 
 def _score_only(args, rules) -> int:
     """``--score-only``: the grouped-boxes solver (Balut's score, its points set aside)."""
-    from ._common import print_json, progress_for, rules_heading
+    from ._common import print_fields, print_json, progress_for, rules_heading
     from ..exact.grouped import solve_grouped
 
     with progress_for(args) as progress:
@@ -77,16 +77,16 @@ def _score_only(args, rules) -> int:
         return 0
     print(f"{rules_heading(rules)}: optimal solitaire play for the score alone"
           + (" (points set aside)" if getattr(rules, "card_points", None) is not None else ""))
-    print(f"  expected score   {sol.expected_score:.4f}")
-    print(f"  states solved    {sol.n_states:,} (boxes filled per group of identical boxes: "
-          f"{', '.join(map(str, sol.groups))})")
-    print(f"  solver seconds   {sol.seconds:.2f} (float64; not cached)")
+    print_fields([("expected score", f"{sol.expected_score:.4f}"),
+                  ("states solved", f"{sol.n_states:,} (boxes filled per group of identical boxes: "
+                                    f"{', '.join(map(str, sol.groups))})"),
+                  ("solver seconds", f"{sol.seconds:.2f} (float64; not cached)")], SOLVE_WIDTH)
     return 0
 
 
 def _down_column(args, rules) -> int:
     """``--down-column``: Yamb's Down column played alone, exactly."""
-    from ._common import print_json, rules_heading
+    from ._common import print_fields, print_json, rules_heading
     from ..exact.yamb_down import solve_yamb_down
 
     sol = solve_yamb_down(rules)
@@ -94,18 +94,17 @@ def _down_column(args, rules) -> int:
         print_json(dict(sol.summary(), options=list(rules.options)))
         return 0
     print(f"{rules_heading(rules)}: optimal play of the Down column alone (top to bottom)")
-    print(f"  expected score   {sol.expected_score:.4f} (its rows, +30 at 60, (Max - Min) x Ones)")
-    print(f"  states solved    {sol.n_states:,}")
-    print(f"  solver seconds   {sol.seconds:.2f} (float64; not cached)")
+    print_fields([("expected score", f"{sol.expected_score:.4f} (its rows, +30 at 60, (Max - Min) x Ones)"),
+                  ("states solved", f"{sol.n_states:,}"),
+                  ("solver seconds", f"{sol.seconds:.2f} (float64; not cached)")], SOLVE_WIDTH)
     return 0
 
 
 def add_commands(sub) -> None:
     """Register the ``solve`` subcommand."""
-    from ._common import add_json_arg, add_old_spelling, add_rules_args, positive_int
+    from ._common import add_command, add_json_arg, add_old_spelling, positive_int
 
-    p = sub.add_parser("solve", help="exact optimal expected score and sd of a rule set")
-    add_rules_args(p)
+    p = add_command(sub, "solve", "exact optimal expected score and sd of a rule set", cmd_solve, rules=True)
     add_json_arg(p)
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the disk cache")
     p.add_argument("--float64", action="store_true", help="work in float64 (default: float32, same 4 printed decimals)")
@@ -116,4 +115,3 @@ def add_commands(sub) -> None:
                    help="the optimum of the score alone, by counts of identical boxes (Balut, points set aside)")
     p.add_argument("--down-column", action="store_true",
                    help="Yamb: the optimum of its Down column played alone (a sub-game; the whole game is too large)")
-    p.set_defaults(func=cmd_solve)

@@ -7,7 +7,7 @@ False
 
 from __future__ import annotations
 
-from ._common import add_json_arg, print_json, print_wrapped
+from ._common import add_command, add_json_arg, print_json, print_wrapped
 
 
 def strategy_listing() -> dict[str, str]:
@@ -48,6 +48,4 @@ def cmd_strategies(args) -> int:
 
 def add_commands(sub) -> None:
     """Register the ``strategies`` subcommand."""
-    p = sub.add_parser("strategies", help="list strategies")
-    add_json_arg(p)
-    p.set_defaults(func=cmd_strategies)
+    add_json_arg(add_command(sub, "strategies", "list strategies", cmd_strategies))

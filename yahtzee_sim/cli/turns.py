@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from ._common import STRATEGY_HELP, add_json_arg, add_rules_args, add_run_args, add_seed_arg, positive_int, \
+from ._common import add_command, add_json_arg, add_run_args, add_seed_arg, add_strategy_arg, positive_int, \
     print_json, print_table, print_wrapped, rules_from, rules_heading, run_kwargs
 
 
@@ -38,16 +38,11 @@ def cmd_turns(args) -> int:
 
 def add_commands(sub) -> None:
     """Register the ``turns`` subcommand."""
-    from ..strategies import strategy_names
-
-    p = sub.add_parser("turns", help="pattern frequencies of single turns")
-    add_rules_args(p)
-    p.add_argument("--strategy", default="keep-largest",
-                   help="whose keeps to follow: " + STRATEGY_HELP.format(names=", ".join(strategy_names())))
+    p = add_command(sub, "turns", "pattern frequencies of single turns", cmd_turns, rules=True)
+    add_strategy_arg(p, default="keep-largest", lead="whose keeps to follow: ")
     p.add_argument("--turns", type=positive_int, default=1_000_000, help="single turns to play on a fresh card")
     add_seed_arg(p)
     p.add_argument("--target", metavar="PATTERN", default=None,
                    help="keep what maximizes the exact chance of PATTERN (overrides the strategy's keeps)")
     add_json_arg(p)
     add_run_args(p)
-    p.set_defaults(func=cmd_turns)

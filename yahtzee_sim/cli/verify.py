@@ -60,7 +60,7 @@ def _print_claims(frame) -> None:
         return value is not None and str(value).strip() not in ("", "nan", "None", "<NA>")
 
     for claim_id, row in frame.iterrows():
-        print_wrapped(f"{claim_id} (source {row['seed']}): {row['verdict']}", hang=4)
+        print_wrapped(f"{claim_id} (source {row['source_id']}): {row['verdict']}", hang=4)
         found = [f"claim {row['claim']}"]
         if given(row.get("exact_text")):
             found.append(f"exact {row['exact_text']}")

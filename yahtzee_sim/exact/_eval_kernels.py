@@ -14,25 +14,79 @@ from numba import njit
 
 
 @njit(cache=True)
-def scatter_moves(data, src_start, src_width, dst_start, p, out):
-    """``out[dst_start[i] + k] += p[i] * data[src_start[i] + k]`` for k < src_width[i]:
-    each move of a level adds its probability times the source row's stored
-    distribution into the destination row (shifted by the move's points)."""
+def propagate(data, lo, width, start, src, dst_row, shift, p, out_lo, out_width, out_start):
+    """Push a level's (state, points) rows through its moves; returns the next level's data.
+
+    Row s of the level stores the points ``lo[s] .. lo[s] + width[s] - 1`` from
+    ``data[start[s]]``. Move i adds ``p[i]`` times row ``src[i]``, shifted by
+    ``shift[i]`` points, into next row ``dst_row[i]``: a next row spans from the least
+    to the most points its moves bring (``out_lo``, ``out_width``, ``out_start`` are
+    filled). The moves are summed in order (each entry's sum the same floats as
+    adding the moves one by one)."""
+    n_next = len(out_lo)
+    hi = np.empty(n_next, dtype=np.int64)
+    out_lo[:] = np.iinfo(np.int64).max
+    hi[:] = np.iinfo(np.int64).min
     for i in range(len(p)):
-        w = src_width[i]
-        src = data[src_start[i]:src_start[i] + w]     # views: the loop below vectorizes
-        dst = out[dst_start[i]:dst_start[i] + w]
+        s = src[i]
+        d = dst_row[i]
+        f = lo[s] + shift[i]
+        if f < out_lo[d]:
+            out_lo[d] = f
+        if f + width[s] > hi[d]:
+            hi[d] = f + width[s]
+    total = 0
+    for d in range(n_next):
+        out_width[d] = hi[d] - out_lo[d]
+        out_start[d] = total
+        total += out_width[d]
+    out = np.zeros(total)
+    for i in range(len(p)):
+        s = src[i]
+        d = dst_row[i]
+        w = width[s]
+        b = out_start[d] + lo[s] + shift[i] - out_lo[d]
+        src_row = data[start[s]:start[s] + w]       # views: the loop below vectorizes
+        dst_row_ = out[b:b + w]
         q = p[i]
         for k in range(w):
-            dst[k] += q * src[k]
+            dst_row_[k] += q * src_row[k]
+    return out
 
 
 @njit(cache=True)
-def row_widths(dst_row, ends, need):
-    """``need[dst_row[i]] = max(need[dst_row[i]], ends[i])``: each destination row's width."""
-    for i in range(len(dst_row)):
-        if ends[i] > need[dst_row[i]]:
-            need[dst_row[i]] = ends[i]
+def push_up(y, walk, children, inv):
+    """The keep lattice's one forward push, in place on ``y`` (K, W): W masses on the
+    keeps (rows: :func:`~yahtzee_sim.exact.policy.forward_lattice`'s positions) go to
+    the full rolls they lead to, keep by keep along ``walk`` (smaller keeps first),
+    each spreading its mass evenly over ``children`` (one more die of each face).
+    Every forward push of the evaluations (final-roll masses, served or not, and the
+    uniform keeps' throws) is this loop."""
+    n_faces = children.shape[1]
+    w = y.shape[1]
+    for i in range(len(walk)):
+        k = walk[i]
+        yk = y[k]
+        for f in range(n_faces):
+            yc = y[children[k, f]]
+            for t in range(w):
+                yc[t] += yk[t] * inv
+
+
+@njit(cache=True)
+def throw_masses(y, walk, children, roll_pos, out):
+    """``out`` (R, W): the masses ``y`` (K, W) on the keeps, pushed to the full rolls
+    (``roll_pos`` each roll's row); ``y`` is used up."""
+    push_up(y, walk, children, 1.0 / children.shape[1])
+    for r in range(len(roll_pos)):
+        for t in range(y.shape[1]):
+            out[r, t] = y[roll_pos[r], t]
+
+
+LANES = 8
+"""Keep plans pushed together by :func:`final_roll_masses`: the lattice walk (which keep
+spreads to which) is the same for every plan, so eight plans side by side turn each
+spread into one vector operation (the per-plan work is unchanged, so the same floats)."""
 
 
 @njit(cache=True)
@@ -41,76 +95,330 @@ def final_roll_masses(first, plans, lookup, growing, children, roll_keep, is_fiv
 
     ``first`` (R,) the first roll's distribution; ``plans`` (J, P, R) the keep of each
     roll, ``plans[0]`` with the most rerolls left, as a position in the roll's row of
-    ``lookup`` (R, S) of keep indices; ``growing`` the keeps below a full
-    roll, smallest first, and ``children`` (K, F) each keep with one more die of each
-    face; ``roll_keep`` (R,) the keep holding a whole roll. Fills ``out`` (P, R) and,
+    ``lookup`` (R, S) of keep rows; ``growing``, ``children`` the lattice walk of
+    :func:`push_up`; ``roll_keep`` (R,) the row of the keep holding a whole roll. Fills ``out`` (P, R) and,
     when ``out_no5`` has P rows, the part with no five of a kind (``is_five``) thrown
     at any throw of the turn.
+
+    The plans go :data:`LANES` at a time (lane l of ``y[k]`` is plan ``p0 + l``'s mass
+    on keep k), the mass with no five of a kind in the lanes after them: one walk down
+    the keep lattice pushes them all.
     """
     n_keeps, n_faces = children.shape
     n_rolls = len(first)
-    both = out_no5.shape[0] == out.shape[0]
+    n_plans = out.shape[0]
+    both = out_no5.shape[0] == n_plans
     inv = 1.0 / n_faces
-    x = np.empty(n_rolls)
-    x5 = np.empty(n_rolls)
-    y = np.empty(n_keeps)
-    y5 = np.zeros(n_keeps)
-    for p in range(out.shape[0]):
+    w = 2 * LANES if both else LANES
+    x = np.zeros((n_rolls, w))
+    y = np.zeros((n_keeps, w))
+    for p0 in range(0, n_plans, LANES):
+        n = min(LANES, n_plans - p0)
         for r in range(n_rolls):
-            x[r] = first[r]
-            x5[r] = 0.0 if is_five[r] else first[r]
+            for t in range(LANES):
+                x[r, t] = first[r]
+            if both:
+                for t in range(LANES):
+                    x[r, LANES + t] = 0.0 if is_five[r] else first[r]
         for j in range(plans.shape[0]):
             y[:] = 0.0
             for r in range(n_rolls):
-                y[lookup[r, plans[j, p, r]]] += x[r]
-            for i in range(len(growing)):
-                k = growing[i]
-                a = y[k] * inv
-                if a != 0.0:
-                    for f in range(n_faces):
-                        y[children[k, f]] += a
-            if both:                                  # the same pushes, no five thrown yet
-                y5[:] = 0.0
-                for r in range(n_rolls):
-                    y5[lookup[r, plans[j, p, r]]] += x5[r]
-                for i in range(len(growing)):
-                    k = growing[i]
-                    b = y5[k] * inv
-                    if b != 0.0:
-                        for f in range(n_faces):
-                            y5[children[k, f]] += b
+                for t in range(n):
+                    k = lookup[r, plans[j, p0 + t, r]]
+                    y[k, t] += x[r, t]
+                    if both:
+                        y[k, LANES + t] += x[r, LANES + t]
+            push_up(y, growing, children, inv)
             for r in range(n_rolls):
-                x[r] = y[roll_keep[r]]
-                x5[r] = 0.0 if is_five[r] else y5[roll_keep[r]]
-        for r in range(n_rolls):
-            out[p, r] = x[r]
-            if both:
-                out_no5[p, r] = x5[r]
+                yr = y[roll_keep[r]]
+                for t in range(w):
+                    x[r, t] = yr[t]
+                if both and is_five[r]:
+                    for t in range(LANES):
+                        x[r, LANES + t] = 0.0
+        for t in range(n):
+            for r in range(n_rolls):
+                out[p0 + t, r] = x[r, t]
+                if both:
+                    out_no5[p0 + t, r] = x[r, LANES + t]
 
 
 @njit(cache=True)
-def aggregate_moves(boxes, g_inv, g_scores, g_legal, bin_of, n_pts, plan_of, p_all, p_no5,
-                    five_bin, pb, qb):
-    """Per state, the probability of each (box, points, bonus) bin the turn ends in.
+def _same_turn(boxes, g_inv, five_bin, c, c0):
+    """States c and c0 end their turns alike: the same row group, boxes and bonus rolls."""
+    if g_inv[c] != g_inv[c0]:
+        return False
+    for r in range(boxes.shape[2]):
+        if five_bin[c, r] != five_bin[c0, r]:
+            return False
+        for e in range(boxes.shape[0]):
+            if boxes[e, c, r] != boxes[e, c0, r]:
+                return False
+    return True
 
-    ``boxes`` (C, R) the box of each final roll, ``g_inv`` (C,) each state's row group
-    in ``g_scores`` / ``g_legal`` (G * R, B), ``bin_of`` (B * n_pts,) the bin of each
-    (box, points); ``five_bin`` (C, R) 1 where the roll earns a five-of-a-kind bonus
-    (bins ``2 * bin + bonus``). Adds row ``plan_of[c]`` of ``p_all`` / ``p_no5`` (P, R)
-    into ``pb`` / ``qb`` (C, 2 * bins). Returns False if a box is illegal.
+
+@njit(cache=True)
+def level_bins(n_ends, boxes, g_inv, g_scores, g_legal, plan_of, p_all, p_no5, p_ns, five_bin,
+               n_pts, out_state, out_bin, out_p, out_q, out_ns, at):
+    """Per state, the probability of each (box, points, bonus) bin the turn ends in,
+    written as a list of moves (states in order, bins in increasing order, bins of
+    probability 0 left out).
+
+    Per ending e < ``n_ends`` of the turn (thrown dice; served dice where they score
+    more): ``boxes[e]`` (C, R) the box of each final roll, ``g_scores[e]`` (G * R, B)
+    the points of its row group ``g_inv[c]``, ``p_all[e]``, ``p_no5[e]``, ``p_ns[e]``
+    (P, R) the final roll's probability under plan ``plan_of[c]`` and its parts with
+    no five of a kind thrown and with no served five of a kind; ``five_bin`` (C, R)
+    1 where the roll earns a five-of-a-kind bonus. Bin ``2 * (b * n_pts + points) +
+    bonus``. A state with the plan, row group, boxes and bonus rolls of an earlier one
+    (upper totals that one decision-table row serves) copies that state's list. Writes
+    from ``at`` on; returns the end of the list, or -1 if a box is illegal. A bin's sums run over the endings, then the rolls, in order: the same
+    floats as summing the (state, bin) table roll by roll.
     """
-    n_states, n_rolls = boxes.shape
+    n_states, n_rolls = boxes.shape[1], boxes.shape[2]
+    n_bins = 2 * g_scores.shape[2] * n_pts
+    acc_p = np.zeros(n_bins)
+    acc_q = np.zeros(n_bins)
+    acc_s = np.zeros(n_bins)
+    seen = np.zeros(n_bins, dtype=np.bool_)
+    touched = np.empty(n_ends * n_rolls, dtype=np.int64)
+    n_plans = 0
+    for c in range(n_states):
+        n_plans = max(n_plans, plan_of[c] + 1)
+    listed = np.full(n_plans, -1, dtype=np.int64)     # where a plan's first state's bins went
+    first_of = np.empty(n_plans, dtype=np.int64)
+    m = at
     for c in range(n_states):
         g = g_inv[c] * n_rolls
         p = plan_of[c]
-        for r in range(n_rolls):
-            b = boxes[c, r]
-            if not g_legal[g + r, b]:
-                return False
-            k = 2 * bin_of[b * n_pts + g_scores[g + r, b]] + five_bin[c, r]
-            pb[c, k] += p_all[p, r]
-            qb[c, k] += p_no5[p, r]
-    return True
+        if listed[p] >= 0 and _same_turn(boxes, g_inv, five_bin, c, first_of[p]):
+            c0 = first_of[p]                          # a state of a listed plan: its bins again
+            lo = listed[p]
+            i = lo
+            while i < m and out_state[i] == c0:
+                out_state[m] = c
+                out_bin[m] = out_bin[i]
+                out_p[m] = out_p[i]
+                out_q[m] = out_q[i]
+                out_ns[m] = out_ns[i]
+                m += 1
+                i += 1
+            continue
+        listed[p] = m
+        first_of[p] = c
+        nt = 0
+        for e in range(n_ends):
+            for r in range(n_rolls):
+                b = boxes[e, c, r]
+                if not g_legal[g + r, b]:
+                    return -1
+                k = 2 * (b * n_pts + g_scores[e, g + r, b]) + five_bin[c, r]
+                if not seen[k]:
+                    seen[k] = True
+                    touched[nt] = k
+                    nt += 1
+                acc_p[k] += p_all[e, p, r]
+                acc_q[k] += p_no5[e, p, r]
+                acc_s[k] += p_ns[e, p, r]
+        for i in range(1, nt):                        # a few dozen bins: insertion sort
+            v = touched[i]
+            j = i - 1
+            while j >= 0 and touched[j] > v:
+                touched[j + 1] = touched[j]
+                j -= 1
+            touched[j + 1] = v
+        for i in range(nt):
+            k = touched[i]
+            if acc_p[k] > 0:
+                out_state[m] = c
+                out_bin[m] = k
+                out_p[m] = acc_p[k]
+                out_q[m] = acc_q[k]
+                out_ns[m] = acc_s[k]
+                m += 1
+            acc_p[k] = 0.0
+            acc_q[k] = 0.0
+            acc_s[k] = 0.0
+            seen[k] = False
+    return m
+
+
+@njit(cache=True)
+def uniform_bins(n_ends, g_inv, g_scores, g_legal, p_all, p_no5, p_ns, five_bin, n_pts,
+                 out_state, out_bin, out_p, out_q, out_ns, at):
+    """:func:`level_bins` for ``random``: each final roll's probability (``p_all[e]`` (R,)
+    the same in every state, and its parts) spread evenly over the roll's legal boxes.
+    States of one row group with the same bonus rolls copy the first one's list."""
+    n_states, n_rolls = five_bin.shape
+    n_boxes = g_legal.shape[1]
+    n_bins = 2 * n_boxes * n_pts
+    acc_p = np.zeros(n_bins)
+    acc_q = np.zeros(n_bins)
+    acc_s = np.zeros(n_bins)
+    seen = np.zeros(n_bins, dtype=np.bool_)
+    touched = np.empty(n_bins, dtype=np.int64)
+    n_groups = 0
+    for c in range(n_states):
+        n_groups = max(n_groups, g_inv[c] + 1)
+    listed = np.full(n_groups, -1, dtype=np.int64)
+    first_of = np.empty(n_groups, dtype=np.int64)
+    m = at
+    for c in range(n_states):
+        gi = g_inv[c]
+        g = gi * n_rolls
+        if listed[gi] >= 0:
+            c0 = first_of[gi]
+            same = True
+            for r in range(n_rolls):
+                if five_bin[c, r] != five_bin[c0, r]:
+                    same = False
+                    break
+            if same:
+                i = listed[gi]
+                while i < m and out_state[i] == c0:
+                    out_state[m] = c
+                    out_bin[m] = out_bin[i]
+                    out_p[m] = out_p[i]
+                    out_q[m] = out_q[i]
+                    out_ns[m] = out_ns[i]
+                    m += 1
+                    i += 1
+                continue
+        listed[gi] = m
+        first_of[gi] = c
+        nt = 0
+        for e in range(n_ends):
+            for r in range(n_rolls):
+                row = g + r
+                n_legal = 0
+                for b in range(n_boxes):
+                    if g_legal[row, b]:
+                        n_legal += 1
+                w = 1.0 / n_legal
+                a_p = p_all[e, r] * w
+                a_q = p_no5[e, r] * w
+                a_s = p_ns[e, r] * w
+                for b in range(n_boxes):
+                    if g_legal[row, b]:
+                        k = 2 * (b * n_pts + g_scores[e, row, b]) + five_bin[c, r]
+                        if not seen[k]:
+                            seen[k] = True
+                            touched[nt] = k
+                            nt += 1
+                        acc_p[k] += a_p
+                        acc_q[k] += a_q
+                        acc_s[k] += a_s
+        for i in range(1, nt):
+            v = touched[i]
+            j = i - 1
+            while j >= 0 and touched[j] > v:
+                touched[j + 1] = touched[j]
+                j -= 1
+            touched[j + 1] = v
+        for i in range(nt):
+            k = touched[i]
+            if acc_p[k] > 0:
+                out_state[m] = c
+                out_bin[m] = k
+                out_p[m] = acc_p[k]
+                out_q[m] = acc_q[k]
+                out_ns[m] = acc_s[k]
+                m += 1
+            acc_p[k] = 0.0
+            acc_q[k] = 0.0
+            acc_s[k] = 0.0
+            seen[k] = False
+    return m
+
+
+@njit(cache=True)
+def finish_moves(state, key, p, mask, u, flag, n_pts, n_u, n_flag, cap, is_upper, up_gain,
+                 five_box, unit, dst, shift, nb, box, pts, five_full):
+    """Each listed move's next state (flat index), points shift and parts.
+
+    Move i leaves state ``state[i]`` (``mask``, capped upper total ``u``, ``flag``) by
+    bin ``key[i]`` (``2 * (box * n_pts + points) + bonus``): the box's bit is set, an
+    upper box's points raise the total (capped at ``cap``), scoring the five box
+    ``five_box`` sets the flag (with ``n_flag == 2``); the stored points shift by
+    ``points + upper bonus (up_gain[u, points]) + bonus * unit`` less the rise of
+    the capped total. ``five_full`` (C,) gains ``p`` of each move scoring the five
+    box, move by move (as :meth:`RuleSet.fills_five_box`)."""
+    for i in range(len(key)):
+        c = state[i]
+        k = key[i]
+        b5 = k & 1
+        bp = k >> 1
+        b = bp // n_pts
+        pt = bp - b * n_pts
+        u0 = u[c]
+        u2 = u0
+        gain = pt + b5 * unit
+        if is_upper[b]:
+            u2 = min(u0 + pt, cap)
+            gain += up_gain[u0, pt]
+        f2 = flag[c]
+        if b == five_box and pt > 0:
+            five_full[c] += p[i]
+            if n_flag == 2:
+                f2 = 1
+        dst[i] = ((mask[c] | (np.int64(1) << b)) * n_u + u2) * n_flag + f2
+        shift[i] = gain - (u2 - u0)
+        nb[i] = b5
+        box[i] = b
+        pts[i] = pt
+
+
+@njit(cache=True)
+def next_rows(dst, row_of, seen):
+    """The next level's states (increasing flat index) and each move's row among them:
+    ``row_of`` (all states, -1 outside the level) is filled for them; ``seen`` scratch
+    of all states, False on entry and on return."""
+    n = 0
+    for i in range(len(dst)):
+        if not seen[dst[i]]:
+            seen[dst[i]] = True
+            n += 1
+    flat = np.empty(n, dtype=np.int64)
+    j = 0
+    for f in range(len(seen)):
+        if seen[f]:
+            flat[j] = f
+            row_of[f] = j
+            seen[f] = False
+            j += 1
+    rows = np.empty(len(dst), dtype=np.int64)
+    for i in range(len(dst)):
+        rows[i] = row_of[dst[i]]
+    return flat, rows
+
+
+@njit(cache=True)
+def push_counts(counts, drow, src, p, inc, n_next):
+    """(n_next, K) P(state and count j so far) pushed through moves adding ``inc[i]`` to
+    the count: per increment, ``out[drow[i], inc + j] += sum of p[i] * counts[src[i], j]``
+    (each increment's sums first, as a sparse (next state, state) matrix product)."""
+    n_k = counts.shape[1]
+    out = np.zeros((n_next, n_k))
+    tmp = np.zeros((n_next, n_k))
+    top = 0
+    for i in range(len(inc)):
+        top = max(top, inc[i])
+    for b in range(top + 1):
+        if b >= n_k:
+            break
+        tmp[:] = 0.0
+        hit = False
+        for i in range(len(p)):
+            if inc[i] == b:
+                hit = True
+                d, s, q = drow[i], src[i], p[i]
+                for j in range(n_k - b):
+                    tmp[d, j] += q * counts[s, j]
+        if hit:
+            for d in range(n_next):
+                for j in range(n_k - b):
+                    out[d, b + j] += tmp[d, j]
+    return out
 
 
 @njit(cache=True)
@@ -270,7 +578,7 @@ def served_final_roll_masses(first, plans, hold_after_first, growing, children, 
     """The turn's final roll under each of P keep plans, split by whether the dice are
     still the first throw's (served scores; holding every die is not a throw).
 
-    ``plans`` (J, P, R) the keep index of each roll, ``plans[0]`` with the most rerolls
+    ``plans`` (J, P, R) the keep row of each roll, ``plans[0]`` with the most rerolls
     left; a served roll follows the same plan (a strategy's keep does not see whether
     the dice are served) unless ``hold_after_first``: then once its first keep held
     every die it holds them to the end (optimal play). Fills ``out`` (P, R) the
@@ -285,8 +593,9 @@ def served_final_roll_masses(first, plans, hold_after_first, growing, children, 
     x = np.empty(n_rolls)
     x5 = np.empty(n_rolls)
     xs = np.empty(n_rolls)
-    y = np.empty(n_keeps)
-    y5 = np.empty(n_keeps)
+    yy = np.empty((n_keeps, 2))                  # columns: all, no five of a kind thrown
+    y = yy[:, 0]
+    y5 = yy[:, 1]
     for p in range(out.shape[0]):
         for r in range(n_rolls):
             x[r] = 0.0
@@ -306,16 +615,7 @@ def served_final_roll_masses(first, plans, hold_after_first, growing, children, 
                         if not is_five[r]:
                             y5[ks] += xs[r]
                         xs[r] = 0.0
-            for i in range(len(growing)):
-                k = growing[i]
-                a = y[k] * inv
-                if a != 0.0:
-                    for f in range(n_faces):
-                        y[children[k, f]] += a
-                b = y5[k] * inv
-                if b != 0.0:
-                    for f in range(n_faces):
-                        y5[children[k, f]] += b
+            push_up(yy, growing, children, inv)
             for r in range(n_rolls):
                 x[r] = y[roll_keep[r]]
                 x5[r] = 0.0 if is_five[r] else y5[roll_keep[r]]

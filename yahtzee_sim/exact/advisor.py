@@ -1,6 +1,6 @@
 """The advisor: every legal choice of a position with its exact expected score.
 
-This is the "hint" button of the seed 001 app, made exact. A position is the
+This is the "hint" button of the source 001 app, made exact. A position is the
 dice showing, the rolls left this turn and the score card (the filled boxes,
 the upper-section total, the value in the five-of-a-kind box). While rolls are
 left the choices are the distinct keeps of the dice; with no roll left they are

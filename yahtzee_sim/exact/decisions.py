@@ -38,6 +38,7 @@ recomputed and compared (a damaged or forged file is rebuilt with a one-line not
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import os
 import time
@@ -176,6 +177,14 @@ def _keep_picks(keep_values: np.ndarray, lat, roll_sub_pos: np.ndarray) -> np.nd
     sweep of the widget's own ``best_subkeep_mean``, carrying the keep index), which
     gives the same pick as an argmax over each roll's list, in a third of the work.
     """
+    kx = _kernels()
+    if kx is not None:
+        child, parent, keep_at, roll_pos = _lattice_pairs(lat)
+        out = np.empty((keep_values.shape[1], len(roll_pos)), dtype=np.uint8)
+        if not kx.keep_sweep(np.ascontiguousarray(keep_values), keep_at, child, parent, roll_pos,
+                             np.ascontiguousarray(roll_sub_pos, dtype=np.int16), out):
+            raise RuntimeError("decisions: a keep value is NaN")     # pragma: no cover
+        return out
     if np.isnan(keep_values).any():     # pragma: no cover - the widget evaluates every keep
         raise RuntimeError("decisions: a keep value is NaN")
     x = keep_values.copy()
@@ -191,6 +200,46 @@ def _keep_picks(keep_values: np.ndarray, lat, roll_sub_pos: np.ndarray) -> np.nd
     rb = lat.level_slices[lat.n_dice]
     keep = best[rb.start + lat.pos_of_roll]                         # (R, U) keep index
     return roll_sub_pos[np.arange(len(keep))[:, None], keep].T.astype(np.uint8)
+
+
+KERNELS = "numba"
+"""``"numba"``: the build's two inner loops compiled (:mod:`._decision_kernels`, the same
+table byte for byte); ``"numpy"``: in NumPy."""
+
+
+def _kernels():
+    """The compiled loops, or None (switched off, or numba missing)."""
+    if KERNELS != "numba":
+        return None
+    try:
+        from . import _decision_kernels
+    except ImportError:  # pragma: no cover - numba is a dependency
+        return None
+    return _decision_kernels
+
+
+@functools.lru_cache(maxsize=16)
+def _lattice_pairs(lat) -> tuple:
+    """The (position, parent position) pairs of the keep sweep, level by level upwards;
+    each position's keep index; each roll's position."""
+    child, parent = [], []
+    for s in range(1, lat.n_dice + 1):
+        lo = lat.level_slices[s].start
+        for n_j, par in lat.parent_slots[s]:
+            child.append(np.arange(lo, lo + n_j, dtype=np.int64))
+            parent.append(np.asarray(par, dtype=np.int64))
+    roll_pos = (lat.level_slices[lat.n_dice].start + np.asarray(lat.pos_of_roll)).astype(np.int64)
+    return np.concatenate(child), np.concatenate(parent), lat.keep_at.astype(np.int64), roll_pos
+
+
+def _precompile() -> None:
+    """Compile (or load from numba's cache) the build's loops before its workers fork."""
+    kx = _kernels()
+    if kx is not None:
+        z = np.zeros(1, np.int64)
+        kx.keep_sweep(np.zeros((2, 1), np.float32), np.zeros(2, np.int64), z, z, z,     # the mean widget's
+                      np.zeros((1, 2), np.int16), np.zeros((1, 1), np.uint8))
+        kx.first_best_box(np.zeros((1, 1)), np.zeros((1, 1), np.int64), np.zeros((1, 1), np.uint8))
 
 
 def _box_picks_generic(rules: RuleSet, space: StateSpace, values: np.ndarray, m, u, f, rolls,
@@ -244,6 +293,14 @@ def _box_picks(rules: RuleSet, space: StateSpace, values: np.ndarray, m, u, f, t
     bits = np.int64(1) << np.arange(b, dtype=np.int64)
     legal = rules.legal_boxes((m[:, None] & bits) != 0)
     worth = np.where(legal[:, box_of], gain + values[nxt], -np.inf).T.copy()    # (pairs, U)
+    kx = _kernels()
+    if kx is not None:
+        out = np.empty((n, r), dtype=np.uint8)
+        kx.first_best_box(worth, col.astype(np.int64), out)
+        special = _special_rolls(rules)
+        if len(special):
+            out[:, special] = _box_picks_generic(rules, space, values, m, u, f, special, throws)
+        return out
     pick = np.zeros((r, n), dtype=np.uint8)             # the first maximum, box by box
     best = worth[col[:, 0]]                             # (R, U) rows: roll by roll
     for j in range(1, b):
@@ -339,6 +396,7 @@ def _build(rules: RuleSet, values: np.ndarray, plan_values, served: bool, chunk:
     sboxes = make((n, r)) if served else None
     out = (keeps, boxes, sboxes)
     report(phase, 0, n)
+    _precompile()                   # once, here: the forked builders inherit the machine code
     args = (rules, space, values, plan_values, served, chunk, (m, u, f), out)
     run_parts(lambda part: _build_part(*args, part, workers,
                                        on_chunk=(lambda k: report(phase, k, n)) if part == 0 else None),

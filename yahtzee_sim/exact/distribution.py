@@ -1,7 +1,9 @@
 """Exact distribution of the final score of a state-based strategy.
 
 Over 600 lines: the forward pass of score masses shares the evaluation's chunks
-(:mod:`yahtzee_sim.exact.policy`) and carries every game event beside the score.
+(:mod:`yahtzee_sim.exact.policy`), carries every game event beside the score, and is
+the one pass :mod:`yahtzee_sim.exact.events` walks too (its level moves and move list
+live here with it).
 
 A strategy whose decisions depend only on the state (the filled boxes, the
 upper total up to the bonus threshold, whether the five-of-a-kind box holds its
@@ -35,15 +37,22 @@ five of a kind made by a turn's first throw (a Generala servida). There each tur
 ends with dice thrown again or still served, each with the strategy's own box and
 its own scores (see :mod:`yahtzee_sim.exact.policy`).
 
+Every level goes through one forward pass (:func:`_forward`, shared with
+:mod:`yahtzee_sim.exact.events`): the strategy's decisions for a chunk of states,
+the final-roll masses of its keep plans (the keep lattice's one forward push,
+:func:`~yahtzee_sim.exact._eval_kernels.push_up`, eight plans at a time), the
+chunk's moves listed by one compiled loop, then each caller pushes what it carries.
+
 Cost: memory is the (state, points) support of two consecutive levels plus the
 moves of one level. Optimal ``yahtzee`` visits 284,271 states (of 536,448
 reachable ones: the others have probability 0 under optimal play), with at most
-15.2 million (state, points) entries in a level (122 MB of float64). Its keeps
-and boxes are read from the optimal strategy's decision table (built once and
-cached on disk, then loaded in well under a second); the time goes to the
-final-roll masses, the (state, points) propagation (2 billion multiply-adds) and
-the aggregation of each chunk's moves, all compiled loops; see
-``benchmarks/RESULTS.md``.
+15.2 million (state, points) cells in a level before rows were cut to their support
+(a row stores its points from the least with positive probability: 1.1 billion
+multiply-adds instead of 2.0). Its keeps and boxes are read from the optimal
+strategy's decision table (built once and cached on disk, then loaded in well under
+a second); the time goes to the final-roll masses, the (state, points) propagation
+and the listing of each chunk's moves, all compiled loops: about 2.5 core-seconds
+warm; see ``benchmarks/RESULTS.md``.
 
 >>> dist = distribution("yacht", "keep-largest", options=["fill-in-order"])
 >>> from yahtzee_sim.exact.policy import policy_value
@@ -56,6 +65,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import dataclass, field
@@ -74,6 +84,7 @@ from . import cache as _cache
 from .policy import (DEFAULT_CHUNK_ROWS, PROBE_STATES, _box_array, _Decider, _points_bound, _probe,
                      _throw, EvalChunk, _uniform_served_distribution, evaluation_setup, final_roll_masses,
                      served_final_roll_masses)
+from .space import state_space
 
 __all__ = ["distribution", "ScoreDistribution", "pmf_mean_sd"]
 
@@ -208,14 +219,15 @@ class ScoreDistribution:
         """The headline numbers as a plain dict (JSON-able).
 
         >>> s = distribution("yacht", "keep-largest", options=["fill-in-order"]).summary()
-        >>> s["strategy"], s["rules"], round(s["five_box_50_rate"], 6)
+        >>> s["strategy"], s["rules"], round(s["five_box_full_rate"], 6)
         ('keep-largest', 'yacht+fill-in-order', 0.046029)
         """
         out = {"rules": self.rules.key, "strategy": self.strategy, "mean": self.mean,
                "sd": self.sd, "min_score": self.min_score, "max_score": self.max_score,
                "median": self.percentile(50),
                # the simulator's names for the same quantities (there: observed rates)
-               "upper_bonus_rate": self.p_upper_bonus, "five_box_50_rate": self.p_five_box_full,
+               "upper_bonus_rate": self.p_upper_bonus, "five_box_full_rate": self.p_five_box_full,
+               "five_box_50_rate": self.p_five_box_full,   # the earlier name, deprecated (CHANGELOG)
                "five_per_game": self.five_per_game,
                "p_five_of_a_kind_rolled": self.p_five_of_a_kind_rolled,
                "expected_five_bonuses": self.expected_five_bonuses,
@@ -330,110 +342,136 @@ def _uniform_final_roll_mass(d, avg_keep, is_five, n_rolls):
     return x[:, :1].T, x[:, 1:].T
 
 
+class _MoveList:
+    """A level's moves as the chunks give them: (source row, bin, probability, no five of
+    a kind thrown, no served five of a kind), written in place by the compiled loop,
+    then each move's (next state, points shift, bonus, box, points). One list serves
+    every level of a pass (:meth:`reset`): grown by doubling, never rebuilt per chunk
+    or level (fresh pages cost as much as the work on them)."""
+
+    def __init__(self, capacity: int = 1 << 16):
+        self.m = 0
+        self.arrays = self._alloc(max(int(capacity), 1))
+
+    @staticmethod
+    def _alloc(n):
+        return [np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64), np.empty(n),
+                np.empty(n), np.empty(n)] + [np.empty(n, dtype=np.int64) for _ in range(5)]
+
+    def reset(self) -> "_MoveList":
+        self.m = 0
+        return self
+
+    def room(self, extra: int) -> list:
+        """The listed arrays, with room for ``extra`` more moves."""
+        cap = len(self.arrays[0])
+        if self.m + extra > cap:
+            new = self._alloc(max(2 * cap, self.m + extra))
+            for a, b in zip(new[:5], self.arrays[:5]):
+                a[:self.m] = b[:self.m]
+            self.arrays = new
+        return self.arrays[:5]
+
+    def view(self) -> list:
+        """The listed moves, then the finished arrays to fill."""
+        return [a[:self.m] for a in self.arrays]
+
+
+@functools.lru_cache(maxsize=32)
+def _upper_gain_of_points(rules: RuleSet):
+    """(n_u, max points + 1) the upper bonus earned by writing p points in an upper box at
+    capped upper total u (what :meth:`RuleSet.upper_bonus_gain` gives on a one-box row:
+    it depends on the total and the points only)."""
+    from .space import state_space
+
+    n_u, n_pts = state_space(rules).n_u, _points_bound(rules)
+    if not rules.upper_bonus:
+        return np.zeros((n_u, n_pts), dtype=np.int64)
+    col = int(np.flatnonzero(rules.is_upper)[0])
+    one = np.zeros((n_u * n_pts, rules.n_boxes), dtype=np.int16)
+    one[:, col] = np.tile(np.arange(n_pts), n_u)
+    gain = rules.upper_bonus_gain(np.repeat(np.arange(n_u), n_pts), one)[:, col]
+    return gain.reshape(n_u, n_pts).astype(np.int64)
+
+
 def _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk, shown,
-                 five_ended=False):
+                 five_ended=False, out=None):
     """One level's moves. ``five_ended``: the moves' ``nb`` bit says the turn's final dice
     are five of a kind (in any state) instead of a five-of-a-kind bonus, for
-    :mod:`yahtzee_sim.exact.events` (the points shifts are then not the score's)."""
-    from ._eval_kernels import aggregate_moves
+    :mod:`yahtzee_sim.exact.events` (the points shifts are then not the score's).
+    ``out``: a :class:`_MoveList` to reuse (the previous level's moves are then gone)."""
+    from ._eval_kernels import finish_moves, level_bins, uniform_bins
 
     d = rules.dice
     is_five = (rules.five_face > 0) if rules.five_box is not None else \
         (d.roll_counts.max(axis=1) == rules.n_dice)
     unit = rules.five_bonus
-    n_boxes = rules.n_boxes
     n_pts = _points_bound(rules)
     served = rules.roll_dependent         # a turn ends with dice thrown again, or still served
-    parts = []
-    five_full = np.zeros(len(mask))
+    n_bins = 2 * rules.n_boxes * n_pts      # the most moves a state can have
     five_final = np.zeros(len(mask))
+    out = _MoveList() if out is None else out.reset()
     for lo in range(0, len(mask), per_chunk):
         hi = min(lo + per_chunk, len(mask))
         turn = EvalChunk(rules, sp, mask[lo:hi], u[lo:hi], flag[lo:hi])
         shown[0], shown[1] = shown[1], turn
         n, r = turn.n, turn.r
-        views = [turn, turn.served] if served else [turn]
-        # one bin per (box and points met in the chunk, bonus) of each state
-        met = np.zeros(n_boxes * n_pts, dtype=bool)
-        for view in views:
-            met[(np.arange(n_boxes) * n_pts)[None, :] + view.g_scores] = True
-        bp_of = np.cumsum(met) - 1
-        n_bp = int(met.sum())
         # per ending of the turn: its options, boxes, P(final roll), the part with no five
         # of a kind thrown, and the part that is not a served five of a kind
+        five_bin = np.zeros((n, r), dtype=np.int8)
+        if five_ended:
+            five_bin[:] = is_five
+        elif rules.five_bonus:
+            five_bin[turn.chunk[2] == 1] = is_five
         if uniform:
             if served:
                 p_u, p_s, p_u5 = _uniform_served_distribution(d, rules.n_rolls)
+                p_s5 = np.where(is_five, 0.0, p_s)
                 ends = [(turn, None, p_u[None, :], p_u5[None, :], p_u[None, :]),
-                        (turn.served, None, p_s[None, :], np.where(is_five, 0.0, p_s)[None, :],
-                         np.where(is_five, 0.0, p_s)[None, :])]
+                        (turn.served, None, p_s[None, :], p_s5[None, :], p_s5[None, :])]
             else:
                 p_all, p_no5 = _uniform_final_roll_mass(d, avg_keep, is_five, rules.n_rolls)
-                ends = [(turn, None, p_all, p_no5, None)]
-        else:
-            boxes, keeps = decide(turn)
-            if served:
-                p_u, p_s, p_u5 = served_final_roll_masses(d, keeps, rules.n_rolls, is_five,
-                                                          decide.hold_served)
-                p_s5 = np.where(is_five, 0.0, p_s)
-                ends = [(turn, boxes, p_u, p_u5, p_u),
-                        (turn.served, decide.served(turn, boxes), p_s, p_s5, p_s5)]
-            else:
-                p_all, p_no5 = final_roll_masses(d, keeps, rules.n_rolls, is_five)      # (P, R)
-                ends = [(turn, boxes, p_all, p_no5, None)]
-            plan_of = np.arange(n, dtype=np.intp) if keeps.rows is None else \
-                np.asarray(keeps.rows, dtype=np.intp)
-            five_bin = np.zeros((n, r), dtype=np.intp)
-            if five_ended:
-                five_bin[:] = is_five
-            elif rules.five_bonus:
-                five_bin[turn.chunk[2] == 1] = is_five
-        pb = np.zeros(n * n_bp * 2)
-        qb = np.zeros(n * n_bp * 2)
-        nsb = np.zeros(n * n_bp * 2) if served else None       # no served five of a kind
-        for view, view_boxes, p_all, p_no5, p_ns in ends:
-            if uniform:
+                ends = [(turn, None, p_all, p_no5, p_all)]
+            stack = (lambda i: np.concatenate([e[i] for e in ends]))
+            g_scores = np.stack([e[0].g_scores for e in ends]) if served else turn.g_scores[None]
+            arrays = out.room(n * min(r * len(ends) * rules.n_boxes, n_bins))
+            m = uniform_bins(len(ends), turn.g_inv.astype(np.intp), g_scores, turn.g_legal,
+                             stack(2), stack(3), stack(4), five_bin, n_pts, *arrays, out.m)
+            arrays[0][out.m:m] += lo
+            out.m = m
+            for _, _, p_all, _, _ in ends:
                 five_final[lo:hi] += p_all[0, is_five].sum()
-                opts = view.options
-                at = np.flatnonzero(opts.legal)
-                rows, bx = np.divmod(at, n_boxes)
-                w = 1.0 / np.bincount(rows, minlength=n * r)[rows]
-                st, roll = np.divmod(rows, r)
-                pts = opts.scores[rows, bx].astype(np.int64)
-                p, q = p_all[0, roll] * w, p_no5[0, roll] * w
-                nb = (is_five[roll] & (five_ended or turn.chunk[2][st] == 1)).astype(np.int64) \
-                    if rules.five_bonus or five_ended else 0
-                key = (st * n_bp + bp_of[bx * n_pts + pts]) * 2 + nb
-                pb += np.bincount(key, weights=p, minlength=n * n_bp * 2)
-                qb += np.bincount(key, weights=q, minlength=n * n_bp * 2)
-                if p_ns is not None:
-                    nsb += np.bincount(key, weights=p_ns[0, roll] * w, minlength=n * n_bp * 2)
-                continue
+            continue
+        boxes, keeps = decide(turn)
+        if served:
+            p_u, p_s, p_u5 = served_final_roll_masses(d, keeps, rules.n_rolls, is_five,
+                                                      decide.hold_served)
+            p_s5 = np.where(is_five, 0.0, p_s)
+            ends = [(turn, boxes, p_u, p_u5, p_u),
+                    (turn.served, decide.served(turn, boxes), p_s, p_s5, p_s5)]
+        else:
+            p_all, p_no5 = final_roll_masses(d, keeps, rules.n_rolls, is_five)      # (P, R)
+            ends = [(turn, boxes, p_all, p_no5, p_all)]
+        plan_of = np.arange(n, dtype=np.intp) if keeps.rows is None else \
+            np.asarray(keeps.rows, dtype=np.intp)
+        for _, _, p_all, _, _ in ends:
             five_final[lo:hi] += p_all[:, is_five].sum(axis=1)[plan_of]
-            args = (_box_array(view_boxes), turn.g_inv.astype(np.intp), view.g_scores, turn.g_legal,
-                    bp_of, n_pts, plan_of)
-            if not aggregate_moves(*args, p_all, p_no5, five_bin, pb.reshape(n, -1), qb.reshape(n, -1)):
-                raise RuntimeError("distribution: a decision table chose an illegal box")  # pragma: no cover
-            if p_ns is not None:
-                aggregate_moves(*args, p_ns, p_ns, five_bin, nsb.reshape(n, -1),
-                                np.zeros((n, 2 * n_bp)))
-        at = np.flatnonzero(pb > 0)
-        rest, nb_m = np.divmod(at, 2)
-        st_m, bp_m = np.divmod(rest, n_bp)
-        bx_m, pts_m = np.divmod(np.flatnonzero(met)[bp_m], n_pts)
-        m0, u0, f0 = mask[lo:hi][st_m], u[lo:hi][st_m], flag[lo:hi][st_m]
-        nxt = sp.next_flat(m0, u0, f0, pts_m, boxes=bx_m)
-        u_next = np.minimum(u0 + np.where(rules.is_upper[bx_m], pts_m, 0), sp.cap)
-        one = np.zeros((len(at), n_boxes), dtype=np.int16)
-        one[np.arange(len(at)), bx_m] = pts_m
-        up = rules.upper_bonus_gain(u0, one)[np.arange(len(at)), bx_m].astype(np.int64)
-        gain = pts_m + up + nb_m * unit
-        full = rules.fills_five_box(bx_m, pts_m)      # its full value (a served 60 too)
-        five_full[lo:hi] += np.bincount(st_m, weights=np.where(full, pb[at], 0.0), minlength=hi - lo)
-        parts.append((st_m + lo, nxt, gain - (u_next - u0), nb_m, pb[at], qb[at],
-                      nsb[at] if served else np.zeros(0), bx_m, pts_m))
-    src, dst, shift, nb, p, q, ns, bx, pts = (np.concatenate(a) for a in zip(*parts))
-    return _Moves(src, dst, shift, nb, p, q, five_full, five_final, ns if served else None, bx, pts)
+        stack = (lambda i: np.stack([e[i] for e in ends])) if served else (lambda i: ends[0][i][None])
+        all_boxes = np.stack([_box_array(e[1]) for e in ends]) if served else _box_array(boxes)[None]
+        g_scores = np.stack([e[0].g_scores for e in ends]) if served else turn.g_scores[None]
+        arrays = out.room(n * min(r * len(ends), n_bins))
+        m = level_bins(len(ends), all_boxes, turn.g_inv.astype(np.intp), g_scores, turn.g_legal,
+                       plan_of, stack(2), stack(3), stack(4), five_bin, n_pts, *arrays, out.m)
+        if m < 0:
+            raise RuntimeError("distribution: a decision table chose an illegal box")  # pragma: no cover
+        arrays[0][out.m:m] += lo
+        out.m = m
+    st, key, p, q, ns, dst, shift, nb, bx, pts = out.view()
+    five_full = np.zeros(len(mask))
+    finish_moves(st, key, p, mask, u, flag, n_pts, sp.n_u, sp.n_flag, sp.cap, rules.is_upper,
+                 _upper_gain_of_points(rules), rules.five_box_index, unit, dst, shift, nb, bx, pts,
+                 five_full)
+    return _Moves(st, dst, shift, nb, p, q, five_full, five_final, ns if served else None, bx, pts)
 
 
 # -- ragged storage of (state, points) ----------------------------------------------
@@ -441,67 +479,55 @@ def _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk,
 class _Level:
     """The states of one level with positive probability and their point distributions.
 
-    ``flat`` (S,) state indices, ``width`` (S,) support length of each row (points
-    stored relative to the state's capped upper total), ``start`` (S,) offset of each
-    row in ``data``.
+    ``flat`` (S,) state indices; row i stores the probabilities of the points
+    ``lo[i], lo[i] + 1, ..., lo[i] + width[i] - 1`` (points relative to the state's
+    capped upper total) from offset ``start[i]`` of ``data``. A row holds its support
+    only: the points below its least (a filled Chance, a scored straight) are never
+    stored nor pushed (the exact zeros of a row starting at 0 were 44% of optimal
+    ``yahtzee``'s multiply-adds).
     """
 
     flat: np.ndarray
+    lo: np.ndarray
     width: np.ndarray
     start: np.ndarray
     data: np.ndarray
 
     @classmethod
-    def empty(cls, flat, width):
+    def empty(cls, flat, lo, width):
         width = np.asarray(width, dtype=np.int64)
         start = np.concatenate([[0], np.cumsum(width)[:-1]]).astype(np.int64)
-        return cls(flat, width, start, np.zeros(int(width.sum())))
+        return cls(flat, np.asarray(lo, dtype=np.int64), width, start, np.zeros(int(width.sum())))
 
     def mass(self) -> np.ndarray:
         return np.add.reduceat(self.data, self.start) if len(self.data) else np.zeros(0)
 
 
-def _propagate(level: _Level, moves: _Moves, row_of: np.ndarray) -> _Level:
+def _propagate(level: _Level, moves: _Moves, next_flat, drow) -> _Level:
     """Push (state, points) through one level's moves: each move adds its probability
-    times the source row into the destination row, shifted by the move's points (a
-    compiled loop over the moves, :func:`~yahtzee_sim.exact._eval_kernels.scatter_moves`)."""
-    from ._eval_kernels import row_widths, scatter_moves
+    times the source row into the destination row ``drow`` (of the states
+    ``next_flat``), shifted by the move's points (a compiled loop over the moves,
+    :func:`~yahtzee_sim.exact._eval_kernels.propagate`)."""
+    from ._eval_kernels import propagate
 
-    width_src = level.width[moves.src]
-    seen = np.zeros(len(row_of), dtype=bool)        # the next states, without sorting the moves
-    seen[moves.dst] = True
-    dst_u = np.flatnonzero(seen)
-    row_of[dst_u] = np.arange(len(dst_u))
-    dst_row = row_of[moves.dst]
-    need = np.zeros(len(dst_u), dtype=np.int64)
-    row_widths(dst_row, width_src + moves.shift, need)
-    nxt = _Level.empty(dst_u, need)
-    dst_start = nxt.start[dst_row] + moves.shift
-    scatter_moves(level.data, level.start[moves.src], width_src, dst_start, moves.p, nxt.data)
-    return nxt
+    lo, width, start = (np.empty(len(next_flat), dtype=np.int64) for _ in range(3))
+    data = propagate(level.data, level.lo, level.width, level.start, moves.src, drow,
+                     moves.shift, moves.p, lo, width, start)
+    return _Level(next_flat, lo, width, start, data)
 
 
-def _push_no_five(no5, moves: _Moves, row_of_next, n_next, p_no5=None):
+def _push_no_five(no5, moves: _Moves, drow, n_next, p_no5=None):
     """P(reach each next state with no five of a kind thrown so far), or with ``p_no5``
-    another event's moves (no served five of a kind)."""
-    drow = row_of_next[moves.dst]
+    another event's moves (no served five of a kind); ``drow`` each move's next row."""
     p_no5 = moves.p_no5 if p_no5 is None else p_no5
     return np.bincount(drow, weights=no5[moves.src] * p_no5, minlength=n_next)
 
 
-def _push_bonus_counts(counts, moves: _Moves, row_of_next, n_next):
+def _push_bonus_counts(counts, moves: _Moves, drow, n_next):
     """(rows, k) P(state and exactly j bonuses so far), pushed forwards."""
-    from scipy import sparse
+    from ._eval_kernels import push_counts
 
-    drow = row_of_next[moves.dst]
-    k = counts.shape[1]
-    out = np.zeros((n_next, k))
-    for b in np.unique(moves.nb):
-        sel = moves.nb == b
-        m = sparse.csr_matrix((moves.p[sel], (drow[sel], moves.src[sel])),
-                              shape=(n_next, len(counts)))
-        out[:, b:] += (m @ counts)[:, :k - b]
-    return out
+    return push_counts(counts, drow, moves.src, moves.p, moves.nb, n_next)
 
 
 DIST_VERSION = 2
@@ -606,30 +632,38 @@ def distribution(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
     return dist
 
 
-def _distribution(rules, strat, chunk_rows, progress) -> ScoreDistribution:
-    t0 = time.perf_counter()
-    sp, uniform, avg_keep, is_subkeep, table, counts = evaluation_setup(rules, strat, "distribution")
+@dataclass
+class _Step:
+    """One level of the forward pass: its states (``flat``), its moves, the next
+    level's states (``next_flat``, increasing) and each move's row among them."""
+
+    flat: np.ndarray
+    moves: _Moves
+    next_flat: np.ndarray
+    drow: np.ndarray
+
+
+def _forward(rules, strat, what, chunk_rows, progress, five_ended=False):
+    """The one forward pass of the exact evaluations that carry probabilities turn by
+    turn (this module's score distribution, :mod:`~yahtzee_sim.exact.events`'s card
+    events): from the fresh card, per level of filled boxes, the states reached, the
+    strategy's moves (checked against its keep() and box() on the probe states) and
+    where they lead. Yields ``uniform`` first, then one :class:`_Step` per level;
+    each caller pushes what it carries through the step's moves."""
+    from ._eval_kernels import next_rows
+
+    sp, uniform, avg_keep, is_subkeep, _, _ = evaluation_setup(rules, strat, what)
+    yield uniform
     decide = _Decider(strat, rules, is_subkeep, ties_ok=True)
-    d = rules.dice
-    per_chunk = max(1, int(chunk_rows) // d.n_rolls)
+    per_chunk = max(1, int(chunk_rows) // rules.dice.n_rolls)
     row_of = np.full(sp.size, -1, dtype=np.int64)
-    level = _Level.empty(np.array([sp.flat(0, 0, 0)], dtype=np.int64), np.array([1]))
-    level.data[0] = 1.0
-    row_of[level.flat] = 0
-    no5 = np.ones(1)
-    no_served = np.ones(1)          # P(state and no served five of a kind so far)
-    max_bonus = sp.n_boxes if rules.five_bonus else 0
-    bonus_count = np.zeros((1, max_bonus + 1))
-    bonus_count[0, 0] = 1.0
-    p_five_full = 0.0
-    five_per_game = 0.0
-    lv = {"filled": [], "states": [], "entries": [], "moves": [], "seconds": []}
-    shown = [None, None]
-    n_states = 0
+    seen = np.zeros(sp.size, dtype=bool)
+    shown: list = [None, None]
+    move_list = _MoveList()
+    fl = np.array([sp.flat(0, 0, 0)], dtype=np.int64)
+    label = f"{what} of {strat.name} on {rules.key}"
     for k in range(sp.n_boxes):
-        t_level = time.perf_counter()
-        progress(f"distribution of {strat.name} on {rules.key}", k, sp.n_boxes)
-        fl = level.flat
+        progress(label, k, sp.n_boxes)
         flag = fl % sp.n_flag
         u = (fl // sp.n_flag) % sp.n_u
         mask = fl // (sp.n_flag * sp.n_u)
@@ -637,29 +671,55 @@ def _distribution(rules, strat, chunk_rows, progress) -> ScoreDistribution:
             probe = EvalChunk(rules, sp, mask[:PROBE_STATES], u[:PROBE_STATES], flag[:PROBE_STATES])
             shown[0], shown[1] = shown[1], probe
             decide.check(probe, *_probe(strat, rules, probe, is_subkeep))
-        moves = _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk, shown)
+        moves = _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk, shown,
+                             five_ended=five_ended, out=move_list)
+        nxt, drow = next_rows(moves.dst, row_of, seen)
+        yield _Step(fl, moves, nxt, drow)
+        row_of[nxt] = -1
+        fl = nxt
+    progress(label, sp.n_boxes, sp.n_boxes)
+
+
+def _distribution(rules, strat, chunk_rows, progress) -> ScoreDistribution:
+    t0 = time.perf_counter()
+    sp = state_space(rules)
+    passing = _forward(rules, strat, "distribution", chunk_rows, progress)
+    uniform = next(passing)
+    level = _Level.empty(np.array([sp.flat(0, 0, 0)], dtype=np.int64), np.zeros(1), np.array([1]))
+    level.data[0] = 1.0
+    no5 = np.ones(1)
+    no_served = np.ones(1)          # P(state and no served five of a kind so far)
+    max_bonus = sp.n_boxes if rules.five_bonus else 0
+    bonus_count = np.zeros((1, max_bonus + 1))
+    bonus_count[0, 0] = 1.0
+    p_five_full = 0.0
+    five_per_game = 0.0
+    lv: dict = {"filled": [], "states": [], "entries": [], "moves": [], "seconds": []}
+    n_states = 0
+    t_level = time.perf_counter()
+    for k, step in enumerate(passing):
+        moves, drow, n_next = step.moves, step.drow, len(step.next_flat)
         mass = level.mass()
         p_five_full += float(mass @ moves.five_full)
         five_per_game += float(mass @ moves.five_final)
-        nxt = _propagate(level, moves, row_of)
+        nxt = _propagate(level, moves, step.next_flat, drow)
         if moves.p_no_served is not None:
-            no_served = _push_no_five(no_served, moves, row_of, len(nxt.flat), moves.p_no_served)
-        no5 = _push_no_five(no5, moves, row_of, len(nxt.flat))
-        bonus_count = _push_bonus_counts(bonus_count, moves, row_of, len(nxt.flat))
-        n_states += len(fl)
+            no_served = _push_no_five(no_served, moves, drow, n_next, moves.p_no_served)
+        no5 = _push_no_five(no5, moves, drow, n_next)
+        bonus_count = _push_bonus_counts(bonus_count, moves, drow, n_next)
+        n_states += len(step.flat)
         lv["filled"].append(k)
-        lv["states"].append(len(fl))
+        lv["states"].append(len(step.flat))
         lv["entries"].append(len(level.data))
         lv["moves"].append(len(moves.p))
         lv["seconds"].append(time.perf_counter() - t_level)
-        row_of[fl] = -1
+        t_level = time.perf_counter()
         level = nxt
-    progress(f"distribution of {strat.name} on {rules.key}", sp.n_boxes, sp.n_boxes)
     # the full cards: final score = stored points + capped upper total
     fl = level.flat
     u = (fl // sp.n_flag) % sp.n_u
     row = np.repeat(np.arange(len(fl)), level.width)
-    offset = np.arange(len(row)) - np.repeat(level.start, level.width)
+    offset = np.arange(len(row)) - np.repeat(level.start - level.lo, level.width)
     score = u[row] + offset
     pmf = np.bincount(score, weights=level.data)
     pmf = np.trim_zeros(pmf, "b") if pmf.any() else pmf

@@ -1,15 +1,16 @@
 """Exact distributions of a game's card events under a state-based strategy.
 
 The same forward pass as :func:`~yahtzee_sim.exact.distribution.distribution` (its
-level moves, through the evaluation's chunks of :mod:`yahtzee_sim.exact.policy`), but
-carrying, instead of the points so far, the few counts users ask about:
+``_forward``: the level moves, through the evaluation's chunks of
+:mod:`yahtzee_sim.exact.policy`), but carrying, instead of the points so far, the few counts users ask about:
 
 * the points written in each box: a box is filled by exactly one move of the game,
   so P(box b holds x) is the sum over levels of P(reach the state) times P(the turn
   writes x in b) -- only the states' probabilities are pushed forward;
 * the number of boxes scored 0 and the number of turns whose final dice are five of a
   kind: counts of at most one per turn, carried as a (state, count) array of
-  ``boxes + 1`` columns (each move adds 0 or 1).
+  ``boxes + 1`` columns (each move adds 0 or 1), pushed by the compiled loop that
+  pushes the score distribution's bonus counts.
 
 The moves are keyed by the turn's box, its points and whether its final dice are five
 of a kind, so one pass gives every event. Served scores (Generala) are covered: a turn
@@ -34,16 +35,8 @@ import numpy as np
 from ..rules import RuleSet, get_rules
 from ..strategy import Strategy, get_strategy
 from ..validate import whole_number
-from .distribution import _level_moves
-from .policy import (
-    DEFAULT_CHUNK_ROWS,
-    PROBE_STATES,
-    EvalChunk,
-    _Decider,
-    _points_bound,
-    _probe,
-    evaluation_setup,
-)
+from .distribution import _forward
+from .policy import DEFAULT_CHUNK_ROWS, _points_bound
 
 __all__ = ["EventDistribution", "event_distribution"]
 
@@ -96,21 +89,6 @@ class EventDistribution:
         return float(np.arange(len(p)) @ p)
 
 
-def _push_counts(counts, drow, src, p, inc, n_next):
-    """(rows, K) P(state and count j so far) pushed through moves adding ``inc`` (0 or 1):
-    one sparse (next state, state) matrix per increment, as the score's bonus counts."""
-    from scipy import sparse
-
-    k = counts.shape[1]
-    out = np.zeros((n_next, k))
-    for c in (0, 1):
-        sel = inc == c
-        if sel.any():
-            m = sparse.csr_matrix((p[sel], (drow[sel], src[sel])), shape=(n_next, len(counts)))
-            out[:, c:] += (m @ counts)[:, :k - c]
-    return out
-
-
 def event_distribution(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
                        chunk_rows: int = DEFAULT_CHUNK_ROWS, progress=None) -> EventDistribution:
     """Exact distributions of every box's points, of the number of zeros on the card and
@@ -124,45 +102,29 @@ def event_distribution(rules: str | RuleSet, strategy: str | Strategy, *, option
     (True, 'deterministic')
     """
     from ..progress import as_progress
+    from ._eval_kernels import push_counts
 
     rules = get_rules(rules, options)
     strat = get_strategy(strategy)
     chunk_rows = whole_number(chunk_rows, "chunk_rows")
-    progress = as_progress(progress)
     t0 = time.perf_counter()
-    sp, uniform, avg_keep, is_subkeep, _, _ = evaluation_setup(rules, strat, "event distribution")
-    decide = _Decider(strat, rules, is_subkeep, ties_ok=True)
-    per_chunk = max(1, int(chunk_rows) // rules.dice.n_rolls)
-    n_b = sp.n_boxes
+    passing = _forward(rules, strat, "event distribution", chunk_rows, as_progress(progress),
+                       five_ended=True)
+    uniform = next(passing)
+    n_b = rules.n_boxes
     n_pts = _points_bound(rules)
     box_mass = np.zeros((n_b, n_pts))
-    flat = np.array([sp.flat(0, 0, 0)], dtype=np.int64)
     mass: np.ndarray = np.ones(1)
     zeros = np.zeros((1, n_b + 1))
     zeros[0, 0] = 1.0
     five = zeros.copy()
-    shown: list = [None, None]
-    what = f"event distribution of {strat.name} on {rules.key}"
-    for k in range(n_b):
-        progress(what, k, n_b)
-        flag = flat % sp.n_flag
-        u = (flat // sp.n_flag) % sp.n_u
-        mask = flat // (sp.n_flag * sp.n_u)
-        if not uniform:
-            probe = EvalChunk(rules, sp, mask[:PROBE_STATES], u[:PROBE_STATES], flag[:PROBE_STATES])
-            shown[0], shown[1] = shown[1], probe
-            decide.check(probe, *_probe(strat, rules, probe, is_subkeep))
-        mv = _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk, shown,
-                          five_ended=True)
+    for step in passing:
+        mv, drow, n_next = step.moves, step.drow, len(step.next_flat)
         w = mass[mv.src] * mv.p                       # P(reach the state and make this move)
         box_mass += np.bincount(mv.box * n_pts + mv.pts, weights=w, minlength=n_b * n_pts).reshape(n_b, n_pts)
-        nxt, inverse = np.unique(mv.dst, return_inverse=True)
-        drow = inverse.ravel()
-        zeros = _push_counts(zeros, drow, mv.src, mv.p, (mv.pts == 0).astype(np.int64), len(nxt))
-        five = _push_counts(five, drow, mv.src, mv.p, mv.nb.astype(np.int64), len(nxt))
-        mass = np.bincount(drow, weights=w, minlength=len(nxt))
-        flat = nxt.astype(np.int64)
-    progress(what, n_b, n_b)
+        zeros = push_counts(zeros, drow, mv.src, mv.p, (mv.pts == 0).astype(np.int64), n_next)
+        five = push_counts(five, drow, mv.src, mv.p, mv.nb, n_next)
+        mass = np.bincount(drow, weights=w, minlength=n_next)
     box_pmf = {}
     for b, name in enumerate(rules.box_names):
         p = box_mass[b]

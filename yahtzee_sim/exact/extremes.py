@@ -1,4 +1,4 @@
-"""Best and worst possible score cards (seed 000's extreme scores), computed exactly.
+"""Best and worst possible score cards (source 000's extreme scores), computed exactly.
 
 The player is assumed to choose the dice as well as the moves: every turn picks any
 of the final rolls (252 for five dice) and a box that the rules allow for it. The
@@ -47,8 +47,8 @@ if TYPE_CHECKING:  # imported where a table is made: keeps the CLI's start-up fa
     import pandas as pd
 
 __all__ = [
-    "CONSTRAINTS", "KINDS", "SEED_CLAIMS", "SEED_READINGS", "ExtremeResult", "constraint_notes",
-    "extreme_score", "extreme_values", "parse_constraints", "seed_claims_table",
+    "CONSTRAINTS", "KINDS", "SOURCE_CLAIMS", "SOURCE_READINGS", "SEED_CLAIMS", "SEED_READINGS", "ExtremeResult", "constraint_notes",
+    "extreme_score", "extreme_values", "parse_constraints", "source_claims_table", "seed_claims_table",
 ]
 
 KINDS = ("max", "min")
@@ -68,7 +68,7 @@ CONSTRAINTS: dict[str, str] = {
 }
 """Restrictions on the (roll, box) moves, by name, with what each one forbids."""
 
-SEED_CLAIMS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+SOURCE_CLAIMS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("maximum", "max", ()),
     ("maximum without joker points in Full house and the straights", "max", ("no-joker-points",)),
     ("maximum with every combination made naturally", "max", ("natural",)),
@@ -78,18 +78,18 @@ SEED_CLAIMS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("minimum without five of a kind", "min", ("no-five-of-a-kind",)),
     ("minimum with no box at zero", "min", ("no-zero",)),
 )
-"""Seed 000's eight extreme-score claims as (description, kind, constraints).
+"""Source 000's eight extreme-score claims as (description, kind, constraints).
 
 The claimed numbers are deliberately not here: the project computes them, and the
-tests compare with the seed."""
+tests compare with the source."""
 
-SEED_READINGS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+SOURCE_READINGS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("maximum without any Yahtzee bonus, if five of a kind may only go in the Yahtzee box",
      "max", ("five-only-in-five-box",)),
     ("minimum with no box at zero, if five of a kind may only go in the Yahtzee box",
      "min", ("no-zero", "five-only-in-five-box")),
 )
-"""The readings under which seed 000's recipes for two claims are optimal.
+"""The readings under which source 000's recipes for two claims are optimal.
 
 Its "without any Yahtzee bonus" and "no box at zero" recipes never roll a five of a
 kind except for the Yahtzee box; taken literally the two restrictions allow more
@@ -582,37 +582,41 @@ def extreme_score(rules: str | RuleSet = "yahtzee", *, kind: str = "max", constr
                          notes=constraint_notes(rules, cons), seconds=time.perf_counter() - start)
 
 
-def seed_claims_table(rules: str | RuleSet = "yahtzee", *, options: Iterable[str] = (),
+def source_claims_table(rules: str | RuleSet = "yahtzee", *, options: Iterable[str] = (),
                       readings: bool = True, progress=None) -> pd.DataFrame:
-    """All of seed 000's extreme-score claims computed for one rule set.
+    """All of source 000's extreme-score claims computed for one rule set.
 
-    One row per claim (:data:`SEED_CLAIMS`), plus, with ``readings=True``, the
-    alternative readings of :data:`SEED_READINGS`. Columns: claim, kind,
+    One row per claim (:data:`SOURCE_CLAIMS`), plus, with ``readings=True``, the
+    alternative readings of :data:`SOURCE_READINGS`. Columns: claim, kind,
     constraint, score (``<NA>`` when infeasible), note. ``progress`` (a
     :mod:`yahtzee_sim.progress` callback) sees one step per claim.
 
-    >>> t = seed_claims_table("yacht-classic", readings=False)
+    >>> t = source_claims_table("yacht-classic", readings=False)
     >>> len(t), int(t.loc[t["claim"] == "minimum", "score"].iloc[0])
     (8, 5)
     """
     rules = get_rules(rules, options)
     rows = []
-    entries = list(SEED_CLAIMS) + (list(SEED_READINGS) if readings else [])
+    entries = list(SOURCE_CLAIMS) + (list(SOURCE_READINGS) if readings else [])
     report = as_progress(progress)
     todo = {(kind, parse_constraints(cons)) for _, kind, cons in entries} - {k[1:] for k in _TABLES if k[0] is rules}
     if todo:
         check_extremes_work(rules, len(todo), report)
     for i, (claim, kind, cons) in enumerate(entries):
-        report(f"seed 000's claims for {rules.key}", i, len(entries))
+        report(f"source 000's claims for {rules.key}", i, len(entries))
         res = extreme_score(rules, kind=kind, constraint=cons)
         rows.append({
             "claim": claim, "kind": kind, "constraint": "+".join(cons) or "-",
-            "score": res.score, "reading": "literal" if i < len(SEED_CLAIMS) else "seed's recipe",
+            "score": res.score, "reading": "literal" if i < len(SOURCE_CLAIMS) else "the source's recipe",
             "note": "; ".join(res.notes) if res.feasible else "no card satisfies this; " + "; ".join(res.notes),
         })
-    report(f"seed 000's claims for {rules.key}", len(entries), len(entries))
+    report(f"source 000's claims for {rules.key}", len(entries), len(entries))
     import pandas as pd
 
     frame = pd.DataFrame(rows)
     frame["score"] = frame["score"].astype("Int64")
     return frame
+
+
+# the earlier names (a "seed" was a source document then), kept for users' scripts
+SEED_CLAIMS, SEED_READINGS, seed_claims_table = SOURCE_CLAIMS, SOURCE_READINGS, source_claims_table

@@ -44,7 +44,7 @@ import numpy as np
 if TYPE_CHECKING:  # pandas is imported where a table is made: start-up stays fast
     import pandas as pd
 
-from ..forkpool import fork_workers, run_parts
+from ..forkpool import default_jobs, fork_workers, run_parts
 from ..rules import RuleSet, get_rules
 from ..strategy import Strategy, get_strategy
 from .policy import move_steps
@@ -363,17 +363,6 @@ class _Acc:
             self.best.add(w, rec)
 
 
-def default_workers() -> int:
-    """Processes sharing each level (the exact engine's default: the CPUs available, at most 2).
-
-    >>> default_workers() in (1, 2)
-    True
-    """
-    from ..forkpool import default_workers as engine_workers
-
-    return engine_workers()
-
-
 @renamed_keywords(workers="jobs")   # jobs, as the runner's: one word for the processes
 def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(), solution=None,
                     chunk_rows: int = DEFAULT_CHUNK_ROWS, top: int = TOP_POSITIONS,
@@ -392,7 +381,7 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
         within about 1e-4 only).
     chunk_rows : (state, roll) rows worked at once (memory bound).
     top : how many of the costliest positions to keep.
-    jobs : processes sharing each level's states (default :func:`default_workers`: 2
+    jobs : processes sharing each level's states (default :func:`~yahtzee_sim.forkpool.default_jobs`: 2
         where two CPUs are available); the sums are the same up to rounding. ``workers=``,
         its old name, still works (deprecated).
     progress : a callback ``progress(phase, done, total)`` told after each level.
@@ -420,7 +409,7 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
     strat = get_strategy(strategy)
     chunk_rows = whole_number(chunk_rows, "chunk_rows")
     top = whole_number(top, "top", low=0)
-    workers = default_workers() if jobs is None else whole_number(jobs, "jobs")
+    workers = default_jobs() if jobs is None else whole_number(jobs, "jobs")
     workers = fork_workers(int(workers))          # one process where this one cannot fork
     from .space import require_solvable
 

@@ -689,49 +689,61 @@ class _Decider:
 
 # -- the keep lattice, pushed forwards ----------------------------------------------
 @functools.lru_cache(maxsize=None)
-def _push_matrices(dice):
-    """Per keep size s < n_dice: (keeps of size s, keeps of size s + 1, sparse (n_{s+1}, n_s)
-    matrix spreading a keep's mass evenly over one more die of each face)."""
-    from scipy import sparse
+def forward_lattice(dice):
+    """The keep lattice as every forward push walks it
+    (:func:`~yahtzee_sim.exact._eval_kernels.push_up`), in the solver's layout (one row per
+    keep at :func:`~yahtzee_sim.exact._solver_lattice.lattice`'s position): ``walk`` the
+    rows of the keeps below a full roll (smaller keeps first, by keep index within a
+    size), ``children`` (K, F) each row's keeps with one more die of each face,
+    ``roll_pos`` (R,) the row of each roll, ``pos`` (K,) the row of each keep index.
 
-    f = dice.n_faces
-    out = []
-    for s in range(dice.n_dice):
-        ks = np.flatnonzero(dice.keep_size == s)
-        kn = np.flatnonzero(dice.keep_size == s + 1)
-        pos = np.full(dice.n_keeps, -1, dtype=np.int64)
-        pos[kn] = np.arange(len(kn))
-        ch = pos[dice.keep_children[ks]]                     # (n_s, F)
-        cols = np.repeat(np.arange(len(ks)), f)
-        m = sparse.csr_matrix((np.full(ch.size, 1.0 / f), (ch.ravel(), cols)),
-                              shape=(len(kn), len(ks)))
-        m.sum_duplicates()
-        out.append((ks, kn, m))
-    return tuple(out)
+    >>> from yahtzee_sim.dice import dice_tables
+    >>> walk, children, roll_pos, pos = forward_lattice(dice_tables(5, 6))
+    >>> len(walk), len(roll_pos), bool(np.array_equal(np.sort(pos), np.arange(462)))
+    (210, 252, True)
+    """
+    from ._solver_lattice import lattice
+
+    pos = lattice(dice).pos_of_keep.astype(np.intp)
+    order = np.argsort(dice.keep_size, kind="stable")
+    below = order[dice.keep_size[order] < dice.n_dice]
+    walk = pos[below]
+    children = np.zeros((dice.n_keeps, dice.n_faces), dtype=np.intp)
+    children[walk] = pos[dice.keep_children[below]]
+    out = (walk, children, pos[dice.roll_keep_index].astype(np.intp), pos)
+    for a in out:
+        a.setflags(write=False)
+    return out
 
 
 def _throw(dice, keep_mass: np.ndarray) -> np.ndarray:
-    """(K, C) mass on the keeps -> (R, C) mass on the rolls after rerolling the rest."""
-    y = keep_mass
-    for ks, kn, m in _push_matrices(dice):
-        y[kn] += m @ y[ks]
-    return y[dice.roll_keep_index]
+    """(K, C) mass on the keeps (keep index order) -> (R, C) mass on the rolls after
+    rerolling the rest."""
+    from ._eval_kernels import throw_masses
+
+    walk, children, roll_pos, pos = forward_lattice(dice)
+    y = np.zeros((dice.n_keeps, keep_mass.shape[1]))
+    y[pos] = keep_mass
+    out = np.empty((dice.n_rolls, keep_mass.shape[1]))
+    throw_masses(y, walk, children, roll_pos, out)
+    return out
+
+
+def _row_lookup(dice, lookup) -> np.ndarray:
+    """(R, S) the lattice row of each plan entry: ``lookup`` (R, S) keep indices (-1
+    padding), or None for plans that hold keep indices themselves."""
+    pos = forward_lattice(dice)[3]
+    if lookup is None:
+        return _identity_rows(dice)
+    lookup = np.asarray(lookup)
+    return np.where(lookup >= 0, pos[np.maximum(lookup, 0)], -1).astype(np.intp)
 
 
 @functools.lru_cache(maxsize=None)
-def _growth(dice):
-    """The keep lattice for :func:`~yahtzee_sim.exact._eval_kernels.final_roll_masses`:
-    the keeps below a full roll (smallest first), each keep's children, each roll's keep."""
-    order = np.argsort(dice.keep_size, kind="stable")
-    growing = order[dice.keep_size[order] < dice.n_dice].astype(np.intp)
-    return growing, dice.keep_children.astype(np.intp), dice.roll_keep_index.astype(np.intp)
-
-
-@functools.lru_cache(maxsize=None)
-def _identity_lookup(dice):
-    """(R, K): keep k of every roll is keep k (plans that hold keep indices)."""
-    return np.ascontiguousarray(np.broadcast_to(np.arange(dice.n_keeps, dtype=np.intp),
-                                                (dice.n_rolls, dice.n_keeps)))
+def _identity_rows(dice) -> np.ndarray:
+    """(R, K): keep k of every roll, as its lattice row (plans that hold keep indices).
+    Writable like the other lookups: one compiled variant of the kernels."""
+    return np.ascontiguousarray(np.broadcast_to(forward_lattice(dice)[3], (dice.n_rolls, dice.n_keeps)))
 
 
 def final_roll_masses(dice, keeps: _Keeps, n_rolls: int, is_five=None):
@@ -746,12 +758,12 @@ def final_roll_masses(dice, keeps: _Keeps, n_rolls: int, is_five=None):
             plans = plans.astype(np.intp, copy=False)
     else:
         plans = np.zeros((0, 1, dice.n_rolls), dtype=np.intp)
-    lookup = keeps.lookup if keeps.lookup is not None else _identity_lookup(dice)
+    lookup = _row_lookup(dice, keeps.lookup)
     n_plans = plans.shape[1]
     out = np.empty((n_plans, dice.n_rolls))
     out_no5 = np.empty((n_plans if is_five is not None else 0, dice.n_rolls))
     five = np.zeros(dice.n_rolls, dtype=bool) if is_five is None else np.asarray(is_five, dtype=bool)
-    kernel(dice.first_roll_prob, plans, lookup, *_growth(dice), five, out, out_no5)
+    kernel(dice.first_roll_prob, plans, lookup, *forward_lattice(dice)[:3], five, out, out_no5)
     return out, (out_no5 if is_five is not None else None)
 
 
@@ -770,14 +782,14 @@ def served_final_roll_masses(dice, keeps: _Keeps, n_rolls: int, is_five, hold_se
     ``hold_served`` the two masses add up to :func:`final_roll_masses`'s (up to rounding)."""
     from ._eval_kernels import served_final_roll_masses as kernel
 
-    lookup = keeps.lookup if keeps.lookup is not None else _identity_lookup(dice)
+    lookup = _row_lookup(dice, keeps.lookup)
     roll = np.arange(dice.n_rolls)[None, :]
     j_all = range(n_rolls - 1, 0, -1)
     plans = np.stack([lookup[roll, keeps.plans[j]] for j in j_all]).astype(np.intp) if n_rolls > 1 \
         else np.zeros((0, 1, dice.n_rolls), dtype=np.intp)
     n_plans = plans.shape[1]
     out, out_s, out_no5 = (np.empty((n_plans, dice.n_rolls)) for _ in range(3))
-    growing, children, roll_keep = _growth(dice)
+    growing, children, roll_keep, _ = forward_lattice(dice)
     kernel(dice.first_roll_prob, plans, bool(hold_served), growing, children, roll_keep,
            np.asarray(is_five, dtype=bool), out, out_s, out_no5)
     return out, out_s, out_no5

@@ -35,7 +35,7 @@ import numpy as np
 __all__ = ["win_odds", "WinOdds", "win_matrix", "MAX_PLAYERS", "require_score_decides"]
 
 MAX_PLAYERS = 20
-"""Largest table handled (seed 000 names a platform for up to 20 players)."""
+"""Largest table handled (source 000 names a platform for up to 20 players)."""
 
 
 def _as_pmf(p, i) -> np.ndarray:

@@ -6,7 +6,7 @@
   optimal play against theta, exactly;
 * the exact two-player win matrix of the ladder and the exact odds at tables of
   2 to 20 players;
-* seed 001's three computer levels on its Yacht: exact means and win rates;
+* source 001's three computer levels on its Yacht: exact means and win rates;
 * target play: P(score >= T) under the play that maximizes it, for each target T,
   against the same chance under the mean-optimal strategy (exact), with one target
   simulated.
@@ -42,7 +42,7 @@ TABLE_SIZES = (2, 3, 4, 6, 10, 20)
 """Players per table in the multiplayer table (all playing the same strategy but one)."""
 HIGH, LOW = 300, 200
 LEVEL_GAME = "yacht"
-"""Seed 001's game, on which its computer levels are compared (with the spec's
+"""Source 001's game, on which its computer levels are compared (with the spec's
 options when the spec is about that game too)."""
 TARGET_SPAN, TARGET_STEP = 150, 10
 """Targets shown: from ``TARGET_SPAN`` below the highest one (the mean optimum's 90th
@@ -91,7 +91,7 @@ class DistributionsNumbers:
     ``simulated_hist``: the final scores of ``games`` simulated games of ``best`` (count per
     score); ``theta``: the theta curve; ``wins`` and ``ties``: the exact two-player matrices
     (the ladder and the two extreme thetas); ``tables``: one ``best`` player at tables of
-    :data:`TABLE_SIZES` players; ``levels``, ``level_wins``, ``level_ties``: seed 001's
+    :data:`TABLE_SIZES` players; ``levels``, ``level_wins``, ``level_ties``: source 001's
     computer levels on its Yacht; ``target``: target play (:class:`TargetNumbers`) when the
     spec asks for it.
     """
@@ -135,7 +135,7 @@ def _row(d) -> dict:
     out[f"P(>={HIGH})"] = d.p_at_least(HIGH)
     out[f"P(<{LOW})"] = d.p_below(LOW)
     out["upper_bonus_rate"] = d.p_upper_bonus
-    out["five_box_50_rate"] = d.p_five_box_full   # its published column name (the report stays byte-identical)
+    out["five_box_full_rate"] = d.p_five_box_full
     out["p_five_of_a_kind_rolled"] = d.p_five_of_a_kind_rolled
     out["expected_five_bonuses"] = d.expected_five_bonuses
     return out
@@ -198,7 +198,7 @@ def distributions_numbers(spec, *, run_options: dict | None = None) -> Distribut
                        f"expected_rank against {weakest}": mixed.expected_rank[0]})
     tables = pd.DataFrame(tables).set_index("players")
 
-    # -- seed 001's computer levels on its Yacht -------------------------------------
+    # -- source 001's computer levels on its Yacht -------------------------------------
     yacht = rules if spec.rules == LEVEL_GAME else get_rules(LEVEL_GAME)
     lv = {n: distribution(yacht, n, cache=True) for n in LEVELS}
     lwin, ltie = win_matrix(list(lv.values()), names=[f"{n} {LEVELS[n]}" for n in lv])
@@ -335,7 +335,7 @@ def render_distributions(nums: DistributionsNumbers, spec) -> Report:
                               "first split evenly (1/n among equals); p_win: sole highest score; "
                               "expected_rank: 1 = first, ties share the better rank.")
     if "levels" in spec.tables:
-        rep.add_table("levels", levels, heading="Seed 001's computer opponents (Yacht)",
+        rep.add_table("levels", levels, heading="Source 001's computer opponents (Yacht)",
                       caption="よわい・ふつう・つよい as strategies (see yahtzee_sim.strategies.levels).")
         rep.add_table("level_wins", lwin, caption="Exact P(row level beats column level), Yacht.")
     rep.data.update(summary=summary, theta=theta, wins=win, ties=tie, tables=tables, levels=levels,

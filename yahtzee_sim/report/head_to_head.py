@@ -38,7 +38,7 @@ class ExactWins:
     ``frame``: one row per (player, opponent) with the exact P(win), P(draw), P(loss) and,
     where simulated, the simulated rate and its 95% Wilson interval; ``matrix`` and ``ties``:
     exact P(row beats column) and P(equal scores); ``means``: each strategy's exact mean;
-    ``levels``: seed 001's computer levels among the strategies (empty if none).
+    ``levels``: source 001's computer levels among the strategies (empty if none).
     """
 
     names: list
@@ -130,7 +130,7 @@ def head_to_head_numbers(spec: ExperimentSpec, *, run_options: dict | None = Non
 
 
 def _levels_of(names) -> dict:
-    """Seed 001's computer level each strategy stands for (``keep-largest`` -> ``cpu:weak`` ...)."""
+    """Source 001's computer level each strategy stands for (``keep-largest`` -> ``cpu:weak`` ...)."""
     from ..strategies import get_strategy
     from ..strategies.levels import LEVELS
 
@@ -174,7 +174,7 @@ def _exact_wins(spec, rules, names, nums: HeadToHeadNumbers, progress) -> ExactW
         lv = list(levels)
         sim_win, sim_mean = nums.matrix, nums.ranking["mean_score"]
         exact_of = lambda n: n in dists
-        table = pd.DataFrame({"level": [levels[n] for n in lv], "seed 001": [LEVELS[levels[n]] for n in lv],
+        table = pd.DataFrame({"level": [levels[n] for n in lv], "source 001": [LEVELS[levels[n]] for n in lv],
                               "plays as": lv,
                               "exact mean": [dists[n].mean if exact_of(n) else np.nan for n in lv],
                               "simulated mean": [float(sim_mean[n]) for n in lv]},
@@ -344,17 +344,17 @@ def _render_exact(rep, spec, nums: HeadToHeadNumbers) -> list[str]:
                 fmt.percent(v, 2) + ("" if kind == "exact" else " (simulated)")
                 for m, v, kind in zip(lv, table[f"P(win) against {levels[n]}"], table[f"P(win) against {levels[n]} is"])]
         missing = [n for n in lv if not exact_of(n)]
-        rep.add_table("exact_levels", table, display=shown, heading="Seed 001's computer opponents",
+        rep.add_table("exact_levels", table, display=shown, heading="Source 001's computer opponents",
                       caption=f"よわい・ふつう・つよい as the strategies they play as (`yahtzee_sim.strategies.levels`), "
                               f"on {_rules_text(rules)}: means and P(row level beats column level), exact from the "
                               "score distributions where the spec computes them"
                               + (f" (not for {', '.join(f'`{n}`' for n in missing)}: simulated, {spec.games:,} games)"
                                  if missing else "")
-                              + ". Seed 001's own game, Yacht, is in the distributions report.")
+                              + ". Source 001's own game, Yacht, is in the distributions report.")
         if len(lv) > 1:
             top, low = lv[-1], lv[0]
             how = "exactly" if exact_of(top) and exact_of(low) else "simulated"
-            out.append(f"Seed 001's strongest computer ({levels[top]}, `{top}`) beats its weakest "
+            out.append(f"Source 001's strongest computer ({levels[top]}, `{top}`) beats its weakest "
                        f"({levels[low]}, `{low}`) in {fmt.percent(table.loc[top, f'P(win) against {levels[low]}'], 2)} "
                        f"of {rules.title} games ({how}).")
     if len(paired):

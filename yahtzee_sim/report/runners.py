@@ -127,24 +127,26 @@ def run_claims(spec: ExperimentSpec, context=None, *, run_options: dict | None =
     counts = frame["verdict"].value_counts().reindex(VERDICTS).dropna().astype(int).rename("claims").to_frame()
     counts.index.name = "verdict"
     rep.add_table("verdicts", counts, heading="Verdicts")
-    data = frame.drop(columns=["quote", "seconds", "exact_text", "simulated_text", "value", "source"]).assign(
+    # "seed" is the deprecated copy of "source_id" (a document's number, not a random seed)
+    data = frame.drop(columns=["quote", "seconds", "exact_text", "simulated_text", "value", "source", "seed"]).assign(
         exact_fraction=[f"{f['numerator']}/{f['denominator']}" if f else "" for f in frame["exact_fraction"]])
-    for seed in sorted(frame["seed"].unique()):  # sources in order: 000, 001, 003
-        group = frame[frame["seed"] == seed]
+    for number in sorted(frame["source_id"].unique()):  # sources in order: 000, 001, 003
+        group = frame[frame["source_id"] == number]
         display = pd.DataFrame({
             "Claim": group.index.map(lambda i: f"`{i}`"), "In English": group["english"], "Stated": group["claim"],
             "Exact value": group["exact_text"], "Simulated (95% CI)": group["simulated_text"],
             "Verdict": group["verdict"], "How it was computed": group["method"], "Detail": group["detail"],
         })
-        rep.add_table(f"claims_seed_{seed}", data[data["seed"] == seed].drop(columns="seed"), display=display,
-                      heading=f"Source {seed}")
-    quotes = frame[["seed", "quote"]].sort_values("seed", kind="stable")
+        rep.add_table(f"claims_source_{number}", data[data["source_id"] == number].drop(columns="source_id"),
+                      display=display, heading=f"Source {number}")
+    quotes = frame[["source_id", "quote"]].sort_values("source_id", kind="stable").rename(
+        columns={"source_id": "source"})
     rep.add_table("quotes", quotes, heading="The claims in their original words",
-                  display=pd.DataFrame({"Claim": quotes.index.map(lambda i: f"`{i}`"), "Source": quotes["seed"],
+                  display=pd.DataFrame({"Claim": quotes.index.map(lambda i: f"`{i}`"), "Source": quotes["source"],
                                         "Quote": quotes["quote"]}))
     not_ok = frame[~frame["verdict"].isin(["confirmed"])]
     lines = [f"{int((frame['verdict'] == 'confirmed').sum())} of {len(frame)} claims are confirmed as stated."]
-    for cid, row in not_ok.sort_values("seed", kind="stable").iterrows():
+    for cid, row in not_ok.sort_values("source_id", kind="stable").iterrows():
         if row["exact_text"]:  # an exact value carries no interval: the simulation is only a cross-check
             found = f"exactly {row['exact_text']}"
         else:

@@ -63,11 +63,6 @@ class StrategiesNumbers:
         return self.summary.copy()
 
 
-# The committed reports' CSV columns keep the event's earlier name (five_box_50_rate) so
-# they stay byte-identical; the columns take the new name when the reports are regenerated.
-PUBLISHED_AS = {"five_box_full": "five_box_50"}
-
-
 def _strategy_summary(results: dict) -> pd.DataFrame:
     rows = {}
     for name, res in results.items():
@@ -79,8 +74,7 @@ def _strategy_summary(results: dict) -> pd.DataFrame:
         }
         for what in ("upper_bonus", "five_box_full", "five_rolled"):   # each rate with its 95% Wilson interval
             low, high = res.ci(what)
-            col = PUBLISHED_AS.get(what, what)
-            rows[name].update({f"{col}_rate": res.rate(what), f"{col}_ci95_low": low, f"{col}_ci95_high": high})
+            rows[name].update({f"{what}_rate": res.rate(what), f"{what}_ci95_low": low, f"{what}_ci95_high": high})
     frame = pd.DataFrame(rows).T
     frame.index.name = "strategy"
     return frame
@@ -145,7 +139,7 @@ def _summary_display(summary: pd.DataFrame, rules) -> pd.DataFrame:
         "95th pct": [fmt.number(v, 0) for v in summary["p95"]],
         "Max": [fmt.number(v, 0) for v in summary["max"]],
         "Upper bonus reached (95% CI)": _rate_cells(summary, "upper_bonus"),
-        f"{_five_box_label(rules)} scored {rules.five_box_points} (95% CI)": _rate_cells(summary, PUBLISHED_AS["five_box_full"]),
+        f"{_five_box_label(rules)} scored {rules.five_box_points} (95% CI)": _rate_cells(summary, "five_box_full"),
         "At least one five of a kind rolled (95% CI)": _rate_cells(summary, "five_rolled"),
     })
 

@@ -126,12 +126,12 @@ YACHT_OPTIONS = {
 
 
 def _yacht(options: frozenset[str], faces: int = 6) -> RuleSet:
-    """Japanese Yacht (seed 001): 12 boxes, upper bonus 35 at 63, no joker.
+    """Japanese Yacht (source 001): 12 boxes, upper bonus 35 at 63, no joker.
 
-    Seed 001 pins the card; its own note that some play Four Dice as the sum of the
+    Source 001 pins the card; its own note that some play Four Dice as the sum of the
     four matching dice is the ``four-dice-of-four`` option. With ``faces-N`` the card
     has N upper boxes, the bonus threshold is three of each face and a straight is
-    any run of 4 (5) faces within 1..N (a reading of YachtC's "Lucky7", seed 000).
+    any run of 4 (5) faces within 1..N (a reading of YachtC's "Lucky7", source 000).
     """
     small, big = (30, 40) if "straights-30-40" in options else (15, 30)
     boxes = _upper_boxes(faces) + [Box("choice", "Choice", s.chance)]
@@ -158,7 +158,7 @@ def _yacht(options: frozenset[str], faces: int = 6) -> RuleSet:
 
 
 def _yacht_classic(options: frozenset[str]) -> RuleSet:
-    """The older Yacht (seed 000): 12 boxes, no bonuses, no joker.
+    """The older Yacht (source 000): 12 boxes, no bonuses, no joker.
 
     Full House is strict (three of one face and two of another); Four of a kind
     scores the four matching dice; both straights are five in a row and pay 30.
@@ -179,7 +179,7 @@ def _yacht_classic(options: frozenset[str]) -> RuleSet:
 
 
 def _yatzy(options: frozenset[str]) -> RuleSet:
-    """Scandinavian Yatzy (seed 000): 15 boxes, upper bonus 50 at 63, no Yatzy bonus, no joker.
+    """Scandinavian Yatzy (source 000): 15 boxes, upper bonus 50 at 63, no Yatzy bonus, no joker.
 
     One pair is the highest pair; Two pairs needs two different faces; Three and
     Four of a kind score the matching dice; Full house is strict and scores the sum.
@@ -202,18 +202,18 @@ def _yatzy(options: frozenset[str]) -> RuleSet:
     )
 
 
-_FORCED_DOC = """Official Yahtzee (seeds 000, 003): 13 boxes, upper bonus 35 at 63,
+_FORCED_DOC = """Official Yahtzee (sources 000, 003): 13 boxes, upper bonus 35 at 63,
 +100 per further Yahtzee while the Yahtzee box holds 50, forced joker placement:
 the matching upper box if open, else any open lower box (Full house and the
 straights then pay 25/30/40), else any open upper box for zero. The joker applies
 whenever the Yahtzee box is filled (50 or 0), as in the official rules."""
 
-_FREE_DOC = """Yahtzee with the free-choice joker (seed 000): any open box may be used;
+_FREE_DOC = """Yahtzee with the free-choice joker (source 000): any open box may be used;
 Full house and the straights pay 25/30/40 for a Yahtzee only when the Yahtzee box
 is filled and the matching upper box is already filled (else the normal score, 0).
 This is the rule of Verhoeff's and Glenn's published optimal solvers."""
 
-_ORIGINAL_DOC = """Yahtzee with the 1956 booklet's joker (seed 000): an extra Yahtzee must
+_ORIGINAL_DOC = """Yahtzee with the 1956 booklet's joker (source 000): an extra Yahtzee must
 go in an open lower box as a joker (25/30/40 in Full house and the straights); an
 upper box may take it only when no lower box is open (normal upper score)."""
 
@@ -227,7 +227,7 @@ KNIFFEL_OPTIONS = {
 
 
 def _kniffel(options: frozenset[str]) -> RuleSet:
-    """Kniffel (Schmidt Spiele, Germany; seed 003): Yahtzee's card and upper bonus (35 at
+    """Kniffel (Schmidt Spiele, Germany; source 003): Yahtzee's card and upper bonus (35 at
     63) under its German names, forced joker, +50 per further Kniffel.
 
     German rule summaries agree on the card and the 35 at 63 but not on a further
@@ -269,7 +269,7 @@ GENERALA_OPTIONS = {
 
 
 def _generala(options: frozenset[str]) -> RuleSet:
-    """Generala (Latin America; seed 003's "bonus per le combinazioni servite"): 11 boxes,
+    """Generala (Latin America; source 003's "bonus per le combinazioni servite"): 11 boxes,
     no upper bonus, no joker; Escalera 20, Full 30, Póker 40, Generala 50, each 5 more
     (Generala 10 more: 60) when *served*, i.e. made by the turn's first throw; Generala
     doble 100 for five of a kind while the Generala box holds a Generala, else 0.
@@ -307,7 +307,7 @@ KISMET_COLOURS = (0, 1, 2, 2, 1, 0)
 
 
 def _kismet(options: frozenset[str]) -> RuleSet:
-    """Kismet (Lakeside 1964, seed 000; also YachtC's "TriColor"): dice coloured by face
+    """Kismet (Lakeside 1964, source 000; also YachtC's "TriColor"): dice coloured by face
     (1 and 6 black, 2 and 5 red, 3 and 4 green), 15 boxes, an upper bonus in three
     tiers (+35 at 63-70, +55 at 71-77, +75 at 78 or more), no joker.
 
@@ -375,7 +375,7 @@ def balut_points(box_scores: np.ndarray) -> np.ndarray:
 
 
 def _balut(options: frozenset[str]) -> RuleSet:
-    """Balut (Denmark; seeds 000 and 003): five dice, three throws, seven categories each
+    """Balut (Denmark; sources 000 and 003): five dice, three throws, seven categories each
     filled four times (28 turns) in any order; points at the end beside the score.
 
     The rule pages agree on the categories and the points table (playonlinedicegames.com,
@@ -478,7 +478,7 @@ def yamb_columns(box_scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _yamb(options: frozenset[str]) -> RuleSet:
-    """Yamb (former Yugoslavia; seed 000): five dice, three throws, four columns of 13 rows
+    """Yamb (former Yugoslavia; source 000): five dice, three throws, four columns of 13 rows
     (52 turns). Columns: Down (top to bottom, no skipping), Up (bottom to top), Free
     (any order) and Announce (the row is named after the first throw and the turn's
     dice go there). A column scores its upper rows, +30 at 60 or more, (Max - Min) x
@@ -533,7 +533,7 @@ def _option_key(options: frozenset[str], faces: int = 6) -> tuple[str, ...]:
 
 _FACES_DOC = """
 
-With ``faces-N`` (seed 000's seven-sided "Lucky7" dice, any N in 2..12) the card has
+With ``faces-N`` (source 000's seven-sided "Lucky7" dice, any N in 2..12) the card has
 N upper boxes, the upper bonus needs three of each face (84 for seven) and a straight
 is any run of 4 (5) faces within 1..N; every other box keeps its rule."""
 _FORCED_DOC += _FACES_DOC
@@ -554,7 +554,7 @@ REGISTRY: dict[str, RuleSpec] = {
                  numbers=(FACES,)),
         RuleSpec("yacht", "Japanese Yacht (ヨット) with its local rules", YACHT_OPTIONS, _yacht,
                  numbers=(FACES,)),
-        RuleSpec("yacht-classic", "the older Yacht seed 000 compares with", {}, _yacht_classic),
+        RuleSpec("yacht-classic", "the older Yacht source 000 compares with", {}, _yacht_classic),
         RuleSpec("yatzy", "Scandinavian Yatzy", {}, _yatzy),
         RuleSpec("kniffel", "Kniffel, the German Yahtzee (+50 per further Kniffel)", KNIFFEL_OPTIONS, _kniffel,
                  conflicts=(("kniffel-bonus-100", "no-kniffel-bonus"),)),

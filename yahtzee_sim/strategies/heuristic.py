@@ -29,8 +29,8 @@ __all__ = ["HeuristicStrategy"]
 @register
 class HeuristicStrategy(LookaheadStrategy):
     """A sensible human player: the one-turn lookahead of ``greedy`` with a box
-    value that follows the seeds' advice (seed 003's "Strategia semplice" and
-    seed 001's four "ヨットで勝つためのコツ"). Writing a roll in box b is worth::
+    value that follows the sources' advice (source 003's "Strategia semplice" and
+    source 001's four "ヨットで勝つためのコツ"). Writing a roll in box b is worth::
 
         points now (Yahtzee bonus included, upper bonus excluded)
         + change of the upper-bonus outlook            (upper boxes)    tip A
@@ -38,27 +38,27 @@ class HeuristicStrategy(LookaheadStrategy):
         + future Yahtzee bonuses a 50 makes possible   (Yahtzee box)    tip D
         + change of the end-of-game goals' outlook     (Balut, Yamb)    G, H
 
-    A. Seed 003 "Punta al bonus da subito", seed 001 "1〜6の目は各3つをめざす": the
+    A. Source 003 "Punta al bonus da subito", source 001 "1〜6の目は各3つをめざす": the
        par of an upper box is three dice of its face (3 + 6 + ... + 18 = 63). The
        bonus outlook is ``bonus * P(final upper total >= 63)`` where each open
        upper box is modelled as a hunt for its face (binomial number of dice,
        ``upper_rolls`` rolls, about par on average). Four sixes (+6 over par)
        make up for two ones: the outlook moves with the surplus over par.
-    B. Seed 003 "Tieni la Libera per le emergenze", seed 001 tip 4 "大きな目の
+    B. Source 003 "Tieni la Libera per le emergenze", source 001 tip 4 "大きな目の
        チョイスはもったいない": each open box has a reserve proportional to what a
        whole turn aimed at it is worth (computed exactly from the dice tables);
        Chance's reserve is high, so it takes a roll only when the other boxes
        would lose more.
-    C. Seed 003 "Sappi dove mettere uno zero: gli Assi o lo Yahtzee a fine
-       partita", seed 001 tip 3 "捨てる欄を決めておく": a zero costs the box's
+    C. Source 003 "Sappi dove mettere uno zero: gli Assi o lo Yahtzee a fine
+       partita", source 001 tip 3 "捨てる欄を決めておく": a zero costs the box's
        reserve. Ones have the smallest upper reserve; the five-of-a-kind box's
        reserve is the chance of still rolling one in the turns left, so late in
        the game it is the cheapest zero.
-    D. Seed 003 "Non inseguire lo Yahtzee troppo a lungo": the lookahead weighs
+    D. Source 003 "Non inseguire lo Yahtzee troppo a lungo": the lookahead weighs
        the exact chance of five of a kind this turn against the sure points of
        other boxes; the extra worth of a 50 (later +100 bonuses, when the rules
        have them) shrinks with the turns left.
-    E. Seed 003 "Cerca le scale con i numeri centrali", seed 001 tip 2 "4つ続いたら
+    E. Source 003 "Cerca le scale con i numeri centrali", source 001 tip 2 "4つ続いたら
        両端を待つ": no rule needed, the exact keep expectation holds 3-4 and
        open-ended runs when a straight is worth chasing.
 
@@ -112,7 +112,7 @@ class HeuristicStrategy(LookaheadStrategy):
     """
 
     name = "heuristic"
-    description = "one-turn lookahead with the seeds' advice: upper bonus, reserves, where to zero"
+    description = "one-turn lookahead with the sources' advice: upper bonus, reserves, where to zero"
 
     #: tuning knobs (found by simulation, see benchmarks/tune_heuristic.py)
     reserve_upper: float = 0.5625  # upper box reserve, times its one-turn aimed value

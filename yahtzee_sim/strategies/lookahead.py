@@ -8,7 +8,7 @@ the best keep with one or two rerolls left. They differ only in ``value``:
 
 * ``greedy``: the points gained now, bonuses included (``TurnOptions.gain``);
 * ``heuristic``: those points plus a few readable corrections taken from the
-  seeds' advice (upper bonus, reserve for Chance and Yahtzee, where to put a
+  sources' advice (upper bonus, reserve for Chance and Yahtzee, where to put a
   zero), see :class:`HeuristicStrategy`.
 
 Speed: a batch of games at the same turn has far fewer distinct *positions*

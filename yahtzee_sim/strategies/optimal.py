@@ -136,6 +136,12 @@ class OptimalStrategy(Strategy):
             planned = max(self._games_played, getattr(self, "_run_end", 0.0))     # the whole run
             if not self._table_on_disk() and planned < GAMES_BEFORE_BUILD:
                 return None                  # a short run: the widget is quicker than a build
+            if planned >= GAMES_BEFORE_BUILD:
+                from ..tableplay import precompile
+
+                # the compiled table loop, if the machine has none yet: compiled in a forked
+                # process while the table is built or loaded (the games go on in NumPy until then)
+                precompile(self.rules, background=True)
             self.decision_table()
         return self._play_table
 

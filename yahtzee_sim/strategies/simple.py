@@ -46,7 +46,7 @@ class RandomStrategy(Strategy):
 
 @register
 class KeepLargestStrategy(Strategy):
-    """The seeds' rule: hold the largest group of equal dice (ties: the higher
+    """The sources' rule: hold the largest group of equal dice (ties: the higher
     face) and reroll the rest; then fill the open box that gains most now
     (bonuses included; ties: the first box in card order)."""
 

@@ -5,10 +5,11 @@ check`` reads (``yahtzee_sim/questions/sources.toml``, package data): each claim
 question (see docs/questions.md), and :func:`verify_claims` answers them through
 :func:`yahtzee_sim.questions.check_claims`, the same code as a writer's own file. This
 module only lays the answers out as the ``verify`` command and the claims report have
-always shown them (one row per claim, the source's number in ``seed``).
+always shown them (one row per claim, the source's number in ``source_id``; ``seed``, its
+earlier name, still reads and is deprecated: a seed is a random seed).
 
 >>> claims = load_claims()
->>> len(claims) >= 30, claims[0]["source"].startswith("003"), claims[0]["seed"]
+>>> len(claims) >= 30, claims[0]["source"].startswith("003"), claims[0]["source_id"]
 (True, True, '003')
 """
 
@@ -50,13 +51,15 @@ def load_sources(text: str | None = None):
 
 
 def load_claims(text: str | None = None) -> list[dict]:
-    """The claims as plain rows: id, source (and ``seed``, its number), quote, english,
+    """The claims as plain rows: id, source (and ``source_id``, its number; ``seed``, the
+    same number under its deprecated name), quote, english,
     the question in words, and what is claimed (``claimed`` with ``precision``, or
     ``criterion``)."""
     rows = []
     for c in load_sources(text).claims:
-        row = {"id": c.id, "source": c.source, "seed": c.source[:3], "quote": c.quote, "english": c.english,
-               "question": c.question.text}
+        row = {"id": c.id, "source": c.source, "source_id": c.source[:3], "quote": c.quote,
+               "english": c.english, "question": c.question.text,
+               "seed": c.source[:3]}   # deprecated name of source_id (scripts may read it)
         if c.criterion is not None:
             row["criterion"] = c.criterion
         else:
@@ -120,7 +123,7 @@ def verify_claims(ctx: Context | None = None, *, only: list[str] | None = None, 
         frac = a.exact_fraction
         claimed = a.claimed
         rows.append({
-            "id": c.id, "seed": c.source[:3], "source": c.source, "quote": c.quote, "english": c.english,
+            "id": c.id, "source_id": c.source[:3], "source": c.source, "quote": c.quote, "english": c.english,
             "question": c.question.text, "claim": a.claimed_text, "unit": a.unit,
             "claimed": None if claimed is None else float(claimed),
             "precision": a.precision if claimed is not None else None,
@@ -134,5 +137,6 @@ def verify_claims(ctx: Context | None = None, *, only: list[str] | None = None, 
             "exact_text": a.exact_text, "simulated_text": a.simulated_text, "verdict": a.verdict,
             "method": a.method + (f"; simulated: {a.simulated_method}" if a.simulated_method else ""),
             "detail": _detail(a), "seconds": round(a.seconds, 2),
+            "seed": c.source[:3],   # deprecated name of source_id (scripts may read it): not a random seed
         })
     return pd.DataFrame(rows).set_index("id")
