@@ -56,7 +56,8 @@ def child(name: str, options: list[str]) -> dict:
     import numpy as np
 
     from yahtzee_sim.exact import space as S
-    from yahtzee_sim.exact.solver import default_workers, solve, solve_estimate
+    from yahtzee_sim.exact.solver import solve, solve_estimate
+    from yahtzee_sim.forkpool import default_jobs
     from yahtzee_sim.rules import get_rules
 
     rules = get_rules(name, options)
@@ -76,7 +77,7 @@ def child(name: str, options: list[str]) -> dict:
 
     thread = threading.Thread(target=sample, daemon=True)
     thread.start()
-    n, est_bytes, est_seconds = solve_estimate(rules, default_workers())
+    n, est_bytes, est_seconds = solve_estimate(rules, default_jobs())
     t0, c0 = time.perf_counter(), time.process_time()
     sol = solve(rules, cache=False)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0

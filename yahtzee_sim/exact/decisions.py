@@ -375,11 +375,11 @@ MIN_STATES_FOR_WORKERS = 20_000
 
 
 def _build(rules: RuleSet, values: np.ndarray, plan_values, served: bool, chunk: int, progress,
-           phase: str, workers: int | None = None):
-    """The table's arrays; with ``workers`` > 1 (default: the solver's, at most 2 cores)
+           phase: str, jobs: int | None = None):
+    """The table's arrays; with ``jobs`` > 1 (default: the solver's, at most 2 cores)
     forked processes decide stripes of the states into shared memory: each state's
     decisions are its own, so the table is the same whatever the split."""
-    from ..forkpool import default_workers, fork_workers, run_parts
+    from ..forkpool import default_jobs, fork_workers, run_parts
     from ..progress import as_progress
 
     report = as_progress(progress)
@@ -387,9 +387,7 @@ def _build(rules: RuleSet, values: np.ndarray, plan_values, served: bool, chunk:
     (m, u, f), row_of = _states(space)
     n = len(m)
     r = rules.dice.n_rolls
-    if workers is None:
-        workers = default_workers()
-    workers = fork_workers(workers, n, MIN_STATES_FOR_WORKERS)
+    workers = fork_workers(default_jobs() if jobs is None else jobs, n, MIN_STATES_FOR_WORKERS)
     make = _shared_u8 if workers > 1 else (lambda shape: np.empty(shape, dtype=np.uint8))
     keeps = [None] + [make((n, r)) for _ in range(1, rules.n_rolls)]
     boxes = make((n, r))

@@ -60,7 +60,7 @@ if TYPE_CHECKING:  # pandas is imported where a table is made: start-up stays fa
     import pandas as pd
 
 from ..rules import RuleSet, get_rules
-from ..forkpool import ForkPool, default_workers, fork_workers  # default_workers: importable here as before
+from ..forkpool import ForkPool, default_jobs, default_workers, fork_workers  # default_workers: importable here as before
 from . import cache as _cache
 from .space import StateSpace, state_space, turn_model, turn_values
 from ..validate import renamed_keywords, whole_number
@@ -437,7 +437,8 @@ cost in proportion to their rolls), on the slow side of benchmarks/RESULTS.md: y
 cores; the rest is left to the load, a first compilation and building the states."""
 
 
-def solve_estimate(rules: RuleSet, workers: int = 2) -> tuple[int, int, float]:
+@renamed_keywords(workers="jobs")   # jobs, as solve's: one word for the processes
+def solve_estimate(rules: RuleSet, jobs: int = 2) -> tuple[int, int, float]:
     """(states, bytes, seconds) a cold solve of ``rules`` takes here, estimated before any
     table is built: the states counted, the peak memory (:func:`~.space.solve_bytes`),
     the time from :data:`SOLVE_STATES_PER_SECOND`.
@@ -453,7 +454,7 @@ def solve_estimate(rules: RuleSet, workers: int = 2) -> tuple[int, int, float]:
     dense = (1 << rules.n_boxes) * (tiers[-1][0] + 1 if tiers else 1) * (2 if needs_flag(rules) else 1)
     size = solve_bytes(dense, n)
     per_state = rules.dice.n_rolls / 252   # the work of a state grows with the rolls of its dice
-    return n, size, n * per_state / (SOLVE_STATES_PER_SECOND * max(1, min(workers, 2)) / 2)
+    return n, size, n * per_state / (SOLVE_STATES_PER_SECOND * max(1, min(jobs, 2)) / 2)
 
 
 def _announce_solve(rules: RuleSet, workers: int, progress) -> None:
@@ -499,7 +500,7 @@ def solve(rules: str | RuleSet, *, options: Iterable[str] = (), dtype=np.float32
         also reuse a solution already computed in this process.
     cache_dir : cache folder (default: ``$YAHTZEE_SIM_CACHE`` or the user cache dir).
     chunk : states evaluated at once (memory is about 1 kB per state; default :data:`CHUNK`).
-    jobs : processes sharing the work of each level (default :func:`default_workers`:
+    jobs : processes sharing the work of each level (default :func:`~yahtzee_sim.forkpool.default_jobs`:
         NumPy's elementwise work is single-threaded, so two cores need two processes);
         ``workers=``, its old name, still works (deprecated).
     progress : a callback ``progress(phase, done, total)`` told the states solved after
@@ -515,7 +516,7 @@ def solve(rules: str | RuleSet, *, options: Iterable[str] = (), dtype=np.float32
     rules = get_rules(rules, options)
     dtype = _dtype_name(dtype)
     chunk = whole_number(chunk, "chunk")
-    workers = default_workers() if jobs is None else whole_number(jobs, "jobs")
+    workers = default_jobs() if jobs is None else whole_number(jobs, "jobs")
     meta = _meta(rules, dtype)
     memo_key = (meta["fingerprint"], dtype)
     status = "off"
