@@ -158,6 +158,34 @@ def _same_turn(boxes, g_inv, five_bin, c, c0):
 
 
 @njit(cache=True)
+def _flush_bins(c, touched, nt, seen, acc_p, acc_q, acc_s, out_state, out_bin, out_p, out_q, out_ns, m):
+    """List state ``c``'s ``nt`` touched bins in rising order (a few dozen bins: insertion
+    sort) from ``m`` on, those with mass only, and clear them for the next state; returns
+    the next free position. Shared by :func:`level_bins` and :func:`uniform_bins`."""
+    for i in range(1, nt):
+        v = touched[i]
+        j = i - 1
+        while j >= 0 and touched[j] > v:
+            touched[j + 1] = touched[j]
+            j -= 1
+        touched[j + 1] = v
+    for i in range(nt):
+        k = touched[i]
+        if acc_p[k] > 0:
+            out_state[m] = c
+            out_bin[m] = k
+            out_p[m] = acc_p[k]
+            out_q[m] = acc_q[k]
+            out_ns[m] = acc_s[k]
+            m += 1
+        acc_p[k] = 0.0
+        acc_q[k] = 0.0
+        acc_s[k] = 0.0
+        seen[k] = False
+    return m
+
+
+@njit(cache=True)
 def level_bins(n_ends, boxes, g_inv, g_scores, g_legal, plan_of, p_all, p_no5, p_ns, five_bin,
                n_pts, out_state, out_bin, out_p, out_q, out_ns, at):
     """Per state, the probability of each (box, points, bonus) bin the turn ends in,
@@ -220,26 +248,7 @@ def level_bins(n_ends, boxes, g_inv, g_scores, g_legal, plan_of, p_all, p_no5, p
                 acc_p[k] += p_all[e, p, r]
                 acc_q[k] += p_no5[e, p, r]
                 acc_s[k] += p_ns[e, p, r]
-        for i in range(1, nt):                        # a few dozen bins: insertion sort
-            v = touched[i]
-            j = i - 1
-            while j >= 0 and touched[j] > v:
-                touched[j + 1] = touched[j]
-                j -= 1
-            touched[j + 1] = v
-        for i in range(nt):
-            k = touched[i]
-            if acc_p[k] > 0:
-                out_state[m] = c
-                out_bin[m] = k
-                out_p[m] = acc_p[k]
-                out_q[m] = acc_q[k]
-                out_ns[m] = acc_s[k]
-                m += 1
-            acc_p[k] = 0.0
-            acc_q[k] = 0.0
-            acc_s[k] = 0.0
-            seen[k] = False
+        m = _flush_bins(c, touched, nt, seen, acc_p, acc_q, acc_s, out_state, out_bin, out_p, out_q, out_ns, m)
     return m
 
 
@@ -308,26 +317,7 @@ def uniform_bins(n_ends, g_inv, g_scores, g_legal, p_all, p_no5, p_ns, five_bin,
                         acc_p[k] += a_p
                         acc_q[k] += a_q
                         acc_s[k] += a_s
-        for i in range(1, nt):
-            v = touched[i]
-            j = i - 1
-            while j >= 0 and touched[j] > v:
-                touched[j + 1] = touched[j]
-                j -= 1
-            touched[j + 1] = v
-        for i in range(nt):
-            k = touched[i]
-            if acc_p[k] > 0:
-                out_state[m] = c
-                out_bin[m] = k
-                out_p[m] = acc_p[k]
-                out_q[m] = acc_q[k]
-                out_ns[m] = acc_s[k]
-                m += 1
-            acc_p[k] = 0.0
-            acc_q[k] = 0.0
-            acc_s[k] = 0.0
-            seen[k] = False
+        m = _flush_bins(c, touched, nt, seen, acc_p, acc_q, acc_s, out_state, out_bin, out_p, out_q, out_ns, m)
     return m
 
 
