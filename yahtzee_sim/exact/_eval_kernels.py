@@ -158,6 +158,21 @@ def _same_turn(boxes, g_inv, five_bin, c, c0):
 
 
 @njit(cache=True)
+def _copy_bins(c, c0, i, out_state, out_bin, out_p, out_q, out_ns, m):
+    """List for state ``c`` the bins of state ``c0`` listed from ``i`` on (a state whose
+    turn is the same as an earlier one's) from ``m`` on; returns the next free position."""
+    while i < m and out_state[i] == c0:
+        out_state[m] = c
+        out_bin[m] = out_bin[i]
+        out_p[m] = out_p[i]
+        out_q[m] = out_q[i]
+        out_ns[m] = out_ns[i]
+        m += 1
+        i += 1
+    return m
+
+
+@njit(cache=True)
 def _flush_bins(c, touched, nt, seen, acc_p, acc_q, acc_s, out_state, out_bin, out_p, out_q, out_ns, m):
     """List state ``c``'s ``nt`` touched bins in rising order (a few dozen bins: insertion
     sort) from ``m`` on, those with mass only, and clear them for the next state; returns
@@ -221,16 +236,7 @@ def level_bins(n_ends, boxes, g_inv, g_scores, g_legal, plan_of, p_all, p_no5, p
         p = plan_of[c]
         if listed[p] >= 0 and _same_turn(boxes, g_inv, five_bin, c, first_of[p]):
             c0 = first_of[p]                          # a state of a listed plan: its bins again
-            lo = listed[p]
-            i = lo
-            while i < m and out_state[i] == c0:
-                out_state[m] = c
-                out_bin[m] = out_bin[i]
-                out_p[m] = out_p[i]
-                out_q[m] = out_q[i]
-                out_ns[m] = out_ns[i]
-                m += 1
-                i += 1
+            m = _copy_bins(c, c0, listed[p], out_state, out_bin, out_p, out_q, out_ns, m)
             continue
         listed[p] = m
         first_of[p] = c
@@ -283,15 +289,7 @@ def uniform_bins(n_ends, g_inv, g_scores, g_legal, p_all, p_no5, p_ns, five_bin,
                     same = False
                     break
             if same:
-                i = listed[gi]
-                while i < m and out_state[i] == c0:
-                    out_state[m] = c
-                    out_bin[m] = out_bin[i]
-                    out_p[m] = out_p[i]
-                    out_q[m] = out_q[i]
-                    out_ns[m] = out_ns[i]
-                    m += 1
-                    i += 1
+                m = _copy_bins(c, c0, listed[gi], out_state, out_bin, out_p, out_q, out_ns, m)
                 continue
         listed[gi] = m
         first_of[gi] = c
