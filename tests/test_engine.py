@@ -1,6 +1,7 @@
 """Simulator, dice tables and results: the conformance suite over every rule set x
 strategy, reproducibility contracts, result consistency, strategy legality, and
-Monte Carlo against the exact dice tables.
+Monte Carlo against the exact dice tables. Over 600 lines: the conformance suite is one
+matrix of rule sets x strategies with its shared fixtures.
 
 Statistical checks use fixed seeds and generous significance levels (they assert
 with tolerances, never on the exact random stream).

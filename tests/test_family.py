@@ -1,6 +1,8 @@
 """The rest of the family (RULES.md "The rest of the family"): Kniffel, Generala, Kismet,
 seven-sided (any-sided) dice, Balut, Maxi Yatzy, Yamb; keys that round-trip.
 
+Over 600 lines: one plain-Python reference scorer per game sits beside its tests.
+
 Every scorer is checked on every roll (or on hypothesis-drawn dice) against a
 plain-Python reference written here from RULES.md's words, not from the package's
 scoring code. Worked examples cite their source.

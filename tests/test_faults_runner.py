@@ -4,7 +4,8 @@ disk, killed writers, and the bounds on workers and game counts.
 The promise: a checkpoint that is not exactly what this run wrote is refused in one
 line (exit 2) with the advice to delete it, and is left as it was; a full disk stops
 the run in one line and keeps the earlier work; a killed writer's temporary files are
-removed by the next run. (Report paths are tests/test_faults.py.)
+removed by the next run. (Report paths are tests/test_faults.py.) Over 600 lines: each
+fault needs its own tampered file and its own check of what was left on disk.
 """
 
 from __future__ import annotations

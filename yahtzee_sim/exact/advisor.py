@@ -1,5 +1,8 @@
 """The advisor: every legal choice of a position with its exact expected score.
 
+About 600 lines: most of it checks a position a user typed (dice, rolls left, card,
+upper total, five-of-a-kind box) so that an impossible one is refused in one line.
+
 This is the "hint" button of the source 001 app, made exact. A position is the
 dice showing, the rolls left this turn and the score card (the filled boxes,
 the upper-section total, the value in the five-of-a-kind box). While rolls are

@@ -1,5 +1,8 @@
 """Best and worst possible score cards (source 000's extreme scores), computed exactly.
 
+Over 600 lines: the backward induction, the reconstruction of the card that attains it
+and the restrictions on moves share the same private move generator.
+
 The player is assumed to choose the dice as well as the moves: every turn picks any
 of the final rolls (252 for five dice) and a box that the rules allow for it. The
 best (or worst) total is then a backward induction over score-card states in the

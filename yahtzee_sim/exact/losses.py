@@ -1,5 +1,10 @@
 """Where a strategy loses its points against optimal play: exact loss accounting.
 
+Over 600 lines: the exact forward walk and its simulated cross-check (:func:`estimate_losses`,
+which meters the same decisions in played games) share the position words, the
+costliest-position list and the loss kinds; split apart, each would import the other's
+private helpers.
+
 Every decision of a turn (each keep while rolls are left, then the box) has a
 *loss*: the optimal value of the best choice minus the optimal value of the choice
 made, both followed by optimal play (the solver's float64 tables). Weighted by the

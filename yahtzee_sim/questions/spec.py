@@ -1,5 +1,8 @@
 """A question as a validated object: what is asked, of which event, in which scope.
 
+Over 600 lines: every kind of question is validated here, before any work, so that the
+one-line errors and their lists of valid choices live in one place.
+
 Everything a writer can ask is checked here, before any work, so that bad input is
 one line naming the valid choices (``ValueError``) and nothing is computed or
 written.
