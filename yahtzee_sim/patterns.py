@@ -179,7 +179,7 @@ def pattern_note(names=None, dice: DiceTables | None = None) -> str:
 
 
 def pattern_includes_column(dice: DiceTables | None = None) -> dict[str, str]:
-    """The ``includes`` column of the odds and turns tables (see :data:`PATTERN_NOTE`).
+    """The ``includes`` column of the odds and turns tables (see :func:`pattern_inclusions`).
 
     >>> pattern_includes_column()["small_straight"], pattern_includes_column()["full_house"]
     ('large_straight', '-')

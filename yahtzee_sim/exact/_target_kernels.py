@@ -9,7 +9,7 @@ bit-identical (``tests/test_target.py`` compares both paths):
   (maxima: their order does not change a bit);
 * the rerolls: the solver's keep-lattice layout and index arrays
   (:func:`~.space.kernel_plan`), with the needs ``r`` as the columns; the values of
-  :func:`~._solver_kernels.reroll` (expectation, then best sub-keep) bit for bit, in
+  :func:`~._solver_kernels._reroll_tile` (expectation, then best sub-keep) bit for bit, in
   fewer passes over the rows (:func:`_reroll`);
 * the mean over the first roll, in float64, summed roll after roll as NumPy reduces
   a C-contiguous array over its first axis.
@@ -70,7 +70,7 @@ def _max_into(xf, d, p, width):
 @nb.njit(**_JIT)
 def _reroll(xf, width, level_start, child_ptr, child_pos, faces, par_ptr, par_pos):
     """In place on one state's lattice ``xf`` (K * width, solver order, roll block filled):
-    one reroll, the values of :func:`~._solver_kernels.reroll` (means only) bit for bit.
+    one reroll, the values of :func:`~._solver_kernels._reroll_tile` (means only) bit for bit.
 
     The expectation sums a keep's children in the same order (ascending position,
     from 0: ``0 + a`` is ``a``) and divides once, in one pass instead of one per child;

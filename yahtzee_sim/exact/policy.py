@@ -847,7 +847,7 @@ def move_steps(rules, sp, mask, u, flag, m_box, m_pts):
 
 def _move_values(rules, sp, turn: EvalChunk, values, second):
     """(C, M) per state and move: upper bonus earned plus the next state's value, and
-    the matching part of the second moment (see :func:`_final_values`)."""
+    the matching part of the second moment (``(g + v)**2`` expanded: ``g*g + 2*g*v + m2``)."""
     mask, u, flag = turn.chunk
     move_of, m_box, m_pts = _move_table(rules)
     nxt, ug = move_steps(rules, sp, mask, u, flag, m_box, m_pts)

@@ -187,7 +187,7 @@ class TargetSolution:
     rules, max_target, dtype : what was solved (``dtype`` of the table and its work).
     table : (rows, max_target + 1) ``W``: the largest probability that the rest of the
         game from a turn-start state scores at least ``r``; row 0 is the full card,
-        :meth:`row` finds the row of a state.
+        :attr:`row_of` finds the row of a state.
     seconds, solve_seconds, cache, cache_note : as :class:`~yahtzee_sim.exact.solver.Solution`.
     levels : per level (boxes filled): states, seconds.
     """

@@ -39,7 +39,8 @@ class DownSolution:
 
     rules : the rule set; rows : the column's rows in order; values : per row, the
     (states,) expected score of the rest of the column before that row is filled,
-    its states as :attr:`state_names` says; seconds.
+    its states: one after Min, (Ones, Max) at Min, Ones at Max, (Ones, upper
+    total capped at the bonus threshold) in the upper rows; seconds.
     """
 
     rules: RuleSet

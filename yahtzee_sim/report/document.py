@@ -78,7 +78,7 @@ class Report:
         """Add a table to the last section (or a new one with ``heading``).
 
         The CSV gets ``frame``; the README gets ``display`` if given (shown without
-        its index), else ``frame`` with numbers formatted by :func:`fmt.cell`.
+        its index), else ``frame`` with numbers formatted by :func:`~yahtzee_sim.fmt.cell`.
         """
         if heading is not None or not self.sections:
             self.sections.append(Section(heading or name))

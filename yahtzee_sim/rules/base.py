@@ -259,7 +259,7 @@ class RuleSet:
         Empty for rule sets without the family's extras, so existing cache
         fingerprints do not change; otherwise JSON-able data (the bonus tiers, the
         score tables of every throw, boxes enabled by the five box, column orders,
-        the final-card functions and banked throws) for :func:`rules_fingerprint`.
+        the final-card functions and banked throws) for :func:`~yahtzee_sim.exact.solver.rules_fingerprint`.
 
         >>> from yahtzee_sim.rules import get_rules
         >>> get_rules("yahtzee").fingerprint_extras()
