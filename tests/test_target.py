@@ -196,7 +196,7 @@ def test_refusals():
         target_solve("yatzy", 100_000, cache=False)
     with pytest.raises(ValueError, match="dtype"):
         target_solve("yacht", 10, dtype="float16", cache=False)
-    sol = target_solve(*YACHT[:1], 50, options=YACHT[1], cache=False)
+    sol = target_solve("yacht", 50, options=["fill-in-order"], cache=False)
     with pytest.raises(ValueError, match="above the solved targets"):
         sol.p_reach(60)
     assert target.parse_target("7") == 7
@@ -276,7 +276,7 @@ def test_cli_target(capsys):
     args = ["target", "--rules", "yacht", "--option", "fill-in-order", "--target", "96"]
     assert main(args) == 0
     out = capsys.readouterr().out
-    exact = target_solve(*YACHT[:1], 300, options=YACHT[1])
+    exact = target_solve("yacht", 300, options=["fill-in-order"])
     assert f"{exact.p_reach(96):.6f}" in out and "target play" in out and "optimal" in out
     assert "or better" in out
     assert main(args + ["--target", "150", "--json"]) == 0
@@ -284,7 +284,7 @@ def test_cli_target(capsys):
     assert [r["target"] for r in data["targets"]] == [96, 150]
     row = data["targets"][0]
     assert row["p_reach_target_play"] == pytest.approx(exact.p_reach(96))
-    mean_play = distribution(*YACHT[:1], "optimal", options=YACHT[1]).p_at_least(96)
+    mean_play = distribution("yacht", "optimal", options=["fill-in-order"]).p_at_least(96)
     assert row["p_at_least_optimal"] == pytest.approx(mean_play)
     assert isinstance(data["states"], int) and data["method"] == "exact"
     for bad, msg in ((["--target", "-1"], "target must be an integer >= 0"),
@@ -307,8 +307,8 @@ def test_distributions_report_target_section(tmp_path):
     out = write_report(rep, tmp_path / "target-small")
     assert (out / "target.csv").is_file() and (out / "target.png").is_file()
     frame = rep.data["target"]
-    exact = target_solve(*YACHT[:1], 300, options=YACHT[1])
-    mean_play = distribution(*YACHT[:1], "optimal", options=YACHT[1])
+    exact = target_solve("yacht", 300, options=["fill-in-order"])
+    mean_play = distribution("yacht", "optimal", options=["fill-in-order"])
     for t, row in frame.iterrows():
         assert row["P(>=T), target play"] == pytest.approx(exact.p_reach(t))
         assert row["P(>=T), optimal"] == pytest.approx(mean_play.p_at_least(t))
