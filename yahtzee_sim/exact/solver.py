@@ -1,5 +1,9 @@
 """Optimal solitaire play: backward induction over every reachable state.
 
+Over 600 lines: the solve (its levels shared by forked processes), the
+:class:`Solution` it returns and the checks a cached table must pass belong together:
+a change to the tables' layout changes all three.
+
 A state is (filled boxes, upper total capped at the bonus threshold, and, when
 the rule set pays a five-of-a-kind bonus, whether that box holds its full
 value). Levels of filled-box masks are solved from the full card backwards;
