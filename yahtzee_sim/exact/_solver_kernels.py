@@ -67,12 +67,13 @@ _JIT = dict(cache=True, nogil=True, error_model="numpy")
 
 
 @nb.njit(**_JIT)
-def turn_tables(values, variances, second, nxt, u, flag, legal, n_u, n_flag, cap, upper_boxes,
+def turn_tables(values, variances, second, mask, u, flag, legal, n_u, n_flag, cap, upper_boxes,
                 upper_points, upper_gain, lower_boxes, tz, tv, tol):
-    """Per state, the values the final roll can lead to, from the dense tables.
+    """Per state (filled ``mask``), the values the final roll can lead to, from the dense tables.
 
-    ``v0`` (U, B) the scratch (0 points) value of each legal box (-inf otherwise),
-    ``c`` the best of them, ``var0`` their variances (0 when not legal), ``q0`` the
+    ``v0c`` (U, B) the scratch (0 points) value of each legal box (-inf otherwise) less
+    ``c``, the best of them (``v0 - c[:, None]`` of the NumPy path: the same subtraction,
+    made here where ``v0`` is at hand), ``var0`` their variances (0 when not legal), ``q0`` the
     variance of the first box within ``tol`` of ``c``; ``w5``, ``wv5`` (U, B) an upper
     box's value (relative to ``c``) and variance with five dice of its face (-inf and 0
     elsewhere). Fills the candidate tables ``tz``, ``tv`` of :func:`turn_tiles`
@@ -88,11 +89,12 @@ def turn_tables(values, variances, second, nxt, u, flag, legal, n_u, n_flag, cap
     q0 = np.zeros(n)
     w5 = np.full((n, n_boxes), -np.inf)
     wv5 = np.zeros((n, n_boxes))
+    one = np.int64(1)
     for i in range(n):
         best = -np.inf
         for b in range(n_boxes):
             if legal[i, b]:
-                idx = (nxt[i, b] * n_u + u[i]) * n_flag + flag[i]
+                idx = ((mask[i] | (one << b)) * n_u + u[i]) * n_flag + flag[i]
                 v0[i, b] = values[idx]
                 if second:
                     var0[i, b] = variances[idx]
@@ -115,7 +117,7 @@ def turn_tables(values, variances, second, nxt, u, flag, legal, n_u, n_flag, cap
                 wk = -np.inf
                 vk = 0.0
                 if ok:
-                    idx = (nxt[i, b] * n_u + min(u[i] + upper_points[k, j], cap)) * n_flag + flag[i]
+                    idx = ((mask[i] | (one << b)) * n_u + min(u[i] + upper_points[k, j], cap)) * n_flag + flag[i]
                     wk = (upper_gain[k, u[i], j] + values[idx]) - best
                     if second:
                         vk = variances[idx]
@@ -130,6 +132,8 @@ def turn_tables(values, variances, second, nxt, u, flag, legal, n_u, n_flag, cap
             tz[n_cnt * n_up + j, i] = v0[i, b] - best if legal[i, b] else -np.inf
             if second:
                 tv[n_cnt * n_up + j, i] = var0[i, b]
+        for b in range(n_boxes):
+            v0[i, b] -= best        # -inf stays -inf
     return v0, c, var0, w5, wv5, q0
 
 
@@ -412,7 +416,7 @@ def signatures(dtype) -> dict:
         return nb.types.Array(ty, nd, "C", readonly=readonly)
 
     return {
-        "turn_tables": (a(f64, 1), a(f64, 1), b, a(i64, 2), a(i64, 1), a(i64, 1), a(b, 2), i64, i64, i64,
+        "turn_tables": (a(f64, 1), a(f64, 1), b, a(i64, 1), a(i64, 1), a(i64, 1), a(b, 2), i64, i64, i64,
                         a(i64, 1), a(i64, 2), a(i64, 3), a(i64, 1), a(t, 2), a(t, 2), f64),
         "five_rows": (a(b, 3), a(nb.int16, 3), a(f64, 2), a(i64, 1), a(f64, 2), a(f64, 2), a(f64, 2), a(f64, 2),
                       a(f64, 1), a(f64, 1), a(b, 1), i64, b, f64),

@@ -556,7 +556,7 @@ def _five_rows_generic(model, *, mask, filled, flag, u, nxt, c, values, variance
 
 
 def _five_rows(model, *, mask, filled, flag, u, nxt, c, values, variances, v0, var0, w5, wv5,
-               kernels=None):
+               kernels=None, v0c=None):
     """As :func:`_five_rows_generic`, assembled from tables the turn already has.
 
     ``turn_options`` runs once per distinct (mask, flag) of the chunk (it does not
@@ -564,7 +564,9 @@ def _five_rows(model, *, mask, filled, flag, u, nxt, c, values, variances, v0, v
     scores 0; for the upper box of the rolled face, the count-5 value ``w5``; for a
     lower box, its (joker) score plus its scratch value; for the five-of-a-kind box
     scoring its full value, the next state with the flag set. With ``kernels`` (the
-    module :mod:`._solver_kernels`), the loop over the rolls is compiled.
+    module :mod:`._solver_kernels`), the loop over the rolls is compiled. ``v0c``, if
+    given, is ``v0 - c[:, None]`` (the compiled tables make it; ``v0`` is then unused);
+    ``nxt`` None: the next masks are made from ``mask``.
     """
     rules, space = model.rules, model.space
     n_u, nf, n_boxes = space.n_u, space.n_flag, space.n_boxes
@@ -585,11 +587,13 @@ def _five_rows(model, *, mask, filled, flag, u, nxt, c, values, variances, v0, v
     legal5 = legal5.reshape(g, k5, n_boxes)
     sc5 = sc5.reshape(g, k5, n_boxes)
     bonus5 = bonus5.reshape(g, k5).astype(np.float64)
-    v0c = v0 - c[:, None]
+    if v0c is None:
+        v0c = v0 - c[:, None]
     five = rules.five_box_index
     lower = ~rules.is_upper
     if nf == 2:
-        idx1 = (nxt[:, five] * n_u + u) * nf + 1
+        nxt_five = mask | (np.int64(1) << five) if nxt is None else nxt[:, five]
+        idx1 = (nxt_five * n_u + u) * nf + 1
         full_open = ~filled[:, five]
         v1 = np.where(full_open, values[np.where(full_open, idx1, 0)], -np.inf) - c
         var1 = _gather(variances, idx1, full_open) if variances is not None else None
@@ -902,6 +906,17 @@ def turn_values(model: TurnModel, values: np.ndarray, variances: np.ndarray | No
     return c + ez, np.maximum(eq - ez * ez, 0.0)
 
 
+def _filled(mask: np.ndarray, n_boxes: int) -> np.ndarray:
+    """(N, n_boxes) bool: the boxes each filled mask (int64, >= 0) holds, its bits unpacked
+    (``(mask[:, None] & bits) != 0`` in half the CPU: a solver chunk's masks).
+
+    >>> _filled(np.array([5, 0]), 3).tolist()
+    [[True, False, True], [False, False, False]]
+    """
+    raw = np.ascontiguousarray(mask, dtype="<u8").view(np.uint8).reshape(-1, 8)[:, :(n_boxes + 7) // 8]
+    return np.unpackbits(raw, axis=1, count=n_boxes, bitorder="little").view(bool)
+
+
 def _turn_values_compiled(kx, model, values, variances, mask, u, flag):
     """:func:`turn_values` (no plan) through the compiled kernels ``kx``: the same
     floating-point operations in the same order as the NumPy path. Dice served on the
@@ -919,10 +934,8 @@ def _turn_values_compiled(kx, model, values, variances, mask, u, flag):
     flag = np.asarray(flag, dtype=np.int64)
     n = len(mask)
     n_pad = -(-n // kx.TILE) * kx.TILE      # whole tiles: the padding columns are 0, then ignored
-    bits = np.int64(1) << np.arange(n_boxes, dtype=np.int64)
-    filled = (mask[:, None] & bits) != 0
+    filled = _filled(mask, n_boxes)
     legal = rules.legal_boxes(filled)
-    nxt = mask[:, None] | bits                                   # (U, B)
     n_tab = (rules.n_dice + 1) * len(model.upper_boxes) + len(kp.lower_boxes)
     tz = np.empty((n_tab, n_pad), dtype=dt)
     tz[:, n:] = 0
@@ -930,20 +943,21 @@ def _turn_values_compiled(kx, model, values, variances, mask, u, flag):
     if second:
         tv = np.empty((n_tab, n_pad), dtype=dt)
         tv[:, n:] = 0
-    v0, c, var0, w5, wv5, q0 = kx.turn_tables(
-        values, variances if second else values, second, nxt, u, flag, legal, space.n_u,
+    v0c, c, var0, w5, wv5, q0 = kx.turn_tables(
+        values, variances if second else values, second, mask, u, flag, legal, space.n_u,
         space.n_flag, space.cap, model.upper_boxes, kp.upper_points, kp.upper_gain,
         kp.lower_boxes, tz, tv, TIE_TOL)
     empty = np.empty((0, n), dtype=dt)
     z5 = q5 = empty
     if len(model.special_rolls):
-        ctx = dict(mask=mask, filled=filled, flag=flag, u=u, nxt=nxt, c=c, values=values,
+        ctx = dict(mask=mask, filled=filled, flag=flag, u=u, nxt=None, c=c, values=values,
                    variances=variances)
         if FIVE_ROWS == "generic":
+            ctx["nxt"] = mask[:, None] | (np.int64(1) << np.arange(n_boxes, dtype=np.int64))
             z5, q5 = _five_rows_generic(model, **ctx)
         else:
-            z5, q5 = _five_rows(model, v0=v0, var0=var0 if second else None, w5=w5, wv5=wv5,
-                                kernels=kx, **ctx)
+            z5, q5 = _five_rows(model, v0=None, v0c=v0c, var0=var0 if second else None, w5=w5,
+                                wv5=wv5, kernels=kx, **ctx)
         z5 = z5.astype(dt)
         q5 = q5.astype(dt) if second else empty
     q0p = np.zeros(n_pad, dtype=dt)
