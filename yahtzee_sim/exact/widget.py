@@ -131,13 +131,13 @@ def best_subkeep_lattice(dice: DiceTables, keep_values: np.ndarray) -> tuple[np.
     >>> from yahtzee_sim.dice import dice_tables
     >>> d = dice_tables(); lat = lattice(d)
     >>> v = np.random.default_rng(0).random((d.n_keeps, 2))
-    >>> b, a = best_subkeep_lattice(d, v[lat.pos_of_keep])
+    >>> b, a = best_subkeep_lattice(d, v[lat.keep_at])     # row i: the keep at position i
     >>> b2, a2 = best_subkeep(d, v)
     >>> bool((b == b2).all() and (a == a2).all())
     True
     """
     lat = lattice(dice)
-    best = np.array(keep_values, copy=True)
+    best = np.array(keep_values, order="C")             # a copy: the sweep works in place
     arg = np.broadcast_to(_walk(lat)[4][:, None], best.shape).copy()
     _subkeep(lat, best, arg)
     rows = _walk(lat)[3]
