@@ -79,7 +79,7 @@ def child_solve(repeat: int) -> dict:
         m = _since(c0)
         if best is None or m["core_s"] < best["core_s"]:
             best = m
-    best.update(mean=round(sol.expected_score, 4), sd=round(sol.sd, 4))
+    best.update(mean=round(sol.mean, 4), sd=round(sol.sd, 4))
     return best
 
 

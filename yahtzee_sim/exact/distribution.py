@@ -57,7 +57,7 @@ warm; see ``benchmarks/RESULTS.md``.
 >>> dist = distribution("yacht", "keep-largest", options=["fill-in-order"])
 >>> from yahtzee_sim.exact.policy import policy_value
 >>> pv = policy_value("yacht", "keep-largest", options=["fill-in-order"])
->>> bool(abs(dist.mean - pv.expected_score) < 1e-9), bool(abs(dist.sd - pv.sd) < 1e-9)
+>>> bool(abs(dist.mean - pv.mean) < 1e-9), bool(abs(dist.sd - pv.sd) < 1e-9)
 (True, True)
 >>> bool(abs(dist.pmf.sum() - 1) < 1e-12)
 True
