@@ -465,21 +465,22 @@ def lattice_expectations(out, children, inv):
 
 
 @njit(cache=True)
-def lattice_best_subkeep(best, arg, child, parent):
+def lattice_best_subkeep(best, arg, par_ptr, par_pos):
     """The widget's max over sub-keeps in place on ``best`` (K, U) in the lattice's
-    layout: along the (keep, sub-keep) pairs ``child[i]``, ``parent[i]`` (the smaller
-    keeps first; a keep's faces in rising order), a sub-keep that is strictly better
-    replaces the value and the arg (the numpy loop's tie rule)."""
+    layout, the smaller keeps first: row k's sub-keeps one die smaller are the rows
+    ``par_pos[par_ptr[k]:par_ptr[k + 1]]`` (its faces in rising order); one that is
+    strictly better replaces the value and the arg (the numpy loop's tie rule)."""
     n_cols = best.shape[1]
-    for i in range(len(child)):
-        bk = best[child[i]]
-        ak = arg[child[i]]
-        bp = best[parent[i]]
-        ap = arg[parent[i]]
-        for u in range(n_cols):
-            if bp[u] > bk[u]:
-                bk[u] = bp[u]
-                ak[u] = ap[u]
+    for k in range(len(par_ptr) - 1):
+        bk = best[k]
+        ak = arg[k]
+        for i in range(par_ptr[k], par_ptr[k + 1]):
+            bp = best[par_pos[i]]
+            ap = arg[par_pos[i]]
+            for u in range(n_cols):
+                if bp[u] > bk[u]:
+                    bk[u] = bp[u]
+                    ak[u] = ap[u]
 
 
 @njit(cache=True)
@@ -506,7 +507,7 @@ def best_gain_boxes(g_inv, u, g_scores, g_bonus, g_legal, up_gain, out):
 
 
 @njit(cache=True)
-def lattice_best_keeps(final_values, roll_pos, children, child, parent, keep_at, inv, values, keeps):
+def lattice_best_keeps(final_values, roll_pos, children, par_ptr, par_pos, keep_at, inv, values, keeps):
     """The widget's whole plan of U positions, tile by tile of positions (so the keep
     lattice of a tile stays in cache and nothing is transposed in memory): per rerolls
     left j, ``values[j - 1]`` (U, R) the value of holding each roll and ``keeps[j - 1]``
@@ -534,7 +535,7 @@ def lattice_best_keeps(final_values, roll_pos, children, child, parent, keep_at,
                 for t in range(tile):
                     best[k, t] = e[k, t]
                     arg[k, t] = keep_at[k]
-            lattice_best_subkeep(best, arg, child, parent)   # max over sub-keeps, smallest first
+            lattice_best_subkeep(best, arg, par_ptr, par_pos)   # max over sub-keeps, smallest first
             for t in range(n):
                 for r in range(n_rolls):
                     k = roll_pos[r]

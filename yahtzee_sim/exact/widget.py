@@ -67,10 +67,10 @@ process: a run of a few hundred games does not pay it)."""
 def _walk(lat: Lattice) -> tuple:
     """The lattice as the compiled loops walk it: ``children`` (K', F) the positions
     one die larger of the positions ``0 .. K' - 1`` (every keep below a full roll);
-    ``child``, ``parent`` the (position, sub-keep position) pairs of the upward
-    sweep, level by level and parent slot by slot (each keep's faces in rising
-    order); ``roll_pos`` (R,) each roll's position; ``keep_at`` (K,) each position's
-    keep index (int16, the arg's start)."""
+    ``par_pos[par_ptr[k]:par_ptr[k + 1]]`` the positions one die smaller of position
+    k, its faces in rising order (the solver's parent slots, keep by keep);
+    ``roll_pos`` (R,) each roll's position; ``keep_at`` (K,) each position's keep
+    index (int16, the arg's start)."""
     children = np.ascontiguousarray(np.concatenate(lat.children), dtype=np.intp)
     child, parent = [], []
     for s in range(1, lat.n_dice + 1):
@@ -78,9 +78,12 @@ def _walk(lat: Lattice) -> tuple:
         for n_j, par in lat.parent_slots[s]:
             child.append(np.arange(lo, lo + n_j, dtype=np.intp))
             parent.append(np.asarray(par, dtype=np.intp))
+    child_at, parent_at = np.concatenate(child), np.concatenate(parent)
+    order = np.argsort(child_at, kind="stable")      # keep by keep, each one's slots in order
+    par_ptr = np.zeros(lat.n_keeps + 1, dtype=np.intp)
+    par_ptr[1:] = np.cumsum(np.bincount(child_at, minlength=lat.n_keeps))
     roll_pos = (lat.level_slices[lat.n_dice].start + np.asarray(lat.pos_of_roll)).astype(np.intp)
-    out = (children, np.concatenate(child), np.concatenate(parent), roll_pos,
-           np.asarray(lat.keep_at).astype(np.int16))
+    out = (children, par_ptr, parent_at[order], roll_pos, np.asarray(lat.keep_at).astype(np.int16))
     for a in out:
         a.setflags(write=False)
     return out
@@ -109,8 +112,8 @@ def _subkeep(lat: Lattice, best: np.ndarray, arg: np.ndarray) -> None:
     if best.ndim == 2 and best.shape[1] >= COMPILED_COLUMNS:
         from ._eval_kernels import lattice_best_subkeep
 
-        _, child, parent, _, _ = _walk(lat)
-        lattice_best_subkeep(best, arg, child, parent)
+        _, par_ptr, par_pos, _, _ = _walk(lat)
+        lattice_best_subkeep(best, arg, par_ptr, par_pos)
         return
     for s in range(1, lat.n_dice + 1):
         lo = lat.level_slices[s].start
@@ -185,14 +188,14 @@ def best_keeps(dice: DiceTables, final_values: np.ndarray, rolls_left: int = 2,
     final_values = np.asarray(final_values)
     u = len(final_values)
     lat = lattice(dice)
-    children, child, parent, roll_pos, keep_at = _walk(lat)
+    children, par_ptr, par_pos, roll_pos, keep_at = _walk(lat)
     if final_values.ndim == 2 and u >= COMPILED_COLUMNS and rolls_left > 0 \
             and final_values.dtype in (np.float32, np.float64):
         from ._eval_kernels import lattice_best_keeps
 
         vals = np.empty((rolls_left,) + final_values.shape, dtype=final_values.dtype)
         kps = np.empty((rolls_left,) + final_values.shape, dtype=np.int16)
-        lattice_best_keeps(np.ascontiguousarray(final_values), roll_pos, children, child, parent,
+        lattice_best_keeps(np.ascontiguousarray(final_values), roll_pos, children, par_ptr, par_pos,
                            keep_at, final_values.dtype.type(1.0 / dice.n_faces), vals, kps)
         return KeepPlan(values=[final_values] + list(vals), keeps=[None] + list(kps))
     values = [final_values] + [np.empty_like(final_values) for _ in range(rolls_left)]
