@@ -57,10 +57,10 @@ def measure(games: int) -> dict:
         simulate("yahtzee", strategy, 300, seed=0)
     widget.best_keeps(d, np.random.default_rng(0).random((512, d.n_rolls)), 2)
     finals = np.random.default_rng(1).random((8192, d.n_rolls))
-    timed("best_keeps, 8,192 positions x 2 rerolls (compiled), 20 times",
-          lambda: widget.best_keeps(d, finals, 2), 20)
-    timed("best_keeps, 200 positions x 2 rerolls (numpy), 20 times",
-          lambda: widget.best_keeps(d, finals[:200], 2), 20)
+    timed("best_keeps, 8,192 positions x 2 rerolls (compiled), 50 times",
+          lambda: widget.best_keeps(d, finals, 2), 50)
+    timed("best_keeps, 200 positions x 2 rerolls (numpy), 100 times",
+          lambda: widget.best_keeps(d, finals[:200], 2), 100)
     timed("best_keeps, one position x 2 rerolls (numpy: the advisor's and the turn chains' size), 2,000 times",
           lambda: widget.best_keeps(d, finals[:1], 2), 2000)
     for rules, n in (("yahtzee", games), ("maxi-yatzy", games // 4)):
