@@ -43,7 +43,7 @@ def _child(key: str) -> dict:
     except ValueError as exc:
         return {"rules": key, "refused": str(exc), "seconds_to_refuse": round(time.perf_counter() - t0, 2)}
     wall = time.perf_counter() - t0
-    return {"rules": key, "expected_score": round(sol.expected_score, 4), "sd": round(sol.sd, 4),
+    return {"rules": key, "expected_score": round(sol.mean, 4), "sd": round(sol.sd, 4),
             "solve_seconds": round(wall, 2), "peak_rss_mb": round(_own_peak_mb()),
             "worker_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)}
 

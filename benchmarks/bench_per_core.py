@@ -91,8 +91,8 @@ def child_solve(repeat: int) -> dict:
                 best[variance] = m
     if not np.array_equal(sols[True].values, sols[False].values, equal_nan=True):
         raise SystemExit("the values-only solve gave other values than the full one")
-    out = dict(best[True], mean=round(sols[True].expected_score, 4), sd=round(sols[True].sd, 4))
-    out["values_only"] = dict(best[False], mean=round(sols[False].expected_score, 4))
+    out = dict(best[True], mean=round(sols[True].mean, 4), sd=round(sols[True].sd, 4))
+    out["values_only"] = dict(best[False], mean=round(sols[False].mean, 4))
     return out
 
 

@@ -44,7 +44,7 @@ def main() -> None:
     if any(n.startswith("optimal") for n in names):
         t = time.perf_counter()
         sol = solve(rules)
-        print(f"solver: {sol.expected_score:.4f} (sd {sol.sd:.4f}), {time.perf_counter() - t:.1f} s "
+        print(f"solver: {sol.mean:.4f} (sd {sol.sd:.4f}), {time.perf_counter() - t:.1f} s "
               f"(cache {sol.cache})")
         if args.cold_table:
             tmp = tempfile.mkdtemp(prefix="bench-policy-")
@@ -72,7 +72,7 @@ def main() -> None:
             note = (f"decision table read from the disk cache ({table.cache})" if table.cache in ("hit", "memory")
                     else f"decision table built in {table.seconds:.1f} s ({table.cache}), included")
         met = "yes" if pv.seconds <= TARGET_SECONDS else "no"
-        print(f"{name:<14}{pv.expected_score:>11.4f}{pv.sd:>10.4f}{pv.states:>10,}{pv.seconds:>9.1f}"
+        print(f"{name:<14}{pv.mean:>11.4f}{pv.sd:>10.4f}{pv.states:>10,}{pv.seconds:>9.1f}"
               f"{cpu:>8.1f}  {met:<4} {note}", flush=True)
     report.close()
     if tmp is not None:

@@ -47,7 +47,7 @@ def _child(name: str, options: list[str], repeats: int, workers: int | None) -> 
     wall, sol = best
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    return {"rules": sol.rules.key, "expected_score": round(sol.expected_score, 4),
+    return {"rules": sol.rules.key, "expected_score": round(sol.mean, 4),
             "sd": round(sol.sd, 4), "states": int(np.sum(sol.levels["states"])),
             "solve_seconds": round(sol.seconds, 3), "wall_seconds": round(wall, 3),
             "peak_rss_mb": round(own, 1), "worker_peak_rss_mb": round(kids, 1)}
@@ -82,7 +82,7 @@ def optimal_play(name: str, n_games: int, batch: int) -> dict:
         s = res.summary()
     return {"rules": name, "games": n_games, "batch": batch, "seconds": round(best, 3),
             "games_per_second": round(n_games / best), "mean": round(s["mean"], 3),
-            "exact": round(sol.expected_score, 4)}
+            "exact": round(sol.mean, 4)}
 
 
 def yatzy_solver_side_by_side(n_games: int) -> list[dict] | None:

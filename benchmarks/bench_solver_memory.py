@@ -84,7 +84,7 @@ def child(name: str, options: list[str]) -> dict:
     stop.set()
     thread.join()
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return {"rules": rules.key, "mean": round(sol.expected_score, 4), "states": int(np.sum(sol.levels["states"])),
+    return {"rules": rules.key, "mean": round(sol.mean, 4), "states": int(np.sum(sol.levels["states"])),
             "estimated_states": n, "pss_before_mb": round(before / 1e6), "peak_pss_mb": round(peak[0] / 1e6),
             "solve_peak_mb": round((peak[0] - before) / 1e6),
             "rss_peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),

@@ -80,7 +80,7 @@ def test_tiny_random_is_averaged_exactly():
     dist = distribution(rules, "random")
     pv = policy_value(rules, "random")
     assert dist.method == "uniform average"
-    assert dist.mean == pytest.approx(pv.expected_score, abs=1e-10)
+    assert dist.mean == pytest.approx(pv.mean, abs=1e-10)
     assert dist.sd == pytest.approx(pv.sd, abs=1e-10)
     res = simulate(rules, "random", 40_000, seed=11)
     counts, pmf = _aligned(res, dist.pmf)
@@ -105,7 +105,7 @@ def test_mean_and_sd_equal_policy_value(rules, options, strategy):
     pv = policy_value(rules, strategy, options=options)
     assert abs(dist.pmf.sum() - 1.0) < 1e-12
     assert dist.pmf.min() >= 0
-    assert dist.mean == pytest.approx(pv.expected_score, abs=1e-9)
+    assert dist.mean == pytest.approx(pv.mean, abs=1e-9)
     assert dist.sd == pytest.approx(pv.sd, abs=1e-9)
 
 
@@ -198,7 +198,7 @@ def test_yahtzee_million_games_fit_exact_pmf(strategy):
         from yahtzee_sim.exact.solver import solve
 
         sol = solve("yahtzee")
-        assert dist.mean == pytest.approx(sol.expected_score, abs=2e-3)    # float32 tables
+        assert dist.mean == pytest.approx(sol.mean, abs=2e-3)    # float32 tables
         assert dist.sd == pytest.approx(sol.sd, abs=2e-3)
     gof, res = _chi_square(dist, 1_000_000, seed=2026)
     assert gof.pvalue > 1e-4
@@ -256,7 +256,7 @@ def test_optimal_distribution_mean_and_sd_equal_its_policy_value(rules, options)
     dist = distribution(rules, "optimal", options=options)
     pv = policy_value(rules, "optimal", options=options)
     assert abs(dist.pmf.sum() - 1.0) < 1e-12
-    assert dist.mean == pytest.approx(pv.expected_score, abs=1e-9)
+    assert dist.mean == pytest.approx(pv.mean, abs=1e-9)
     assert dist.sd == pytest.approx(pv.sd, abs=1e-9)
 
 

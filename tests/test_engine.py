@@ -601,6 +601,6 @@ def test_exact_engines_handle_throw_dependent_scoring():
 
     rules = _served_rules()
     sol = solve(rules, cache=False, dtype=np.float64)
-    assert sol.expected_score == pytest.approx(55 / 8, abs=1e-12)
+    assert sol.mean == pytest.approx(55 / 8, abs=1e-12)
     assert sol.sd == pytest.approx((775 / 64) ** 0.5, abs=1e-9)
     assert extreme_score(rules).score == 10 and extreme_score(rules, kind="min").score == 0

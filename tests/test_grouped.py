@@ -21,7 +21,7 @@ def test_reduced_balut_equals_a_plain_dp_over_every_box():
     sol = solve_grouped(rules)
     assert sol.groups == (2, 2) and sol.n_states == 9
     dp = OptimalMean(rules)
-    assert abs(sol.expected_score - dp.value((False,) * 4, 0, False)) < 1e-9
+    assert abs(sol.mean - dp.value((False,) * 4, 0, False)) < 1e-9
     keys = list(dp.memo)
     got = sol.value(np.array([k[0] for k in keys]))
     assert np.abs(got - np.array([dp.memo[k] for k in keys])).max() < 1e-9
@@ -34,7 +34,7 @@ def test_a_game_of_distinct_boxes_equals_the_solver():
     sol = solve_grouped("yacht", options=["no-bonus"])
     assert sol.groups == (1,) * 12
     exact = solve("yacht", options=["no-bonus"], dtype=np.float64, cache=False)
-    assert abs(sol.expected_score - exact.expected_score) < 1e-9
+    assert abs(sol.mean - exact.mean) < 1e-9
     masks = np.arange(1 << 12)
     filled = (masks[:, None] >> np.arange(12)) & 1 == 1
     ours = sol.value(filled)
@@ -46,7 +46,7 @@ def test_a_game_of_distinct_boxes_equals_the_solver():
 def test_balut_score_optimum_bounds_the_strategies():
     """No strategy's mean Balut score can exceed the exact optimum (20,000 games:
     the heuristic's CI is about +-0.7 points wide; it sits about 20 points below)."""
-    bound = solve_grouped("balut").expected_score
+    bound = solve_grouped("balut").mean
     for name in ("greedy", "heuristic"):
         s = simulate("balut", name, 20_000, seed=9).summary()
         assert s["ci95_high"] < bound, (name, s["ci95_high"], bound)
@@ -70,7 +70,7 @@ def test_cli_score_only(capsys):
 
     assert main(["solve", "--rules", "balut", "--score-only", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["expected_score"] == pytest.approx(solve_grouped("balut").expected_score, abs=1e-12)
+    assert data["expected_score"] == pytest.approx(solve_grouped("balut").mean, abs=1e-12)
     assert data["states"] == 78_125 and "points set aside" in data["method"]
     assert main(["solve", "--rules", "balut", "--score-only"]) == 0
     assert "points set aside" in capsys.readouterr().out

@@ -165,7 +165,7 @@ def test_optimal_loses_nothing_and_random_is_averaged_exactly():
     rnd = loss_accounting(rules, "random")
     pv = policy_value(rules, "random")
     assert rnd.method == "exact, uniform average"
-    assert abs(rnd.strategy_score - pv.expected_score) < 1e-9
+    assert abs(rnd.strategy_score - pv.mean) < 1e-9
     assert abs(rnd.accounted - rnd.gap) < 1e-9 and 0 < rnd.share_optimal < 1
     # the uniform average's parts add up in every split, as a deterministic strategy's do
     assert abs(sum(rnd.by_box.values()) - rnd.gap) < 1e-9 and abs(rnd.by_turn.sum() - rnd.gap) < 1e-9
@@ -226,8 +226,8 @@ def test_yahtzee_parts_add_up_to_the_gap(strategy):
 
     rules = get_rules("yahtzee")
     acc = loss_accounting(rules, strategy)
-    opt = solve(rules, dtype=np.float64).expected_score
-    pv = policy_value(rules, strategy).expected_score
+    opt = solve(rules, dtype=np.float64).mean
+    pv = policy_value(rules, strategy).mean
     assert abs(acc.accounted - (opt - pv)) < 1e-6
     for split, part in acc.to_frame().groupby("split"):
         assert abs(part["points"].sum() - (opt - pv)) < 1e-6, split

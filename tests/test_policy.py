@@ -48,7 +48,7 @@ def test_tiny_games_match_brute_force(case, strategy):
     make = (lambda: LowestBox()) if strategy == "lowest-box" else (lambda: get_strategy(strategy))
     mean, sd = brute_force(rules, make())
     pv = policy_value(rules, make())
-    assert pv.expected_score == pytest.approx(mean, rel=1e-12, abs=1e-12)
+    assert pv.mean == pytest.approx(mean, rel=1e-12, abs=1e-12)
     assert pv.sd == pytest.approx(sd, rel=1e-9, abs=1e-9)
 
 
@@ -83,13 +83,13 @@ def test_two_box_game_by_hand():
     var = sum(v * v * q for v, q in outcomes) - mean * mean
     rules = two_box_rules()
     pv = policy_value(rules, "keep-largest")
-    assert pv.expected_score == pytest.approx(float(mean), rel=1e-12)
+    assert pv.mean == pytest.approx(float(mean), rel=1e-12)
     assert pv.sd == pytest.approx(math.sqrt(var), rel=1e-12)
     assert pv.states == 1 + 2 + 1
     for strategy in ("keep-largest", "greedy"):
         m, sd = brute_force(rules, get_strategy(strategy))
         pv = policy_value(rules, strategy)
-        assert pv.expected_score == pytest.approx(m, rel=1e-12) and pv.sd == pytest.approx(sd, rel=1e-9)
+        assert pv.mean == pytest.approx(m, rel=1e-12) and pv.sd == pytest.approx(sd, rel=1e-9)
 
 
 def test_tiny_random_is_the_exact_average():
@@ -99,17 +99,17 @@ def test_tiny_random_is_the_exact_average():
     pv = policy_value(rules, "random")
     assert pv.method == "uniform average"
     # brute force with explicit averaging (independent of the evaluator)
-    assert pv.expected_score == pytest.approx(brute_force(rules, None, uniform=True)[0], rel=1e-12)
+    assert pv.mean == pytest.approx(brute_force(rules, None, uniform=True)[0], rel=1e-12)
 
 
 def test_tiny_optimal_equals_solver():
     rules = tiny_rules()
     sol = solve(rules, dtype=np.float64, cache=False)
     pv = policy_value(rules, OptimalStrategy(sol))
-    assert pv.expected_score == pytest.approx(sol.expected_score, rel=1e-9)
+    assert pv.mean == pytest.approx(sol.mean, rel=1e-9)
     assert pv.sd == pytest.approx(sol.sd, rel=1e-6)
     mean, _ = brute_force(rules, OptimalStrategy(sol))
-    assert pv.expected_score == pytest.approx(mean, rel=1e-12)
+    assert pv.mean == pytest.approx(mean, rel=1e-12)
 
 
 # -- the optimal strategy equals the solver's value --------------------------------------
@@ -121,8 +121,8 @@ def test_optimal_policy_value_equals_solver(name, options):
     sol = solve(rules)
     pv = policy_value(rules, OptimalStrategy(sol))
     # float32 solver tables: the printed 4 decimals agree (issue 3)
-    assert f"{pv.expected_score:.4f}" == f"{sol.expected_score:.4f}"
-    assert abs(pv.expected_score - sol.expected_score) < 1e-6 * sol.expected_score
+    assert f"{pv.mean:.4f}" == f"{sol.mean:.4f}"
+    assert abs(pv.mean - sol.mean) < 1e-6 * sol.mean
     assert pv.sd == pytest.approx(sol.sd, abs=1e-3)
     # every reachable state: the strategy's value is the solver's
     sp = state_space(rules)
@@ -148,7 +148,7 @@ def test_policy_value_inside_simulation_ci(name, options, strategy):
     res = simulate(rules, strategy, 8192, seed=2024)
     s = res.summary()
     z = stats.norm.ppf(0.995)
-    assert abs(s["mean"] - pv.expected_score) < z * s["se"], (s["mean"], pv.expected_score)
+    assert abs(s["mean"] - pv.mean) < z * s["se"], (s["mean"], pv.mean)
     # the sample sd of 8192 games is within ~5% of the exact sd
     assert s["sd"] == pytest.approx(pv.sd, rel=0.05)
 
@@ -159,11 +159,11 @@ def test_policy_value_yacht_bonus_rules_against_simulation():
     for strategy in ("keep-largest", "greedy"):
         pv = policy_value(rules, strategy)
         s = simulate(rules, strategy, 40_000, seed=7).summary()
-        assert abs(s["mean"] - pv.expected_score) < stats.norm.ppf(0.995) * s["se"]
+        assert abs(s["mean"] - pv.mean) < stats.norm.ppf(0.995) * s["se"]
 
 
 def test_strategy_ordering_on_yacht_classic():
-    values = {s: policy_value("yacht-classic", s).expected_score
+    values = {s: policy_value("yacht-classic", s).mean
               for s in ("random", "keep-largest", "greedy", "heuristic", "optimal")}
     order = sorted(values, key=values.get)
     assert order[0] == "random" and order[-1] == "optimal"
@@ -216,9 +216,9 @@ def test_result_object():
     assert f.loc[pv.rules.n_boxes, "value_max"] == 0
     assert (f["value_min"] >= 0).all()
     s = pv.summary()
-    assert s["expected_score"] == pv.expected_score and s["method"] == "deterministic"
+    assert s["expected_score"] == pv.mean and s["method"] == "deterministic"
     fresh = np.zeros((1, pv.rules.n_boxes), bool)
-    assert pv.value(fresh, 0, False)[0] == pv.expected_score
+    assert pv.value(fresh, 0, False)[0] == pv.mean
     with pytest.raises(ValueError, match="columns"):
         pv.value(np.zeros((1, 3), bool), 0, False)
     with pytest.raises(ValueError, match="non-negative"):
@@ -308,13 +308,13 @@ def test_cli_policy_value(capsys):
                  "--strategy", "greedy"]) == 0
     out = capsys.readouterr().out
     pv = policy_value("yacht", "greedy", options=["fill-in-order"])
-    assert f"{pv.expected_score:.4f}" in out and "standard dev." in out
+    assert f"{pv.mean:.4f}" in out and "standard dev." in out
     assert main(["policy-value", "--rules", "yacht", "--option", "fill-in-order",
                  "--strategy", "keep-largest", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["strategy"] == "keep-largest" and data["options"] == ["fill-in-order"]
     assert data["expected_score"] == pytest.approx(
-        policy_value("yacht", "keep-largest", options=["fill-in-order"]).expected_score)
+        policy_value("yacht", "keep-largest", options=["fill-in-order"]).mean)
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -347,7 +347,7 @@ def test_optimal_read_from_its_decision_table_matches_brute_force(case):
     sol = solve(rules, cache=False)
     mean, sd = brute_force(rules, TableOptimal(sol))
     pv = policy_value(rules, OptimalStrategy(sol))
-    assert pv.expected_score == pytest.approx(mean, rel=1e-12)
+    assert pv.mean == pytest.approx(mean, rel=1e-12)
     assert pv.sd == pytest.approx(sd, rel=1e-9)
 
 
@@ -431,7 +431,7 @@ def test_random_by_move_weights_matches_brute_force(case):
     rules = tiny_rules(**TINY_CASES[case])
     mean, sd = brute_force(rules, None, uniform=True)
     pv = policy_value(rules, "random")
-    assert pv.expected_score == pytest.approx(mean, rel=1e-12)
+    assert pv.mean == pytest.approx(mean, rel=1e-12)
     assert pv.sd == pytest.approx(sd, rel=1e-9)
 
 

@@ -32,7 +32,7 @@ def tiny(tmp_path_factory):
 def _solver_says(key: str):
     """The solver's own answer, asked directly: (value, None) or (None, refusal)."""
     try:
-        return solve(key).expected_score, None
+        return solve(key).mean, None
     except ValueError as exc:
         return None, str(exc)
 
@@ -105,7 +105,7 @@ def test_balut_score_bound_beside_its_points(tiny):
     from yahtzee_sim.exact.grouped import solve_grouped
 
     _, report, out = tiny
-    bound = solve_grouped("balut").expected_score
+    bound = solve_grouped("balut").mean
     assert report.data["games"].loc["balut", "score_only_optimum"] == bound
     assert report.data["games"]["score_only_optimum"].drop(index="balut").isna().all()
     readme = (out / "README.md").read_text(encoding="utf-8")

@@ -34,7 +34,7 @@ def test_certainty_equivalent_equals_exact_distribution_of_its_play(theta):
     x = np.arange(len(dist.pmf))
     ce = math.log(dist.pmf @ np.exp(theta * (x - dist.mean))) / theta + dist.mean
     assert sol.certainty_equivalent == pytest.approx(ce, abs=1e-9)
-    mean = solve("yacht", options=opts, dtype="float64", cache=False).expected_score
+    mean = solve("yacht", options=opts, dtype="float64", cache=False).mean
     # a risk seeker gives up expected points; so does a risk avoider
     assert dist.mean <= mean + 1e-9
     assert (sol.certainty_equivalent > mean) == (theta > 0)
@@ -42,7 +42,7 @@ def test_certainty_equivalent_equals_exact_distribution_of_its_play(theta):
 
 def test_theta_to_zero_is_the_mean_optimum():
     opts = ["fill-in-order"]
-    mean = solve("yacht", options=opts, dtype="float64", cache=False).expected_score
+    mean = solve("yacht", options=opts, dtype="float64", cache=False).mean
     for theta in (1e-6, -1e-6):
         assert solve_risk("yacht", theta, options=opts, cache=False).certainty_equivalent == \
             pytest.approx(mean, abs=1e-2)

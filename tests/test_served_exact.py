@@ -88,10 +88,10 @@ def _check_against_brute_force(rules, name):
     assert dist.p_served_five > 0
     mean, sd = mean_sd(joint)
     pv = policy_value(rules, _strategy(name))
-    assert pv.expected_score == pytest.approx(mean, rel=1e-12, abs=1e-12)
+    assert pv.mean == pytest.approx(mean, rel=1e-12, abs=1e-12)
     assert pv.sd == pytest.approx(sd, rel=1e-12, abs=1e-12)
     assert abs(dist.pmf.sum() - 1.0) < 1e-12
-    assert dist.mean == pytest.approx(pv.expected_score, rel=1e-12)
+    assert dist.mean == pytest.approx(pv.mean, rel=1e-12)
     assert dist.sd == pytest.approx(pv.sd, rel=1e-12)
 
 
@@ -112,8 +112,8 @@ def test_served_scores_matter_in_the_brute_force():
     flat = dataclasses.replace(rules, name="never-served", boxes=tuple(
         dataclasses.replace(b, score=(lambda f: lambda c: f(c, 3))(b.score), by_throw=False)
         if b.by_throw else b for b in rules.boxes))
-    assert policy_value(rules, "keep-largest").expected_score > \
-        policy_value(flat, "keep-largest").expected_score + 0.5
+    assert policy_value(rules, "keep-largest").mean > \
+        policy_value(flat, "keep-largest").mean + 0.5
 
 
 @pytest.mark.parametrize("case", list(SMALL_CASES))
@@ -123,7 +123,7 @@ def test_small_served_optimal_equals_solver_and_brute_force(case):
     rules = small_generala(**SMALL_CASES[case])
     sol = solve(rules, dtype=np.float64, cache=False)
     pv = policy_value(rules, OptimalStrategy(sol))
-    assert pv.expected_score == pytest.approx(sol.expected_score, abs=1e-9)
+    assert pv.mean == pytest.approx(sol.mean, abs=1e-9)
     assert pv.sd == pytest.approx(sol.sd, rel=1e-6)
     strat = OptimalStrategy(sol).prepare(rules)
     table = strat.decision_table()
@@ -138,7 +138,7 @@ def test_small_served_optimal_equals_solver_and_brute_force(case):
     joint = strategy_outcomes(rules, strat, ask=ask, holds_served=True)
     dist = distribution(rules, OptimalStrategy(sol))
     _assert_matches_brute_force(dist, joint, upper_bonus=bool(rules.upper_bonus))
-    assert mean_sd(joint)[0] == pytest.approx(sol.expected_score, abs=1e-9)
+    assert mean_sd(joint)[0] == pytest.approx(sol.mean, abs=1e-9)
 
 
 @pytest.mark.parametrize("options", GENERALA_OPTIONS, ids=lambda o: "+".join(o) or "plain")
@@ -146,7 +146,7 @@ def test_generala_optimal_policy_value_equals_solver(options):
     rules = get_rules("generala", options)
     sol = solve(rules, dtype=np.float64, cache=False)
     pv = policy_value(rules, OptimalStrategy(sol))
-    assert pv.expected_score == pytest.approx(sol.expected_score, abs=1e-9)
+    assert pv.mean == pytest.approx(sol.mean, abs=1e-9)
     # the sd as in test_policy's optimal tests: the strategy decides in float32, so
     # near-ties of equal mean may go the other way than the solver's variance took
     assert pv.sd == pytest.approx(sol.sd, abs=1e-3)
@@ -158,7 +158,7 @@ def test_generala_distribution_agrees_with_policy_value(options, name):
     dist = distribution("generala", name, options=options)
     pv = policy_value("generala", name, options=options)
     assert abs(dist.pmf.sum() - 1.0) < 1e-12
-    assert dist.mean == pytest.approx(pv.expected_score, abs=1e-9)
+    assert dist.mean == pytest.approx(pv.mean, abs=1e-9)
     assert dist.sd == pytest.approx(pv.sd, abs=1e-9)
     assert 0 < dist.p_served_five < dist.p_five_of_a_kind_rolled
     assert "served_five_rate" in dist.summary()
@@ -180,7 +180,7 @@ def test_generala_simulated_mean_is_inside_the_exact_ci(name):
     pv = policy_value("generala", name)
     s = simulate("generala", name, games, seed=16).summary()
     assert 4 * pv.sd / math.sqrt(games) <= 0.1
-    assert abs(s["mean"] - pv.expected_score) < 4 * pv.sd / math.sqrt(games)
+    assert abs(s["mean"] - pv.mean) < 4 * pv.sd / math.sqrt(games)
     # the simulated servida rate against the exact one (a binomial count)
     p = distribution("generala", name).p_served_five
     assert abs(s["served_five_rate"] - p) < 4 * math.sqrt(p * (1 - p) / games)
@@ -221,7 +221,7 @@ def test_exact_head_to_head_on_generala(capsys):
     assert main(args) == 0
     out = json.loads(capsys.readouterr().out)
     rows = out["players"]
-    assert rows[0]["mean_score"] == pytest.approx(solve("generala").expected_score, abs=1e-4)
+    assert rows[0]["mean_score"] == pytest.approx(solve("generala").mean, abs=1e-4)
     assert sum(r["win_share"] for r in rows) == pytest.approx(1.0, abs=1e-12)
     assert rows[0]["p_win"] > rows[1]["p_win"]
 

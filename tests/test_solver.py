@@ -22,14 +22,14 @@ def test_yahtzee_free_joker_published():
     # Verhoeff (1999), "Optimal solitaire Yahtzee advisor"; Glenn (2006), "An optimal
     # strategy for Yahtzee", Connecticut College CS TR: 254.5896 (free-choice joker).
     sol = solve("yahtzee-free-joker")
-    assert round(sol.expected_score, 4) == 254.5896
+    assert round(sol.mean, 4) == 254.5896
     assert round(sol.sd, 2) == 59.61   # Glenn (2006) reports a standard deviation of 59.61
 
 
 def test_yahtzee_no_bonus_no_joker_published():
     # Glenn (2006): 245.8708 with neither the Yahtzee bonus nor the joker rule.
     sol = solve("yahtzee", options=["no-yahtzee-bonus", "no-joker"])
-    assert round(sol.expected_score, 4) == 245.8708
+    assert round(sol.mean, 4) == 245.8708
 
 
 @pytest.mark.slow
@@ -37,7 +37,7 @@ def test_yatzy_published():
     # Scandinavian Yatzy optimal expected score 248.4400 (Larsson & Sjoberg (2012),
     # "Optimal strategy for Yatzy", corrected value; yatzy-solver / Swedish literature).
     sol = solve("yatzy")
-    assert round(sol.expected_score, 4) == 248.4400
+    assert round(sol.mean, 4) == 248.4400
 
 
 @pytest.mark.slow
@@ -45,8 +45,8 @@ def test_float32_matches_float64_to_4_decimals():
     for name, opts in [("yahtzee", ["no-yahtzee-bonus", "no-joker"]), ("yacht-classic", [])]:
         a = solve(name, options=opts, dtype=np.float32, cache=False)
         b = solve(name, options=opts, dtype=np.float64, cache=False)
-        assert abs(a.expected_score - b.expected_score) < 5e-6
-        assert f"{a.expected_score:.4f}" == f"{b.expected_score:.4f}"
+        assert abs(a.mean - b.mean) < 5e-6
+        assert f"{a.mean:.4f}" == f"{b.mean:.4f}"
         assert abs(a.sd - b.sd) < 1e-4
 
 
@@ -89,7 +89,7 @@ def test_yatzy_larsson_sjoberg_two_pairs_variant():
     assert np.array_equal(plain(counts), get_rules("yatzy").score_table[:, 7])
     rules = _yatzy_two_pairs_variant(_pairs_scorer(single_ok=True, same_face_ok=False))
     sol = solve(rules, cache=False)
-    assert round(sol.expected_score, 2) == 248.63
+    assert round(sol.mean, 2) == 248.63
 
 
 # -- brute force on small test-only rule sets ----------------------------------------
@@ -170,7 +170,7 @@ def test_solver_matches_brute_force(joker, fill, bonus):
     rules = _tiny(joker, fill, bonus)
     m, sd = _brute(rules)
     sol = solve(rules, dtype=np.float64, cache=False)
-    assert abs(sol.expected_score - m) < 1e-9
+    assert abs(sol.mean - m) < 1e-9
     assert abs(sol.sd - sd) < 1e-6
 
 
@@ -179,7 +179,7 @@ def test_solver_matches_brute_force(joker, fill, bonus):
 def test_value_api():
     sol = solve("yacht", options=["fill-in-order"])
     b = sol.rules.n_boxes
-    assert sol.value(np.zeros((1, b), bool), [0], [False])[0] == pytest.approx(sol.expected_score)
+    assert sol.value(np.zeros((1, b), bool), [0], [False])[0] == pytest.approx(sol.mean)
     assert sol.value(np.ones((2, b), bool), [0, 80], [False, True]).tolist() == [0.0, 0.0]
     # a card with only Ones filled cannot have an upper total of 7
     filled = np.zeros((1, b), bool)
@@ -219,12 +219,12 @@ def _option_sets():
 def test_every_rule_set_and_option_solves(name, opts):
     sol = solve(name, options=opts)
     rules = sol.rules
-    assert 0 < sol.expected_score < 400 and sol.sd > 0
+    assert 0 < sol.mean < 400 and sol.sd > 0
     # the value of a fresh card is the mean over the first turn's boxes: spot check
     # monotonicity instead: filling a box with nothing never helps
     filled = np.zeros((1, rules.n_boxes), bool)
     filled[0, rules.legal_boxes(filled)[0].argmax()] = True
-    assert sol.value(filled, [0], [False])[0] <= sol.expected_score + 1e-9
+    assert sol.value(filled, [0], [False])[0] <= sol.mean + 1e-9
 
 
 # -- the optimal strategy ---------------------------------------------------------------
@@ -238,7 +238,7 @@ def test_optimal_strategy_mean_within_ci_of_exact(name):
     res = simulate(name, "optimal", 8192, seed=11)
     s = res.summary()
     se = sol.sd / np.sqrt(s["games"])
-    assert abs(s["mean"] - sol.expected_score) < 2.576 * se     # 99% CI
+    assert abs(s["mean"] - sol.mean) < 2.576 * se     # 99% CI
     assert abs(s["sd"] - sol.sd) < 0.05 * sol.sd
 
 
@@ -250,7 +250,7 @@ def test_optimal_strategy_with_options_quick():
     sol = solve("yacht", options=opts)
     res = simulate("yacht", OptimalStrategy(sol), 4096, options=opts, seed=5)
     s = res.summary()
-    assert abs(s["mean"] - sol.expected_score) < 2.576 * sol.sd / np.sqrt(4096)
+    assert abs(s["mean"] - sol.mean) < 2.576 * sol.sd / np.sqrt(4096)
 
 
 def _brute_box(rules, sol, filled, upper, full, roll):
@@ -323,7 +323,7 @@ def test_cache_miss_hit_and_damaged(tmp_path):
     assert path.is_file() and not list(tmp_path.glob("*tmp-*"))
     solver_mod._MEMO.clear()
     b = solve("yacht", options=opts, cache_dir=tmp_path)
-    assert b.cache == "hit" and b.expected_score == a.expected_score and b.sd == a.sd
+    assert b.cache == "hit" and b.mean == a.mean and b.sd == a.sd
 
     # flip bytes in the middle of the file: detected, recomputed, replaced
     raw = bytearray(path.read_bytes())
@@ -332,7 +332,7 @@ def test_cache_miss_hit_and_damaged(tmp_path):
     path.write_bytes(bytes(raw))
     solver_mod._MEMO.clear()
     c = solve("yacht", options=opts, cache_dir=tmp_path)
-    assert c.cache == "damaged" and c.expected_score == pytest.approx(a.expected_score, abs=1e-12)
+    assert c.cache == "damaged" and c.mean == pytest.approx(a.mean, abs=1e-12)
     solver_mod._MEMO.clear()
     assert solve("yacht", options=opts, cache_dir=tmp_path).cache == "hit"
 
@@ -353,7 +353,7 @@ def test_cache_mismatch_and_no_unpickling(tmp_path):
     solver_mod._MEMO.clear()
     sol = solve("yacht", options=["fill-in-order"], cache_dir=tmp_path)
     assert sol.cache == "damaged"
-    assert sol.expected_score != pytest.approx(other.expected_score)
+    assert sol.mean != pytest.approx(other.mean)
 
     # a file holding a pickled object is never unpickled
     np.savez(target, meta=np.array([{"evil": 1}], dtype=object), sha256=np.array("x"))
@@ -418,11 +418,11 @@ def test_cli_solve(capsys):
     assert main(["solve", "--rules", "yacht", "--option", "fill-in-order", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     sol = solve("yacht", options=["fill-in-order"])
-    assert out["expected_score"] == pytest.approx(sol.expected_score)
+    assert out["expected_score"] == pytest.approx(sol.mean)
     assert out["options"] == ["fill-in-order"] and out["cache"] in {"hit", "miss", "memory"}
     assert main(["solve", "--rules", "yacht", "--option", "fill-in-order", "--no-cache"]) == 0
     text = capsys.readouterr().out
-    assert f"{sol.expected_score:.4f}" in text and "not used" in text
+    assert f"{sol.mean:.4f}" in text and "not used" in text
     assert main(["solve", "--rules", "yacht", "--option", "nope"]) == 2
     assert "valid options" in capsys.readouterr().err
 

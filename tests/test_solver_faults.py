@@ -45,7 +45,7 @@ def test_forged_table_with_a_valid_checksum_is_recomputed(fresh, tmp_path):
     _rewrite(sol, path, forged)
     again = solve(RULES, options=OPTS, cache_dir=tmp_path)
     assert again.cache == "damaged"
-    assert again.expected_score == pytest.approx(sol.expected_score, abs=1e-9)
+    assert again.mean == pytest.approx(sol.mean, abs=1e-9)
     assert "forged or stale" in again.cache_note and "\n" not in again.cache_note
     solver_mod._MEMO.clear()
     assert solve(RULES, options=OPTS, cache_dir=tmp_path).cache == "hit"   # replaced
@@ -84,7 +84,7 @@ def test_malformed_arrays_give_one_line_and_a_recompute(fresh, tmp_path, change)
     _rewrite(sol, path, arrays)
     again = solve(RULES, options=OPTS, cache_dir=tmp_path)
     assert again.cache == "damaged"
-    assert again.expected_score == pytest.approx(sol.expected_score, abs=1e-9)
+    assert again.mean == pytest.approx(sol.mean, abs=1e-9)
     assert again.cache_note.startswith("cache file") and "\n" not in again.cache_note
 
 
@@ -93,7 +93,7 @@ def test_unwritable_cache_says_the_table_was_not_stored(tmp_path):
     blocker.write_text("not a folder")
     solver_mod._MEMO.clear()
     sol = solve(RULES, options=OPTS, cache_dir=blocker / "cache")
-    assert sol.cache == "miss" and sol.expected_score > 0
+    assert sol.cache == "miss" and sol.mean > 0
     assert "could not be stored" in sol.cache_note and "\n" not in sol.cache_note
     solver_mod._MEMO.clear()
 

@@ -72,13 +72,13 @@ def test_served_game_every_state_equals_a_literal_dp(tiers):
     dp = OptimalMean(rules)
     start = dp.value((False,) * rules.n_boxes, 0, False)
     sol = solve(rules, dtype=np.float64, cache=False)
-    assert abs(sol.expected_score - start) < 1e-9
+    assert abs(sol.mean - start) < 1e-9
     keys = list(dp.memo)
     got = sol.value(np.array([k[0] for k in keys]), [k[1] for k in keys], [k[2] for k in keys])
     want = np.array([dp.memo[k] for k in keys])
     assert np.abs(got - want).max() < 1e-9
     # and the served scores matter: the same game scored as if never served is worse
-    assert sol.expected_score > solve(_unserved(rules), dtype=np.float64, cache=False).expected_score + 0.5
+    assert sol.mean > solve(_unserved(rules), dtype=np.float64, cache=False).mean + 0.5
 
 
 def _unserved(rules):
@@ -96,7 +96,7 @@ def test_every_state_equals_a_plain_dp(joker, fill, bonus):
     dp = OptimalMean(rules)
     start = dp.value((False,) * rules.n_boxes, 0, False)
     sol = solve(rules, dtype=np.float64, cache=False)
-    assert abs(sol.expected_score - start) < 1e-9
+    assert abs(sol.mean - start) < 1e-9
     keys = list(dp.memo)
     filled = np.array([k[0] for k in keys])
     got = sol.value(filled, [k[1] for k in keys], [k[2] for k in keys])
@@ -169,7 +169,7 @@ def yahtzee64():
 
 def test_yahtzee_mid_game_states_are_exact_maxima(yahtzee64):
     assert _check_sample(yahtzee64, _sample_states(yahtzee64, 1500, seed=1)) < 1e-9
-    assert abs(bellman(yahtzee64, [0], [0], [0])[0] - yahtzee64.expected_score) < 1e-9
+    assert abs(bellman(yahtzee64, [0], [0], [0])[0] - yahtzee64.mean) < 1e-9
 
 
 def test_yahtzee_float32_within_1e4_of_float64_everywhere(yahtzee64):

@@ -36,7 +36,7 @@ def test_values_only_equal_the_full_solve_and_a_plain_dp(rules, kernels, monkeyp
             assert vo.variances is None and not vo.has_variances
             assert np.array_equal(vo.values, full.values, equal_nan=True), (dtype, jobs)
     dp = OptimalMean(rules)
-    assert abs(vo.expected_score - dp.value((False,) * rules.n_boxes, 0, False)) < 1e-9
+    assert abs(vo.mean - dp.value((False,) * rules.n_boxes, 0, False)) < 1e-9
     keys = list(dp.memo)                   # every state the start reaches
     assert len(keys) > 100
     got = vo.value(np.array([k[0] for k in keys]), [k[1] for k in keys], [k[2] for k in keys])
@@ -48,7 +48,7 @@ def test_values_only_yahtzee_equals_the_full_solve_in_every_state():
     full = solve("yahtzee")
     vo = solve("yahtzee", cache=False, variance=False)
     assert np.array_equal(vo.values, full.values, equal_nan=True)
-    assert round(vo.expected_score, 4) == 254.5877     # published: Verhoeff's optimal solitaire Yahtzee
+    assert round(vo.mean, 4) == 254.5877     # published: Verhoeff's optimal solitaire Yahtzee
 
 
 def test_a_values_only_solution_refuses_what_it_lacks():
@@ -59,7 +59,7 @@ def test_a_values_only_solution_refuses_what_it_lacks():
         with pytest.raises(ValueError, match="holds the values only .*variance=True"):
             ask()
     s = sol.summary()
-    assert s["sd"] is None and s["mean"] == sol.expected_score > 0
+    assert s["sd"] is None and s["mean"] == sol.mean > 0
     with pytest.raises(ValueError, match="variance must be True or False"):
         solve(_tiny(), cache=False, variance="no")
 

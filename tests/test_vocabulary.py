@@ -1,6 +1,7 @@
 """One word per idea, the same in Python, the command line and JSON (issue "one house"):
 a rule set is named by its key (name and options) in every ``--json`` output, and the
-mean score is ``mean`` everywhere (``expected_score`` kept for scripts)."""
+mean score is ``mean`` everywhere (``expected_score``, its old name, kept for scripts:
+deprecated in Python, a duplicate key in JSON)."""
 
 from __future__ import annotations
 
@@ -46,9 +47,25 @@ def test_python_says_mean_too():
     sol = ys.solve("yacht", options=["fill-in-order"])
     pv = ys.policy_value("yacht", "greedy", options=["fill-in-order"])
     dist = ys.distribution("yacht", "greedy", options=["fill-in-order"])
-    assert sol.mean == sol.expected_score == sol.summary()["mean"]
-    assert pv.mean == pv.expected_score == pv.summary()["mean"]
+    assert sol.mean == sol.summary()["mean"] == sol.summary()["expected_score"]
+    assert pv.mean == pv.summary()["mean"] == pv.summary()["expected_score"]
     assert abs(dist.mean - pv.mean) < 1e-9
+
+
+def test_expected_score_is_the_deprecated_name_of_mean():
+    """Every exact result that said ``expected_score`` says ``mean``; the old attribute
+    still reads the same number, with a DeprecationWarning naming the new one."""
+    from yahtzee_sim.exact.grouped import solve_grouped
+    from yahtzee_sim.exact.yamb_down import solve_yamb_down
+
+    results = [ys.solve("yacht", options=["fill-in-order"]),
+               ys.policy_value("yacht", "greedy", options=["fill-in-order"]),
+               solve_grouped("balut"), solve_yamb_down()]
+    for res in results:
+        name = type(res).__name__
+        with pytest.warns(DeprecationWarning, match=rf"{name}\.expected_score is now {name}\.mean"):
+            old = res.expected_score
+        assert old == res.mean and isinstance(res.mean, float)
 
 
 # -- jobs: the processes that share the work, one word for the runner, the solvers and the CLI --

@@ -185,7 +185,7 @@ def benchmark(strategy: str | Strategy, *, against=DEFAULT_AGAINST, rules: str |
         from .exact.solver import solve
 
         # float64: the values the loss accounting uses, so the gap printed is the one accounted
-        optimal_mean = solve(rules, dtype=np.float64, progress=report).expected_score
+        optimal_mean = solve(rules, dtype=np.float64, progress=report).mean
     except ValueError:
         optimal_mean = math.nan
     report(f"simulating {strat.name} on {rules.key}", 0, 1 + len(against))

@@ -27,7 +27,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["whole_number", "expected_kind", "renamed_keywords"]
+__all__ = ["whole_number", "expected_kind", "renamed_keywords", "renamed_attribute"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -107,3 +107,25 @@ def renamed_keywords(**renames: str) -> Callable[[F], F]:
         return renamed  # type: ignore[return-value]
 
     return wrap
+
+
+def renamed_attribute(old: str, new: str) -> property:
+    """A read-only attribute renamed (``old`` -> ``new``): reading the old name still
+    gives the new one's value, with a ``DeprecationWarning`` saying the new name, so
+    users' scripts run on.
+
+    >>> class Result:
+    ...     mean = 3.5
+    ...     expected_score = renamed_attribute("expected_score", "mean")
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as seen:
+    ...     warnings.simplefilter("always")
+    ...     Result().expected_score, str(seen[0].message)
+    (3.5, 'Result.expected_score is now Result.mean; the old name will go')
+    """
+    def read(self):
+        who = type(self).__name__
+        warnings.warn(f"{who}.{old} is now {who}.{new}; the old name will go", DeprecationWarning, stacklevel=2)
+        return getattr(self, new)
+
+    return property(read, doc=f"Deprecated: the old name of ``{new}`` (reading it warns).")

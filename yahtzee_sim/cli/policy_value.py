@@ -23,7 +23,7 @@ def cmd_policy_value(args) -> int:
         print_json(dict(pv.summary(), rules=rules.key, options=list(rules.options)))
         return 0
     print(f"{rules_heading(rules)} under {pv.strategy}: exact policy value")
-    print_fields([("expected score", f"{pv.expected_score:.4f}"), ("standard dev.", f"{pv.sd:.4f}"),
+    print_fields([("expected score", f"{pv.mean:.4f}"), ("standard dev.", f"{pv.sd:.4f}"),
                   ("states", f"{pv.states:,}"), ("method", pv.method), ("seconds", f"{pv.seconds:.1f}")], 17)
     return 0
 

@@ -49,7 +49,7 @@ def cmd_solve(args) -> int:
     print(f"{rules_heading(rules)}: optimal solitaire play")
     seconds = (f"{sol.solve_seconds:.2f} (when computed; loaded now)" if sol.cache in ("hit", "memory")
                else f"{sol.seconds:.2f} ({dtype})")
-    print_fields([("expected score", f"{sol.expected_score:.4f}"), ("standard dev.", f"{sol.sd:.4f}"),
+    print_fields([("expected score", f"{sol.mean:.4f}"), ("standard dev.", f"{sol.sd:.4f}"),
                   ("states solved", f"{s['states']:,}"), ("solver seconds", seconds),
                   ("cache", sol.cache_note or cache_text[sol.cache])], SOLVE_WIDTH)
     return 0
@@ -77,7 +77,7 @@ def _score_only(args, rules) -> int:
         return 0
     print(f"{rules_heading(rules)}: optimal solitaire play for the score alone"
           + (" (points set aside)" if getattr(rules, "card_points", None) is not None else ""))
-    print_fields([("expected score", f"{sol.expected_score:.4f}"),
+    print_fields([("expected score", f"{sol.mean:.4f}"),
                   ("states solved", f"{sol.n_states:,} (boxes filled per group of identical boxes: "
                                     f"{', '.join(map(str, sol.groups))})"),
                   ("solver seconds", f"{sol.seconds:.2f} (float64; not cached)")], SOLVE_WIDTH)
@@ -94,7 +94,7 @@ def _down_column(args, rules) -> int:
         print_json(dict(sol.summary(), options=list(rules.options)))
         return 0
     print(f"{rules_heading(rules)}: optimal play of the Down column alone (top to bottom)")
-    print_fields([("expected score", f"{sol.expected_score:.4f} (its rows, +30 at 60, (Max - Min) x Ones)"),
+    print_fields([("expected score", f"{sol.mean:.4f} (its rows, +30 at 60, (Max - Min) x Ones)"),
                   ("states solved", f"{sol.n_states:,}"),
                   ("solver seconds", f"{sol.seconds:.2f} (float64; not cached)")], SOLVE_WIDTH)
     return 0

@@ -442,15 +442,16 @@ def chunk_values(boxes, g_inv, g_gain, g_move, g_legal, a_tab, q_tab, plan_of, r
 
 
 @njit(cache=True)
-def lattice_expectations(out, sizes_desc, children, inv):
-    """The widget's keep expectations in place: rows of ``out`` (K, U) for the keeps
-    ``sizes_desc`` (largest keeps first, full rolls already filled) become the mean
-    over the faces of their children's rows, summed face by face then times ``inv``
-    (the numpy loop's order of operations, so the same floats)."""
+def lattice_expectations(out, children, inv):
+    """The widget's keep expectations in place on ``out`` (K, U) in the keep lattice's
+    layout (:func:`~yahtzee_sim.exact._solver_lattice.lattice`: sizes in rising order,
+    full rolls last and already filled): row k < len(children) becomes the sum of its
+    children's rows ``children[k]`` (one more die of each face), face by face, times
+    ``inv``; the largest keeps first (the numpy loop's order of operations, so the
+    same floats)."""
     n_cols = out.shape[1]
     n_faces = children.shape[1]
-    for i in range(len(sizes_desc)):
-        k = sizes_desc[i]
+    for k in range(len(children) - 1, -1, -1):
         acc = out[k]
         first = out[children[k, 0]]
         for u in range(n_cols):
@@ -464,22 +465,18 @@ def lattice_expectations(out, sizes_desc, children, inv):
 
 
 @njit(cache=True)
-def lattice_best_subkeep(best, arg, sizes_asc, parents):
-    """The widget's max over sub-keeps in place: for the keeps ``sizes_asc`` (smallest
-    first, one die or more), face by face, a parent (one die of that face less) that is
+def lattice_best_subkeep(best, arg, par_ptr, par_pos):
+    """The widget's max over sub-keeps in place on ``best`` (K, U) in the lattice's
+    layout, the smaller keeps first: row k's sub-keeps one die smaller are the rows
+    ``par_pos[par_ptr[k]:par_ptr[k + 1]]`` (its faces in rising order); one that is
     strictly better replaces the value and the arg (the numpy loop's tie rule)."""
     n_cols = best.shape[1]
-    n_faces = parents.shape[1]
-    for i in range(len(sizes_asc)):
-        k = sizes_asc[i]
+    for k in range(len(par_ptr) - 1):
         bk = best[k]
         ak = arg[k]
-        for f in range(n_faces):
-            p = parents[k, f]
-            if p < 0:
-                continue
-            bp = best[p]
-            ap = arg[p]
+        for i in range(par_ptr[k], par_ptr[k + 1]):
+            bp = best[par_pos[i]]
+            ap = arg[par_pos[i]]
             for u in range(n_cols):
                 if bp[u] > bk[u]:
                     bk[u] = bp[u]
@@ -510,15 +507,16 @@ def best_gain_boxes(g_inv, u, g_scores, g_bonus, g_legal, up_gain, out):
 
 
 @njit(cache=True)
-def lattice_best_keeps(final_values, roll_keep, down, children, up, parents, inv, values, keeps):
+def lattice_best_keeps(final_values, roll_pos, children, par_ptr, par_pos, keep_at, inv, values, keeps):
     """The widget's whole plan of U positions, tile by tile of positions (so the keep
     lattice of a tile stays in cache and nothing is transposed in memory): per rerolls
     left j, ``values[j - 1]`` (U, R) the value of holding each roll and ``keeps[j - 1]``
-    (U, R) its best keep, from ``final_values`` (U, R). The same operations in the same
-    order as :func:`lattice_expectations` then :func:`lattice_best_subkeep` on the
-    transposed batch, so the same floats and ties."""
+    (U, R) its best keep (a keep index, ``keep_at`` of its position), from
+    ``final_values`` (U, R); ``roll_pos`` each roll's position in the lattice. The same
+    operations in the same order as :func:`lattice_expectations` then
+    :func:`lattice_best_subkeep` on the transposed batch, so the same floats and ties."""
     n_pos, n_rolls = final_values.shape
-    n_keeps, n_faces = children.shape
+    n_keeps = len(keep_at)
     tile = 128
     e = np.empty((n_keeps, tile), dtype=final_values.dtype)
     best = np.empty((n_keeps, tile), dtype=final_values.dtype)
@@ -528,34 +526,22 @@ def lattice_best_keeps(final_values, roll_keep, down, children, up, parents, inv
         if n < tile:                  # a last partial tile: padding columns hold zeros
             e[:] = 0
         for r in range(n_rolls):
-            k = roll_keep[r]
+            k = roll_pos[r]
             for t in range(n):
                 e[k, t] = final_values[lo + t, r]
         for j in range(values.shape[0]):
-            for i in range(len(down)):                       # expectations, largest keeps first
-                k = down[i]
-                acc = e[k]
-                first = e[children[k, 0]]
-                for t in range(tile):
-                    acc[t] = first[t]
-                for f in range(1, n_faces):
-                    row = e[children[k, f]]
-                    for t in range(tile):
-                        acc[t] += row[t]
-                for t in range(tile):
-                    acc[t] *= inv
+            lattice_expectations(e, children, inv)           # expectations, largest keeps first
             for k in range(n_keeps):
                 for t in range(tile):
                     best[k, t] = e[k, t]
-                    arg[k, t] = k
-            lattice_best_subkeep(best, arg, up, parents)      # max over sub-keeps, smallest first
+                    arg[k, t] = keep_at[k]
+            lattice_best_subkeep(best, arg, par_ptr, par_pos)   # max over sub-keeps, smallest first
             for t in range(n):
                 for r in range(n_rolls):
-                    k = roll_keep[r]
+                    k = roll_pos[r]
                     values[j, lo + t, r] = best[k, t]
                     keeps[j, lo + t, r] = arg[k, t]
-            for r in range(n_rolls):                         # the next stage's final values
-                k = roll_keep[r]
+            for k in range(len(children), n_keeps):          # the next stage's final values
                 for t in range(tile):
                     e[k, t] = best[k, t]
 

@@ -57,7 +57,7 @@ warm; see ``benchmarks/RESULTS.md``.
 >>> dist = distribution("yacht", "keep-largest", options=["fill-in-order"])
 >>> from yahtzee_sim.exact.policy import policy_value
 >>> pv = policy_value("yacht", "keep-largest", options=["fill-in-order"])
->>> bool(abs(dist.mean - pv.expected_score) < 1e-9), bool(abs(dist.sd - pv.sd) < 1e-9)
+>>> bool(abs(dist.mean - pv.mean) < 1e-9), bool(abs(dist.sd - pv.sd) < 1e-9)
 (True, True)
 >>> bool(abs(dist.pmf.sum() - 1) < 1e-12)
 True
@@ -305,18 +305,17 @@ def optimal_keeps(strategy, turn) -> dict:
     (instead of one question per row: same choices up to exact ties, which only arise
     between keeps of equal value)."""
     from .space import turn_values
-    from .widget import best_subkeep
+    from .widget import best_subkeep_lattice
 
     sp, model = strategy._space, strategy._model
     mask, u, flag = turn.chunk
-    lat = model.lat
     theta = getattr(strategy, "theta", 0.0)
     if theta:                                    # the risk tables, on the chunk's own rows
         from .risk import risk_turn
 
         _, kv = risk_turn(strategy.rules, strategy._values, mask, u, flag, theta, plan=True,
                           turn=turn)
-        return {j: best_subkeep(strategy.dice, np.ascontiguousarray(kv[j][lat.pos_of_keep]))[1]
+        return {j: best_subkeep_lattice(strategy.dice, kv[j])[1]
                 .T.astype(np.intp) for j in range(1, strategy.rules.n_rolls)}
     canon = sp.canonical_u(mask, u)
     out = {}
@@ -325,7 +324,7 @@ def optimal_keeps(strategy, turn) -> dict:
         _, (kv, _) = turn_values(model, strategy._values, None, mask[lo:hi], canon[lo:hi],
                                  flag[lo:hi], plan=True)
         for j in range(1, strategy.rules.n_rolls):
-            _, arg = best_subkeep(strategy.dice, np.ascontiguousarray(kv[j][lat.pos_of_keep]))
+            _, arg = best_subkeep_lattice(strategy.dice, kv[j])        # kv: the lattice's rows
             out.setdefault(j, []).append(arg.T.astype(np.intp))       # (C, R)
     return {j: np.concatenate(v) for j, v in out.items()}
 

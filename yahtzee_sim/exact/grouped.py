@@ -18,7 +18,7 @@ equals :func:`~yahtzee_sim.exact.solver.solve`); others get a one-line refusal.
 >>> sol = solve_grouped("balut")
 >>> sol.groups, sol.n_states
 ((4, 4, 4, 4, 4, 4, 4), 78125)
->>> bool(300 < sol.expected_score < 500)
+>>> bool(300 < sol.mean < 500)
 True
 """
 
@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..rules import RuleSet, get_rules
+from ..validate import renamed_attribute
 from ._solver_lattice import first_roll_mean, lattice, sweep_keeps
 from .space import needs_flag
 
@@ -59,9 +60,11 @@ class GroupedSolution:
         return len(self.values)
 
     @property
-    def expected_score(self) -> float:
-        """The optimal expected final score from an empty card."""
+    def mean(self) -> float:
+        """The optimal mean (expected) final score from an empty card."""
         return float(self.values[0])
+
+    expected_score = renamed_attribute("expected_score", "mean")
 
     def value(self, filled) -> np.ndarray:
         """(N,) optimal expected future score of cards ``filled`` (N, B) bool.
@@ -82,7 +85,7 @@ class GroupedSolution:
         >>> sorted(solve_grouped("balut").summary())
         ['expected_score', 'groups', 'mean', 'method', 'rules', 'seconds', 'states']
         """
-        return {"rules": self.rules.key, "mean": self.expected_score, "expected_score": self.expected_score,
+        return {"rules": self.rules.key, "mean": self.mean, "expected_score": self.mean,
                 "groups": list(self.groups), "states": self.n_states, "seconds": self.seconds,
                 "method": "exact (score only: points set aside)"}
 

@@ -827,7 +827,7 @@ def estimate_losses(rules: str | RuleSet, strategy: str | Strategy, games: int =
     half = {"accounted": hw(total), "strategy_score": hw(scores)}
     half.update({k: hw(v) for k, v in per_kind.items()})
     positions = _top_met(rules, meter, n, int(top))
-    return LossAccounting(rules, strat.name, f"simulated ({n:,} games)", float(solution.expected_score),
+    return LossAccounting(rules, strat.name, f"simulated ({n:,} games)", float(solution.mean),
                           float(scores.mean()), {k: float(v.mean()) for k, v in per_kind.items()},
                           {rules.box_names[b]: float(by_box[:, b].mean()) for b in range(rules.n_boxes)},
                           by_turn.mean(axis=0), {k: float(rules.n_boxes) for k in kinds},

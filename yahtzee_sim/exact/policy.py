@@ -56,7 +56,7 @@ turn once it held them, as it plays (:class:`_Decider`).
 >>> from yahtzee_sim import simulate
 >>> res = simulate("yacht", "keep-largest", 20_000, options=["fill-in-order"], seed=5)
 >>> s = res.summary()
->>> bool(abs(s["mean"] - pv.expected_score) < 4 * s["se"])
+>>> bool(abs(s["mean"] - pv.mean) < 4 * s["se"])
 True
 """
 
@@ -79,7 +79,7 @@ from ..rules import RuleSet, get_rules
 from ..state import GameState, TurnOptions
 from ..strategy import Strategy, chunk_decisions_of, get_strategy
 from .space import StateSpace, state_space
-from ..validate import whole_number
+from ..validate import renamed_attribute, whole_number
 
 __all__ = ["policy_value", "PolicyValue", "achievable_upper_totals", "reachable_states", "MAX_EVAL_STATES"]
 
@@ -172,7 +172,8 @@ class PolicyValue:
     Attributes
     ----------
     rules : the rule set; strategy : the strategy's name.
-    expected_score, sd : of the final score from a fresh card.
+    mean, sd : of the final score from a fresh card (``expected_score``: the old name
+        of ``mean``, deprecated).
     states : states evaluated; seconds : time taken.
     method : ``"deterministic"`` (the strategy's own decisions) or
         ``"uniform average"`` (``random``, averaged exactly over its choices).
@@ -183,7 +184,7 @@ class PolicyValue:
 
     rules: RuleSet
     strategy: str
-    expected_score: float
+    mean: float
     sd: float
     states: int
     seconds: float
@@ -197,17 +198,13 @@ class PolicyValue:
 
         >>> pv = policy_value("yacht", "greedy", options=["fill-in-order"])
         >>> fresh = np.zeros((1, pv.rules.n_boxes), bool)
-        >>> bool(np.isclose(pv.value(fresh, [0], [False])[0], pv.expected_score))
+        >>> bool(np.isclose(pv.value(fresh, [0], [False])[0], pv.mean))
         True
         """
         sp = state_space(self.rules)
         return self.values[sp.flat(*sp.index(filled, upper_total, five_box_full))]
 
-    @property
-    def mean(self) -> float:
-        """The strategy's exact mean final score: the project's one word for this number
-        (``expected_score`` is the same, kept for scripts)."""
-        return self.expected_score
+    expected_score = renamed_attribute("expected_score", "mean")
 
     def summary(self) -> dict:
         """The headline numbers as a plain dict.
@@ -216,8 +213,8 @@ class PolicyValue:
         >>> s["strategy"], s["rules"]
         ('keep-largest', 'yacht+fill-in-order')
         """
-        return {"rules": self.rules.key, "strategy": self.strategy, "mean": self.expected_score,
-                "expected_score": self.expected_score,     # the old name of "mean", kept for scripts
+        return {"rules": self.rules.key, "strategy": self.strategy, "mean": self.mean,
+                "expected_score": self.mean,     # the old name of "mean", kept for scripts
                 "sd": self.sd, "states": self.states,
                 "seconds": self.seconds, "method": self.method}
 
@@ -1014,7 +1011,7 @@ def policy_value(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
         boxes (see :mod:`yahtzee_sim.progress`); silent by default.
 
     >>> pv = policy_value("yacht", "greedy", options=["fill-in-order"])
-    >>> 100 < pv.expected_score < 200 and pv.sd > 0
+    >>> 100 < pv.mean < 200 and pv.sd > 0
     True
     >>> policy_value("yacht", "no-such")
     Traceback (most recent call last):

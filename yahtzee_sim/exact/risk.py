@@ -19,7 +19,7 @@ solver's tables (:mod:`yahtzee_sim.exact.cache`).
 
 >>> sol = solve_risk("yacht", 0.05, options=["fill-in-order"], cache=False)
 >>> from yahtzee_sim.exact.solver import solve
->>> mean = solve("yacht", options=["fill-in-order"], cache=False).expected_score
+>>> mean = solve("yacht", options=["fill-in-order"], cache=False).mean
 >>> bool(sol.certainty_equivalent > mean)        # a risk seeker values the gamble above its mean
 True
 """

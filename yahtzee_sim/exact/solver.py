@@ -36,11 +36,11 @@ float64 agree on it. It picks which near-tied choice is followed, never the
 value: the means are maxima.
 
 >>> sol = solve("yacht", options=["fill-in-order"], cache=False)
->>> 100 < sol.expected_score < 200, sol.sd > 0
+>>> 100 < sol.mean < 200, sol.sd > 0
 (True, True)
 >>> import numpy as np
 >>> filled = np.zeros((1, sol.rules.n_boxes), bool)
->>> bool(np.isclose(sol.value(filled, [0], [False])[0], sol.expected_score))
+>>> bool(np.isclose(sol.value(filled, [0], [False])[0], sol.mean))
 True
 """
 
@@ -67,7 +67,7 @@ from ..rules import RuleSet, get_rules
 from ..forkpool import ForkPool, default_jobs, default_workers, fork_workers  # default_workers: importable here as before
 from . import cache as _cache
 from .space import StateSpace, state_space, turn_model, turn_values
-from ..validate import renamed_keywords, whole_number
+from ..validate import renamed_attribute, renamed_keywords, whole_number
 
 __all__ = ["solve", "Solution", "SOLVER_VERSION", "rules_fingerprint", "cache_path", "default_workers"]
 
@@ -167,15 +167,12 @@ class Solution:
         return state_space(self.rules)
 
     @property
-    def expected_score(self) -> float:
-        """Optimal expected final score from a fresh card (also :attr:`mean`)."""
+    def mean(self) -> float:
+        """The mean (expected) final score of optimal play from a fresh card: the
+        project's one word for this number."""
         return float(self.values[0, 0, 0])
 
-    @property
-    def mean(self) -> float:
-        """The mean final score of optimal play: the project's one word for this number
-        (``expected_score`` is the same, kept for scripts)."""
-        return self.expected_score
+    expected_score = renamed_attribute("expected_score", "mean")
 
     @property
     def has_variances(self) -> bool:
@@ -241,7 +238,7 @@ class Solution:
         >>> sol = solve("yacht", options=["fill-in-order"], cache=False)
         >>> fresh = np.zeros((1, sol.rules.n_boxes), bool)
         >>> m2 = sol.second_moment(fresh, [0], [False])[0]
-        >>> bool(np.isclose(m2, sol.sd ** 2 + sol.expected_score ** 2))
+        >>> bool(np.isclose(m2, sol.sd ** 2 + sol.mean ** 2))
         True
         """
         v = self.value(filled, upper_total, five_box_full)
@@ -254,9 +251,9 @@ class Solution:
         >>> sorted(s)[:4]
         ['cache', 'cache_note', 'dtype', 'expected_score']
         """
-        return {"rules": self.rules.key, "mean": self.expected_score,
+        return {"rules": self.rules.key, "mean": self.mean,
                 "sd": self.sd if self.has_variances else None,
-                "expected_score": self.expected_score,     # the old name of "mean", kept for scripts
+                "expected_score": self.mean,     # the old name of "mean", kept for scripts
                 "seconds": self.seconds, "solve_seconds": self.solve_seconds,
                 "cache": self.cache, "cache_note": self.cache_note, "dtype": self.dtype,
                 "states": int(np.sum(self.levels["states"]))}
@@ -561,7 +558,7 @@ def solve(rules: str | RuleSet, *, options: Iterable[str] = (), dtype=np.float32
         from a full solution already in memory or on disk (its variances dropped), and
         kept in this process under its own key.
 
-    >>> round(solve("yacht-classic", cache=False, dtype=np.float64).expected_score, 4) > 0
+    >>> round(solve("yacht-classic", cache=False, dtype=np.float64).mean, 4) > 0
     True
     >>> solve("yacht-classic", cache=False, variance=False).summary()["sd"] is None
     True

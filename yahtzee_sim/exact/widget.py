@@ -10,8 +10,19 @@ matrix:
 * best keep of a roll = max over its sub-keeps, computed as
   ``M[k] = max(E[k], max_f M[k minus one f])``.
 
+The rows are the keeps in the solver's layout (:func:`~._solver_lattice.lattice`:
+by size, each size a block of rows, the full rolls last), the one keep-lattice
+layout of the exact engine. Two things stay the widget's own, so that the
+strategies keep their floats and their keeps: a keep's mean is its children's sum
+(face by face) times a rounded ``1/F`` (the solver divides by ``F``), and every
+choice carries its keep's index in the dice tables (``dice.keep_counts[k]``), the
+first best sub-keep met (faces in rising order, a strictly better smaller keep
+replaces the larger one). Positions translate to keep indices only here, at the
+boundary: :func:`keep_expectations` and :func:`best_subkeep` take and give rows in
+the dice tables' keep order, :func:`best_subkeep_lattice` in the layout's own.
+
 Strategies (greedy, heuristic, optimal) call :func:`best_keeps` once per batch of
-distinct positions; the exact solver uses the same lattice.
+distinct positions.
 
 >>> import numpy as np
 >>> from yahtzee_sim.dice import dice_tables
@@ -31,6 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..dice import DiceTables
+from ._solver_lattice import Lattice, lattice
 
 
 @dataclass(frozen=True)
@@ -52,20 +64,87 @@ process: a run of a few hundred games does not pay it)."""
 
 
 @functools.lru_cache(maxsize=None)
-def _levels(dice: DiceTables):
-    sizes = dice.keep_size
-    by_size = [np.flatnonzero(sizes == s) for s in range(dice.n_dice + 1)]
-    return by_size
+def _walk(lat: Lattice) -> tuple:
+    """The lattice as the compiled loops walk it: ``children`` (K', F) the positions
+    one die larger of the positions ``0 .. K' - 1`` (every keep below a full roll);
+    ``par_pos[par_ptr[k]:par_ptr[k + 1]]`` the positions one die smaller of position
+    k, its faces in rising order (the solver's parent slots, keep by keep);
+    ``roll_pos`` (R,) each roll's position; ``keep_at`` (K,) each position's keep
+    index (int16, the arg's start)."""
+    children = np.ascontiguousarray(np.concatenate(lat.children), dtype=np.intp)
+    child, parent = [], []
+    for s in range(1, lat.n_dice + 1):
+        lo = lat.level_slices[s].start
+        for n_j, par in lat.parent_slots[s]:
+            child.append(np.arange(lo, lo + n_j, dtype=np.intp))
+            parent.append(np.asarray(par, dtype=np.intp))
+    child_at, parent_at = np.concatenate(child), np.concatenate(parent)
+    order = np.argsort(child_at, kind="stable")      # keep by keep, each one's slots in order
+    par_ptr = np.zeros(lat.n_keeps + 1, dtype=np.intp)
+    par_ptr[1:] = np.cumsum(np.bincount(child_at, minlength=lat.n_keeps))
+    roll_pos = (lat.level_slices[lat.n_dice].start + np.asarray(lat.pos_of_roll)).astype(np.intp)
+    out = (children, par_ptr, parent_at[order], roll_pos, np.asarray(lat.keep_at).astype(np.int16))
+    for a in out:
+        a.setflags(write=False)
+    return out
 
 
-@functools.lru_cache(maxsize=None)
-def _sweeps(dice: DiceTables):
-    """Keeps below a full roll, largest first, and keeps of one die or more, smallest
-    first; the children and parents tables as intp."""
-    by_size = _levels(dice)
-    down = np.concatenate(by_size[:dice.n_dice][::-1]).astype(np.intp)
-    up = np.concatenate(by_size[1:]).astype(np.intp)
-    return down, up, dice.keep_children.astype(np.intp), dice.keep_parents.astype(np.intp)
+def _expect(lat: Lattice, x: np.ndarray, inv) -> None:
+    """In place on ``x`` (K, U) in lattice order, roll rows filled: every smaller keep's
+    row becomes the sum of its children's rows, face by face, times ``inv``."""
+    if x.ndim == 2 and x.shape[1] >= COMPILED_COLUMNS:
+        from ._eval_kernels import lattice_expectations
+
+        lattice_expectations(x, _walk(lat)[0], inv)
+        return
+    for s in range(lat.n_dice - 1, -1, -1):
+        ch = lat.children[s]                     # (n_s, F), faces in rising order
+        acc = x[ch[:, 0]]                        # a copy (fancy indexing)
+        for f in range(1, lat.n_faces):
+            acc += x[ch[:, f]]
+        np.multiply(acc, inv, out=x[lat.level_slices[s]])
+
+
+def _subkeep(lat: Lattice, best: np.ndarray, arg: np.ndarray) -> None:
+    """In place on ``best`` (K, U) in lattice order and ``arg`` (the keep index of each
+    row's choice): upwards, a strictly better sub-keep replaces the value and the arg,
+    a keep's faces in rising order."""
+    if best.ndim == 2 and best.shape[1] >= COMPILED_COLUMNS:
+        from ._eval_kernels import lattice_best_subkeep
+
+        _, par_ptr, par_pos, _, _ = _walk(lat)
+        lattice_best_subkeep(best, arg, par_ptr, par_pos)
+        return
+    for s in range(1, lat.n_dice + 1):
+        lo = lat.level_slices[s].start
+        for n_j, par in lat.parent_slots[s]:     # the j-th face present, for a prefix of the level
+            cur, cur_arg = best[lo:lo + n_j], arg[lo:lo + n_j]
+            cand = best[par]
+            better = cand > cur
+            np.copyto(cur, cand, where=better)
+            np.copyto(cur_arg, arg[par], where=better)
+
+
+def best_subkeep_lattice(dice: DiceTables, keep_values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Max over the sub-keeps of each roll, from keep values (K, U) in the lattice's
+    order (:func:`~._solver_lattice.lattice`, as the solver's ``plan=True``): values
+    (R, U) and the arg keep (R, U) as a keep index of the dice tables.
+
+    >>> import numpy as np
+    >>> from yahtzee_sim.dice import dice_tables
+    >>> d = dice_tables(); lat = lattice(d)
+    >>> v = np.random.default_rng(0).random((d.n_keeps, 2))
+    >>> b, a = best_subkeep_lattice(d, v[lat.keep_at])     # row i: the keep at position i
+    >>> b2, a2 = best_subkeep(d, v)
+    >>> bool((b == b2).all() and (a == a2).all())
+    True
+    """
+    lat = lattice(dice)
+    best = np.array(keep_values, order="C")             # a copy: the sweep works in place
+    arg = np.broadcast_to(_walk(lat)[4][:, None], best.shape).copy()
+    _subkeep(lat, best, arg)
+    rows = _walk(lat)[3]
+    return best[rows], arg[rows]
 
 
 def keep_expectations(dice: DiceTables, roll_values_t: np.ndarray) -> np.ndarray:
@@ -78,50 +157,26 @@ def keep_expectations(dice: DiceTables, roll_values_t: np.ndarray) -> np.ndarray
     >>> np.allclose(keep_expectations(d, v), d.transition @ v)
     True
     """
-    levels = _levels(dice)
-    n = dice.n_dice
-    out = np.empty((dice.n_keeps,) + roll_values_t.shape[1:], dtype=roll_values_t.dtype)
-    out[dice.roll_keep_index] = roll_values_t
-    inv = roll_values_t.dtype.type(1.0 / dice.n_faces)
-    if out.ndim == 2 and out.shape[1] >= COMPILED_COLUMNS:
-        from ._eval_kernels import lattice_expectations
-
-        down, _, children, _ = _sweeps(dice)
-        lattice_expectations(out, down, children, inv)
-        return out
-    for size in range(n - 1, -1, -1):
-        ks = levels[size]
-        children = dice.keep_children[ks]  # (k, F), all valid below n dice
-        acc = out[children[:, 0]].copy()
-        for f in range(1, dice.n_faces):
-            acc += out[children[:, f]]
-        out[ks] = acc * inv
-    return out
+    lat = lattice(dice)
+    x = np.empty((dice.n_keeps,) + roll_values_t.shape[1:], dtype=roll_values_t.dtype)
+    x[_walk(lat)[3]] = roll_values_t
+    _expect(lat, x, roll_values_t.dtype.type(1.0 / dice.n_faces))
+    return x[lat.pos_of_keep]                    # the dice tables' keep order
 
 
 def best_subkeep(dice: DiceTables, keep_values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Max over the sub-keeps of each roll: values (R, U) and the arg keep (R, U)."""
-    levels = _levels(dice)
-    best = keep_values.copy()
-    arg = np.broadcast_to(np.arange(dice.n_keeps, dtype=np.int16)[:, None], best.shape).copy()
-    if best.ndim == 2 and best.shape[1] >= COMPILED_COLUMNS:
-        from ._eval_kernels import lattice_best_subkeep
+    """Max over the sub-keeps of each roll: values (R, U) and the arg keep (R, U), from
+    keep values (K, U) in the dice tables' keep order.
 
-        _, up, _, parents = _sweeps(dice)
-        lattice_best_subkeep(best, arg, up, parents)
-        rk = dice.roll_keep_index
-        return best[rk], arg[rk]
-    for size in range(1, dice.n_dice + 1):
-        ks = levels[size]
-        parents = dice.keep_parents[ks]  # (k, F), -1 where the face is absent
-        for f in range(dice.n_faces):
-            has = parents[:, f] >= 0
-            k_has, p = ks[has], parents[has, f]
-            better = best[p] > best[k_has]
-            best[k_has] = np.where(better, best[p], best[k_has])
-            arg[k_has] = np.where(better, arg[p], arg[k_has])
-    rk = dice.roll_keep_index
-    return best[rk], arg[rk]
+    >>> from yahtzee_sim.dice import dice_tables
+    >>> d = dice_tables()
+    >>> e = keep_expectations(d, (d.roll_counts[:, 5] >= 4).astype(float)[:, None])
+    >>> b, a = best_subkeep(d, e)        # four sixes or more: hold the sixes
+    >>> r = d.roll_index_of([6, 6, 2, 3, 4])
+    >>> d.keep_counts[a[r, 0]].tolist(), round(float(b[r, 0]), 4)
+    ([0, 0, 0, 0, 0, 2], 0.0741)
+    """
+    return best_subkeep_lattice(dice, np.asarray(keep_values)[lattice(dice).keep_at])
 
 
 def best_keeps(dice: DiceTables, final_values: np.ndarray, rolls_left: int = 2,
@@ -132,24 +187,28 @@ def best_keeps(dice: DiceTables, final_values: np.ndarray, rolls_left: int = 2,
     """
     final_values = np.asarray(final_values)
     u = len(final_values)
+    lat = lattice(dice)
+    children, par_ptr, par_pos, roll_pos, keep_at = _walk(lat)
     if final_values.ndim == 2 and u >= COMPILED_COLUMNS and rolls_left > 0 \
             and final_values.dtype in (np.float32, np.float64):
         from ._eval_kernels import lattice_best_keeps
 
-        down, up, children, parents = _sweeps(dice)
         vals = np.empty((rolls_left,) + final_values.shape, dtype=final_values.dtype)
         kps = np.empty((rolls_left,) + final_values.shape, dtype=np.int16)
-        lattice_best_keeps(np.ascontiguousarray(final_values), dice.roll_keep_index.astype(np.intp),
-                           down, children, up, parents, final_values.dtype.type(1.0 / dice.n_faces),
-                           vals, kps)
+        lattice_best_keeps(np.ascontiguousarray(final_values), roll_pos, children, par_ptr, par_pos,
+                           keep_at, final_values.dtype.type(1.0 / dice.n_faces), vals, kps)
         return KeepPlan(values=[final_values] + list(vals), keeps=[None] + list(kps))
     values = [final_values] + [np.empty_like(final_values) for _ in range(rolls_left)]
     keeps = [None] + [np.empty(final_values.shape, dtype=np.int16) for _ in range(rolls_left)]
+    inv = final_values.dtype.type(1.0 / dice.n_faces)
     for lo in range(0, u, chunk):
         hi = min(lo + chunk, u)
-        v = np.ascontiguousarray(final_values[lo:hi].T)
+        x = np.empty((dice.n_keeps, hi - lo), dtype=final_values.dtype)
+        x[roll_pos] = final_values[lo:hi].T
         for j in range(1, rolls_left + 1):
-            v, arg = best_subkeep(dice, keep_expectations(dice, v))
-            values[j][lo:hi] = v.T
-            keeps[j][lo:hi] = arg.T
+            _expect(lat, x, inv)
+            arg = np.broadcast_to(keep_at[:, None], x.shape).copy()
+            _subkeep(lat, x, arg)                # x's roll rows: the next stage's final values
+            values[j][lo:hi] = x[roll_pos].T
+            keeps[j][lo:hi] = arg[roll_pos].T
     return KeepPlan(values=values, keeps=keeps)

@@ -15,7 +15,7 @@ of four columns. It tells what perfect play of one ordered column is worth: the
 Down column's share of a game played by the heuristic can be set against it.
 
 >>> sol = solve_yamb_down()
->>> sol.n_states, bool(100 < sol.expected_score < 200)
+>>> sol.n_states, bool(100 < sol.mean < 200)
 (1998, True)
 """
 
@@ -28,6 +28,7 @@ import numpy as np
 
 from ..rules import RuleSet, get_rules
 from ..rules import catalog
+from ..validate import renamed_attribute
 from ._solver_lattice import best_subkeep_mean, expect, first_roll_mean, lattice
 
 __all__ = ["solve_yamb_down", "DownSolution", "turn_value"]
@@ -49,9 +50,11 @@ class DownSolution:
     seconds: float
 
     @property
-    def expected_score(self) -> float:
-        """The optimal expected score of the column from its first row."""
+    def mean(self) -> float:
+        """The optimal mean (expected) score of the column from its first row."""
         return float(self.values[0][0])
+
+    expected_score = renamed_attribute("expected_score", "mean")
 
     @property
     def n_states(self) -> int:
@@ -63,8 +66,8 @@ class DownSolution:
         >>> sorted(solve_yamb_down().summary())
         ['column', 'expected_score', 'mean', 'method', 'rules', 'seconds', 'states']
         """
-        return {"rules": self.rules.key, "column": "down", "mean": self.expected_score,
-                "expected_score": self.expected_score,
+        return {"rules": self.rules.key, "column": "down", "mean": self.mean,
+                "expected_score": self.mean,
                 "states": self.n_states, "seconds": self.seconds,
                 "method": "exact (the Down column alone, float64)"}
 

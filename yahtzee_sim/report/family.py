@@ -118,7 +118,7 @@ def _score_only_optimum(rules) -> float:
         require_grouped(rules)
     except ValueError:
         return np.nan
-    return solve_grouped(rules).expected_score
+    return solve_grouped(rules).mean
 
 
 def _ci_text(mean, low, high, d):
@@ -181,7 +181,7 @@ def family_numbers(spec: ExperimentSpec, *, run_options: dict | None = None) -> 
             "rule_set": rules.key, "title": rules.title, "description": describe(rules), "dice": rules.n_dice,
             "faces": rules.n_faces, "boxes": rules.n_boxes, "rolls": rules.n_rolls,
             "min_total": min_total(rules), "max_total": max_total(rules), "solvable": sol is not None,
-            "exact_mean": sol.expected_score if sol else np.nan, "exact_sd": sol.sd if sol else np.nan,
+            "exact_mean": sol.mean if sol else np.nan, "exact_sd": sol.sd if sol else np.nan,
             "why_not_exact": "" if sol else why_not_exact(rules, refusal), "seed": seed,
             "score_only_optimum": bound})
         for name in names:
@@ -204,8 +204,8 @@ def family_numbers(spec: ExperimentSpec, *, run_options: dict | None = None) -> 
                 row.update({"points_mean": s["points_mean"], "points_ci95_low": lo, "points_ci95_high": hi,
                             "points_sd": s["points_sd"]})
             if name == "optimal":
-                row.update({"exact_mean": sol.expected_score, "exact_sd": sol.sd,
-                            "exact_inside_ci": bool(s["ci95_low"] <= sol.expected_score <= s["ci95_high"])})
+                row.update({"exact_mean": sol.mean, "exact_sd": sol.sd,
+                            "exact_inside_ci": bool(s["ci95_low"] <= sol.mean <= s["ci95_high"])})
             rows.append(row)
     means = pd.DataFrame(rows).set_index(["rule_set", "strategy"])
     games = pd.DataFrame(games_rows).set_index("rule_set")

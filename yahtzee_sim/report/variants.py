@@ -343,12 +343,12 @@ def _exact_value(rules, strategy: str):
 
     if strategy in ("optimal", "cpu:strong"):
         sol = solve(rules)
-        return sol.expected_score, sol.sd, "solver"
+        return sol.mean, sol.sd, "solver"
     try:
         pv = policy_value(rules, strategy)
     except ValueError:       # decisions that use the uniforms or more than the state: simulation only
         return None
-    return pv.expected_score, pv.sd, "policy evaluation"
+    return pv.mean, pv.sd, "policy evaluation"
 
 
 def _dice_groups(variants) -> dict:

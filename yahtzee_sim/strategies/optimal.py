@@ -27,7 +27,7 @@ decisions (tested game by game).
 >>> sol = solve("yacht", options=["fill-in-order"], cache=False)
 >>> res = simulate("yacht", OptimalStrategy(sol), 4096, options=["fill-in-order"], seed=1)
 >>> s = res.summary()
->>> bool(abs(s["mean"] - sol.expected_score) < 4 * s["se"])
+>>> bool(abs(s["mean"] - sol.mean) < 4 * s["se"])
 True
 """
 
