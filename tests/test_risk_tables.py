@@ -187,3 +187,17 @@ def test_the_games_are_the_same_from_a_compressed_table_in_workers(tmp_path, mon
     assert read.decisions.cache == "hit"
     np.testing.assert_array_equal(totals(read), widget)
     np.testing.assert_array_equal(totals(read, backend="processes", jobs=2), widget)
+
+
+def test_the_risk_values_are_stored_compressed_and_read_back_the_same(tmp_path):
+    from yahtzee_sim.exact import risk as R
+
+    R._MEMO.clear()
+    ref = solve_risk("yacht-classic", -THETA, cache=False)
+    a = solve_risk("yacht-classic", -THETA, cache_dir=tmp_path)
+    assert a.cache == "miss" and C.is_compressed(R.risk_cache_path(a.rules, -THETA, tmp_path))
+    R._MEMO.clear()
+    b = solve_risk("yacht-classic", -THETA, cache_dir=tmp_path)
+    assert b.cache == "hit"
+    np.testing.assert_array_equal(b.values, ref.values)          # NaN where no game can be, in both
+    R._MEMO.clear()

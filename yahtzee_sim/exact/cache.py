@@ -359,14 +359,18 @@ def _expanded(path: Path, key: str, zf) -> np.ndarray | None:
     tag = _expansion_tag(path)
     pattern = re.compile(re.escape(EXPAND_PREFIX) + r"([0-9a-f]{20})-([0-9]+)-(.+)\.npy(\.part)?$")
     mine = None
+    uid = os.getuid() if hasattr(os, "getuid") else None
     for p in ram.glob(EXPAND_PREFIX + "*"):
         m = pattern.match(p.name)
-        if m is None:
+        try:
+            if m is None or (uid is not None and p.stat().st_uid != uid):
+                continue                                     # not ours: another user's is never read
+            if not pid_alive(int(m[2])):
+                p.unlink()                                   # left by a process that was killed
+            elif m[1] == tag and m[3] == key and m[4] is None and mine is None:
+                mine = p
+        except OSError:                                      # removed meanwhile
             continue
-        if not pid_alive(int(m[2])):
-            p.unlink(missing_ok=True)                        # left by a process that was killed
-        elif m[1] == tag and m[3] == key and m[4] is None and mine is None:
-            mine = p
     if mine is not None:
         try:
             return np.load(mine, mmap_mode="r", allow_pickle=False)
