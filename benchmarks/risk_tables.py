@@ -117,7 +117,11 @@ if trusted is None and t.file_id:       # a worker of this run, while this proce
     out = subprocess.run([sys.executable, "-c", sys.argv[5]] + sys.argv[1:4] + [",".join(map(str, t.file_id)), ""],
                          capture_output=True, text=True, env=os.environ)
     worker = json.loads(out.stdout.strip().splitlines()[-1]) if out.returncode == 0 else out.stderr[-300:]
-print(json.dumps({"worker": worker, "cache": t.cache, "load_seconds": round(t2 - t1, 3), "load_cpu": round(c2 - c1, 3),
+import os
+from yahtzee_sim.exact import cache as C
+ram = C.RAM_DIR if hasattr(C, "RAM_DIR") else None      # the expansions this process made (none before)
+shared = sum(p.stat().st_size for p in ram.glob(f"*-{os.getpid()}-*")) if ram is not None else 0
+print(json.dumps({"worker": worker, "expanded_bytes_in_shared_memory": shared, "cache": t.cache, "load_seconds": round(t2 - t1, 3), "load_cpu": round(c2 - c1, 3),
                   "values_seconds": round(t1 - t0, 3), "file": t.path, "file_id": list(t.file_id or ()),
                   "mapped_from": str(getattr(base, "filename", None)), "note": t.cache_note}))
 """
