@@ -60,12 +60,15 @@ def test_a_risk_table_is_stored_compressed_and_read_back_the_same(risk):
     assert first.cache == "miss" and C.is_compressed(first.path)
     assert os.path.getsize(first.path) < D.table_bytes(sol.rules) / 4
     _same_table(first, ref)
+    # just built, it is played from the file's expansion, which a run's workers map
+    names = _expansions(ram)
+    assert len(names) == 3 and all(f"-{os.getpid()}-a_" in n for n in names)   # keep_1, keep_2, boxes
+    assert Path(first.boxes.base.filename).name in names
     D._MEMO.clear()
     again = risk_decision_table(sol, cache_dir=where)
     assert again.cache == "hit" and again.cache_note == ""
     _same_table(again, ref)
-    names = _expansions(ram)
-    assert len(names) == 3 and all(f"-{os.getpid()}-a_" in n for n in names)   # keep_1, keep_2, boxes
+    assert _expansions(ram) == names                            # the same expansion, mapped again
 
 
 def test_the_optimal_table_stays_uncompressed_and_mapped(risk, tmp_path):

@@ -16,7 +16,7 @@ Every cached table goes through :func:`table_path` (its versioned file name) and
 note why it could not be stored): one copy of that logic for every kind of table.
 
 A table may be stored compressed (``compress=True``: the risk strategies' decision
-tables, 24 times smaller). Read ``mapped``, a large compressed member is expanded
+tables, 20 to 33 times smaller). Read ``mapped``, a large compressed member is expanded
 once into a file in shared memory (:data:`RAM_DIR`, named after the cache file's
 identity and the expanding process) and mapped from there: the processes of a run
 (and any other run meanwhile) map that one copy instead of each expanding its own.

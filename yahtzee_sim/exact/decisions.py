@@ -22,7 +22,7 @@ its row, ``-1`` where no game can be.
 Tables are cached on disk next to the solver's (:mod:`yahtzee_sim.exact.cache`),
 keyed by the rule set and a SHA-256 of the value table they come from. The optimal
 table is stored as it is, to be memory-mapped; a risk strategy's is stored
-compressed (:data:`COMPRESSED_KINDS`: ``yahtzee``'s 238 MB take 10 MB, and it
+compressed (:data:`COMPRESSED_KINDS`: ``yahtzee``'s 238 MB take 7 to 12 MB, and it
 needs no other file), expanded once into shared memory when read, where every
 process of a run maps it (:func:`~yahtzee_sim.exact.cache.read`). A loaded
 table must have the right shapes and valid entries, and a few random rows are
@@ -554,8 +554,15 @@ def table_of_values(rules: RuleSet, kind: str, theta: float, values: np.ndarray,
         arrays["boxes"] = boxes
         if sboxes is not None:
             arrays["served_boxes"] = sboxes
-        entry.store(arrays, compress=kind in COMPRESSED_KINDS)    # a folder it cannot write: noted
+        stored = entry.store(arrays, compress=kind in COMPRESSED_KINDS)   # a folder it cannot write: noted
         note, file_id = entry.note, entry.file_id
+        if stored and kind in COMPRESSED_KINDS:
+            # played from the file's expansion in shared memory, which the run's workers map,
+            # not from this process's own arrays (each worker would expand its own copy)
+            again = entry.load(lambda got: _check(rules, got, values, plan_values, served, True),
+                               mapped=True, trusted=file_id)
+            if again is not None:
+                row_of, keeps, boxes, sboxes = again
     table = _table(rules, kind, theta, (row_of, keeps, boxes, sboxes), seconds=seconds, cache=status,
                    cache_note=note, path=str(path) if path is not None else None, file_id=file_id)
     if cache:
