@@ -70,11 +70,9 @@ PLAUSIBILITY_ROWS = 16
 """Random rows recomputed and compared when a cached table is loaded."""
 
 COMPRESSED_KINDS = ("risk",)
-"""Kinds of table stored compressed. Measured on ``yahtzee`` (benchmarks/risk_tables.py):
-a risk table deflated takes 10.1 MB of its 238 (0.6 CPU s to expand), less than any
-difference against the optimal table (12% of the decisions differ at theta 0.02: a
-bitmap and the differing bytes take 59 MB, 13.6 MB deflated); the optimal table, played
-far more often, stays mapped straight from its file."""
+"""Kinds of table stored deflated. On ``yahtzee`` (benchmarks/risk_tables.py) a risk table takes 10.1
+MB of its 238 at theta 0.02 (0.6 CPU s to expand), less than its difference against the optimal table
+(12% of the decisions differ: 59 MB, 13.6 deflated); the optimal table stays mapped from its file."""
 
 MAX_TABLE_BYTES = 1 << 30
 """Largest decision table built (states x rolls x decisions bytes): yatzy's takes 635 MB;
@@ -531,11 +529,7 @@ def table_of_values(rules: RuleSet, kind: str, theta: float, values: np.ndarray,
                            mapped=True, trusted=ident if quick else None)
         if parts is not None and kind in COMPRESSED_KINDS and not quick and not _cache.is_compressed(path):
             # written whole by an earlier version: stored again compressed, once
-            arrays = {f"keep_{j}": parts[1][j] for j in range(1, rules.n_rolls)}
-            arrays["boxes"] = parts[2]
-            if parts[3] is not None:
-                arrays["served_boxes"] = parts[3]
-            if entry.store(arrays, compress=True):
+            if entry.store(_file_arrays(*parts[1:]), compress=True):
                 parts = entry.load(lambda stored: _check(rules, stored, values, plan_values, served, True),
                                    mapped=True, trusted=entry.file_id)
         if parts is not None:
@@ -550,11 +544,7 @@ def table_of_values(rules: RuleSet, kind: str, theta: float, values: np.ndarray,
     for a in keeps[1:] + (boxes,) + ((sboxes,) if sboxes is not None else ()):
         a.setflags(write=False)
     if cache:
-        arrays = {f"keep_{j}": keeps[j] for j in range(1, rules.n_rolls)}
-        arrays["boxes"] = boxes
-        if sboxes is not None:
-            arrays["served_boxes"] = sboxes
-        stored = entry.store(arrays, compress=kind in COMPRESSED_KINDS)   # a folder it cannot write: noted
+        stored = entry.store(_file_arrays(keeps, boxes, sboxes), compress=kind in COMPRESSED_KINDS)  # refused: noted
         note, file_id = entry.note, entry.file_id
         if stored and kind in COMPRESSED_KINDS:
             # played from the file's expansion in shared memory, which the run's workers map,
@@ -568,6 +558,12 @@ def table_of_values(rules: RuleSet, kind: str, theta: float, values: np.ndarray,
     if cache:
         _MEMO[memo_key] = table
     return table
+
+
+def _file_arrays(keeps, boxes, sboxes) -> dict:
+    """The arrays of a table's cache file, by name."""
+    arrays = {f"keep_{j}": keeps[j] for j in range(1, len(keeps))}
+    return {**arrays, "boxes": boxes, **({} if sboxes is None else {"served_boxes": sboxes})}
 
 
 def _table(rules: RuleSet, kind: str, theta: float, parts, **provenance) -> DecisionTable:
