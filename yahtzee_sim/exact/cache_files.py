@@ -38,7 +38,7 @@ KINDS = {
     "decisions": "decision tables of optimal play (simulate --strategy optimal)",
     "target": "target tables (target, play-to-win)",
     "distribution": "exact score distributions (distribution)",
-    "risk": "risk-sensitive tables (theta): values, moments, decisions",
+    "risk": "risk-sensitive tables (theta): values, moments, decisions (each stands alone)",
     "other": "files of no known name in the cache directory",
 }
 """Kinds of cached file, and what makes them."""

@@ -20,7 +20,11 @@ a row (they are told apart by no decision): ``row_of`` maps every dense state to
 its row, ``-1`` where no game can be.
 
 Tables are cached on disk next to the solver's (:mod:`yahtzee_sim.exact.cache`),
-keyed by the rule set and a SHA-256 of the value table they come from; a loaded
+keyed by the rule set and a SHA-256 of the value table they come from. The optimal
+table is stored as it is, to be memory-mapped; a risk strategy's is stored
+compressed (:data:`COMPRESSED_KINDS`: ``yahtzee``'s 238 MB take 7 to 12 MB, and it
+needs no other file), expanded once into shared memory when read, where every
+process of a run maps it (:func:`~yahtzee_sim.exact.cache.read`). A loaded
 table must have the right shapes and valid entries, and a few random rows are
 recomputed and compared (a damaged or forged file is rebuilt with a one-line note).
 
@@ -53,7 +57,7 @@ from .space import StateSpace, state_space, turn_model, turn_values
 from ..validate import whole_number
 
 __all__ = ["DecisionTable", "decision_table", "table_of_values", "sub_keep_order", "table_bytes",
-           "MAX_TABLE_BYTES",
+           "MAX_TABLE_BYTES", "COMPRESSED_KINDS",
            "DECISIONS_VERSION", "decisions_cache_path"]
 
 DECISIONS_VERSION = 1
@@ -64,6 +68,11 @@ CHUNK = 512
 
 PLAUSIBILITY_ROWS = 16
 """Random rows recomputed and compared when a cached table is loaded."""
+
+COMPRESSED_KINDS = ("risk",)
+"""Kinds of table stored deflated. On ``yahtzee`` (benchmarks/risk_tables.py) a risk table takes 10.1
+MB of its 238 at theta 0.02 (0.6 CPU s to expand), less than its difference against the optimal table
+(12% of the decisions differ: 59 MB, 13.6 deflated); the optimal table stays mapped from its file."""
 
 MAX_TABLE_BYTES = 1 << 30
 """Largest decision table built (states x rolls x decisions bytes): yatzy's takes 635 MB;
@@ -518,6 +527,11 @@ def table_of_values(rules: RuleSet, kind: str, theta: float, values: np.ndarray,
         quick = trusted is not None and tuple(trusted) == ident
         parts = entry.load(lambda stored: _check(rules, stored, values, plan_values, served, quick),
                            mapped=True, trusted=ident if quick else None)
+        if parts is not None and kind in COMPRESSED_KINDS and not quick and not _cache.is_compressed(path):
+            # written whole by an earlier version: stored again compressed, once
+            if entry.store(_file_arrays(*parts[1:]), compress=True):
+                parts = entry.load(lambda stored: _check(rules, stored, values, plan_values, served, True),
+                                   mapped=True, trusted=entry.file_id)
         if parts is not None:
             table = _table(rules, kind, theta, parts, cache="hit", path=str(path), file_id=entry.file_id)
             _MEMO[memo_key] = table
@@ -530,17 +544,26 @@ def table_of_values(rules: RuleSet, kind: str, theta: float, values: np.ndarray,
     for a in keeps[1:] + (boxes,) + ((sboxes,) if sboxes is not None else ()):
         a.setflags(write=False)
     if cache:
-        arrays = {f"keep_{j}": keeps[j] for j in range(1, rules.n_rolls)}
-        arrays["boxes"] = boxes
-        if sboxes is not None:
-            arrays["served_boxes"] = sboxes
-        entry.store(arrays)         # a folder it cannot write: noted, the table is still right
+        stored = entry.store(_file_arrays(keeps, boxes, sboxes), compress=kind in COMPRESSED_KINDS)  # refused: noted
         note, file_id = entry.note, entry.file_id
+        if stored and kind in COMPRESSED_KINDS:
+            # played from the file's expansion in shared memory, which the run's workers map,
+            # not from this process's own arrays (each worker would expand its own copy)
+            again = entry.load(lambda got: _check(rules, got, values, plan_values, served, True),
+                               mapped=True, trusted=file_id)
+            if again is not None:
+                row_of, keeps, boxes, sboxes = again
     table = _table(rules, kind, theta, (row_of, keeps, boxes, sboxes), seconds=seconds, cache=status,
                    cache_note=note, path=str(path) if path is not None else None, file_id=file_id)
     if cache:
         _MEMO[memo_key] = table
     return table
+
+
+def _file_arrays(keeps, boxes, sboxes) -> dict:
+    """The arrays of a table's cache file, by name."""
+    arrays = {f"keep_{j}": keeps[j] for j in range(1, len(keeps))}
+    return {**arrays, "boxes": boxes, **({} if sboxes is None else {"served_boxes": sboxes})}
 
 
 def _table(rules: RuleSet, kind: str, theta: float, parts, **provenance) -> DecisionTable:
