@@ -204,3 +204,21 @@ def test_the_risk_values_are_stored_compressed_and_read_back_the_same(tmp_path):
     assert b.cache == "hit"
     np.testing.assert_array_equal(b.values, ref.values)          # NaN where no game can be, in both
     R._MEMO.clear()
+
+
+def test_a_full_shared_memory_falls_back_to_reading_here(risk, monkeypatch):
+    # a full tmpfs must be refused before any page is written through the map (a write
+    # into a full tmpfs kills the process with SIGBUS): the reservation's ENOSPC is the signal
+    import errno
+
+    sol, ref, where, ram = risk
+
+    def full(fd, offset, length):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "posix_fallocate", full, raising=False)
+    risk_decision_table(sol, cache_dir=where)
+    D._MEMO.clear()
+    t = risk_decision_table(sol, cache_dir=where)
+    assert t.cache == "hit" and _expansions(ram) == []        # no expansion, no partial file
+    _same_table(t, ref)

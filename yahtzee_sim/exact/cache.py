@@ -388,6 +388,11 @@ def _expanded(path: Path, key: str, zf) -> np.ndarray | None:
                 raise ValueError("unexpected member layout")
             _remove_at_exit(part)
             out = np.lib.format.open_memmap(part, mode="w+", dtype=dtype, shape=shape)
+            # reserve the pages first: writing through a map into a full tmpfs (Docker's
+            # /dev/shm is 64 MB by default) kills the process with SIGBUS instead of raising
+            if hasattr(os, "posix_fallocate"):
+                with open(part, "r+b") as reserve:
+                    os.posix_fallocate(reserve.fileno(), 0, os.path.getsize(part))
             flat = out.reshape(-1).view(np.uint8)
             done, step = 0, 1 << 24
             while done < flat.size:
