@@ -217,8 +217,9 @@ def test_run_resumes_the_play_to_win_tables_to_the_same_report(capsys, tmp_path,
     import yahtzee_sim.runner.driver as driver
 
     spec = tmp_path / "h.toml"
-    spec.write_text('kind = "head-to-head"\nrules = "yacht"\nstrategies = ["random", "greedy"]\n'
-                    'tables = ["wins", "play-to-win"]\nplots = []\nopponents = [1]\ngames = 200\n'
+    # yacht-classic (4,095 states): play-to-win's risk and target tables take seconds, not minutes
+    spec.write_text('kind = "head-to-head"\nrules = "yacht-classic"\nstrategies = ["random", "greedy"]\n'
+                    'tables = ["wins", "play-to-win"]\nplots = []\nopponents = [1, 2]\ngames = 200\n'
                     'table_games = 400\nseed = 3\n')
     assert main(["run", str(spec), "--out", str(tmp_path / "whole")]) == 0
     folder = tmp_path / "ck"
@@ -237,3 +238,10 @@ def test_run_resumes_the_play_to_win_tables_to_the_same_report(capsys, tmp_path,
     capsys.readouterr()
     for name in ("play_to_win.csv", "README.md"):
         assert (tmp_path / "cut" / "h" / name).read_bytes() == (tmp_path / "whole" / "h" / name).read_bytes()
+    # fewer games is another run: refused in one line, the checkpoints kept as they are
+    kept = {p.name: p.read_bytes() for p in folder.iterdir()}
+    assert main(["run", str(spec), "--games", "150", "--out", str(tmp_path / "other"), "--checkpoint", str(folder)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "belongs to another run" in err[-1] and "n 400 there, 150 here" in err[-1]
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == kept and sorted(kept) == [
+        "h-play-to-win-1.json", "h-play-to-win-2.json"]
