@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .engine import SEED_BLOCK, RunSeed, seat_entropy, seed_entropy, servida_ends_games, seed_from_rng, seed_sequence
+from .engine import SEED_BLOCK, RunSeed, seat_entropy, seed_entropy, servida_ends_games, seed_from_rng
 from .results import TableAggregate, table_outcomes, win_share  # noqa: F401 - win_share: its old address
 from .rules import RuleSet, get_rules
 from .strategy import get_strategy
@@ -199,25 +199,9 @@ def _timed(report, seats: int):
     return tell
 
 
-def _gain_summary(rows, proportion_ci) -> dict:
-    """P(win), win share and paired gain (95% intervals) and mean scores of the games ``rows``."""
-    n = len(rows["won"])
-    wins = int(rows["won"].sum())
-    share = rows["share"]
-    gain = share - rows["base_share"]
-    own, base = rows["own"], rows["base"]
-    half = lambda x: float(1.96 * x.std(ddof=1) / np.sqrt(len(x))) if len(x) > 1 else float("nan")
-    ci = proportion_ci(wins, n)
-    return {"games": n, "p_win": wins / n, "p_win_low": float(ci.low), "p_win_high": float(ci.high),
-            "win_share": float(share.mean()), "win_share_low": float(share.mean()) - half(share),
-            "win_share_high": float(share.mean()) + half(share), "gain": float(gain.mean()),
-            "gain_low": float(gain.mean()) - half(gain), "gain_high": float(gain.mean()) + half(gain),
-            "mean_score": float(own.mean()), "baseline_mean_score": float(base.mean())}
-
-
 def seat_gain(rules, player, baseline, opponents: int, n_games: int, *, seed=None, options=(),
-              opponent="optimal", seat: int | str = "every", chunk: int = 16 * SEED_BLOCK, jobs: int = 1,
-              progress=None, backend: str | None = None, scheduler=None) -> dict:
+              opponent="optimal", seat: int | str = "every", chunk: int = 16 * SEED_BLOCK, jobs: int | None = None,
+              progress=None, backend: str | None = None, scheduler=None, checkpoint=None) -> dict:
     """``player`` against ``opponents`` ``opponent`` players, paired with ``baseline`` in
     the same seat on the same dice.
 
@@ -229,25 +213,32 @@ def seat_gain(rules, player, baseline, opponents: int, n_games: int, *, seed=Non
     share is a paired comparison. Games run in chunks (seeds spawned from ``seed``,
     so the result does not depend on where they run) through the runner
     (:mod:`yahtzee_sim.runner`): in this process, on ``jobs`` worker processes
-    (``jobs`` > 1), or on Dask (``backend="dask"``, ``scheduler``);
-    ``progress(done, total)`` is called after each. Returns the player's P(win) with its
-    95% Wilson interval, its win share (ties split) and the paired gain in win share
-    over ``baseline``, each with a 95% normal interval, the mean scores, the seconds
-    the player's games took (summed over the workers), and ``by_seat``: the same
-    figures for each seat played.
+    (``jobs`` > 1, or ``backend="processes"``), or on Dask (``backend="dask"``,
+    ``scheduler``); ``progress(done, total)`` is called after each. Each chunk returns an
+    exact integer tally (:class:`~yahtzee_sim.runner.gain.GainAggregate`), merged as it
+    arrives, so memory does not grow with ``n_games``; ``checkpoint=FILE`` saves the
+    completed chunks and their tally, and the same call again resumes the run (another
+    seed, size, seat or line-up is refused).
+
+    Returns the player's P(win) with its 95% Wilson interval, its win share (ties
+    split) and the paired gain in win share over ``baseline``, each with a 95% normal
+    interval (computed from the tally exactly, then rounded), the mean scores, the
+    seconds the player's games took (summed over the workers), and ``by_seat``: the
+    same figures for each seat played.
 
     >>> g = seat_gain("yacht", "greedy", "keep-largest", 1, 1024, seed=1, options=["fill-in-order"])
     >>> bool(g["gain"] > 0), g["games"], [s["games"] for s in g["by_seat"]]
     (True, 1024, [512, 512])
     """
     from .runner import check_backend, run_chunks
-    from .stats import proportion_ci
 
     rules = get_rules(rules, options)
-    jobs = whole_number(jobs, "jobs")
+    if jobs is not None:
+        jobs = whole_number(jobs, "jobs")
     if backend is None:
-        backend = "serial" if jobs == 1 and scheduler is None else "dask" if scheduler is not None else "processes"
+        backend = "dask" if scheduler is not None else "serial" if jobs in (None, 1) else "processes"
     check_backend(backend, None if backend == "serial" else jobs, scheduler)
+    chunk = whole_number(chunk, "chunk")
     if seat == "every":
         seats = list(range(opponents + 1))
     elif isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat <= opponents:
@@ -256,10 +247,10 @@ def seat_gain(rules, player, baseline, opponents: int, n_games: int, *, seed=Non
         seats = [int(seat)]
     if isinstance(n_games, bool) or not isinstance(n_games, (int, np.integer)) or n_games < len(seats):
         raise ValueError(f"n_games must be an integer >= {len(seats)} (a game per seat), got {n_games!r}")
-    entropy = seed_entropy(seed)
+    # None: a fresh seed, or the one a checkpoint holds (the parts' seeds follow from it)
+    entropy = None if seed is None else seed_entropy(seed)
     per_seat = [n_games // len(seats) + (i < n_games % len(seats)) for i in range(len(seats))]
-    parts = tuple((st, min(chunk, n - lo), int(seed_sequence(entropy, opponents, st, i).generate_state(1)[0]))
-                  for st, n in zip(seats, per_seat) for i, lo in enumerate(range(0, n, chunk)))
+    parts = tuple((st, min(chunk, n - lo), i) for st, n in zip(seats, per_seat) for i, lo in enumerate(range(0, n, chunk)))
     # prepared once here (the workers get them pickled); one instance per opponent seat
     opp = get_strategy(opponent)
     lineup = [get_strategy(player), get_strategy(baseline)] + [copy.copy(opp) for _ in range(opponents)]
@@ -269,13 +260,11 @@ def seat_gain(rules, player, baseline, opponents: int, n_games: int, *, seed=Non
     tell = None if progress is None else (lambda phase, done, total: progress(done, total) if done else None)
     run = run_chunks("gain", rules, tuple(lineup), int(n_games), entropy=entropy, chunk_blocks=1, parts=parts,
                      backend=backend, jobs=None if backend == "serial" else jobs, scheduler=scheduler,
-                     progress=tell)
-    rows = run.rows
+                     checkpoint=checkpoint, progress=tell)
+    tally = run.value
     out = {"opponents": opponents, "seat": seat if seat == "every" else int(seat),
-           **_gain_summary(rows, proportion_ci), "seconds": float(rows["seconds"].sum())}
-    out["by_seat"] = [{"seat": st, **_gain_summary({k: v[rows["seat"] == st] for k, v in rows.items()
-                                                    if k != "seconds"}, proportion_ci)}
-                      for st in seats]
+           **tally.summary(), "seconds": tally.nanoseconds / 1e9}
+    out["by_seat"] = [{"seat": st, **tally.summary(st)} for st in seats]
     return out
 
 

@@ -98,7 +98,9 @@ def head_to_head_numbers(spec: ExperimentSpec, *, run_options: dict | None = Non
     rules = get_rules(spec.rules, spec.options)
     names = list(spec.strategies) or strategy_names()
     seeds = dict(zip(names, _spawned_seeds(spec.seed, len(names))))
-    totals = {n: simulate(rules, n, spec.games, seed=seeds[n], keep_games=True, **(run_options or {})).games["total"] for n in names}
+    # the play-to-win tables' checkpoint folder is theirs: the solitaire games keep theirs in memory
+    sim_options = {k: v for k, v in (run_options or {}).items() if k != "checkpoint_folder"}
+    totals = {n: simulate(rules, n, spec.games, seed=seeds[n], keep_games=True, **sim_options).games["total"] for n in names}
     rows, win = [], pd.DataFrame(index=pd.Index(names, name="player"), columns=names, dtype=float)
     for a in names:
         for b in names:
@@ -125,7 +127,7 @@ def head_to_head_numbers(spec: ExperimentSpec, *, run_options: dict | None = Non
     if "exact" in spec.tables:
         nums.exact = _exact_wins(spec, rules, names, nums, progress)
     if "play-to-win" in spec.tables or "play-to-win" in spec.plots:
-        nums.play_to_win, nums.endgame = _play_to_win(spec, rules, progress)
+        nums.play_to_win, nums.endgame = _play_to_win(spec, rules, progress, run_options or {})
     return nums
 
 
@@ -188,9 +190,13 @@ def _exact_wins(spec, rules, names, nums: HeadToHeadNumbers, progress) -> ExactW
                      means=pd.Series({n: d.mean for n, d in dists.items()}), levels=table)
 
 
-def _play_to_win(spec, rules, progress) -> tuple[pd.DataFrame, int]:
+def _play_to_win(spec, rules, progress, run_options: dict) -> tuple[pd.DataFrame, int]:
     """The opponent-aware player against the spec's numbers of optimal players, paired with
-    optimal in its seat, the games split evenly over the seats."""
+    optimal in its seat, the games split evenly over the seats, on the run's backend;
+    ``run_options["checkpoint_folder"]``: a folder for one checkpoint per table
+    (``SPEC-play-to-win-K.json``), so that the same run again resumes them."""
+    from pathlib import Path
+
     from ..exact.winodds import win_odds
     from ..multiplayer import seat_gain
     from ..strategies.play_to_win import PlayToWin
@@ -201,7 +207,11 @@ def _play_to_win(spec, rules, progress) -> tuple[pd.DataFrame, int]:
     for k in spec.opponents:
         report = None if progress is None else (lambda k: lambda done, total: progress(
             f"play-to-win against {k} optimal", done, total))(k)
-        g = seat_gain(rules, player, "optimal", k, spec.table_games, seed=spec.seed, progress=report)
+        folder = run_options.get("checkpoint_folder")
+        g = seat_gain(rules, player, "optimal", k, spec.table_games, seed=spec.seed, progress=report,
+                      backend=run_options.get("backend"), jobs=run_options.get("jobs"),
+                      scheduler=run_options.get("scheduler"),
+                      checkpoint=None if folder is None else Path(folder) / f"{spec.name}-play-to-win-{k}.json")
         exact = win_odds([opt] * (k + 1))
         g.pop("seconds")
         g.pop("by_seat")

@@ -42,7 +42,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..files import WriteError, atomic_write
-from .plan import ChunkPlan, Done
+from .plan import ChunkPlan, Done, PartsPlan
 
 __all__ = ["CHECKPOINT_EVERY", "MAX_CHECKPOINT_BYTES", "Checkpoint"]
 
@@ -149,7 +149,7 @@ class Checkpoint:
     summary of ``count`` games (or turns), e.g. :meth:`GameAggregate.check`.
     """
 
-    def __init__(self, path, params: dict, plan: ChunkPlan, check_value: Callable[[Any, int], None]):
+    def __init__(self, path, params: dict, plan: ChunkPlan | PartsPlan, check_value: Callable[[Any, int], None]):
         self.path = Path(os.fspath(path))
         folder = self.path.parent
         if not folder.is_dir():
@@ -238,7 +238,7 @@ class Checkpoint:
         if len(set(ids)) != len(ids):
             raise _Damaged("chunks_extra repeats a chunk")
         count = _count(data.get("done"), "done", 0, plan.n)
-        expected = min(below * plan.chunk_size, plan.n) + sum(plan.size(i) for i in ids)
+        expected = plan.size_below(below) + sum(plan.size(i) for i in ids)
         if count != expected:
             raise _Damaged(f"done is {count:,} but the completed chunks hold {expected:,} {plan.kind}")
         value = _value_from_json(data.get("value"), empty)

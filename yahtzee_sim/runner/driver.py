@@ -26,6 +26,7 @@ from ..strategy import Strategy
 from .backends import (DASK_MISSING, IN_FLIGHT_PER_WORKER, check_backend, dask_results, make_job,  # noqa: F401
                        process_results, serial_results, worker_count)
 from .checkpoint import Checkpoint
+from .gain import GainAggregate
 from .plan import KINDS, ChunkPlan, Done, PartsPlan, lineup_name, merge_games, merge_turns, play_chunk, seats_of
 from .progress import progress_bar
 from .rows import RowSink, check_out
@@ -59,7 +60,7 @@ class RunInterrupted(KeyboardInterrupt):
 class RunOutcome:
     """What :func:`run_chunks` returns: the merged summary, rows if kept, the entropy used."""
 
-    value: Any  # GameAggregate (games) or (R,) int64 roll counts (turns)
+    value: Any  # GameAggregate (games), TableAggregate (table), GainAggregate (gain) or (R,) int64 roll counts (turns)
     rows: dict[str, np.ndarray] | None
     entropy: RunSeed
     seconds: float
@@ -93,16 +94,17 @@ def run_chunks(
     :func:`yahtzee_sim.simulate_turns` and :func:`yahtzee_sim.multiplayer.simulate_table`
     call; ``kind="gain"`` plays the paired tables ``parts`` of
     :func:`yahtzee_sim.multiplayer.seat_gain` (:class:`~yahtzee_sim.runner.plan.PartsPlan`,
-    ``strategy`` the tuple (player, baseline, opponents...), rows kept, no checkpoint).
+    ``strategy`` the tuple (player, baseline, opponents...); a
+    :class:`~yahtzee_sim.runner.gain.GainAggregate`, rows only with ``keep_games``).
     """
     check_backend(backend, jobs, scheduler)
     if kind not in KINDS:
         raise ValueError(f"unknown kind {kind!r}; valid kinds: {', '.join(KINDS)}")
     plan = PartsPlan(kind, tuple(parts)) if kind == "gain" else ChunkPlan(kind, int(n), int(chunk_blocks))
     if kind == "gain":
-        empty, merge, keep_games = 0, merge_turns, True
-        if checkpoint is not None or out is not None:
-            raise ValueError("a paired gain run keeps every game's outcome: no checkpoint or out file")
+        empty, merge = GainAggregate.empty(rules, len(seats_of(strategy)) - 2), merge_games
+        if out is not None:
+            raise ValueError("out writes solitaire games' rows: a paired gain run's games have other columns")
     elif kind == "games":
         empty, merge = GameAggregate.empty(rules), merge_games
     elif kind == "table":
@@ -128,6 +130,8 @@ def run_chunks(
         check = (lambda value, count: value.check(rules, count)) if kind != "turns" else _check_roll_counts
         params = {"kind": kind, "rules": rules.key, "strategy": lineup_name(strategy), "n": plan.n,
                   "chunk_games": plan.chunk_size, "seed_block": SEED_BLOCK}
+        if kind == "gain":  # which seats the player sits in (the parts' seeds follow from the seed)
+            params["seats"] = sorted({seat for seat, _, _ in plan.parts})
         if out_path is not None:  # relative to the checkpoint: a folder moved with both still resumes
             params["out"] = os.path.relpath(out_path.resolve(), Path(checkpoint).resolve().parent)
         if isinstance(entropy, SpawnedSeed):  # a spawned child: its key is part of the run (plain seeds have none)

@@ -5,7 +5,8 @@ blocks per chunk:
 chunk i plays seed blocks ``[i*c, (i+1)*c)``, and block b draws from the b-th child
 of the run's ``SeedSequence`` (:mod:`yahtzee_sim.engine`). Each chunk returns a
 mergeable summary (a :class:`~yahtzee_sim.results.GameAggregate` of exact integer
-histograms, a :class:`~yahtzee_sim.results.TableAggregate` for a table, or roll counts
+histograms, a :class:`~yahtzee_sim.results.TableAggregate` for a table, a
+:class:`~yahtzee_sim.runner.gain.GainAggregate` for paired tables, or roll counts
 for turns); merging is integer addition, so the result is
 the same in any completion order.
 
@@ -21,12 +22,13 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from ..engine import SEED_BLOCK, RunSeed, play_blocks, play_table_blocks, play_turn_blocks
+from ..engine import SEED_BLOCK, RunSeed, play_blocks, play_table_blocks, play_turn_blocks, seed_sequence
 from ..results import GameAggregate, TableAggregate
 from ..rules import RuleSet
 from ..strategy import Strategy
+from .gain import GainAggregate
 
-__all__ = ["KINDS", "ChunkPlan", "PartsPlan", "play_chunk", "play_gain_part", "seats_of", "lineup_name", "Done", "merge_games", "merge_turns"]
+__all__ = ["KINDS", "ChunkPlan", "PartsPlan", "play_chunk", "play_gain_part", "part_seed", "seats_of", "lineup_name", "Done", "merge_games", "merge_turns"]
 
 KINDS = ("games", "turns", "table", "gain")
 """What a run plays: solitaire games, single turns, games at one table (a strategy per seat),
@@ -75,20 +77,26 @@ class ChunkPlan:
         first = i * self.chunk_size
         return min(first + self.chunk_size, self.n) - first
 
+    def size_below(self, below: int) -> int:
+        """Games (or turns) in chunks ``0 .. below - 1``."""
+        return min(below * self.chunk_size, self.n)
+
 
 @dataclass(frozen=True)
 class PartsPlan:
-    """A run of independent parts, part i ``games`` games at one table from its own ``seed``
-    with the player in ``seat`` (the paired tables of
-    :func:`yahtzee_sim.multiplayer.seat_gain`, whose parts' seeds fix its games).
+    """A run of independent parts, part i ``games`` games at one table with the player in
+    ``seat``, from the seed of its ``stream`` (:func:`part_seed` of the run's seed: the
+    paired tables of :func:`yahtzee_sim.multiplayer.seat_gain`, whose parts' seeds fix
+    its games; the seeds come from the run's seed where the part is played, so a run
+    resumed from a checkpoint takes the seed the checkpoint holds).
 
-    >>> plan = PartsPlan("gain", ((0, 1500, 7), (1, 1500, 8)))
+    >>> plan = PartsPlan("gain", ((0, 1500, 0), (1, 1500, 0)))
     >>> plan.n, plan.n_chunks, plan.blocks(1), plan.size(1)
     (3000, 2, range(0, 2), 1500)
     """
 
     kind: str
-    parts: tuple   # ((seat, games, seed), ...)
+    parts: tuple   # ((seat, games, stream), ...)
 
     @property
     def n(self) -> int:
@@ -107,6 +115,20 @@ class PartsPlan:
 
     def size(self, i: int) -> int:
         return self.parts[i][1]
+
+    def size_below(self, below: int) -> int:
+        """Games in parts ``0 .. below - 1`` (the parts of a seat's last stream are smaller)."""
+        return sum(m for _, m, _ in self.parts[:below])
+
+
+def part_seed(entropy: RunSeed, opponents: int, seat: int, stream: int) -> int:
+    """The seed of a paired gain run's part: stream ``stream`` of the player's ``seat``
+    at a table of ``opponents`` others, below the run's seed ``entropy``.
+
+    >>> part_seed(5, 1, 0, 0) == part_seed(5, 1, 0, 0) != part_seed(5, 1, 1, 0)
+    True
+    """
+    return int(seed_sequence(entropy, opponents, seat, stream).generate_state(1)[0])
 
 
 def play_gain_part(rules: RuleSet, lineup: tuple, seat: int, m: int, seed: int) -> dict:
@@ -144,8 +166,8 @@ def play_gain_part(rules: RuleSet, lineup: tuple, seat: int, m: int, seed: int) 
 
 def play_chunk(plan: ChunkPlan, rules: RuleSet, strategy: Strategy, entropy: RunSeed, keep_games: bool, i: int):
     """One chunk's summary: (GameAggregate, rows or None) for games, (TableAggregate, rows or
-    None) for a table (``strategy`` a tuple of prepared strategies, one per seat), roll
-    counts for turns.
+    None) for a table (``strategy`` a tuple of prepared strategies, one per seat),
+    (GainAggregate, rows or None) for a paired gain part, roll counts for turns.
 
     >>> from yahtzee_sim import get_rules, get_strategy
     >>> r = get_rules("yacht")
@@ -156,8 +178,10 @@ def play_chunk(plan: ChunkPlan, rules: RuleSet, strategy: Strategy, entropy: Run
     if plan.kind == "turns":
         return play_turn_blocks(rules, strategy, entropy, plan.blocks(i), plan.n)
     if plan.kind == "gain":
-        seat, m, seed = plan.parts[i]
-        return m, play_gain_part(rules, seats_of(strategy), seat, m, seed)
+        seat, m, stream = plan.parts[i]
+        lineup = seats_of(strategy)
+        rows = play_gain_part(rules, lineup, seat, m, part_seed(entropy, len(lineup) - 2, seat, stream))
+        return GainAggregate.from_rows(rules, len(lineup) - 2, rows), (rows if keep_games else None)
     if plan.kind == "table":
         games = play_table_blocks(rules, seats_of(strategy), entropy, plan.blocks(i), plan.n)
         return TableAggregate.from_games(rules, games), (games if keep_games else None)
