@@ -303,7 +303,16 @@ def _eligible(rules: RuleSet) -> bool:
         return False
     if rules.five_box is not None and rules.joker == "free" and (rules.fill_order == "in-order" or rules.columns):
         return False
-    return True
+    return _small_types_hold(rules)
+
+
+@functools.lru_cache(maxsize=16)
+def _small_types_hold(rules: RuleSet) -> bool:
+    """Do the compiled loop's tables hold this rule set's values (rolls in 16 bits,
+    points in int16: :func:`_rule_tables`)? Else it plays in NumPy."""
+    points = max(int(np.abs(t).max()) for t in (rules.score_table, *rules.score_tables)) if rules.roll_dependent \
+        else int(np.abs(rules.score_table).max())
+    return rules.dice.n_rolls < 1 << 16 and points <= np.iinfo(np.int16).max
 
 
 def _index_path(kx) -> str | None:
@@ -464,8 +473,10 @@ def _rule_tables(rules: RuleSet, served: bool) -> tuple:
     prefix = np.zeros((len(code), n + 1), dtype=np.int64)
     prefix[:, 1:] = np.cumsum(d.face_key.astype(np.int64)[digits], axis=1)
     first_roll = d.key_to_roll[prefix[:, n]]
-    return (_ro(prefix, np.int32), _ro(first_roll, np.int32), _ro(d.key_to_roll, np.int32), _ro(first, np.int64),
-            _ro(later, np.int64), _ro(is_upper), _ro(five_face), rules.five_box is not None, five_box,
+    # the smallest types that hold every rule set's values (one compilation for all): the
+    # tables read at random every turn take fewer cache lines
+    return (_ro(prefix, np.int32), _ro(first_roll, np.uint16), _ro(d.key_to_roll, np.uint16), _ro(first, np.int16),
+            _ro(later, np.int16), _ro(is_upper), _ro(five_face, np.int8), rules.five_box is not None, five_box,
             _ro(match_col), _ro(pts), _ro(bonus))
 
 
@@ -561,7 +572,7 @@ def _make_table_args(rules: RuleSet, table: PlayTable) -> tuple:
     sub = np.asarray(table.sub_keep, dtype=np.int64)
     ok = np.maximum(sub, 0)
     sub_key = np.where(sub >= 0, d.keep_key[ok], 0).astype(np.int32)
-    sub_missing = np.where(sub >= 0, d.n_dice - d.keep_size[ok], 0).astype(np.int32)
+    sub_missing = np.where(sub >= 0, d.n_dice - d.keep_size[ok], 0).astype(np.uint8)
     keeps = tuple(_ro(k, np.uint8) for k in table.keeps[1:])
     sboxes = _ro(table.served_boxes, np.uint8) if served else _ro(np.zeros((1, 1), np.uint8))
     prefix, first_roll, key_to_roll, first, later, is_upper, five_face, special, five_box, match_col, pts, bonus = \

@@ -233,10 +233,9 @@ def play_games(codes, n_rolls, start_turn,
                         points = np.int64(sp_points[later, fb, five_in, match_in, face - 1, box])
                         if sp_bonus[later, fb, five_in, match_in, face - 1] > 0:
                             five_bonus_count[g] += 1
-                if is_upper[box]:
-                    upper[i] += points
-                if special and box == five_box and points > 0:
-                    full[i] = True
+                # without branches: which box a game fills is the table's, unpredictable
+                upper[i] += points * is_upper[box]
+                full[i] |= special and box == five_box and points > 0
                 mask[i] |= np.int64(1) << box
                 filled[g, box] = True
                 box_scores[g, box] = points
