@@ -104,6 +104,19 @@ def test_raw_bytes_give_numpys_dice(faces):
         assert kx.decode_dice(raw[:100], faces, tableplay._raw_threshold(faces), short) == -1
 
 
+def test_the_compiled_generator_gives_numpys_raw_outputs():
+    """The loop's own PCG64 (four interleaved streams) is ``PCG64.random_raw``, output for
+    output, from each block's start, at lengths around its lanes."""
+    for key in range(3):
+        ss = np.random.SeedSequence(2026, spawn_key=(key,))
+        [start] = tableplay._pcg64_starts([ss])
+        for n in (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 1023, 25421):
+            got = np.empty(n, dtype=np.uint64)
+            kx.pcg64_fill(start, got)
+            np.testing.assert_array_equal(got, np.random.PCG64(ss).random_raw(n), err_msg=f"key {key}, {n}")
+    assert tableplay._generator_ok(kx, np.random.SeedSequence(5))
+
+
 def test_a_block_short_of_bytes_is_drawn_again(tables, monkeypatch):
     rules, table = tables("yacht", ("yacht-bonus-100",))
     n = 3 * SEED_BLOCK
