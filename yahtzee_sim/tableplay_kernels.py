@@ -161,29 +161,60 @@ def decode_dice(raw, n_faces, threshold, out):
 def decode_codes(raw, n_faces, threshold, n_dice, out):
     """As :func:`decode_dice`, each throw's ``n_dice`` dice written as one number,
     ``sum((die_k - 1) * F**k)`` (order kept: :func:`play_games` reads any first k dice
-    of it), into ``out`` (n, throws) uint16; returns the bytes used, or -1."""
+    of it), into ``out`` (n, throws) uint16; returns the bytes used, or -1.
+
+    Five dice (most games): a throw whose next five bytes are all accepted (most: a byte
+    is rejected with probability ``threshold / 256``) is read in one go, without a loop;
+    the others, and other numbers of dice, byte by byte."""
     flat = out.reshape(-1)
     total = flat.shape[0]
     if total == 0:
         return 0
-    scale = np.ones(n_dice, dtype=np.int64)
-    for k in range(1, n_dice):
-        scale[k] = scale[k - 1] * n_faces
-    i = 0
+    if n_dice != 5:
+        return _decode_bytes(raw, 0, n_faces, threshold, n_dice, flat, 0)
+    n_bytes = raw.shape[0]
+    f = np.int64(n_faces)
+    p = 0
+    for s in range(total):
+        if p + 5 > n_bytes:
+            return _decode_bytes(raw, p, n_faces, threshold, n_dice, flat, s)
+        m0 = np.int64(raw[p]) * f
+        m1 = np.int64(raw[p + 1]) * f
+        m2 = np.int64(raw[p + 2]) * f
+        m3 = np.int64(raw[p + 3]) * f
+        m4 = np.int64(raw[p + 4]) * f
+        if min(min(m0 & 255, m1 & 255), min(min(m2 & 255, m3 & 255), m4 & 255)) >= threshold:
+            flat[s] = ((((m4 >> 8) * f + (m3 >> 8)) * f + (m2 >> 8)) * f + (m1 >> 8)) * f + (m0 >> 8)
+            p += 5
+        else:                               # a rejected byte among them: this throw byte by byte
+            p = _decode_bytes(raw, p, n_faces, threshold, n_dice, flat[s:s + 1], 0)
+            if p < 0:
+                return -1
+    return p
+
+
+@njit(cache=True, nogil=True)
+def _decode_bytes(raw, p, n_faces, threshold, n_dice, flat, i):
+    """:func:`decode_codes` byte by byte from byte ``p``, throws ``flat[i:]``: the bytes
+    used in all, or -1."""
+    total = flat.shape[0]
     k = 0
     code = np.int64(0)
-    for p in range(raw.shape[0]):       # byte by byte: a rejected byte (rare) is skipped
-        m = np.int64(raw[p]) * n_faces
+    scale = np.int64(1)
+    for q in range(p, raw.shape[0]):    # a rejected byte (rare) is skipped
+        m = np.int64(raw[q]) * n_faces
         if (m & 255) >= threshold:
-            code += (m >> 8) * scale[k]
+            code += (m >> 8) * scale
+            scale *= n_faces
             k += 1
             if k == n_dice:
                 flat[i] = code
                 i += 1
                 if i == total:
-                    return p + 1
+                    return q + 1
                 k = 0
                 code = 0
+                scale = 1
     return -1
 
 
