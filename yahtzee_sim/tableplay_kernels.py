@@ -13,7 +13,10 @@ low half of each 64-bit output before its high half), so its byte stream is the 
 outputs' little-endian bytes; each die is ``1 + (byte * F) >> 8``, a byte rejected
 when ``(byte * F) & 255`` falls below ``(256 - F) % F`` (Lemire's method, as NumPy
 does it). The same dice, a fifth of the time: :mod:`yahtzee_sim.tableplay` checks this
-against NumPy's own draw once per process before it trusts it.
+against NumPy's own draw once per process before it trusts it. The raw outputs
+themselves come from PCG64 run here (:func:`pcg64_fill`, from each block's starting
+state), a block at a time into a buffer that stays in cache, also checked once per
+process against ``PCG64.random_raw``.
 
 numba compiles it once per machine (``cache=True``: later processes load the machine
 code); this module imports numba at its top, so :mod:`yahtzee_sim.tableplay` imports
