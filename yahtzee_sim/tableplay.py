@@ -308,11 +308,11 @@ def _eligible(rules: RuleSet) -> bool:
 
 @functools.lru_cache(maxsize=16)
 def _small_types_hold(rules: RuleSet) -> bool:
-    """Do the compiled loop's tables hold this rule set's values (rolls in 16 bits,
-    points in int16: :func:`_rule_tables`)? Else it plays in NumPy."""
+    """Do the compiled loop's tables hold this rule set's values (rolls and points in
+    int16: :func:`_rule_tables`)? Else it plays in NumPy."""
     points = max(int(np.abs(t).max()) for t in (rules.score_table, *rules.score_tables)) if rules.roll_dependent \
         else int(np.abs(rules.score_table).max())
-    return rules.dice.n_rolls < 1 << 16 and points <= np.iinfo(np.int16).max
+    return rules.dice.n_rolls <= np.iinfo(np.int16).max and points <= np.iinfo(np.int16).max
 
 
 def _index_path(kx) -> str | None:
@@ -474,8 +474,8 @@ def _rule_tables(rules: RuleSet, served: bool) -> tuple:
     prefix[:, 1:] = np.cumsum(d.face_key.astype(np.int64)[digits], axis=1)
     first_roll = d.key_to_roll[prefix[:, n]]
     # the smallest types that hold every rule set's values (one compilation for all): the
-    # tables read at random every turn take fewer cache lines
-    return (_ro(prefix, np.int32), _ro(first_roll, np.uint16), _ro(d.key_to_roll, np.uint16), _ro(first, np.int16),
+    # tables read at random every turn take fewer cache lines (rolls signed: -1 stays -1)
+    return (_ro(prefix, np.int32), _ro(first_roll, np.int16), _ro(d.key_to_roll, np.int16), _ro(first, np.int16),
             _ro(later, np.int16), _ro(is_upper), _ro(five_face, np.int8), rules.five_box is not None, five_box,
             _ro(match_col), _ro(pts), _ro(bonus))
 
