@@ -104,6 +104,38 @@ def test_raw_bytes_give_numpys_dice(faces):
         assert kx.decode_dice(raw[:100], faces, tableplay._raw_threshold(faces), short) == -1
 
 
+@pytest.mark.parametrize("faces,n_dice", [(6, 5), (6, 6), (2, 5), (8, 5), (5, 4)])
+def test_throw_codes_are_the_dice_one_by_one(faces, n_dice):
+    """``decode_codes`` (five dice read a throw at a time, others byte by byte) is
+    ``decode_dice``'s dice written as numbers, the same bytes used; a stream cut short
+    anywhere gives -1."""
+    threshold = tableplay._raw_threshold(faces)
+    for key in range(3):
+        raw = np.random.PCG64(np.random.SeedSequence(7, spawn_key=(key,))).random_raw(400).view(np.uint8)
+        dice = np.empty((50, 6 * n_dice), dtype=np.uint8)
+        used = kx.decode_dice(raw, faces, threshold, dice)
+        want = ((dice.reshape(50, 6, n_dice).astype(np.int64) - 1) * faces ** np.arange(n_dice)).sum(axis=2)
+        codes = np.empty((50, 6), dtype=np.uint16)
+        assert kx.decode_codes(raw, faces, threshold, n_dice, codes) == used > 0
+        np.testing.assert_array_equal(codes, want)
+        for cut in (used - 1, used - 7, 3):
+            assert kx.decode_codes(raw[:cut], faces, threshold, n_dice, codes) == -1
+        assert kx.decode_codes(raw[:used], faces, threshold, n_dice, codes) == used
+
+
+def test_the_compiled_generator_gives_numpys_raw_outputs():
+    """The loop's own PCG64 (four interleaved streams) is ``PCG64.random_raw``, output for
+    output, from each block's start, at lengths around its lanes."""
+    for key in range(3):
+        ss = np.random.SeedSequence(2026, spawn_key=(key,))
+        [start] = tableplay._pcg64_starts([ss])
+        for n in (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 1023, 25421):
+            got = np.empty(n, dtype=np.uint64)
+            kx.pcg64_fill(start, got)
+            np.testing.assert_array_equal(got, np.random.PCG64(ss).random_raw(n), err_msg=f"key {key}, {n}")
+    assert tableplay._generator_ok(kx, np.random.SeedSequence(5))
+
+
 def test_a_block_short_of_bytes_is_drawn_again(tables, monkeypatch):
     rules, table = tables("yacht", ("yacht-bonus-100",))
     n = 3 * SEED_BLOCK

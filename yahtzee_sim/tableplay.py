@@ -303,7 +303,16 @@ def _eligible(rules: RuleSet) -> bool:
         return False
     if rules.five_box is not None and rules.joker == "free" and (rules.fill_order == "in-order" or rules.columns):
         return False
-    return True
+    return _small_types_hold(rules)
+
+
+@functools.lru_cache(maxsize=16)
+def _small_types_hold(rules: RuleSet) -> bool:
+    """Do the compiled loop's tables hold this rule set's values (rolls and points in
+    int16: :func:`_rule_tables`)? Else it plays in NumPy."""
+    points = max(int(np.abs(t).max()) for t in (rules.score_table, *rules.score_tables)) if rules.roll_dependent \
+        else int(np.abs(rules.score_table).max())
+    return rules.dice.n_rolls <= np.iinfo(np.int16).max and points <= np.iinfo(np.int16).max
 
 
 def _index_path(kx) -> str | None:
@@ -464,8 +473,10 @@ def _rule_tables(rules: RuleSet, served: bool) -> tuple:
     prefix = np.zeros((len(code), n + 1), dtype=np.int64)
     prefix[:, 1:] = np.cumsum(d.face_key.astype(np.int64)[digits], axis=1)
     first_roll = d.key_to_roll[prefix[:, n]]
-    return (_ro(prefix, np.int32), _ro(first_roll, np.int32), _ro(d.key_to_roll, np.int32), _ro(first, np.int64),
-            _ro(later, np.int64), _ro(is_upper), _ro(five_face), rules.five_box is not None, five_box,
+    # the smallest types that hold every rule set's values (one compilation for all): the
+    # tables read at random every turn take fewer cache lines (rolls signed: -1 stays -1)
+    return (_ro(prefix, np.int32), _ro(first_roll, np.int16), _ro(d.key_to_roll, np.int16), _ro(first, np.int16),
+            _ro(later, np.int16), _ro(is_upper), _ro(five_face, np.int8), rules.five_box is not None, five_box,
             _ro(match_col), _ro(pts), _ro(bonus))
 
 
@@ -561,7 +572,7 @@ def _make_table_args(rules: RuleSet, table: PlayTable) -> tuple:
     sub = np.asarray(table.sub_keep, dtype=np.int64)
     ok = np.maximum(sub, 0)
     sub_key = np.where(sub >= 0, d.keep_key[ok], 0).astype(np.int32)
-    sub_missing = np.where(sub >= 0, d.n_dice - d.keep_size[ok], 0).astype(np.int32)
+    sub_missing = np.where(sub >= 0, d.n_dice - d.keep_size[ok], 0).astype(np.uint8)
     keeps = tuple(_ro(k, np.uint8) for k in table.keeps[1:])
     sboxes = _ro(table.served_boxes, np.uint8) if served else _ro(np.zeros((1, 1), np.uint8))
     prefix, first_roll, key_to_roll, first, later, is_upper, five_face, special, five_box, match_col, pts, bonus = \
@@ -658,7 +669,7 @@ def play_seed_blocks(rules: RuleSet, table: PlayTable, state: GameState, seeds: 
     ready (the caller draws the tapes and plays :func:`play_games`: the same games)."""
     n = len(state.upper_total)
     kx = _kernels(rules, n)
-    if kx is None or not seeds or not raw_dice_ok(rules, seeds[0], block):
+    if kx is None or not seeds or not raw_dice_ok(rules, seeds[0], block) or not _generator_ok(kx, seeds[0]):
         return False
     if table.served_boxes is not None and not rules.roll_dependent:
         raise ValueError("a table with served boxes needs a rule set whose boxes score by the throw")
@@ -667,30 +678,38 @@ def play_seed_blocks(rules: RuleSet, table: PlayTable, state: GameState, seeds: 
     return _guarded(_play_raw, kx, rules, table, state, seeds, block)
 
 
+def _pcg64_starts(seeds: list) -> np.ndarray:
+    """(blocks, 4) uint64: each seed block's ``PCG64`` state and increment in 64-bit halves
+    (low, high), where the compiled loop's generator (:func:`~yahtzee_sim.tableplay_kernels.pcg64_fill`)
+    starts it."""
+    out = np.empty((len(seeds), 4), dtype=np.uint64)
+    low = (1 << 64) - 1
+    for i, ss in enumerate(seeds):
+        st = np.random.PCG64(ss).state["state"]
+        out[i] = (st["state"] & low, st["state"] >> 64, st["inc"] & low, st["inc"] >> 64)
+    return out
+
+
+def _generator_ok(kx, seed: np.random.SeedSequence) -> bool:
+    """Does the compiled loop's generator give ``PCG64.random_raw``'s outputs here (checked
+    once per process: the loop then trusts it)?"""
+    if "pcg64" not in _RAW_OK:
+        want = np.random.PCG64(seed).random_raw(1027)       # not a whole number of its lanes
+        got = np.empty(len(want), dtype=np.uint64)
+        kx.pcg64_fill(_pcg64_starts([seed])[0], got)
+        _RAW_OK["pcg64"] = bool(np.array_equal(got, want))
+    return _RAW_OK["pcg64"]
+
+
 def _play_raw(kx, rules: RuleSet, table: PlayTable, state: GameState, seeds: list, block: int) -> None:
     n = len(state.upper_total)
     width = rules.n_boxes * rules.n_rolls             # throws per game
-    k = _raw_draws(rules, block, 8.0)
-    raw = np.empty((len(seeds), k), dtype=np.uint64)
-    for i, ss in enumerate(seeds):
-        raw[i] = np.random.PCG64(ss).random_raw(k)
     arrays, count = _state_args(rules, table, state, n)
-    args = (rules.n_faces, _raw_threshold(rules.n_faces), width, rules.n_dice, rules.n_rolls,
-            *_table_args(rules, table), *arrays, count)
-    ok = np.ones(len(seeds), dtype=np.bool_)
-    bad = kx.play_raw_blocks(raw.view(np.uint8).reshape(len(seeds), 8 * k), block, n, *args, ok)
-    while bad < 0 and not ok.all():                 # a block short of bytes: drawn again, longer
-        k *= 2
-        for i in np.flatnonzero(~ok):
-            lo, hi = i * block, min((i + 1) * block, n)
-            more = np.random.PCG64(seeds[i]).random_raw(k).view(np.uint8).reshape(1, -1)
-            part = [a[lo:hi] for a in arrays]
-            one = np.ones(1, dtype=np.bool_)
-            got = kx.play_raw_blocks(more, block, hi - lo, *args[:-len(arrays) - 1], *part, count, one)
-            bad = got if got < 0 else lo + got
-            ok[i] = one[0]
-            if bad >= 0:
-                break
+    # each block's generator runs in the compiled loop, a block at a time (no raw array per
+    # call, no NumPy call per block); a block short of bytes is drawn again there, longer
+    bad = kx.play_raw_blocks(_pcg64_starts(seeds), _raw_draws(rules, block, 8.0), block, n,
+                             rules.n_faces, _raw_threshold(rules.n_faces), width, rules.n_dice, rules.n_rolls,
+                             *_table_args(rules, table), *arrays, count)
     _put_state(state, arrays, count)
     _READY[rules.n_rolls] = True
     if bad >= 0:
