@@ -372,8 +372,8 @@ def compile_beside(compile: Callable[[], Any], *, kernels=(), lock: bool = False
     process then loads it (:meth:`Compiling.wait` before the first call).
 
     Nothing is started (a :class:`Compiling` with ``pid`` None) when every one of
-    ``kernels`` is in numba's cache already (:func:`kernels_cached`), this process cannot
-    fork (:func:`can_fork`), or ``lock`` is asked and another process holds it: the lock
+    ``kernels`` is in numba's cache already (:func:`kernels_cached`), the system cannot
+    fork, or ``lock`` is asked and another process holds it: the lock
     (a file beside the first kernel's cache index) makes one compiler per machine, for
     runs and workers that start together. The child removes it when done; a lock left by
     a killed compiler is ignored after :data:`COMPILE_LOCK_SECONDS`. A failure in the
@@ -381,7 +381,9 @@ def compile_beside(compile: Callable[[], Any], *, kernels=(), lock: bool = False
     ``nice``: the child's priority drop (its work is the surplus of the machine's cores).
 
     The child does not die with this process: if this one ends first, the compilation
-    still lands in the cache for the next run (finite work, a few seconds).
+    still lands in the cache for the next run (finite work, a few seconds). For that
+    reason a daemon process (a pool's worker) may start one too: the child is not one
+    of its workers, and is not left computing anything once compiled.
 
     >>> done = compile_beside(lambda: None)
     >>> done.wait() == (done.pid is not None)
@@ -389,7 +391,7 @@ def compile_beside(compile: Callable[[], Any], *, kernels=(), lock: bool = False
     """
     if kernels and kernels_cached(*kernels):
         return Compiling()
-    if not can_fork():
+    if not hasattr(os, "fork"):  # pragma: no cover - not POSIX
         return Compiling()
     lock_path = None
     if lock:
