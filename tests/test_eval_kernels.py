@@ -5,7 +5,6 @@ pass starts the compilation beside only where numba's cache lacks the loops."""
 from __future__ import annotations
 
 import numba
-import numpy as np
 import pytest
 
 from yahtzee_sim.exact import _eval_kernels as kx
