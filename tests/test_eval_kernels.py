@@ -48,9 +48,15 @@ def test_the_signatures_compiled_ahead_are_the_ones_optimal_play_calls(case, mon
         assert seen[name] == {ahead[name]}, name
 
 
-def test_a_first_pass_compiles_beside_and_waits_before_its_loops(monkeypatch):
-    """Where numba's cache lacks the loops, the pass starts compile_pass in a forked
-    process before preparing the strategy, and waits for it before the first loop."""
+@pytest.mark.parametrize("strategy", ["keep-largest", "optimal"])
+def test_a_first_pass_compiles_beside_and_waits_before_its_loops(strategy, monkeypatch):
+    """Where numba's cache lacks the loops, the pass starts their compilation in a forked
+    process before preparing the strategy (optimal: the decision table's build loops
+    first, needed first), and waits for it before its first loop."""
+    from yahtzee_sim.exact import decisions
+    from yahtzee_sim.exact.solver import solve
+    from yahtzee_sim.strategies.optimal import OptimalStrategy
+
     events: list = []
 
     class Job(Compiling):
@@ -59,19 +65,26 @@ def test_a_first_pass_compiles_beside_and_waits_before_its_loops(monkeypatch):
             return False
 
     def beside(work, *, kernels=(), **kw):
-        events.append(("start", work, tuple(kernels)))
+        events.append(("start", work, len(kernels)))
         return Job()
 
     monkeypatch.setattr("yahtzee_sim.forkpool.compile_beside", beside)
-    seen = _spy_on_pass(monkeypatch)
-    real_frm = kx.__dict__["final_roll_masses"]
+    real_frm = kx.final_roll_masses
 
     def first_loop(*args):
         events.append("loop")
         return real_frm(*args)
 
     monkeypatch.setattr(kx, "final_roll_masses", first_loop)
-    dist = distribution("yacht", "keep-largest", options=["fill-in-order"])
-    assert events[0][0] == "start" and events[0][1] is kx.compile_pass and len(events[0][2]) == len(kx.PASS_KERNELS)
+    rules = tiny_rules()
+    strat = OptimalStrategy(solve(rules, cache=False)) if strategy == "optimal" else strategy
+    dist = distribution(rules, strat)
+    assert abs(dist.pmf.sum() - 1) < 1e-12
+    assert events[0][0] == "start" and events[0][2] == len(kx.PASS_KERNELS)
     assert events.index("wait") < events.index("loop")          # waited before the first loop
-    assert abs(dist.pmf.sum() - 1) < 1e-12 and seen["propagate"]
+    # what the forked process would run, in order
+    ran: list = []
+    monkeypatch.setattr(kx, "pass_signatures", lambda: ran.append("pass") or {})
+    monkeypatch.setattr(decisions, "_kernels", lambda: ran.append("table"))    # _precompile's first step
+    events[0][1]()
+    assert ran == (["table", "pass"] if strategy == "optimal" else ["pass"])

@@ -664,7 +664,14 @@ def _forward(rules, strat, what, chunk_rows, progress, five_ended=False):
     # the strategy is prepared here (optimal: its solve, then its decision table's build,
     # which leave a core idle part of the time); the first chunk waits for it, then
     # loads them from numba's cache. A failed compilation compiles them here as before.
-    compiled = compile_beside(kx.compile_pass, kernels=[getattr(kx, name) for name in kx.PASS_KERNELS])
+    work = [kx.compile_pass]
+    if callable(getattr(strat, "decision_table", None)):
+        from .decisions import _precompile as table_loops
+
+        # a strategy that plays by a decision table builds it after its solve: its build's
+        # loops first, ready before the build starts (the build then loads them)
+        work.insert(0, table_loops)
+    compiled = compile_beside(lambda: [w() for w in work], kernels=[getattr(kx, name) for name in kx.PASS_KERNELS])
     ready = functools.partial(compiled.wait, COMPILE_LOCK_SECONDS)
     sp, uniform, avg_keep, is_subkeep, _, _ = evaluation_setup(rules, strat, what)
     yield uniform
