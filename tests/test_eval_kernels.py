@@ -88,3 +88,24 @@ def test_a_first_pass_compiles_beside_and_waits_before_its_loops(strategy, monke
     monkeypatch.setattr(decisions, "_kernels", lambda: ran.append("table"))    # _precompile's first step
     events[0][1]()
     assert ran == (["table", "pass"] if strategy == "optimal" else ["pass"])
+
+
+def test_a_refused_pass_leaves_no_compiler_running(monkeypatch):
+    """A strategy refused once the pass started (here: one that looks at the points so far)
+    stops the compilation started beside it, instead of leaving it to run on."""
+    from yahtzee_sim.strategies import Strategy
+
+    stopped: list = []
+
+    class Job(Compiling):
+        def stop(self):
+            stopped.append(True)
+
+    class LooksAtPoints(Strategy):
+        name = "looks-at-points"
+        state_based = False
+
+    monkeypatch.setattr("yahtzee_sim.forkpool.compile_beside", lambda *a, **k: Job())
+    with pytest.raises(ValueError, match="also looks at the points so far"):
+        distribution("yacht", LooksAtPoints())
+    assert stopped == [True]

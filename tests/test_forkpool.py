@@ -191,3 +191,13 @@ def test_a_killed_compiler_leaves_no_lock(tmp_path):
     os.kill(job.pid, signal.SIGKILL)
     assert job.wait(30) is False and job.exitcode == -signal.SIGKILL
     assert not (tmp_path / "k.nbi.compiling").exists() and _gone(job.pid)
+
+
+def test_a_compiler_no_longer_needed_is_stopped_and_reaped(tmp_path):
+    from yahtzee_sim.forkpool import compile_beside
+
+    job = compile_beside(lambda: time.sleep(60), kernels=(_fake_kernel(tmp_path / "k.nbi"),), lock=True)
+    t0 = time.monotonic()
+    job.stop()
+    assert not job.running() and job.exitcode == -signal.SIGKILL and time.monotonic() - t0 < 30
+    assert not (tmp_path / "k.nbi.compiling").exists() and _gone(job.pid)

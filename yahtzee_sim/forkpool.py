@@ -325,8 +325,8 @@ class Compiling:
     never lingers as a zombie, whether or not anyone waits.
 
     >>> nothing = Compiling()
-    >>> nothing.running(), nothing.wait(), nothing()
-    (False, False, False)
+    >>> nothing.running(), nothing.wait(), nothing(), nothing.stop()
+    (False, False, False, None)
     """
 
     def __init__(self, pid: int | None = None, lock: str | None = None):
@@ -361,6 +361,17 @@ class Compiling:
         compiled beside or it failed (the first call here compiles, as without it)."""
         self._done.wait(timeout)
         return self.exitcode == 0
+
+    def stop(self) -> None:
+        """End the compiler at once (its caller failed before needing it: nothing is left
+        running behind an error); numba writes its cache files whole, so a compilation
+        cut short leaves none."""
+        if self.pid is not None and self.running():
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:  # pragma: no cover - ended in between
+                pass
+            self._done.wait(JOIN_SECONDS)
 
     __call__ = wait
 

@@ -658,7 +658,6 @@ def _forward(rules, strat, what, chunk_rows, progress, five_ended=False):
     each caller pushes what it carries through the step's moves."""
     from ..forkpool import COMPILE_LOCK_SECONDS, compile_beside
     from . import _eval_kernels as kx
-    from ._eval_kernels import next_rows
 
     # A first pass on a machine compiles its loops (seconds) in a forked process while
     # the strategy is prepared here (optimal: its solve, then its decision table's build,
@@ -673,6 +672,17 @@ def _forward(rules, strat, what, chunk_rows, progress, five_ended=False):
         work.insert(0, table_loops)
     compiled = compile_beside(lambda: [w() for w in work], kernels=[getattr(kx, name) for name in kx.PASS_KERNELS])
     ready = functools.partial(compiled.wait, COMPILE_LOCK_SECONDS)
+    try:
+        yield from _levels(rules, strat, what, chunk_rows, progress, five_ended, ready)
+    except BaseException:           # refused, failed or stopped: no compiler left running behind
+        compiled.stop()
+        raise
+
+
+def _levels(rules, strat, what, chunk_rows, progress, five_ended, ready):
+    """:func:`_forward`'s steps, ``ready`` called before the compiled loops' first use."""
+    from ._eval_kernels import next_rows
+
     sp, uniform, avg_keep, is_subkeep, _, _ = evaluation_setup(rules, strat, what)
     yield uniform
     decide = _Decider(strat, rules, is_subkeep, ties_ok=True)
