@@ -240,7 +240,7 @@ def level_bins(n_ends, boxes, g_inv, g_scores, g_legal, plan_of, p_all, p_no5, p
             continue
         listed[p] = m
         first_of[p] = c
-        nt = 0
+        nt = np.int64(0)          # not a literal 0: one compilation of _flush_bins, not two
         for e in range(n_ends):
             for r in range(n_rolls):
                 b = boxes[e, c, r]
@@ -293,7 +293,7 @@ def uniform_bins(n_ends, g_inv, g_scores, g_legal, p_all, p_no5, p_ns, five_bin,
                 continue
         listed[gi] = m
         first_of[gi] = c
-        nt = 0
+        nt = np.int64(0)
         for e in range(n_ends):
             for r in range(n_rolls):
                 row = g + r
