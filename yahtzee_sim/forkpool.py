@@ -376,7 +376,7 @@ class Compiling:
     __call__ = wait
 
 
-def compile_beside(compile: Callable[[], Any], *, kernels=(), lock: bool = False, nice: int = 0) -> Compiling:
+def compile_beside(compile: Callable[[], Any], *, kernels=(), lock: bool = False) -> Compiling:
     """Run ``compile()`` in a forked process, so this one goes on with its own work
     (a solve, a table build, the first games in NumPy) while numba compiles; the
     compiled code lands in numba's disk cache (``cache=True`` kernels), where this
@@ -389,7 +389,6 @@ def compile_beside(compile: Callable[[], Any], *, kernels=(), lock: bool = False
     runs and workers that start together. The child removes it when done; a lock left by
     a killed compiler is ignored after :data:`COMPILE_LOCK_SECONDS`. A failure in the
     child only means nothing was compiled beside: the first call compiles in place.
-    ``nice``: the child's priority drop (its work is the surplus of the machine's cores).
 
     The child does not die with this process: if this one ends first, the compilation
     still lands in the cache for the next run (finite work, a few seconds). For that
@@ -416,8 +415,6 @@ def compile_beside(compile: Callable[[], Any], *, kernels=(), lock: bool = False
     if pid == 0:  # pragma: no cover - the forked compiler
         code = 1
         try:
-            if nice:
-                os.nice(nice)
             compile()
             code = 0
         except BaseException:
