@@ -1,5 +1,9 @@
 """Compiled loops of the exact evaluations (policy values, score distributions).
 
+Over 600 lines: every compiled loop of the evaluations in one module, so one numba
+cache and one list of the pass's signatures (:func:`pass_signatures`, compiled ahead by
+:func:`compile_pass`) sit beside the loops they describe.
+
 Each kernel is a plain loop that numpy could only express with large temporary
 index arrays (a gather or scatter per (state, roll) row or per stored
 probability); numba compiles it once per machine (``cache=True``: later processes
