@@ -13,6 +13,7 @@ a figure measured under load is not comparable with one measured quiet.
     python benchmarks/bench_cold.py --long                # also target and Maxi Yatzy (minutes)
     python benchmarks/bench_cold.py --venv /tmp/v --keep  # reuse/keep an environment
     python benchmarks/bench_cold.py --markdown            # rows for benchmarks/RESULTS.md
+    python benchmarks/bench_cold.py --source ../main --venv /tmp/v-main   # another tree (before/after)
 """
 
 from __future__ import annotations
@@ -48,11 +49,11 @@ def load() -> float:
     return os.getloadavg()[0]
 
 
-def make_venv(where: Path) -> Path:
-    """A new environment with this tree installed (not editable): its own ``__pycache__``."""
+def make_venv(where: Path, source: Path = ROOT) -> Path:
+    """A new environment with the tree ``source`` installed (not editable): its own ``__pycache__``."""
     subprocess.run([sys.executable, "-m", "venv", str(where)], check=True)
     py = where / "bin" / "python"
-    subprocess.run([str(py), "-m", "pip", "install", "-q", str(ROOT)], check=True)
+    subprocess.run([str(py), "-m", "pip", "install", "-q", str(source)], check=True)
     return py
 
 
@@ -98,6 +99,8 @@ def main() -> None:
     parser.add_argument("--only", action="append", default=[], help="run only the commands whose name has this text")
     parser.add_argument("--venv", help="the environment to use (made if missing); default: a new temporary one")
     parser.add_argument("--venv-per-command", action="store_true", help="a new environment for every command")
+    parser.add_argument("--source", default=str(ROOT),
+                        help="the source tree to install (default: this one; another checkout for a before/after)")
     parser.add_argument("--keep", action="store_true", help="keep the environment and the cache folders")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
@@ -116,7 +119,7 @@ def main() -> None:
                 shutil.rmtree(venv)
             if not py.exists():
                 t = time.perf_counter()
-                make_venv(venv)
+                make_venv(venv, Path(args.source))
                 print(f"# new environment {venv}: {time.perf_counter() - t:.0f} s", file=sys.stderr)
             cleared = clear_kernels(py)
             cache = work / f"cache-{i}"

@@ -93,3 +93,111 @@ def test_worker_count():
     assert fork_workers(2, items=10, min_items=100) == 1
     assert fork_workers(1, items=10**6, min_items=100) == 1
     assert fork_workers(2, items=10**6, min_items=100) == 2
+
+
+# -- compile_beside: one helper for every compile-in-a-forked-process ---------------------
+def _fake_kernel(index):
+    """What compile_beside reads of a numba ``cache=True`` kernel: its cache index path."""
+    import types
+
+    return types.SimpleNamespace(_cache=types.SimpleNamespace(_cache_file=types.SimpleNamespace(
+        _index_path=str(index))))
+
+
+def _gone(pid):
+    """The child is reaped (no zombie left): /proc has no entry for it, or the id is
+    another process's now (not this one's child)."""
+    if not os.path.exists("/proc/self/stat"):  # pragma: no cover - no /proc: waitpid says it
+        try:
+            os.waitpid(pid, os.WNOHANG)
+            return False                        # still this process's child
+        except ChildProcessError:
+            return True
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            state, ppid = fh.read().rsplit(") ", 1)[1].split()[:2]
+    except FileNotFoundError:
+        return True
+    return int(ppid) != os.getpid()
+
+
+def test_compile_beside_runs_the_work_in_a_child_and_reaps_it(tmp_path):
+    from yahtzee_sim.forkpool import compile_beside
+
+    out = tmp_path / "pid"
+    job = compile_beside(lambda: out.write_text(str(os.getpid())), kernels=(_fake_kernel(tmp_path / "k.nbi"),))
+    assert job.pid is not None and job.pid != os.getpid()
+    assert job.wait(60) is True and not job.running()
+    assert int(out.read_text()) == job.pid                      # the work ran in the child
+    assert _gone(job.pid)
+
+
+def test_a_child_nobody_waits_for_is_reaped_all_the_same(tmp_path):
+    from yahtzee_sim.forkpool import compile_beside
+
+    job = compile_beside(lambda: None)
+    deadline = time.monotonic() + 60
+    while job.running() and time.monotonic() < deadline:       # polled, never waited on
+        time.sleep(0.01)
+    assert not job.running() and job.exitcode == 0
+    assert _gone(job.pid)
+
+
+def test_a_failed_compile_says_so_and_the_caller_goes_on(tmp_path):
+    from yahtzee_sim.forkpool import compile_beside
+
+    def broken():
+        raise RuntimeError("numba cannot compile this here")
+
+    job = compile_beside(broken, kernels=(_fake_kernel(tmp_path / "k.nbi"),), lock=True)
+    assert job.wait(60) is False and job.exitcode == 1          # the first call compiles in place
+    assert not (tmp_path / "k.nbi.compiling").exists()          # the lock is released all the same
+    assert _gone(job.pid)
+
+
+def test_cached_kernels_start_nothing(tmp_path):
+    from yahtzee_sim.forkpool import compile_beside, kernels_cached
+
+    (tmp_path / "k.nbi").write_text("")
+    kernels = (_fake_kernel(tmp_path / "k.nbi"),)
+    assert kernels_cached(*kernels) and not kernels_cached(_fake_kernel(tmp_path / "other.nbi"))
+    job = compile_beside(lambda: os._exit(9), kernels=kernels)
+    assert job.pid is None and not job.running() and job.wait() is False
+
+
+def test_the_lock_makes_one_compiler_per_machine(tmp_path):
+    from yahtzee_sim.forkpool import COMPILE_LOCK_SECONDS, compile_beside
+
+    kernels = (_fake_kernel(tmp_path / "k.nbi"),)
+    lock = tmp_path / "k.nbi.compiling"
+    seen = tmp_path / "seen"
+    first = compile_beside(lambda: (seen.write_text("1"), time.sleep(0.5)), kernels=kernels, lock=True)
+    assert first.pid is not None and lock.exists()              # held while it compiles
+    second = compile_beside(lambda: seen.write_text("2"), kernels=kernels, lock=True)
+    assert second.pid is None                                   # another process compiles it
+    assert first.wait(60) and not lock.exists() and seen.read_text() == "1"
+    lock.write_text("")                                         # a killed compiler's lock, long ago
+    old = time.time() - COMPILE_LOCK_SECONDS - 10
+    os.utime(lock, (old, old))
+    third = compile_beside(lambda: seen.write_text("3"), kernels=kernels, lock=True)
+    assert third.pid is not None and third.wait(60) and seen.read_text() == "3" and not lock.exists()
+
+
+def test_a_killed_compiler_leaves_no_lock(tmp_path):
+    from yahtzee_sim.forkpool import compile_beside
+
+    kernels = (_fake_kernel(tmp_path / "k.nbi"),)
+    job = compile_beside(lambda: time.sleep(60), kernels=kernels, lock=True)
+    os.kill(job.pid, signal.SIGKILL)
+    assert job.wait(30) is False and job.exitcode == -signal.SIGKILL
+    assert not (tmp_path / "k.nbi.compiling").exists() and _gone(job.pid)
+
+
+def test_a_compiler_no_longer_needed_is_stopped_and_reaped(tmp_path):
+    from yahtzee_sim.forkpool import compile_beside
+
+    job = compile_beside(lambda: time.sleep(60), kernels=(_fake_kernel(tmp_path / "k.nbi"),), lock=True)
+    t0 = time.monotonic()
+    job.stop()
+    assert not job.running() and job.exitcode == -signal.SIGKILL and time.monotonic() - t0 < 30
+    assert not (tmp_path / "k.nbi.compiling").exists() and _gone(job.pid)

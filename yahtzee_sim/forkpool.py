@@ -19,7 +19,9 @@ that pickles its work cannot do. What every such split needs is here, once:
   Ctrl-C, they are terminated at once, then killed if they ignore it.
 
 :class:`ForkPool` keeps its children between tasks (the solver sends one per level);
-:func:`run_parts` forks for one task split into parts, this process taking part 0.
+:func:`run_parts` forks for one task split into parts, this process taking part 0;
+:func:`compile_beside` compiles numba kernels in a forked process while this one
+works on (the first run on a machine, where numba's disk cache is empty).
 
 >>> run_parts(lambda part: part * part, 3, what="squares")
 [0, 1, 4]
@@ -37,7 +39,8 @@ import threading
 from typing import Any, Callable
 
 __all__ = ["ForkPool", "run_parts", "fork_workers", "default_jobs", "default_workers", "can_fork", "watch_parent",
-           "PARENT_POLL_SECONDS", "JOIN_SECONDS"]
+           "compile_beside", "Compiling", "kernels_cached", "PARENT_POLL_SECONDS", "JOIN_SECONDS",
+           "COMPILE_LOCK_SECONDS"]
 
 PARENT_POLL_SECONDS = 0.5
 """How often a child checks that the process that forked it is alive."""
@@ -264,3 +267,162 @@ def run_parts(work: Callable[[int], Any], n_parts: int, *, what: str) -> list:
             pool.submit(part - 1, part)
         first = work(0)
         return [first] + pool.gather()
+
+
+# -- compiling beside -------------------------------------------------------------------
+COMPILE_LOCK_SECONDS = 300
+"""A compilation lock file older than this is taken for a dead compiler's and ignored."""
+
+
+def _index_path(kernel) -> str | None:
+    """The file numba's disk cache keeps a kernel's index in (None: another numba layout)."""
+    try:
+        return kernel._cache._cache_file._index_path
+    except AttributeError:  # pragma: no cover - another numba layout
+        return None
+
+
+def kernels_cached(*kernels) -> bool:
+    """Has numba's disk cache an index for every one of these ``cache=True`` kernels (an
+    earlier process compiled them)? True for an object numba does not cache the usual
+    way (nothing to compile beside for it).
+
+    >>> kernels_cached()
+    True
+    """
+    for k in kernels:
+        path = _index_path(k)
+        if path is not None and not os.path.exists(path):
+            return False
+    return True
+
+
+def _take_lock(path: str) -> bool:
+    """Create the lock file ``path`` (this process holds it), replacing one older than
+    :data:`COMPILE_LOCK_SECONDS`; False if another process holds it or it cannot be written."""
+    import time
+
+    for _ in range(2):
+        try:
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            return True
+        except FileExistsError:
+            try:
+                if time.time() - os.path.getmtime(path) < COMPILE_LOCK_SECONDS:
+                    return False
+                os.unlink(path)                 # a dead compiler's: taken over
+            except OSError:
+                return False
+        except OSError:                         # a cache folder this process cannot write
+            return False
+    return False  # pragma: no cover - replaced and taken again in between
+
+
+class Compiling:
+    """A compilation started by :func:`compile_beside`: ``pid`` the forked compiler, or
+    None when nothing was started (compiled already, no fork here, or another process
+    holds the lock). A thread of this process reaps the child as soon as it ends, so it
+    never lingers as a zombie, whether or not anyone waits.
+
+    >>> nothing = Compiling()
+    >>> nothing.running(), nothing.wait(), nothing(), nothing.stop()
+    (False, False, False, None)
+    """
+
+    def __init__(self, pid: int | None = None, lock: str | None = None):
+        self.pid = pid
+        self.exitcode: int | None = None
+        self._done = threading.Event()
+        if pid is None:
+            self._done.set()
+            return
+        threading.Thread(target=self._reap, args=(lock,), name="compile-beside-reaper", daemon=True).start()
+
+    def _reap(self, lock: str | None) -> None:
+        try:
+            _, status = os.waitpid(self.pid, 0)
+            self.exitcode = os.waitstatus_to_exitcode(status)
+        except ChildProcessError:  # pragma: no cover - reaped elsewhere: its outcome is unknown
+            self.exitcode = None
+        if lock is not None and (self.exitcode is None or self.exitcode < 0):
+            try:                              # killed before it could remove its lock
+                os.unlink(lock)
+            except OSError:
+                pass
+        self._done.set()
+
+    def running(self) -> bool:
+        """Is the forked compiler still at work (never blocks)?"""
+        return not self._done.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for the compiler (at most ``timeout`` seconds); True if it compiled (the
+        code is in numba's cache: the first call here loads it), False if nothing was
+        compiled beside or it failed (the first call here compiles, as without it)."""
+        self._done.wait(timeout)
+        return self.exitcode == 0
+
+    def stop(self) -> None:
+        """End the compiler at once (its caller failed before needing it: nothing is left
+        running behind an error); numba writes its cache files whole, so a compilation
+        cut short leaves none."""
+        if self.pid is not None and self.running():
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:  # pragma: no cover - ended in between
+                pass
+            self._done.wait(JOIN_SECONDS)
+
+    __call__ = wait
+
+
+def compile_beside(compile: Callable[[], Any], *, kernels=(), lock: bool = False) -> Compiling:
+    """Run ``compile()`` in a forked process, so this one goes on with its own work
+    (a solve, a table build, the first games in NumPy) while numba compiles; the
+    compiled code lands in numba's disk cache (``cache=True`` kernels), where this
+    process then loads it (:meth:`Compiling.wait` before the first call).
+
+    Nothing is started (a :class:`Compiling` with ``pid`` None) when every one of
+    ``kernels`` is in numba's cache already (:func:`kernels_cached`), the system cannot
+    fork, or ``lock`` is asked and another process holds it: the lock
+    (a file beside the first kernel's cache index) makes one compiler per machine, for
+    runs and workers that start together. The child removes it when done; a lock left by
+    a killed compiler is ignored after :data:`COMPILE_LOCK_SECONDS`. A failure in the
+    child only means nothing was compiled beside: the first call compiles in place.
+
+    The child does not die with this process: if this one ends first, the compilation
+    still lands in the cache for the next run (finite work, a few seconds). For that
+    reason a daemon process (a pool's worker) may start one too: the child is not one
+    of its workers, and is not left computing anything once compiled.
+
+    >>> done = compile_beside(lambda: None)
+    >>> done.wait() == (done.pid is not None)
+    True
+    """
+    if kernels and kernels_cached(*kernels):
+        return Compiling()
+    if not hasattr(os, "fork"):  # pragma: no cover - not POSIX
+        return Compiling()
+    lock_path = None
+    if lock:
+        index = next((p for p in map(_index_path, kernels) if p is not None), None)
+        if index is None:
+            return Compiling()
+        lock_path = index + ".compiling"
+        if not _take_lock(lock_path):
+            return Compiling()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the forked compiler
+        code = 1
+        try:
+            compile()
+            code = 0
+        except BaseException:
+            pass
+        finally:
+            try:
+                if lock_path is not None:
+                    os.unlink(lock_path)
+            finally:
+                os._exit(code)
+    return Compiling(pid, lock_path)

@@ -291,7 +291,7 @@ MIN_GAMES_FOR_KERNEL = 20_000
 than it saves on a few thousand games."""
 
 _READY: dict = {}          # n_rolls -> True once the compiled loop ran in this process
-_COMPILING: dict = {}      # n_rolls -> pid of the forked process compiling it
+_COMPILING: dict = {}      # n_rolls -> its forkpool.Compiling (the background compilation)
 _RAW_OK: dict = {}         # (faces, dice per game) -> the raw-byte draw equals NumPy's here
 
 
@@ -315,50 +315,11 @@ def _small_types_hold(rules: RuleSet) -> bool:
     return rules.dice.n_rolls <= np.iinfo(np.int16).max and points <= np.iinfo(np.int16).max
 
 
-def _index_path(kx) -> str | None:
-    try:
-        return kx.play_raw_blocks._cache._cache_file._index_path
-    except AttributeError:  # pragma: no cover - another numba layout
-        return None
-
-
 def _kernel_cached(kx, n_rolls: int) -> bool:
     """Has numba's on-disk cache the compiled loop (an earlier process compiled it)?"""
-    import os
+    from .forkpool import kernels_cached
 
-    path = _index_path(kx)
-    return path is None or os.path.exists(path)
-
-
-COMPILE_LOCK_SECONDS = 300
-"""A compilation lock older than this is taken for a dead compiler's and ignored."""
-
-
-def _take_compile_lock(kx) -> str | None:
-    """The path of a lock file this process now holds (one compiler per machine: the
-    workers of a run, and runs side by side, do not compile the same loop at once), or
-    None if another process holds it or numba's cache cannot be written."""
-    import os
-    import time
-
-    path = _index_path(kx)
-    if path is None:  # pragma: no cover
-        return None
-    lock = path + ".compiling"
-    for _ in range(2):
-        try:
-            os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-            return lock
-        except FileExistsError:
-            try:
-                if time.time() - os.path.getmtime(lock) < COMPILE_LOCK_SECONDS:
-                    return None
-                os.unlink(lock)
-            except OSError:
-                return None
-        except OSError:
-            return None
-    return None  # pragma: no cover
+    return kernels_cached(kx.play_raw_blocks)
 
 
 def _kernels(rules: RuleSet, n: int):
@@ -384,22 +345,10 @@ def _kernels(rules: RuleSet, n: int):
 
 
 def _compiling(n_rolls: int) -> bool:
-    """Is this process's background compilation of the loop still running?"""
-    import os
-
-    if n_rolls not in _COMPILING:
-        return False
-    pid = _COMPILING[n_rolls]
-    if pid is None:                 # another process's compilation: done when its file is there
-        return False
-    try:
-        done, _ = os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:       # reaped elsewhere
-        done = pid
-    if done == 0:
-        return True
-    del _COMPILING[n_rolls]
-    return False
+    """Is this process's background compilation of the loop still running? (Not when
+    another process compiles it: the loop is then used once its cache file is there.)"""
+    job = _COMPILING.get(n_rolls)
+    return job is not None and job.running()
 
 
 def precompile(rules: RuleSet, background: bool = False) -> None:
@@ -411,31 +360,18 @@ def precompile(rules: RuleSet, background: bool = False) -> None:
     >>> from yahtzee_sim import get_rules
     >>> precompile(get_rules("yacht"))
     """
-    import os
-
     if not _eligible(rules):
         return
     from . import tableplay_kernels as kx
 
     if background:
-        if rules.n_rolls in _COMPILING or _kernel_cached(kx, rules.n_rolls) or not hasattr(os, "fork"):
+        if rules.n_rolls in _COMPILING or _kernel_cached(kx, rules.n_rolls):
             return
-        lock = _take_compile_lock(kx)
-        if lock is None:
-            _COMPILING[rules.n_rolls] = None         # another process compiles it
-            return
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - the forked compiler
-            code = 1
-            try:
-                precompile(rules)
-                code = 0
-            finally:
-                try:
-                    os.unlink(lock)
-                finally:
-                    os._exit(code)
-        _COMPILING[rules.n_rolls] = pid
+        from .forkpool import compile_beside
+
+        # one compiler per machine (a run's workers, and runs side by side, start together)
+        _COMPILING[rules.n_rolls] = compile_beside(functools.partial(precompile, rules),
+                                                   kernels=(kx.play_raw_blocks,), lock=True)
         return
     d = rules.dice
     r, w = d.n_rolls, 1

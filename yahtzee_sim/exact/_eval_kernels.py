@@ -1,5 +1,9 @@
 """Compiled loops of the exact evaluations (policy values, score distributions).
 
+Over 600 lines: every compiled loop of the evaluations in one module, so one numba
+cache and one list of the pass's signatures (:func:`pass_signatures`, compiled ahead by
+:func:`compile_pass`) sit beside the loops they describe.
+
 Each kernel is a plain loop that numpy could only express with large temporary
 index arrays (a gather or scatter per (state, roll) row or per stored
 probability); numba compiles it once per machine (``cache=True``: later processes
@@ -240,7 +244,7 @@ def level_bins(n_ends, boxes, g_inv, g_scores, g_legal, plan_of, p_all, p_no5, p
             continue
         listed[p] = m
         first_of[p] = c
-        nt = 0
+        nt = np.int64(0)          # not a literal 0: one compilation of _flush_bins, not two
         for e in range(n_ends):
             for r in range(n_rolls):
                 b = boxes[e, c, r]
@@ -293,7 +297,7 @@ def uniform_bins(n_ends, g_inv, g_scores, g_legal, p_all, p_no5, p_ns, five_bin,
                 continue
         listed[gi] = m
         first_of[gi] = c
-        nt = 0
+        nt = np.int64(0)
         for e in range(n_ends):
             for r in range(n_rolls):
                 row = g + r
@@ -597,3 +601,62 @@ def served_final_roll_masses(first, plans, hold_after_first, growing, children, 
             out[p, r] = x[r]
             out_s[p, r] = xs[r]
             out_no5[p, r] = x5[r]
+
+
+PASS_KERNELS = ("final_roll_masses", "level_bins", "finish_moves", "next_rows", "propagate", "push_counts")
+"""The loops of the score distribution's forward pass (and the events' one), in the order
+a level calls them: what :func:`compile_pass` compiles ahead."""
+
+
+def pass_signatures() -> dict:
+    """The argument types (numba's) each of :data:`PASS_KERNELS` is called with in a pass
+    that reads a decision table (optimal play: keep plans and boxes in bytes) on a rule
+    set without served dice; other strategies' plans (indices) compile one more variant
+    of ``final_roll_masses`` on first use. Read-only where the callers pass read-only
+    arrays (the dice tables): a different flag is another compilation.
+
+    >>> sorted(pass_signatures()) == sorted(PASS_KERNELS)
+    True
+    """
+    import numba
+
+    def ro(a):
+        a.setflags(write=False)
+        return a
+
+    def i8(*shape):
+        return np.zeros(shape, np.int64)
+
+    def f8(*shape):
+        return np.zeros(shape)
+
+    def b1(*shape):
+        return np.zeros(shape, np.bool_)
+
+    n = 0                                          # a count or index: int64
+    args = {
+        "final_roll_masses": (ro(f8(1)), np.zeros((1, 1, 1), np.uint8), i8(1, 1), ro(i8(1)), ro(i8(1, 1)),
+                              ro(i8(1)), b1(1), f8(1, 1), f8(1, 1)),
+        "level_bins": (n, np.zeros((1, 1, 1), np.uint8), i8(1), np.zeros((1, 1, 1), np.int16), b1(1, 1), i8(1),
+                       f8(1, 1, 1), f8(1, 1, 1), f8(1, 1, 1), np.zeros((1, 1), np.int8), n,
+                       i8(1), i8(1), f8(1), f8(1), f8(1), n),
+        "finish_moves": (i8(1), i8(1), f8(1), i8(1), i8(1), i8(1), n, n, n, n, ro(b1(1)), i8(1, 1), n, n,
+                         i8(1), i8(1), i8(1), i8(1), i8(1), f8(1)),
+        "next_rows": (i8(1), i8(1), b1(1)),
+        "propagate": (f8(1), i8(1), i8(1), i8(1), i8(1), i8(1), i8(1), f8(1), i8(1), i8(1), i8(1)),
+        "push_counts": (f8(1, 1), i8(1), i8(1), f8(1), i8(1), n),
+    }
+    return {name: tuple(numba.typeof(a) for a in args[name]) for name in PASS_KERNELS}
+
+
+def compile_pass() -> None:
+    """Compile (or load from numba's cache) the loops of a score distribution's pass for
+    the types of :func:`pass_signatures`: run in a forked process at the start of a
+    first pass on a machine (:func:`yahtzee_sim.forkpool.compile_beside`), while the
+    strategy is prepared (optimal: its solve and its decision table), so the pass only
+    loads them.
+
+    >>> compile_pass()
+    """
+    for name, sig in pass_signatures().items():
+        globals()[name].compile(sig)

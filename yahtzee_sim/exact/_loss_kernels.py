@@ -200,33 +200,16 @@ def signature() -> tuple:
             a(f64, 3), a(f64, 3), a(f64, 3), a(f64, 2), a(f64, 2), a(f64, 2), a(f64, 1))
 
 
-def _compile_child() -> None:  # pragma: no cover - runs in the forked child
-    import os
-
-    try:
-        turn_losses.compile(signature())   # compiles and stores in numba's cache
-    except BaseException:
-        os._exit(1)
-    os._exit(0)
-
-
 def compile_beside():
     """The first time on a machine (numba's cache has no index for the walk), start a
-    forked process compiling it, so the caller's own setup runs meanwhile; returns a
-    function that waits for it (call it before the first chunk, which then loads the
-    code from the cache). Otherwise, or where fork is missing, a function doing nothing.
+    forked process compiling it (:func:`yahtzee_sim.forkpool.compile_beside`), so the
+    caller's own setup runs meanwhile; returns what to call to wait for it (before the
+    first chunk, which then loads the code from the cache). Otherwise nothing is started
+    and the wait returns at once.
 
-    >>> compile_beside()()     # cached already, or compiled beside and waited for
+    >>> compile_beside()() in (True, False)     # cached already, or compiled beside and waited for
+    True
     """
-    import multiprocessing
-    import os
+    from ..forkpool import compile_beside as beside
 
-    try:
-        cached = os.path.exists(turn_losses._cache._cache_file._index_path)
-    except AttributeError:  # pragma: no cover - another numba layout: compile in place
-        cached = True
-    if cached or not hasattr(os, "fork") or multiprocessing.current_process().daemon:
-        return lambda: None
-    child = multiprocessing.get_context("fork").Process(target=_compile_child, daemon=True)
-    child.start()
-    return child.join
+    return beside(lambda: turn_losses.compile(signature()), kernels=(turn_losses,))

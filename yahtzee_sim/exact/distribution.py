@@ -52,7 +52,9 @@ multiply-adds instead of 2.0). Its keeps and boxes are read from the optimal
 strategy's decision table (built once and cached on disk, then loaded in well under
 a second); the time goes to the final-roll masses, the (state, points) propagation
 and the listing of each chunk's moves, all compiled loops: about 2.5 core-seconds
-warm; see ``benchmarks/RESULTS.md``.
+warm; see ``benchmarks/RESULTS.md``. The first pass on a machine compiles those loops
+(about 4 CPU seconds) in a forked process while the strategy is prepared (optimal: its
+solve and its decision table's build), not after them.
 
 >>> dist = distribution("yacht", "keep-largest", options=["fill-in-order"])
 >>> from yahtzee_sim.exact.policy import policy_value
@@ -394,11 +396,13 @@ def _upper_gain_of_points(rules: RuleSet):
 
 
 def _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk, shown,
-                 five_ended=False, out=None):
+                 five_ended=False, out=None, ready=None):
     """One level's moves. ``five_ended``: the moves' ``nb`` bit says the turn's final dice
     are five of a kind (in any state) instead of a five-of-a-kind bonus, for
     :mod:`yahtzee_sim.exact.events` (the points shifts are then not the score's).
-    ``out``: a :class:`_MoveList` to reuse (the previous level's moves are then gone)."""
+    ``out``: a :class:`_MoveList` to reuse (the previous level's moves are then gone).
+    ``ready``: called before the compiled loops' first use in each chunk (it waits for
+    their compilation beside, if one runs: see :func:`_forward`)."""
     from ._eval_kernels import finish_moves, level_bins, uniform_bins
 
     d = rules.dice
@@ -423,6 +427,8 @@ def _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk,
         elif rules.five_bonus:
             five_bin[turn.chunk[2] == 1] = is_five
         if uniform:
+            if ready is not None:
+                ready()
             if served:
                 p_u, p_s, p_u5 = _uniform_served_distribution(d, rules.n_rolls)
                 p_s5 = np.where(is_five, 0.0, p_s)
@@ -441,7 +447,9 @@ def _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk,
             for _, _, p_all, _, _ in ends:
                 five_final[lo:hi] += p_all[0, is_five].sum()
             continue
-        boxes, keeps = decide(turn)
+        boxes, keeps = decide(turn)         # the first one may build a decision table
+        if ready is not None:
+            ready()
         if served:
             p_u, p_s, p_u5 = served_final_roll_masses(d, keeps, rules.n_rolls, is_five,
                                                       decide.hold_served)
@@ -649,6 +657,31 @@ def _forward(rules, strat, what, chunk_rows, progress, five_ended=False):
     strategy's moves (checked against its keep() and box() on the probe states) and
     where they lead. Yields ``uniform`` first, then one :class:`_Step` per level;
     each caller pushes what it carries through the step's moves."""
+    from ..forkpool import COMPILE_LOCK_SECONDS, compile_beside
+    from . import _eval_kernels as kx
+
+    # A first pass on a machine compiles its loops (seconds) in a forked process while
+    # the strategy is prepared here (optimal: its solve, then its decision table's build,
+    # which leave a core idle part of the time); the first chunk waits for it, then
+    # loads them from numba's cache. A failed compilation compiles them here as before.
+    work = [kx.compile_pass]
+    if callable(getattr(strat, "decision_table", None)):
+        from .decisions import _precompile as table_loops
+
+        # a strategy that plays by a decision table builds it after its solve: its build's
+        # loops first, ready before the build starts (the build then loads them)
+        work.insert(0, table_loops)
+    compiled = compile_beside(lambda: [w() for w in work], kernels=[getattr(kx, name) for name in kx.PASS_KERNELS])
+    ready = functools.partial(compiled.wait, COMPILE_LOCK_SECONDS)
+    try:
+        yield from _levels(rules, strat, what, chunk_rows, progress, five_ended, ready)
+    except BaseException:           # refused, failed or stopped: no compiler left running behind
+        compiled.stop()
+        raise
+
+
+def _levels(rules, strat, what, chunk_rows, progress, five_ended, ready):
+    """:func:`_forward`'s steps, ``ready`` called before the compiled loops' first use."""
     from ._eval_kernels import next_rows
 
     sp, uniform, avg_keep, is_subkeep, _, _ = evaluation_setup(rules, strat, what)
@@ -671,7 +704,7 @@ def _forward(rules, strat, what, chunk_rows, progress, five_ended=False):
             shown[0], shown[1] = shown[1], probe
             decide.check(probe, *_probe(strat, rules, probe, is_subkeep))
         moves = _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk, shown,
-                             five_ended=five_ended, out=move_list)
+                             five_ended=five_ended, out=move_list, ready=ready)
         nxt, drow = next_rows(moves.dst, row_of, seen)
         yield _Step(fl, moves, nxt, drow)
         row_of[nxt] = -1
