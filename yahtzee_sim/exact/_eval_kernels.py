@@ -176,31 +176,51 @@ def _copy_bins(c, c0, i, out_state, out_bin, out_p, out_q, out_ns, m):
     return m
 
 
+def _bit_table():
+    """De Bruijn lookup: the position of the one set bit of ``low`` (a power of two) is
+    ``_BIT_OF[(low * _DE_BRUIJN) >> 58]`` (multiplication modulo 2**64)."""
+    out = np.zeros(64, dtype=np.int64)
+    for i in range(64):
+        out[((int(_DE_BRUIJN) << i) & (2 ** 64 - 1)) >> 58] = i
+    return out
+
+
+_DE_BRUIJN = np.uint64(0x03F79D71B4CB0A89)
+_BIT_OF = _bit_table()
+
+
 @njit(cache=True)
-def _flush_bins(c, touched, nt, seen, acc_p, acc_q, acc_s, out_state, out_bin, out_p, out_q, out_ns, m):
-    """List state ``c``'s ``nt`` touched bins in rising order (a few dozen bins: insertion
-    sort) from ``m`` on, those with mass only, and clear them for the next state; returns
-    the next free position. Shared by :func:`level_bins` and :func:`uniform_bins`."""
-    for i in range(1, nt):
-        v = touched[i]
-        j = i - 1
-        while j >= 0 and touched[j] > v:
-            touched[j + 1] = touched[j]
-            j -= 1
-        touched[j + 1] = v
-    for i in range(nt):
-        k = touched[i]
-        if acc_p[k] > 0:
-            out_state[m] = c
-            out_bin[m] = k
-            out_p[m] = acc_p[k]
-            out_q[m] = acc_q[k]
-            out_ns[m] = acc_s[k]
-            m += 1
-        acc_p[k] = 0.0
-        acc_q[k] = 0.0
-        acc_s[k] = 0.0
-        seen[k] = False
+def _mark_bin(bits, k):
+    """Set bin ``k`` in the bitmap ``bits`` (uint64 words: bin k is bit k % 64 of word k // 64)."""
+    bits[k >> 6] |= np.uint64(1) << np.uint64(k & 63)
+
+
+@njit(cache=True)
+def _flush_bins(c, bits, acc_p, acc_q, acc_s, out_state, out_bin, out_p, out_q, out_ns, m):
+    """List state ``c``'s touched bins (set in ``bits``, :func:`_mark_bin`) in rising order
+    from ``m`` on, those with mass only, and clear them for the next state; returns the
+    next free position. Shared by :func:`level_bins` and :func:`uniform_bins`. A scan of
+    the bitmap's words (a few dozen), not a sort of the touched bins (which cost as much
+    as summing them)."""
+    for wi in range(len(bits)):
+        w = bits[wi]
+        if w == 0:
+            continue
+        bits[wi] = 0
+        while w != 0:
+            low = w & (np.uint64(0) - w)               # the lowest set bit
+            k = wi * 64 + _BIT_OF[(low * _DE_BRUIJN) >> np.uint64(58)]
+            w ^= low
+            if acc_p[k] > 0:
+                out_state[m] = c
+                out_bin[m] = k
+                out_p[m] = acc_p[k]
+                out_q[m] = acc_q[k]
+                out_ns[m] = acc_s[k]
+                m += 1
+            acc_p[k] = 0.0
+            acc_q[k] = 0.0
+            acc_s[k] = 0.0
     return m
 
 
@@ -215,7 +235,8 @@ def level_bins(n_ends, boxes, g_inv, g_scores, g_legal, plan_of, p_all, p_no5, p
     more): ``boxes[e]`` (C, R) the box of each final roll, ``g_scores[e]`` (G * R, B)
     the points of its row group ``g_inv[c]``, ``p_all[e]``, ``p_no5[e]``, ``p_ns[e]``
     (P, R) the final roll's probability under plan ``plan_of[c]`` and its parts with
-    no five of a kind thrown and with no served five of a kind; ``five_bin`` (C, R)
+    no five of a kind thrown and with no served five of a kind (``p_ns`` of no plans,
+    (E, 0, R), where no score is served: ``out_ns`` is then left as it is); ``five_bin`` (C, R)
     1 where the roll earns a five-of-a-kind bonus. Bin ``2 * (b * n_pts + points) +
     bonus``. A state with the plan, row group, boxes and bonus rolls of an earlier one
     (upper totals that one decision-table row serves) copies that state's list. Writes
@@ -227,8 +248,8 @@ def level_bins(n_ends, boxes, g_inv, g_scores, g_legal, plan_of, p_all, p_no5, p
     acc_p = np.zeros(n_bins)
     acc_q = np.zeros(n_bins)
     acc_s = np.zeros(n_bins)
-    seen = np.zeros(n_bins, dtype=np.bool_)
-    touched = np.empty(n_ends * n_rolls, dtype=np.int64)
+    bits = np.zeros((n_bins + 63) // 64, dtype=np.uint64)
+    has_ns = p_ns.shape[1] > 0        # else no served scores: out_ns is not filled
     n_plans = 0
     for c in range(n_states):
         n_plans = max(n_plans, plan_of[c] + 1)
@@ -244,21 +265,18 @@ def level_bins(n_ends, boxes, g_inv, g_scores, g_legal, plan_of, p_all, p_no5, p
             continue
         listed[p] = m
         first_of[p] = c
-        nt = np.int64(0)          # not a literal 0: one compilation of _flush_bins, not two
         for e in range(n_ends):
             for r in range(n_rolls):
                 b = boxes[e, c, r]
                 if not g_legal[g + r, b]:
                     return -1
                 k = 2 * (b * n_pts + g_scores[e, g + r, b]) + five_bin[c, r]
-                if not seen[k]:
-                    seen[k] = True
-                    touched[nt] = k
-                    nt += 1
+                _mark_bin(bits, k)
                 acc_p[k] += p_all[e, p, r]
                 acc_q[k] += p_no5[e, p, r]
-                acc_s[k] += p_ns[e, p, r]
-        m = _flush_bins(c, touched, nt, seen, acc_p, acc_q, acc_s, out_state, out_bin, out_p, out_q, out_ns, m)
+                if has_ns:
+                    acc_s[k] += p_ns[e, p, r]
+        m = _flush_bins(c, bits, acc_p, acc_q, acc_s, out_state, out_bin, out_p, out_q, out_ns, m)
     return m
 
 
@@ -274,8 +292,7 @@ def uniform_bins(n_ends, g_inv, g_scores, g_legal, p_all, p_no5, p_ns, five_bin,
     acc_p = np.zeros(n_bins)
     acc_q = np.zeros(n_bins)
     acc_s = np.zeros(n_bins)
-    seen = np.zeros(n_bins, dtype=np.bool_)
-    touched = np.empty(n_bins, dtype=np.int64)
+    bits = np.zeros((n_bins + 63) // 64, dtype=np.uint64)
     n_groups = 0
     for c in range(n_states):
         n_groups = max(n_groups, g_inv[c] + 1)
@@ -297,7 +314,6 @@ def uniform_bins(n_ends, g_inv, g_scores, g_legal, p_all, p_no5, p_ns, five_bin,
                 continue
         listed[gi] = m
         first_of[gi] = c
-        nt = np.int64(0)
         for e in range(n_ends):
             for r in range(n_rolls):
                 row = g + r
@@ -312,14 +328,11 @@ def uniform_bins(n_ends, g_inv, g_scores, g_legal, p_all, p_no5, p_ns, five_bin,
                 for b in range(n_boxes):
                     if g_legal[row, b]:
                         k = 2 * (b * n_pts + g_scores[e, row, b]) + five_bin[c, r]
-                        if not seen[k]:
-                            seen[k] = True
-                            touched[nt] = k
-                            nt += 1
+                        _mark_bin(bits, k)
                         acc_p[k] += a_p
                         acc_q[k] += a_q
                         acc_s[k] += a_s
-        m = _flush_bins(c, touched, nt, seen, acc_p, acc_q, acc_s, out_state, out_bin, out_p, out_q, out_ns, m)
+        m = _flush_bins(c, bits, acc_p, acc_q, acc_s, out_state, out_bin, out_p, out_q, out_ns, m)
     return m
 
 

@@ -467,8 +467,10 @@ def _level_moves(rules, sp, decide, mask, u, flag, uniform, avg_keep, per_chunk,
         all_boxes = np.stack([_box_array(e[1]) for e in ends]) if served else _box_array(boxes)[None]
         g_scores = np.stack([e[0].g_scores for e in ends]) if served else turn.g_scores[None]
         arrays = out.room(n * min(r * len(ends), n_bins))
+        # no served scores: no third sum to keep (the moves' p_no_served is unused then)
+        p_ns = stack(4) if served else np.empty((1, 0, r))
         m = level_bins(len(ends), all_boxes, turn.g_inv.astype(np.intp), g_scores, turn.g_legal,
-                       plan_of, stack(2), stack(3), stack(4), five_bin, n_pts, *arrays, out.m)
+                       plan_of, stack(2), stack(3), p_ns, five_bin, n_pts, *arrays, out.m)
         if m < 0:
             raise RuntimeError("distribution: a decision table chose an illegal box")  # pragma: no cover
         arrays[0][out.m:m] += lo
