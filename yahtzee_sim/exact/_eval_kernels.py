@@ -18,8 +18,11 @@ from numba import njit
 
 
 @njit(cache=True)
-def propagate(data, lo, width, start, src, dst_row, shift, p, out_lo, out_width, out_start):
-    """Push a level's (state, points) rows through its moves; returns the next level's data.
+def propagate(data, lo, width, start, src, dst_row, shift, p, out_lo, out_width, out_start, out):
+    """Push a level's (state, points) rows through its moves into ``out``; returns the
+    next level's length (its data is ``out[:length]``), without pushing if ``out`` is
+    shorter (the caller then gives one long enough: allocated by NumPy, whose large
+    arrays are mapped in huge pages, or the buffer of a level that is done with).
 
     Row s of the level stores the points ``lo[s] .. lo[s] + width[s] - 1`` from
     ``data[start[s]]``. Move i adds ``p[i]`` times row ``src[i]``, shifted by
@@ -44,7 +47,9 @@ def propagate(data, lo, width, start, src, dst_row, shift, p, out_lo, out_width,
         out_width[d] = hi[d] - out_lo[d]
         out_start[d] = total
         total += out_width[d]
-    out = np.zeros(total)
+    if total > len(out):
+        return total
+    out[:total] = 0.0
     for i in range(len(p)):
         s = src[i]
         d = dst_row[i]
@@ -55,7 +60,7 @@ def propagate(data, lo, width, start, src, dst_row, shift, p, out_lo, out_width,
         q = p[i]
         for k in range(w):
             dst_row_[k] += q * src_row[k]
-    return out
+    return total
 
 
 @njit(cache=True)
@@ -656,7 +661,7 @@ def pass_signatures() -> dict:
         "finish_moves": (i8(1), i8(1), f8(1), i8(1), i8(1), i8(1), n, n, n, n, ro(b1(1)), i8(1, 1), n, n,
                          i8(1), i8(1), i8(1), i8(1), i8(1), f8(1)),
         "next_rows": (i8(1), i8(1), b1(1)),
-        "propagate": (f8(1), i8(1), i8(1), i8(1), i8(1), i8(1), i8(1), f8(1), i8(1), i8(1), i8(1)),
+        "propagate": (f8(1), i8(1), i8(1), i8(1), i8(1), i8(1), i8(1), f8(1), i8(1), i8(1), i8(1), f8(1)),
         "push_counts": (f8(1, 1), i8(1), i8(1), f8(1), i8(1), n),
     }
     return {name: tuple(numba.typeof(a) for a in args[name]) for name in PASS_KERNELS}

@@ -512,17 +512,24 @@ class _Level:
         return np.add.reduceat(self.data, self.start) if len(self.data) else np.zeros(0)
 
 
-def _propagate(level: _Level, moves: _Moves, next_flat, drow) -> _Level:
+def _propagate(level: _Level, moves: _Moves, next_flat, drow, spare: np.ndarray) -> _Level:
     """Push (state, points) through one level's moves: each move adds its probability
     times the source row into the destination row ``drow`` (of the states
     ``next_flat``), shifted by the move's points (a compiled loop over the moves,
-    :func:`~yahtzee_sim.exact._eval_kernels.propagate`)."""
+    :func:`~yahtzee_sim.exact._eval_kernels.propagate`). The next level's data is
+    written in ``spare`` (a buffer no level uses any more) if it is long enough, else in
+    a new NumPy array: NumPy maps large arrays in huge pages, where the compiled loop's
+    own allocation took one page fault per 4 kB (a tenth of a second a pass)."""
     from ._eval_kernels import propagate
 
     lo, width, start = (np.empty(len(next_flat), dtype=np.int64) for _ in range(3))
-    data = propagate(level.data, level.lo, level.width, level.start, moves.src, drow,
-                     moves.shift, moves.p, lo, width, start)
-    return _Level(next_flat, lo, width, start, data)
+    args = (level.data, level.lo, level.width, level.start, moves.src, drow, moves.shift, moves.p,
+            lo, width, start)
+    total = propagate(*args, spare)
+    if total > len(spare):
+        spare = np.empty(total)
+        propagate(*args, spare)
+    return _Level(next_flat, lo, width, start, spare[:total])
 
 
 def _push_no_five(no5, moves: _Moves, drow, n_next, p_no5=None):
@@ -721,6 +728,7 @@ def _distribution(rules, strat, chunk_rows, progress) -> ScoreDistribution:
     uniform = next(passing)
     level = _Level.empty(np.array([sp.flat(0, 0, 0)], dtype=np.int64), np.zeros(1), np.array([1]))
     level.data[0] = 1.0
+    spare = np.empty(0)
     no5 = np.ones(1)
     no_served = np.ones(1)          # P(state and no served five of a kind so far)
     max_bonus = sp.n_boxes if rules.five_bonus else 0
@@ -728,15 +736,17 @@ def _distribution(rules, strat, chunk_rows, progress) -> ScoreDistribution:
     bonus_count[0, 0] = 1.0
     p_five_full = 0.0
     five_per_game = 0.0
+    dots: list = []                 # per level: P(each state), P(it fills the five box), P(it ends with five)
     lv: dict = {"filled": [], "states": [], "entries": [], "moves": [], "seconds": []}
     n_states = 0
     t_level = time.perf_counter()
     for k, step in enumerate(passing):
         moves, drow, n_next = step.moves, step.drow, len(step.next_flat)
         mass = level.mass()
-        p_five_full += float(mass @ moves.five_full)
-        five_per_game += float(mass @ moves.five_final)
-        nxt = _propagate(level, moves, step.next_flat, drow)
+        dots.append((mass, moves.five_full, moves.five_final))
+        # the level before this one is done with: its buffer takes the next level
+        nxt = _propagate(level, moves, step.next_flat, drow, spare)
+        spare = level.data if level.data.base is None else level.data.base
         if moves.p_no_served is not None:
             no_served = _push_no_five(no_served, moves, drow, n_next, moves.p_no_served)
         no5 = _push_no_five(no5, moves, drow, n_next)
@@ -749,6 +759,13 @@ def _distribution(rules, strat, chunk_rows, progress) -> ScoreDistribution:
         lv["seconds"].append(time.perf_counter() - t_level)
         t_level = time.perf_counter()
         level = nxt
+    # The two sums over the levels after the pass, back to back: NumPy's matrix product
+    # wakes its BLAS library's threads, which then spin for a while on the other core; once
+    # per level that spinning was a quarter of the pass's CPU time. (The same products in
+    # the same order: the same floats.)
+    for mass, five_full, five_final in dots:
+        p_five_full += float(mass @ five_full)
+        five_per_game += float(mass @ five_final)
     # the full cards: final score = stored points + capped upper total
     fl = level.flat
     u = (fl // sp.n_flag) % sp.n_u
