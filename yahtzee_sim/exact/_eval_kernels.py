@@ -111,45 +111,59 @@ def final_roll_masses(first, plans, lookup, growing, children, roll_keep, is_fiv
 
     The plans go :data:`LANES` at a time (lane l of ``y[k]`` is plan ``p0 + l``'s mass
     on keep k), the mass with no five of a kind in the lanes after them: one walk down
-    the keep lattice pushes them all.
+    the keep lattice pushes them all. The first throw's masses are the same in every
+    lane (read from ``first``), and the last push is read straight into ``out``.
     """
     n_keeps, n_faces = children.shape
     n_rolls = len(first)
     n_plans = out.shape[0]
+    n_j = plans.shape[0]
     both = out_no5.shape[0] == n_plans
     inv = 1.0 / n_faces
     w = 2 * LANES if both else LANES
     x = np.zeros((n_rolls, w))
     y = np.zeros((n_keeps, w))
+    if n_j == 0:                                  # no reroll: the first throw is the final roll
+        for p in range(n_plans):
+            for r in range(n_rolls):
+                out[p, r] = first[r]
+                if both:
+                    out_no5[p, r] = 0.0 if is_five[r] else first[r]
+        return
     for p0 in range(0, n_plans, LANES):
         n = min(LANES, n_plans - p0)
-        for r in range(n_rolls):
-            for t in range(LANES):
-                x[r, t] = first[r]
-            if both:
-                for t in range(LANES):
-                    x[r, LANES + t] = 0.0 if is_five[r] else first[r]
-        for j in range(plans.shape[0]):
+        for j in range(n_j):
             y[:] = 0.0
-            for r in range(n_rolls):
-                for t in range(n):
-                    k = lookup[r, plans[j, p0 + t, r]]
-                    y[k, t] += x[r, t]
-                    if both:
-                        y[k, LANES + t] += x[r, LANES + t]
+            if j == 0:
+                for r in range(n_rolls):
+                    v = first[r]
+                    for t in range(n):
+                        k = lookup[r, plans[0, p0 + t, r]]
+                        y[k, t] += v
+                        if both and not is_five[r]:
+                            y[k, LANES + t] += v
+            else:
+                for r in range(n_rolls):
+                    for t in range(n):
+                        k = lookup[r, plans[j, p0 + t, r]]
+                        y[k, t] += x[r, t]
+                        if both:
+                            y[k, LANES + t] += x[r, LANES + t]
             push_up(y, growing, children, inv)
-            for r in range(n_rolls):
-                yr = y[roll_keep[r]]
-                for t in range(w):
-                    x[r, t] = yr[t]
-                if both and is_five[r]:
-                    for t in range(LANES):
-                        x[r, LANES + t] = 0.0
+            if j < n_j - 1:
+                for r in range(n_rolls):
+                    yr = y[roll_keep[r]]
+                    for t in range(w):
+                        x[r, t] = yr[t]
+                    if both and is_five[r]:
+                        for t in range(LANES):
+                            x[r, LANES + t] = 0.0
         for t in range(n):
             for r in range(n_rolls):
-                out[p0 + t, r] = x[r, t]
+                yr = y[roll_keep[r]]
+                out[p0 + t, r] = yr[t]
                 if both:
-                    out_no5[p0 + t, r] = x[r, LANES + t]
+                    out_no5[p0 + t, r] = 0.0 if is_five[r] else yr[LANES + t]
 
 
 @njit(cache=True)
@@ -406,28 +420,37 @@ def next_rows(dst, row_of, seen):
 def push_counts(counts, drow, src, p, inc, n_next):
     """(n_next, K) P(state and count j so far) pushed through moves adding ``inc[i]`` to
     the count: per increment, ``out[drow[i], inc + j] += sum of p[i] * counts[src[i], j]``
-    (each increment's sums first, as a sparse (next state, state) matrix product)."""
+    (each increment's sums first, as a sparse (next state, state) matrix product).
+
+    One pass over the moves, and only over the counts reached so far (the columns of
+    ``counts`` past its last nonzero one): a product with those zeros adds nothing, so
+    the sums are the same floats as over every column."""
     n_k = counts.shape[1]
-    out = np.zeros((n_next, n_k))
-    tmp = np.zeros((n_next, n_k))
     top = 0
     for i in range(len(inc)):
         top = max(top, inc[i])
-    for b in range(top + 1):
-        if b >= n_k:
+    top = min(top, n_k - 1)                 # an increment past the last count adds nothing
+    used = 0
+    for j in range(n_k - 1, -1, -1):
+        for s in range(counts.shape[0]):
+            if counts[s, j] != 0.0:
+                used = j + 1
+                break
+        if used:
             break
-        tmp[:] = 0.0
-        hit = False
-        for i in range(len(p)):
-            if inc[i] == b:
-                hit = True
-                d, s, q = drow[i], src[i], p[i]
-                for j in range(n_k - b):
-                    tmp[d, j] += q * counts[s, j]
-        if hit:
-            for d in range(n_next):
-                for j in range(n_k - b):
-                    out[d, b + j] += tmp[d, j]
+    tmp = np.zeros((top + 1, n_next, used))
+    for i in range(len(p)):
+        b = inc[i]
+        if b > top:
+            continue
+        d, s, q = drow[i], src[i], p[i]
+        for j in range(min(used, n_k - b)):
+            tmp[b, d, j] += q * counts[s, j]
+    out = np.zeros((n_next, n_k))
+    for b in range(top + 1):
+        for d in range(n_next):
+            for j in range(min(used, n_k - b)):
+                out[d, b + j] += tmp[b, d, j]
     return out
 
 
