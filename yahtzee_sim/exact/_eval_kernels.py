@@ -367,13 +367,18 @@ def finish_moves(state, key, p, mask, u, flag, n_pts, n_u, n_flag, cap, is_upper
     ``points + upper bonus (up_gain[u, points]) + bonus * unit`` less the rise of
     the capped total. ``five_full`` (C,) gains ``p`` of each move scoring the five
     box, move by move (as :meth:`RuleSet.fills_five_box`)."""
+    n_bp = len(is_upper) * n_pts                 # (box, points) of a bin: read, not divided
+    box_of = np.empty(n_bp, dtype=np.int64)
+    pts_of = np.empty(n_bp, dtype=np.int64)
+    for bp in range(n_bp):
+        box_of[bp] = bp // n_pts
+        pts_of[bp] = bp % n_pts
     for i in range(len(key)):
         c = state[i]
         k = key[i]
         b5 = k & 1
-        bp = k >> 1
-        b = bp // n_pts
-        pt = bp - b * n_pts
+        b = box_of[k >> 1]
+        pt = pts_of[k >> 1]
         u0 = u[c]
         u2 = u0
         gain = pt + b5 * unit
@@ -420,7 +425,8 @@ def next_rows(dst, row_of, seen):
 def push_counts(counts, drow, src, p, inc, n_next):
     """(n_next, K) P(state and count j so far) pushed through moves adding ``inc[i]`` to
     the count: per increment, ``out[drow[i], inc + j] += sum of p[i] * counts[src[i], j]``
-    (each increment's sums first, as a sparse (next state, state) matrix product).
+    (each increment's sums first, as a sparse (next state, state) matrix product); an
+    empty ``inc``: every move adds 0 (a probability pushed forwards, one column).
 
     One pass over the moves, and only over the counts reached so far (the columns of
     ``counts`` past its last nonzero one): a product with those zeros adds nothing, so
@@ -439,8 +445,9 @@ def push_counts(counts, drow, src, p, inc, n_next):
         if used:
             break
     tmp = np.zeros((top + 1, n_next, used))
+    has_inc = len(inc) > 0
     for i in range(len(p)):
-        b = inc[i]
+        b = inc[i] if has_inc else 0
         if b > top:
             continue
         d, s, q = drow[i], src[i], p[i]

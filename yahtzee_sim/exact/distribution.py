@@ -534,9 +534,16 @@ def _propagate(level: _Level, moves: _Moves, next_flat, drow, spare: np.ndarray)
 
 def _push_no_five(no5, moves: _Moves, drow, n_next, p_no5=None):
     """P(reach each next state with no five of a kind thrown so far), or with ``p_no5``
-    another event's moves (no served five of a kind); ``drow`` each move's next row."""
+    another event's moves (no served five of a kind); ``drow`` each move's next row.
+    The count push's loop with every move adding 0: per next state the sum, move by
+    move, of ``no5[src] * p`` (the floats of ``np.bincount`` over those products)."""
+    from ._eval_kernels import push_counts
+
     p_no5 = moves.p_no5 if p_no5 is None else p_no5
-    return np.bincount(drow, weights=no5[moves.src] * p_no5, minlength=n_next)
+    return push_counts(no5.reshape(-1, 1), drow, moves.src, p_no5, _NO_INC, n_next)[:, 0]
+
+
+_NO_INC = np.zeros(0, dtype=np.int64)
 
 
 def _push_bonus_counts(counts, moves: _Moves, drow, n_next):
