@@ -437,13 +437,11 @@ def push_counts(counts, drow, src, p, inc, n_next):
         top = max(top, inc[i])
     top = min(top, n_k - 1)                 # an increment past the last count adds nothing
     used = 0
-    for j in range(n_k - 1, -1, -1):
-        for s in range(counts.shape[0]):
+    for s in range(counts.shape[0]):               # row by row: the array's order
+        for j in range(n_k - 1, used - 1, -1):
             if counts[s, j] != 0.0:
                 used = j + 1
                 break
-        if used:
-            break
     tmp = np.zeros((top + 1, n_next, used))
     has_inc = len(inc) > 0
     for i in range(len(p)):
