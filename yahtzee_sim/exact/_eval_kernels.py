@@ -111,59 +111,45 @@ def final_roll_masses(first, plans, lookup, growing, children, roll_keep, is_fiv
 
     The plans go :data:`LANES` at a time (lane l of ``y[k]`` is plan ``p0 + l``'s mass
     on keep k), the mass with no five of a kind in the lanes after them: one walk down
-    the keep lattice pushes them all. The first throw's masses are the same in every
-    lane (read from ``first``), and the last push is read straight into ``out``.
+    the keep lattice pushes them all.
     """
     n_keeps, n_faces = children.shape
     n_rolls = len(first)
     n_plans = out.shape[0]
-    n_j = plans.shape[0]
     both = out_no5.shape[0] == n_plans
     inv = 1.0 / n_faces
     w = 2 * LANES if both else LANES
     x = np.zeros((n_rolls, w))
     y = np.zeros((n_keeps, w))
-    if n_j == 0:                                  # no reroll: the first throw is the final roll
-        for p in range(n_plans):
-            for r in range(n_rolls):
-                out[p, r] = first[r]
-                if both:
-                    out_no5[p, r] = 0.0 if is_five[r] else first[r]
-        return
     for p0 in range(0, n_plans, LANES):
         n = min(LANES, n_plans - p0)
-        for j in range(n_j):
+        for r in range(n_rolls):
+            for t in range(LANES):
+                x[r, t] = first[r]
+            if both:
+                for t in range(LANES):
+                    x[r, LANES + t] = 0.0 if is_five[r] else first[r]
+        for j in range(plans.shape[0]):
             y[:] = 0.0
-            if j == 0:
-                for r in range(n_rolls):
-                    v = first[r]
-                    for t in range(n):
-                        k = lookup[r, plans[0, p0 + t, r]]
-                        y[k, t] += v
-                        if both and not is_five[r]:
-                            y[k, LANES + t] += v
-            else:
-                for r in range(n_rolls):
-                    for t in range(n):
-                        k = lookup[r, plans[j, p0 + t, r]]
-                        y[k, t] += x[r, t]
-                        if both:
-                            y[k, LANES + t] += x[r, LANES + t]
+            for r in range(n_rolls):
+                for t in range(n):
+                    k = lookup[r, plans[j, p0 + t, r]]
+                    y[k, t] += x[r, t]
+                    if both:
+                        y[k, LANES + t] += x[r, LANES + t]
             push_up(y, growing, children, inv)
-            if j < n_j - 1:
-                for r in range(n_rolls):
-                    yr = y[roll_keep[r]]
-                    for t in range(w):
-                        x[r, t] = yr[t]
-                    if both and is_five[r]:
-                        for t in range(LANES):
-                            x[r, LANES + t] = 0.0
-        for t in range(n):
             for r in range(n_rolls):
                 yr = y[roll_keep[r]]
-                out[p0 + t, r] = yr[t]
+                for t in range(w):
+                    x[r, t] = yr[t]
+                if both and is_five[r]:
+                    for t in range(LANES):
+                        x[r, LANES + t] = 0.0
+        for t in range(n):
+            for r in range(n_rolls):
+                out[p0 + t, r] = x[r, t]
                 if both:
-                    out_no5[p0 + t, r] = 0.0 if is_five[r] else yr[LANES + t]
+                    out_no5[p0 + t, r] = x[r, LANES + t]
 
 
 @njit(cache=True)
@@ -209,14 +195,8 @@ _BIT_OF = _bit_table()
 
 
 @njit(cache=True)
-def _mark_bin(bits, k):
-    """Set bin ``k`` in the bitmap ``bits`` (uint64 words: bin k is bit k % 64 of word k // 64)."""
-    bits[k >> 6] |= np.uint64(1) << np.uint64(k & 63)
-
-
-@njit(cache=True)
 def _flush_bins(c, bits, acc_p, acc_q, acc_s, out_state, out_bin, out_p, out_q, out_ns, m):
-    """List state ``c``'s touched bins (set in ``bits``, :func:`_mark_bin`) in rising order
+    """List state ``c``'s touched bins (set in ``bits``: bin k is bit k % 64 of word k // 64) in rising order
     from ``m`` on, those with mass only, and clear them for the next state; returns the
     next free position. Shared by :func:`level_bins` and :func:`uniform_bins`. A scan of
     the bitmap's words (a few dozen), not a sort of the touched bins (which cost as much
@@ -290,7 +270,7 @@ def level_bins(n_ends, boxes, g_inv, g_scores, g_legal, plan_of, p_all, p_no5, p
                 if not g_legal[g + r, b]:
                     return -1
                 k = 2 * (b * n_pts + g_scores[e, g + r, b]) + five_bin[c, r]
-                _mark_bin(bits, k)
+                bits[k >> 6] |= np.uint64(1) << np.uint64(k & 63)
                 acc_p[k] += p_all[e, p, r]
                 acc_q[k] += p_no5[e, p, r]
                 if has_ns:
@@ -347,7 +327,7 @@ def uniform_bins(n_ends, g_inv, g_scores, g_legal, p_all, p_no5, p_ns, five_bin,
                 for b in range(n_boxes):
                     if g_legal[row, b]:
                         k = 2 * (b * n_pts + g_scores[e, row, b]) + five_bin[c, r]
-                        _mark_bin(bits, k)
+                        bits[k >> 6] |= np.uint64(1) << np.uint64(k & 63)
                         acc_p[k] += a_p
                         acc_q[k] += a_q
                         acc_s[k] += a_s
@@ -367,18 +347,13 @@ def finish_moves(state, key, p, mask, u, flag, n_pts, n_u, n_flag, cap, is_upper
     ``points + upper bonus (up_gain[u, points]) + bonus * unit`` less the rise of
     the capped total. ``five_full`` (C,) gains ``p`` of each move scoring the five
     box, move by move (as :meth:`RuleSet.fills_five_box`)."""
-    n_bp = len(is_upper) * n_pts                 # (box, points) of a bin: read, not divided
-    box_of = np.empty(n_bp, dtype=np.int64)
-    pts_of = np.empty(n_bp, dtype=np.int64)
-    for bp in range(n_bp):
-        box_of[bp] = bp // n_pts
-        pts_of[bp] = bp % n_pts
     for i in range(len(key)):
         c = state[i]
         k = key[i]
         b5 = k & 1
-        b = box_of[k >> 1]
-        pt = pts_of[k >> 1]
+        bp = k >> 1
+        b = bp // n_pts
+        pt = bp - b * n_pts
         u0 = u[c]
         u2 = u0
         gain = pt + b5 * unit
@@ -428,34 +403,32 @@ def push_counts(counts, drow, src, p, inc, n_next):
     (each increment's sums first, as a sparse (next state, state) matrix product); an
     empty ``inc``: every move adds 0 (a probability pushed forwards, one column).
 
-    One pass over the moves, and only over the counts reached so far (the columns of
-    ``counts`` past its last nonzero one): a product with those zeros adds nothing, so
-    the sums are the same floats as over every column."""
+    Only over the counts reached so far (the columns of ``counts`` up to its last
+    nonzero one): a product with the zeros past them adds nothing, so the sums are the
+    same floats as over every column."""
     n_k = counts.shape[1]
-    top = 0
-    for i in range(len(inc)):
-        top = max(top, inc[i])
-    top = min(top, n_k - 1)                 # an increment past the last count adds nothing
     used = 0
     for s in range(counts.shape[0]):               # row by row: the array's order
         for j in range(n_k - 1, used - 1, -1):
             if counts[s, j] != 0.0:
                 used = j + 1
                 break
-    tmp = np.zeros((top + 1, n_next, used))
-    has_inc = len(inc) > 0
-    for i in range(len(p)):
-        b = inc[i] if has_inc else 0
-        if b > top:
-            continue
-        d, s, q = drow[i], src[i], p[i]
-        for j in range(min(used, n_k - b)):
-            tmp[b, d, j] += q * counts[s, j]
     out = np.zeros((n_next, n_k))
-    for b in range(top + 1):
+    tmp = np.zeros((n_next, used))
+    top = 0
+    for i in range(len(inc)):
+        top = max(top, inc[i])
+    for b in range(min(top, n_k - 1) + 1):
+        n_j = min(used, n_k - b)
+        tmp[:] = 0.0
+        for i in range(len(p)):
+            if len(inc) == 0 or inc[i] == b:
+                d, s, q = drow[i], src[i], p[i]
+                for j in range(n_j):
+                    tmp[d, j] += q * counts[s, j]
         for d in range(n_next):
-            for j in range(min(used, n_k - b)):
-                out[d, b + j] += tmp[b, d, j]
+            for j in range(n_j):
+                out[d, b + j] += tmp[d, j]
     return out
 
 
