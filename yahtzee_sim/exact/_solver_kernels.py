@@ -426,28 +426,8 @@ def signatures(dtype) -> dict:
     }
 
 
-def _on_disk(name: str) -> bool:
-    """Has numba's cache an index for this kernel (compiled by an earlier process)?"""
-    try:
-        import os
-
-        return os.path.exists(globals()[name]._cache._cache_file._index_path)
-    except AttributeError:  # pragma: no cover - another numba layout: assume not
-        return False
-
-
 def _compile(name: str, sig) -> None:
     globals()[name].compile(sig)      # loads numba's cache file if it has it, else compiles and stores
-
-
-def _compile_child(name: str, dtype) -> None:  # pragma: no cover - runs in the forked child
-    import os
-
-    try:
-        _compile(name, signatures(dtype)[name])
-    except BaseException:
-        os._exit(1)
-    os._exit(0)
 
 
 def precompile(dtype, workers: int = 2) -> None:
@@ -461,26 +441,22 @@ def precompile(dtype, workers: int = 2) -> None:
     >>> len(turn_tiles.signatures) >= 1
     True
     """
-    import os
+    from ..forkpool import compile_beside
 
     sigs = signatures(dtype)
     todo = [n for n in KERNEL_NAMES if tuple(sigs[n]) not in globals()[n].overloads]
     if not todo:
         return
-    child = None
-    if workers > 1 and LARGEST in todo and not _on_disk(LARGEST) and hasattr(os, "fork") and len(todo) > 1:
-        import multiprocessing
-
-        if not multiprocessing.current_process().daemon:
-            child = multiprocessing.get_context("fork").Process(target=_compile_child, args=(LARGEST, dtype),
-                                                                daemon=True)
-            child.start()
+    beside = None
+    if workers > 1 and LARGEST in todo and len(todo) > 1:
+        # started only when numba's cache lacks it (else loading it here is quicker)
+        beside = compile_beside(lambda: _compile(LARGEST, sigs[LARGEST]), kernels=(globals()[LARGEST],))
     try:
         for name in todo:
-            if name != LARGEST or child is None:
+            if name != LARGEST or beside is None or beside.pid is None:
                 _compile(name, sigs[name])
     finally:
-        if child is not None:
-            child.join()
-    if child is not None:
+        if beside is not None:
+            beside.wait()
+    if beside is not None and beside.pid is not None:
         _compile(LARGEST, sigs[LARGEST])     # from the child's cache file (compiled here if it failed)
