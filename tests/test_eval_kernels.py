@@ -109,3 +109,77 @@ def test_a_refused_pass_leaves_no_compiler_running(monkeypatch):
     with pytest.raises(ValueError, match="also looks at the points so far"):
         distribution("yacht", LooksAtPoints())
     assert stopped == [True]
+
+
+def _random_level(rng, n_rows=6, n_next=4, n_moves=15):
+    """A small ragged level and moves into ``n_next`` rows, every next row reached."""
+    import numpy as np
+
+    lo = rng.integers(0, 5, n_rows)
+    width = rng.integers(1, 6, n_rows)
+    start = np.concatenate([[0], np.cumsum(width)[:-1]])
+    data = rng.random(int(width.sum()))
+    src = np.sort(rng.integers(0, n_rows, n_moves))
+    drow = np.concatenate([np.arange(n_next), rng.integers(0, n_next, n_moves - n_next)])
+    shift = rng.integers(0, 7, n_moves)
+    p = rng.random(n_moves)
+    return data, lo, width, start, src, drow, shift, p
+
+
+def test_propagate_writes_the_moves_sums_in_order_and_only_into_a_long_enough_buffer():
+    """propagate against a plain-Python push of the moves one by one (the same products
+    added in the same order: equal floats), into a buffer too short (nothing written, the
+    length returned) then long enough (a longer one's tail untouched)."""
+    import numpy as np
+
+    rng = np.random.default_rng(21)
+    data, lo, width, start, src, drow, shift, p = _random_level(rng)
+    n_next = 4
+    # the plain push: each next row as a dict of points -> probability, moves in order
+    rows: list = [{} for _ in range(n_next)]
+    for i in range(len(p)):
+        s = src[i]
+        for k in range(width[s]):
+            pts = int(lo[s] + shift[i] + k)
+            rows[drow[i]][pts] = rows[drow[i]].get(pts, 0.0) + p[i] * data[start[s] + k]
+    want_lo = [min(r) for r in rows]
+    want = [[r.get(x, 0.0) for x in range(min(r), max(r) + 1)] for r in rows]
+    total = sum(len(w) for w in want)
+    out_lo, out_width, out_start = (np.empty(n_next, dtype=np.int64) for _ in range(3))
+    args = (data, lo, width, start, src, drow, shift, p, out_lo, out_width, out_start)
+    short = np.full(total - 1, -1.0)
+    assert kx.propagate(*args, short) == total
+    assert (short == -1.0).all()
+    buf = np.full(total + 3, -1.0)
+    assert kx.propagate(*args, buf) == total
+    assert list(out_lo) == want_lo and list(out_width) == [len(w) for w in want]
+    got = [list(buf[out_start[d]:out_start[d] + out_width[d]]) for d in range(n_next)]
+    assert got == want                                           # equal floats
+    assert (buf[total:] == -1.0).all()
+
+
+def test_push_counts_against_plain_sums():
+    """push_counts against plain-Python sums: an empty ``inc`` is np.bincount of the
+    products (equal floats), and counts past the last reached column stay 0."""
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    n_rows, n_next, n_moves, n_k = 5, 3, 12, 6
+    src = rng.integers(0, n_rows, n_moves)
+    drow = np.concatenate([np.arange(n_next), rng.integers(0, n_next, n_moves - n_next)])
+    p = rng.random(n_moves)
+    one = rng.random(n_rows)
+    got = kx.push_counts(one.reshape(-1, 1), drow, src, p, np.zeros(0, dtype=np.int64), n_next)[:, 0]
+    assert list(got) == list(np.bincount(drow, weights=one[src] * p, minlength=n_next))
+    counts = np.zeros((n_rows, n_k))
+    counts[:, :2] = rng.random((n_rows, 2))                     # counts 0 and 1 reached so far
+    inc = rng.integers(0, 2, n_moves)
+    want = np.zeros((n_next, n_k))
+    for b in (0, 1):                                            # per increment, its sums first
+        part = np.zeros((n_next, n_k))
+        for i in np.flatnonzero(inc == b):
+            part[drow[i], :n_k - b] += p[i] * counts[src[i], :n_k - b]
+        want[:, b:] += part[:, :n_k - b]
+    got = kx.push_counts(counts, drow, src, p, inc, n_next)
+    assert np.array_equal(got, want)
+    assert (got[:, 3:] == 0).all()
