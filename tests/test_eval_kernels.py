@@ -128,8 +128,8 @@ def _random_level(rng, n_rows=6, n_next=4, n_moves=15):
 
 def test_propagate_writes_the_moves_sums_in_order_and_only_into_a_long_enough_buffer():
     """propagate against a plain-Python push of the moves one by one (the same products
-    added in the same order: equal floats), into a buffer too short (nothing written, the
-    length returned) then long enough (a longer one's tail untouched)."""
+    added in the same order: equal floats), given a buffer too short (left as it is: a new
+    one is returned) then long enough (written in place, its tail untouched)."""
     import numpy as np
 
     rng = np.random.default_rng(21)
@@ -148,13 +148,15 @@ def test_propagate_writes_the_moves_sums_in_order_and_only_into_a_long_enough_bu
     out_lo, out_width, out_start = (np.empty(n_next, dtype=np.int64) for _ in range(3))
     args = (data, lo, width, start, src, drow, shift, p, out_lo, out_width, out_start)
     short = np.full(total - 1, -1.0)
-    assert kx.propagate(*args, short) == total
-    assert (short == -1.0).all()
+    new, n = kx.propagate(*args, short)
+    assert n == total and len(new) == total and (short == -1.0).all()
     buf = np.full(total + 3, -1.0)
-    assert kx.propagate(*args, buf) == total
+    same, n = kx.propagate(*args, buf)
+    assert n == total and np.shares_memory(same, buf)
     assert list(out_lo) == want_lo and list(out_width) == [len(w) for w in want]
-    got = [list(buf[out_start[d]:out_start[d] + out_width[d]]) for d in range(n_next)]
-    assert got == want                                           # equal floats
+    for out in (new, buf):
+        got = [list(out[out_start[d]:out_start[d] + out_width[d]]) for d in range(n_next)]
+        assert got == want                                       # equal floats
     assert (buf[total:] == -1.0).all()
 
 

@@ -19,10 +19,9 @@ from numba import njit
 
 @njit(cache=True)
 def propagate(data, lo, width, start, src, dst_row, shift, p, out_lo, out_width, out_start, out):
-    """Push a level's (state, points) rows through its moves into ``out``; returns the
-    next level's length (its data is ``out[:length]``), without pushing if ``out`` is
-    shorter (the caller then gives one long enough: allocated by NumPy, whose large
-    arrays are mapped in huge pages, or the buffer of a level that is done with).
+    """Push a level's (state, points) rows through its moves; returns ``(buffer,
+    length)``: the next level's data is ``buffer[:length]``, written in ``out`` (the
+    buffer of a level that is done with) if it is long enough, else in a new array.
 
     Row s of the level stores the points ``lo[s] .. lo[s] + width[s] - 1`` from
     ``data[start[s]]``. Move i adds ``p[i]`` times row ``src[i]``, shifted by
@@ -48,7 +47,7 @@ def propagate(data, lo, width, start, src, dst_row, shift, p, out_lo, out_width,
         out_start[d] = total
         total += out_width[d]
     if total > len(out):
-        return total
+        out = np.empty(total)
     out[:total] = 0.0
     for i in range(len(p)):
         s = src[i]
@@ -60,7 +59,7 @@ def propagate(data, lo, width, start, src, dst_row, shift, p, out_lo, out_width,
         q = p[i]
         for k in range(w):
             dst_row_[k] += q * src_row[k]
-    return total
+    return out, total
 
 
 @njit(cache=True)

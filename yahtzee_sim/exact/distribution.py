@@ -512,24 +512,21 @@ class _Level:
         return np.add.reduceat(self.data, self.start) if len(self.data) else np.zeros(0)
 
 
-def _propagate(level: _Level, moves: _Moves, next_flat, drow, spare: np.ndarray) -> _Level:
+def _propagate(level: _Level, moves: _Moves, next_flat, drow, spare: np.ndarray) -> tuple:
     """Push (state, points) through one level's moves: each move adds its probability
     times the source row into the destination row ``drow`` (of the states
     ``next_flat``), shifted by the move's points (a compiled loop over the moves,
-    :func:`~yahtzee_sim.exact._eval_kernels.propagate`). The next level's data is
-    written in ``spare`` (a buffer no level uses any more) if it is long enough, else in
-    a new NumPy array: NumPy maps large arrays in huge pages, where the compiled loop's
-    own allocation took one page fault per 4 kB (a tenth of a second a pass)."""
+    :func:`~yahtzee_sim.exact._eval_kernels.propagate`); returns the next level and the
+    buffer that holds its data. The next level's data is
+    written in ``spare`` (a buffer no level uses any more) if it is long enough: fresh
+    memory costs a page fault per 4 kB, as much as the work on it. (Not in NumPy's huge
+    pages: a process's first ones cost more, 0.6 CPU s in a pass, than they save.)"""
     from ._eval_kernels import propagate
 
     lo, width, start = (np.empty(len(next_flat), dtype=np.int64) for _ in range(3))
-    args = (level.data, level.lo, level.width, level.start, moves.src, drow, moves.shift, moves.p,
-            lo, width, start)
-    total = propagate(*args, spare)
-    if total > len(spare):
-        spare = np.empty(total)
-        propagate(*args, spare)
-    return _Level(next_flat, lo, width, start, spare[:total])
+    buf, total = propagate(level.data, level.lo, level.width, level.start, moves.src, drow, moves.shift,
+                           moves.p, lo, width, start, spare)
+    return _Level(next_flat, lo, width, start, buf[:total]), buf
 
 
 def _push_no_five(no5, moves: _Moves, drow, n_next, p_no5=None):
@@ -736,6 +733,7 @@ def _distribution(rules, strat, chunk_rows, progress) -> ScoreDistribution:
     level = _Level.empty(np.array([sp.flat(0, 0, 0)], dtype=np.int64), np.zeros(1), np.array([1]))
     level.data[0] = 1.0
     spare = np.empty(0)
+    buf = level.data
     no5 = np.ones(1)
     no_served = np.ones(1)          # P(state and no served five of a kind so far)
     max_bonus = sp.n_boxes if rules.five_bonus else 0
@@ -752,8 +750,8 @@ def _distribution(rules, strat, chunk_rows, progress) -> ScoreDistribution:
         mass = level.mass()
         dots.append((mass, moves.five_full, moves.five_final))
         # the level before this one is done with: its buffer takes the next level
-        nxt = _propagate(level, moves, step.next_flat, drow, spare)
-        spare = level.data if level.data.base is None else level.data.base
+        nxt, nxt_buf = _propagate(level, moves, step.next_flat, drow, spare)
+        spare, buf = buf, nxt_buf
         if moves.p_no_served is not None:
             no_served = _push_no_five(no_served, moves, drow, n_next, moves.p_no_served)
         no5 = _push_no_five(no5, moves, drow, n_next)
