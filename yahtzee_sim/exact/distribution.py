@@ -51,7 +51,7 @@ reachable ones: the others have probability 0 under optimal play), with at most
 multiply-adds instead of 2.0). Its keeps and boxes are read from the optimal
 strategy's decision table (built once and cached on disk, then loaded in well under
 a second); the time goes to the final-roll masses, the (state, points) propagation
-and the listing of each chunk's moves, all compiled loops: about 2.1 core-seconds
+and the listing of each chunk's moves, all compiled loops: about 2.2 core-seconds
 warm on a quiet machine; see ``benchmarks/RESULTS.md``. The first pass on a machine compiles those loops
 (about 4 CPU seconds) in a forked process while the strategy is prepared (optimal: its
 solve and its decision table's build), not after them.
