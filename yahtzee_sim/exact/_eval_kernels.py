@@ -195,11 +195,11 @@ _BIT_OF = _bit_table()
 
 @njit(cache=True)
 def _flush_bins(c, bits, acc_p, acc_q, acc_s, out_state, out_bin, out_p, out_q, out_ns, m):
-    """List state ``c``'s touched bins (set in ``bits``: bin k is bit k % 64 of word k // 64) in rising order
-    from ``m`` on, those with mass only, and clear them for the next state; returns the
-    next free position. Shared by :func:`level_bins` and :func:`uniform_bins`. A scan of
-    the bitmap's words (a few dozen), not a sort of the touched bins (which cost as much
-    as summing them)."""
+    """List state ``c``'s touched bins (set in ``bits``: bin k is bit k % 64 of word
+    k // 64) in rising order from ``m`` on, those with mass only, and clear them for the
+    next state; returns the next free position. Shared by :func:`level_bins` and
+    :func:`uniform_bins`. A scan of the bitmap's words (a few dozen), not a sort of the
+    touched bins (which cost as much as summing them)."""
     for wi in range(len(bits)):
         w = bits[wi]
         if w == 0:
