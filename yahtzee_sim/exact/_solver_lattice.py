@@ -111,6 +111,30 @@ def lattice(dice: DiceTables) -> Lattice:
 
 
 @functools.lru_cache(maxsize=None)
+def sweep_pairs(lat: Lattice) -> tuple:
+    """The keep sweep's (position, parent position) pairs, level by level upwards, each
+    position's slots in face order (the parent slots flattened), and each roll's
+    position: three int64 arrays for the compiled loops that walk the lattice (the
+    widget's and the decision build's). Shared by every caller: never write to them;
+    they stay writable because the decision build's loop is compiled for writable
+    arrays (a read-only one is another type to numba: another compilation).
+
+    >>> from yahtzee_sim.dice import dice_tables
+    >>> child, parent, roll_pos = sweep_pairs(lattice(dice_tables()))
+    >>> bool((child > parent).all()), len(roll_pos)
+    (True, 252)
+    """
+    child, parent = [], []
+    for s in range(1, lat.n_dice + 1):
+        lo = lat.level_slices[s].start
+        for n_j, par in lat.parent_slots[s]:
+            child.append(np.arange(lo, lo + n_j, dtype=np.int64))
+            parent.append(np.asarray(par, dtype=np.int64))
+    roll_pos = (lat.level_slices[lat.n_dice].start + np.asarray(lat.pos_of_roll)).astype(np.int64)
+    return np.concatenate(child), np.concatenate(parent), roll_pos
+
+
+@functools.lru_cache(maxsize=None)
 def _child_sums(lat: Lattice, dtype) -> tuple:
     """Per keep size s < n_dice, a sparse (n_s, n_s+1) 0/1 matrix summing the children."""
     from scipy import sparse

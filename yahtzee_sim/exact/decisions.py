@@ -42,7 +42,6 @@ recomputed and compared (a damaged or forged file is rebuilt with a one-line not
 from __future__ import annotations
 
 import dataclasses
-import functools
 import hashlib
 import os
 import time
@@ -188,7 +187,10 @@ def _keep_picks(keep_values: np.ndarray, lat, roll_sub_pos: np.ndarray) -> np.nd
     """
     kx = _kernels()
     if kx is not None:
-        child, parent, keep_at, roll_pos = _lattice_pairs(lat)
+        from ._solver_lattice import sweep_pairs
+
+        child, parent, roll_pos = sweep_pairs(lat)
+        keep_at = lat.keep_at.astype(np.int64)
         out = np.empty((keep_values.shape[1], len(roll_pos)), dtype=np.uint8)
         if not kx.keep_sweep(np.ascontiguousarray(keep_values), keep_at, child, parent, roll_pos,
                              np.ascontiguousarray(roll_sub_pos, dtype=np.int16), out):
@@ -225,20 +227,6 @@ def _kernels():
     except ImportError:  # pragma: no cover - numba is a dependency
         return None
     return _decision_kernels
-
-
-@functools.lru_cache(maxsize=16)
-def _lattice_pairs(lat) -> tuple:
-    """The (position, parent position) pairs of the keep sweep, level by level upwards;
-    each position's keep index; each roll's position."""
-    child, parent = [], []
-    for s in range(1, lat.n_dice + 1):
-        lo = lat.level_slices[s].start
-        for n_j, par in lat.parent_slots[s]:
-            child.append(np.arange(lo, lo + n_j, dtype=np.int64))
-            parent.append(np.asarray(par, dtype=np.int64))
-    roll_pos = (lat.level_slices[lat.n_dice].start + np.asarray(lat.pos_of_roll)).astype(np.int64)
-    return np.concatenate(child), np.concatenate(parent), lat.keep_at.astype(np.int64), roll_pos
 
 
 def _precompile() -> None:

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..dice import DiceTables
-from ._solver_lattice import Lattice, lattice
+from ._solver_lattice import Lattice, lattice, sweep_pairs
 
 
 @dataclass(frozen=True)
@@ -72,17 +72,10 @@ def _walk(lat: Lattice) -> tuple:
     ``roll_pos`` (R,) each roll's position; ``keep_at`` (K,) each position's keep
     index (int16, the arg's start)."""
     children = np.ascontiguousarray(np.concatenate(lat.children), dtype=np.intp)
-    child, parent = [], []
-    for s in range(1, lat.n_dice + 1):
-        lo = lat.level_slices[s].start
-        for n_j, par in lat.parent_slots[s]:
-            child.append(np.arange(lo, lo + n_j, dtype=np.intp))
-            parent.append(np.asarray(par, dtype=np.intp))
-    child_at, parent_at = np.concatenate(child), np.concatenate(parent)
+    child_at, parent_at, roll_pos = (np.array(a, dtype=np.intp) for a in sweep_pairs(lat))   # own copies: made read-only below
     order = np.argsort(child_at, kind="stable")      # keep by keep, each one's slots in order
     par_ptr = np.zeros(lat.n_keeps + 1, dtype=np.intp)
     par_ptr[1:] = np.cumsum(np.bincount(child_at, minlength=lat.n_keeps))
-    roll_pos = (lat.level_slices[lat.n_dice].start + np.asarray(lat.pos_of_roll)).astype(np.intp)
     out = (children, par_ptr, parent_at[order], roll_pos, np.asarray(lat.keep_at).astype(np.int16))
     for a in out:
         a.setflags(write=False)
