@@ -315,13 +315,6 @@ def _small_types_hold(rules: RuleSet) -> bool:
     return rules.dice.n_rolls <= np.iinfo(np.int16).max and points <= np.iinfo(np.int16).max
 
 
-def _kernel_cached(kx, n_rolls: int) -> bool:
-    """Has numba's on-disk cache the compiled loop (an earlier process compiled it)?"""
-    from .forkpool import kernels_cached
-
-    return kernels_cached(kx.play_raw_blocks)
-
-
 def _kernels(rules: RuleSet, n: int):
     """The compiled loop's module, or None to play in NumPy: for fewer than
     :data:`MIN_GAMES_FOR_KERNEL` games, rule sets it does not play, no numba, and while
@@ -337,7 +330,9 @@ def _kernels(rules: RuleSet, n: int):
         from . import tableplay_kernels as kx
     except ImportError:  # pragma: no cover - numba is a dependency
         return None
-    if _kernel_cached(kx, rules.n_rolls) and not _compiling(rules.n_rolls):
+    from .forkpool import kernels_cached
+
+    if kernels_cached(kx.play_raw_blocks) and not _compiling(rules.n_rolls):
         return kx
     if rules.n_rolls not in _COMPILING:
         precompile(rules, background=True)
@@ -365,9 +360,10 @@ def precompile(rules: RuleSet, background: bool = False) -> None:
     from . import tableplay_kernels as kx
 
     if background:
-        if rules.n_rolls in _COMPILING or _kernel_cached(kx, rules.n_rolls):
+        from .forkpool import compile_beside, kernels_cached
+
+        if rules.n_rolls in _COMPILING or kernels_cached(kx.play_raw_blocks):
             return
-        from .forkpool import compile_beside
 
         # one compiler per machine (a run's workers, and runs side by side, start together)
         _COMPILING[rules.n_rolls] = compile_beside(functools.partial(precompile, rules),
