@@ -18,7 +18,10 @@ probability of each roll with ``j`` rolls left (the first roll's chances pushed
 through the strategy's keeps, as :mod:`yahtzee_sim.exact.policy` does backwards),
 and the optimal value of every keep and every box of that state (one exact Bellman
 step from the next states' values; for a deterministic strategy in a compiled loop,
-:mod:`yahtzee_sim.exact._loss_kernels`, for ``random``'s averages in NumPy). The
+:mod:`yahtzee_sim.exact._loss_kernels`, for ``random``'s averages in NumPy). Both walk
+the exact engine's one keep-lattice layout (:class:`_Lattice`): a keep's value from its
+children as the solver computes it, the masses pushed down the lattice as the policy
+evaluation pushes them. The
 strategy's decisions come from the same :class:`~yahtzee_sim.exact.policy._Decider`
 as its exact value, so whatever
 ``policy_value`` evaluates (decisions that depend on the card and the dice alone, and
