@@ -80,8 +80,8 @@ def turn_losses(g_inv, g_gain, g_legal, g_move, a_m, p_state, boxes, keeps, chil
     for j in range(n_j):
         top_cost[j] = 0.0
     w = np.empty((n_k, tile))
-    m = np.empty((n_r, tile))
-    acc = np.empty((n_r, tile))
+    m = np.empty((tile, n_r))              # state by state: the loops over the rolls read rows
+    acc = np.empty((tile, n_r))
     hm = np.empty((n_k, tile))
     ha = np.empty((n_k, tile))
     ok = True
@@ -137,19 +137,19 @@ def turn_losses(g_inv, g_gain, g_legal, g_move, a_m, p_state, boxes, keeps, chil
                 for r in range(n_r):
                     loss[j, c, r] = w[roll_pos[r], t] - w_out[j - 1, c, keeps[j - 1, c, r]]
         # forwards: the chance of each roll with j rolls left and the losses met so far
-        for r in range(n_r):
-            for t in range(n):
-                m[r, t] = p_first[r]
-                acc[r, t] = 0.0
+        for t in range(n):
+            for r in range(n_r):
+                m[t, r] = p_first[r]
+                acc[t, r] = 0.0
         for j in range(n_j - 1, -1, -1):
             for t in range(n):
                 c = lo + t
                 pc = p_state[c]
                 for r in range(n_r):
-                    mt = m[r, t]
+                    mt = m[t, r]
                     lr = loss[j, c, r]
                     mass[j, c, r] = mt
-                    acc[r, t] = acc[r, t] + mt * lr
+                    acc[t, r] = acc[t, r] + mt * lr
                     if lr > tol and pc * mt * lr > top_cost[j]:    # the costliest position's weight
                         top_cost[j] = pc * mt * lr
             if j > 0:
@@ -162,8 +162,8 @@ def turn_losses(g_inv, g_gain, g_legal, g_move, a_m, p_state, boxes, keeps, chil
                     for r in range(n_r):
                         k = pos_of_keep[keeps[j - 1, c, r]]
                         used[k] = True
-                        hm[k, t] += m[r, t]
-                        ha[k, t] += acc[r, t]
+                        hm[k, t] += m[t, r]
+                        ha[k, t] += acc[t, r]
                 for i in range(walk.shape[0]):
                     k = walk[i]
                     if not used[k]:
@@ -183,8 +183,8 @@ def turn_losses(g_inv, g_gain, g_legal, g_move, a_m, p_state, boxes, keeps, chil
                 for r in range(n_r):
                     p = roll_pos[r]
                     for t in range(n):
-                        m[r, t] = hm[p, t]
-                        acc[r, t] = ha[p, t]
+                        m[t, r] = hm[p, t]
+                        acc[t, r] = ha[p, t]
         # the box each final roll ends in: the flow into its move
         for t in range(n):
             c = lo + t
@@ -194,9 +194,9 @@ def turn_losses(g_inv, g_gain, g_legal, g_move, a_m, p_state, boxes, keeps, chil
             for i in range(row.shape[0]):
                 row[i] = 0.0
             for r in range(n_r):
-                acc_out[c, r] = acc[r, t]
+                acc_out[c, r] = acc[t, r]
                 b = boxes[c, r]
-                row[g_move[g, r, b]] += pc * m[r, t]
+                row[g_move[g, r, b]] += pc * m[t, r]
     return ok
 
 
