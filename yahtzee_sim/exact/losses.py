@@ -463,7 +463,7 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
     decide = _Decider(strat, rules, is_subkeep)
     d = rules.dice
     n_r, n_k, n_b, n_rolls = d.n_rolls, d.n_keeps, rules.n_boxes, rules.n_rolls
-    chance = _Lattice(d, avg_keep if uniform else None)
+    lat = _Lattice(d, avg_keep if uniform else None)
     sub = np.asarray(d.subkeeps, dtype=np.int64)                           # (R, S)
     sub_ok = sub >= 0
     sub_col = np.where(sub_ok, sub, n_k)                                   # padding -> a -inf column
@@ -531,8 +531,8 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
                 z = {0: q.max(axis=1).reshape(c, n_r)}
                 w = {}
                 for j in range(1, n_rolls):
-                    w[j] = chance.keep_values(z[j - 1])
-                    z[j] = chance.best_subkeep(w[j])                         # (C, R)
+                    w[j] = lat.keep_values(z[j - 1])
+                    z[j] = lat.best_subkeep(w[j])                         # (C, R)
                 # the strategy's decisions, their losses, and its chances of each roll
                 wb = legal / legal.sum(axis=1, keepdims=True)                 # (C * R, B)
                 qz = np.where(legal, q, 0.0)
@@ -542,7 +542,7 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
                 for j in range(1, n_rolls):
                     wp = np.concatenate([w[j], np.full((c, 1), -np.inf)], axis=1)[:, sub_col]
                     n_sub = sub_ok.sum(axis=1)
-                    keep_loss[j] = z[j] - np.asarray((chance.avg @ w[j].T).T)
+                    keep_loss[j] = z[j] - np.asarray((lat.avg @ w[j].T).T)
                     keep_opt[j] = ((z[j][:, :, None] - wp <= OPTIMAL_TOL) & sub_ok).sum(axis=2) / n_sub
                 # forwards through the turn: the chance of each roll with j rolls left, and the
                 # losses met so far on the way to it (per kind, to split by the box filled)
@@ -560,8 +560,8 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
                     losses[j] = (m, loss_j)
                     acc = acc + lm
                     if j > 0:
-                        held = np.asarray((chance.avg_t @ np.concatenate([m, acc]).T).T)
-                        m, acc = np.split(chance.roll_mass(held), 2)
+                        held = np.asarray((lat.avg_t @ np.concatenate([m, acc]).T).T)
+                        m, acc = np.split(lat.roll_mass(held), 2)
                 st.by_turn[level] += float(p_state @ acc.sum(axis=1))
                 # the box each turn ends in: its losses, the points gained, the next states
                 n_m = a_m.shape[1]
@@ -594,7 +594,7 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
                 gi = np.ascontiguousarray(gi, dtype=np.int64)
                 g_move = np.ascontiguousarray(g_move, dtype=np.int64)
                 if not turn_losses(gi, g_gain, g_legal, g_move, a_m, p_state, boxes, keep_all,
-                                   *chance.kernel_args, p_first, OPTIMAL_TOL,
+                                   *lat.kernel_args, p_first, OPTIMAL_TOL,
                                    loss_all, mass_all, w_all, acc, pts_chosen, into, top_cost):
                     raise RuntimeError("loss accounting: a next state has no optimal value")  # pragma: no cover
                 losses = {j: (mass_all[j], loss_all[j]) for j in range(n_rolls - 1, -1, -1)}
@@ -707,7 +707,7 @@ class _LossMeter(Strategy):
         super().prepare(rules)
         self.inner.prepare(rules)
         self.sp = state_space(rules)
-        self.chance = _Lattice(rules.dice)
+        self.lattice = _Lattice(rules.dice)
         self.moves = _move_table(rules)
         self.kinds = kind_names(rules.n_rolls)
         return self
@@ -745,8 +745,8 @@ class _LossMeter(Strategy):
         z = {0: q.max(axis=2)}
         w = {}
         for j in range(1, rules.n_rolls):
-            w[j] = self.chance.keep_values(z[j - 1])
-            z[j] = self.chance.best_subkeep(w[j])
+            w[j] = self.lattice.keep_values(z[j - 1])
+            z[j] = self.lattice.best_subkeep(w[j])
         return inv.reshape(-1), z, w, q, uniq
 
     def _record(self, state, rolls, j, loss, choice):
