@@ -27,9 +27,11 @@ import numpy as np
 from numba import njit
 
 
-TILE = 64
+TILE = 32
 """States walked together: the lattice's sums and pushes run over a tile of states at once
-(a vectorized inner loop) while the tile's tables stay in cache."""
+(a vectorized inner loop) while the tile's tables stay in cache. On a captured chunk of
+greedy on yahtzee (2,080 states) 32 took 26.5 ms, 16 as long, 64 and 128 29-30 ms: the
+loops that go roll by roll or keep by keep down a column touch fewer cache lines."""
 
 
 @njit(cache=True, nogil=True)
