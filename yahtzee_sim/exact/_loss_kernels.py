@@ -3,11 +3,18 @@ chunk, :func:`yahtzee_sim.exact.losses.loss_accounting`).
 
 The NumPy walk built (state, roll, box) arrays of a whole chunk (half a million rows
 times 13 boxes, about 50 MB each) and passed over them a dozen times: memory traffic,
-not arithmetic, was the time. This loop does one state at a time, its few kilobytes
-staying in cache, with the same operations in the same order as the NumPy code it
-replaces (the sparse keep/roll products summed over their stored entries in order,
-the masses scattered to the keeps roll by roll, as ``np.bincount`` does), so every
-value it writes is the same float as before; the sums over the chunk stay in NumPy.
+not arithmetic, was the time. This loop does a tile of states at a time, its few hundred
+kilobytes staying in cache; the sums over the chunk stay in NumPy.
+
+It walks the exact engine's one keep-lattice layout
+(:func:`~yahtzee_sim.exact._solver_lattice.lattice`: keeps by size, the full rolls last)
+with the operations of its other walks: a keep's value from its children as the solver's
+:func:`~yahtzee_sim.exact._solver_lattice.expect` computes it, the best sub-keep along
+:func:`~yahtzee_sim.exact._solver_lattice.sweep_pairs`, the masses pushed down the
+lattice as :func:`~yahtzee_sim.exact._eval_kernels.push_up` pushes them (its loop
+written out here: numba's cache would not see a change to a compiled function of
+another file, and would keep calling the old one). Keep indices of the dice tables
+appear only at the boundary (the strategy's keeps in, the keep values out).
 
 numba compiles it once per machine (``cache=True``: later processes load the compiled
 code); this module imports numba at its top, so :mod:`~yahtzee_sim.exact.losses`
@@ -20,14 +27,16 @@ import numpy as np
 from numba import njit
 
 
-TILE = 64
-"""States walked together: the keep and roll products run over a tile of states at once
-(a vectorized inner loop) while the tile's tables stay in cache."""
+TILE = 32
+"""States walked together: the lattice's sums and pushes run over a tile of states at once
+(a vectorized inner loop) while the tile's tables stay in cache. On a captured chunk of
+greedy on yahtzee (2,080 states) 32 took 26.5 ms, 16 as long, 64 and 128 29-30 ms: the
+loops that go roll by roll or keep by keep down a column touch fewer cache lines."""
 
 
 @njit(cache=True, nogil=True)
-def turn_losses(g_inv, g_gain, g_legal, g_move, a_m, p_state, boxes, keeps, t_ptr, t_idx, t_dat,
-                up_order, parents, roll_keep, p_first, tol,
+def turn_losses(g_inv, g_gain, g_legal, g_move, a_m, p_state, boxes, keeps, child_pos, pair_child,
+                pair_parent, roll_pos, pos_of_keep, walk, children, p_first, tol,
                 loss, mass, w_out, acc_out, pts_out, into, top_cost):
     """One turn of each of the C states of a chunk, following the strategy's decisions.
 
@@ -35,36 +44,46 @@ def turn_losses(g_inv, g_gain, g_legal, g_move, a_m, p_state, boxes, keeps, t_pt
     ``g_gain`` (points and bonus), ``g_legal``, ``g_move`` (G, R, B); ``a_m`` (C, M)
     upper bonus plus the optimal value after each move; ``p_state`` (C,) reach;
     the strategy's ``boxes`` (C, R) and ``keeps`` (J - 1, C, R) (row j - 1: j rolls
-    left); the keep -> roll chances as CSR (``t_*``, K x R, sorted columns); the keep
-    lattice: ``up_order`` (keeps of one die or more, smallest first) and ``parents``
-    (K, faces, -1 for none); ``roll_keep`` (R,) the keep holding a whole roll;
-    ``p_first`` (R,) the first throw's chances; ``tol`` the loss of an optimal choice.
+    left, keep indices of the dice tables); the keep lattice in the solver's layout
+    (rows: :func:`~yahtzee_sim.exact._solver_lattice.lattice`'s positions, every keep
+    below a full roll first, smaller keeps first): ``child_pos`` (K', F) each of the K'
+    smaller keeps' children (one die more), ascending; ``pair_child``, ``pair_parent``
+    the sub-keep sweep's pairs (:func:`~._solver_lattice.sweep_pairs`); ``roll_pos``
+    (R,) each roll's row; ``pos_of_keep`` (K,) each keep index's row; ``walk`` and
+    ``children`` (K, F) the forward push's order and children
+    (:func:`~yahtzee_sim.exact.policy.forward_lattice`); ``p_first`` (R,) the first
+    throw's chances; ``tol`` the loss of an optimal choice.
 
     Outputs (written): ``loss[j]`` (C, R) the loss of the decision with j rolls left
     (0: the box), ``mass[j]`` (C, R) the chance of each roll with j rolls left,
-    ``w_out[j - 1]`` (C, K) optimal value of each keep with j rolls left, ``acc_out``
-    (C, R) the turn's losses met on the way to each final roll (times its chance),
-    ``pts_out`` (C, R) the points of the box chosen, ``into`` (C, M) reach times chance
-    flowing into each move, ``top_cost[j]`` the largest reach times chance times loss
-    above ``tol`` (0 if none). Returns False if an optimal value of a legal choice is NaN.
+    ``w_out[j - 1]`` (C, K) optimal value of each keep with j rolls left (keep-index
+    order), ``acc_out`` (C, R) the turn's losses met on the way to each final roll
+    (times its chance), ``pts_out`` (C, R) the points of the box chosen, ``into`` (C, M)
+    reach times chance flowing into each move, ``top_cost[j]`` the largest reach times
+    chance times loss above ``tol`` (0 if none). Returns False if an optimal value of a
+    legal choice is NaN.
 
-    The same floats as the NumPy walk: each keep's value sums its roll chances in the
-    CSR's order; the masses reach the keeps roll by roll (``np.bincount``'s order) and
-    the rolls keep by keep (the transposed CSR's order, rows sorted: keeps no state of
-    the tile holds add zeros only, so they are skipped)."""
+    The floats of the lattice's other walks: a keep's value is its children's summed in
+    ascending row, then one division by F (:func:`~._solver_lattice.expect`, the
+    solver's); the best sub-keep an exact max; the masses go down the lattice keep by
+    keep, each spreading its mass times a rounded 1/F over its children
+    (:func:`~yahtzee_sim.exact._eval_kernels.push_up`; keeps no state of the tile holds
+    add zeros only, so they are skipped)."""
     n_c = g_inv.shape[0]
     n_r = g_gain.shape[1]
     n_b = g_gain.shape[2]
-    n_k = t_ptr.shape[0] - 1
+    n_k = pos_of_keep.shape[0]
     n_j = loss.shape[0]
-    n_f = parents.shape[1]
+    n_below = child_pos.shape[0]
+    n_f = child_pos.shape[1]
+    faces = float(n_f)
+    inv = 1.0 / n_f
     tile = TILE
     for j in range(n_j):
         top_cost[j] = 0.0
-    z = np.empty((n_r, tile))
     w = np.empty((n_k, tile))
-    m = np.empty((n_r, tile))
-    acc = np.empty((n_r, tile))
+    m = np.empty((tile, n_r))              # state by state: the loops over the rolls read rows
+    acc = np.empty((tile, n_r))
     hm = np.empty((n_k, tile))
     ha = np.empty((n_k, tile))
     ok = True
@@ -72,7 +91,7 @@ def turn_losses(g_inv, g_gain, g_legal, g_move, a_m, p_state, boxes, keeps, t_pt
     for lo in range(0, n_c, tile):
         n = min(tile, n_c - lo)
         # the box: q = points + the move's value, illegal boxes -inf (the max never picks
-        # them); z (R, tile) the value of each final roll
+        # them); the roll rows of w the value of each final roll
         for t in range(n):
             c = lo + t
             g = g_inv[c]
@@ -86,59 +105,53 @@ def turn_losses(g_inv, g_gain, g_legal, g_move, a_m, p_state, boxes, keeps, t_pt
                             ok = False
                         if v > top:
                             top = v
-                z[r, t] = top
+                w[roll_pos[r], t] = top
                 b = boxes[c, r]
                 qc = g_gain[g, r, b] + am[g_move[g, r, b]] if g_legal[g, r, b] else -np.inf
                 loss[0, c, r] = top - qc
                 pts_out[c, r] = g_gain[g, r, b]
-        # each keep stage: w = T z, then z = the best sub-keep's w (parents hold one die
-        # fewer and are final when their children are met)
+        # each keep stage: every smaller keep's value from its children (the largest keeps
+        # first), then each row's best sub-keep (parents one die fewer, final when met):
+        # the roll rows then hold the rolls' values with j rolls left, the next stage's input
         for j in range(1, n_j):
-            for k in range(n_k):
+            for k in range(n_below - 1, -1, -1):
                 wk = w[k]
+                first = w[child_pos[k, 0]]
                 for t in range(n):
-                    wk[t] = 0.0
-                for p in range(t_ptr[k], t_ptr[k + 1]):
-                    a = t_dat[p]
-                    zr = z[t_idx[p]]
+                    wk[t] = 0.0 + first[t]
+                for f in range(1, n_f):
+                    wc = w[child_pos[k, f]]
                     for t in range(n):
-                        wk[t] += a * zr[t]
+                        wk[t] += wc[t]
+                for t in range(n):
+                    wk[t] /= faces
             for t in range(n):
                 for k in range(n_k):
-                    w_out[j - 1, lo + t, k] = w[k, t]
-            for i in range(up_order.shape[0]):
-                k = up_order[i]
-                wk = w[k]
-                for f in range(n_f):
-                    pa = parents[k, f]
-                    if pa >= 0:
-                        wp = w[pa]
-                        for t in range(n):
-                            if wp[t] > wk[t]:
-                                wk[t] = wp[t]
-            for r in range(n_r):
-                zr = z[r]
-                wk = w[roll_keep[r]]
+                    w_out[j - 1, lo + t, k] = w[pos_of_keep[k], t]
+            for i in range(pair_child.shape[0]):
+                wk = w[pair_child[i]]
+                wp = w[pair_parent[i]]
                 for t in range(n):
-                    zr[t] = wk[t]
+                    if wp[t] > wk[t]:
+                        wk[t] = wp[t]
             for t in range(n):
                 c = lo + t
                 for r in range(n_r):
-                    loss[j, c, r] = z[r, t] - w_out[j - 1, c, keeps[j - 1, c, r]]
+                    loss[j, c, r] = w[roll_pos[r], t] - w_out[j - 1, c, keeps[j - 1, c, r]]
         # forwards: the chance of each roll with j rolls left and the losses met so far
-        for r in range(n_r):
-            for t in range(n):
-                m[r, t] = p_first[r]
-                acc[r, t] = 0.0
+        for t in range(n):
+            for r in range(n_r):
+                m[t, r] = p_first[r]
+                acc[t, r] = 0.0
         for j in range(n_j - 1, -1, -1):
             for t in range(n):
                 c = lo + t
                 pc = p_state[c]
                 for r in range(n_r):
-                    mt = m[r, t]
+                    mt = m[t, r]
                     lr = loss[j, c, r]
                     mass[j, c, r] = mt
-                    acc[r, t] = acc[r, t] + mt * lr
+                    acc[t, r] = acc[t, r] + mt * lr
                     if lr > tol and pc * mt * lr > top_cost[j]:    # the costliest position's weight
                         top_cost[j] = pc * mt * lr
             if j > 0:
@@ -149,27 +162,31 @@ def turn_losses(g_inv, g_gain, g_legal, g_move, a_m, p_state, boxes, keeps, t_pt
                 for t in range(n):
                     c = lo + t
                     for r in range(n_r):
-                        k = keeps[j - 1, c, r]
+                        k = pos_of_keep[keeps[j - 1, c, r]]
                         used[k] = True
-                        hm[k, t] += m[r, t]
-                        ha[k, t] += acc[r, t]
-                for r in range(n_r):
-                    for t in range(n):
-                        m[r, t] = 0.0
-                        acc[r, t] = 0.0
-                for k in range(n_k):
+                        hm[k, t] += m[t, r]
+                        ha[k, t] += acc[t, r]
+                for i in range(walk.shape[0]):
+                    k = walk[i]
                     if not used[k]:
                         continue
-                    used[k] = False
                     hk = hm[k]
                     hak = ha[k]
-                    for p in range(t_ptr[k], t_ptr[k + 1]):
-                        a = t_dat[p]
-                        mr = m[t_idx[p]]
-                        ar = acc[t_idx[p]]
+                    for f in range(n_f):
+                        ch = children[k, f]
+                        used[ch] = True
+                        hc = hm[ch]
+                        hac = ha[ch]
                         for t in range(n):
-                            mr[t] += a * hk[t]
-                            ar[t] += a * hak[t]
+                            hc[t] += hk[t] * inv
+                            hac[t] += hak[t] * inv
+                for k in range(n_k):
+                    used[k] = False
+                for r in range(n_r):
+                    p = roll_pos[r]
+                    for t in range(n):
+                        m[t, r] = hm[p, t]
+                        acc[t, r] = ha[p, t]
         # the box each final roll ends in: the flow into its move
         for t in range(n):
             c = lo + t
@@ -179,9 +196,9 @@ def turn_losses(g_inv, g_gain, g_legal, g_move, a_m, p_state, boxes, keeps, t_pt
             for i in range(row.shape[0]):
                 row[i] = 0.0
             for r in range(n_r):
-                acc_out[c, r] = acc[r, t]
+                acc_out[c, r] = acc[t, r]
                 b = boxes[c, r]
-                row[g_move[g, r, b]] += pc * m[r, t]
+                row[g_move[g, r, b]] += pc * m[t, r]
     return ok
 
 
@@ -196,7 +213,7 @@ def signature() -> tuple:
         return types.Array(ty, nd, "C")
 
     return (a(i64, 1), a(f64, 3), a(b1, 3), a(i64, 3), a(f64, 2), a(f64, 1), a(i64, 2), a(i64, 3),
-            a(i64, 1), a(i64, 1), a(f64, 1), a(i64, 1), a(i64, 2), a(i64, 1), a(f64, 1), f64,
+            a(i64, 2), a(i64, 1), a(i64, 1), a(i64, 1), a(i64, 1), a(i64, 1), a(i64, 2), a(f64, 1), f64,
             a(f64, 3), a(f64, 3), a(f64, 3), a(f64, 2), a(f64, 2), a(f64, 2), a(f64, 1))
 
 

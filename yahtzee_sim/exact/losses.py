@@ -18,7 +18,10 @@ probability of each roll with ``j`` rolls left (the first roll's chances pushed
 through the strategy's keeps, as :mod:`yahtzee_sim.exact.policy` does backwards),
 and the optimal value of every keep and every box of that state (one exact Bellman
 step from the next states' values; for a deterministic strategy in a compiled loop,
-:mod:`yahtzee_sim.exact._loss_kernels`, for ``random``'s averages in NumPy). The
+:mod:`yahtzee_sim.exact._loss_kernels`, for ``random``'s averages in NumPy). Both walk
+the exact engine's one keep-lattice layout (:class:`_Lattice`): a keep's value from its
+children as the solver computes it, the masses pushed down the lattice as the policy
+evaluation pushes them. The
 strategy's decisions come from the same :class:`~yahtzee_sim.exact.policy._Decider`
 as its exact value, so whatever
 ``policy_value`` evaluates (decisions that depend on the card and the dice alone, and
@@ -275,49 +278,68 @@ class _Top:
         return [rec for _, _, rec in sorted(self.heap, key=lambda x: (-x[0], x[1]))]
 
 
-class _Chance:
-    """The keep -> roll chances of a dice table as sparse matrices (5d6: 4,368 of 116,424
-    entries are not zero), and each keep's sub-keeps walked through the keep lattice."""
+class _Lattice:
+    """The keep lattice of a dice table as the loss walk uses it: the exact engine's one
+    layout (:func:`~yahtzee_sim.exact._solver_lattice.lattice`, keeps by size, the full
+    rolls last) and its walks, the keep means up the lattice as the solver computes them
+    (:func:`~yahtzee_sim.exact._solver_lattice.expect`), the best sub-keep along its
+    parents, the masses pushed down it as every forward push of the evaluations
+    (:func:`~yahtzee_sim.exact.policy.forward_lattice`). Values go in and out in the
+    dice tables' keep order: the strategies' keeps and the positions' words use it.
+
+    >>> from yahtzee_sim.dice import dice_tables
+    >>> d = dice_tables(2, 3); lat = _Lattice(d)
+    >>> z = np.arange(d.n_rolls, dtype=float)[None, :]          # (1, R) values of the rolls
+    >>> w = lat.keep_values(z)
+    >>> bool(np.allclose(w, z @ np.asarray(d.transition).T))    # the keep -> roll chances' mean
+    True
+    """
 
     def __init__(self, dice, avg_keep=None):
-        from scipy import sparse
+        from ._solver_lattice import lattice, sweep_pairs
+        from .policy import forward_lattice
 
-        trans = sparse.csr_matrix(np.asarray(dice.transition, dtype=np.float64))   # (K, R)
-        self.t, self.t_t = trans, trans.T.tocsr()
-        self.avg = None if avg_keep is None else sparse.csr_matrix(avg_keep)       # (R, K)
-        self.avg_t = None if avg_keep is None else self.avg.T.tocsr()
-        size = np.asarray(dice.keep_size)
-        parents = np.asarray(dice.keep_parents, dtype=np.int64)
-        self.levels = [(np.flatnonzero(size == s), parents[size == s]) for s in range(1, dice.n_dice + 1)]
-        self.empty = np.flatnonzero(size == 0)
-        self.roll_keep = np.asarray(dice.roll_keep_index, dtype=np.intp)
-        # the same tables for the compiled walk (:mod:`._loss_kernels`), one dtype each
-        self.t.sort_indices()                       # the compiled walk relies on sorted rows
-        self.csr = tuple(np.ascontiguousarray(a, dtype=dt) for a, dt in
-                         ((self.t.indptr, np.int64), (self.t.indices, np.int64), (self.t.data, np.float64)))
-        self.lattice = (np.concatenate([ks for ks, _ in self.levels]).astype(np.int64),
-                        np.ascontiguousarray(parents), np.ascontiguousarray(self.roll_keep, dtype=np.int64))
+        self.dice = dice
+        lat = self.lat = lattice(dice)
+        # each smaller keep's children in ascending row: the order the solver sums them
+        child_pos = np.sort(np.concatenate(lat.children), axis=1)
+        pair_child, pair_parent, roll_pos = sweep_pairs(lat)
+        walk, children, _, pos = forward_lattice(dice)
+        self.roll_pos = np.array(roll_pos, dtype=np.intp)
+        # the compiled walk's tables (:mod:`._loss_kernels`): own writable int64 copies, one
+        # compiled variant (a read-only array is another type to numba)
+        self.kernel_args = tuple(np.array(a, dtype=np.int64, order="C") for a in
+                                 (child_pos, pair_child, pair_parent, roll_pos, pos, walk, children))
+        self.avg = None                                                      # (R, K), random's keeps
+        if avg_keep is not None:
+            from scipy import sparse
+
+            self.avg = sparse.csr_matrix(avg_keep)
+            self.avg_t = self.avg.T.tocsr()
 
     def keep_values(self, z: np.ndarray) -> np.ndarray:
         """(C, R) values of the rolls -> (C, K) expected value after holding each keep."""
-        return np.asarray((self.t @ z.T).T)
+        from ._solver_lattice import expect
+
+        x = np.empty((self.lat.n_keeps, z.shape[0]))
+        x[self.roll_pos] = z.T
+        expect(self.lat, x)
+        return x[self.lat.pos_of_keep].T
 
     def roll_mass(self, keep_mass: np.ndarray) -> np.ndarray:
         """(C, K) mass on the keeps -> (C, R) mass on the rolls after the throw."""
-        return np.asarray((self.t_t @ keep_mass.T).T)
+        from .policy import _throw
+
+        return _throw(self.dice, np.ascontiguousarray(keep_mass.T)).T
 
     def best_subkeep(self, w: np.ndarray) -> np.ndarray:
-        """(C, K) keep values -> (C, R) the best sub-keep's value of each roll: a keep's
-        best is its own value or its parents' best (one die fewer), smallest keeps first."""
-        best = w.copy()
-        for ks, par in self.levels:
-            acc = best[:, ks]
-            for f in range(par.shape[1]):
-                ok = par[:, f] >= 0
-                if ok.any():
-                    acc[:, ok] = np.maximum(acc[:, ok], best[:, par[ok, f]])
-            best[:, ks] = acc
-        return best[:, self.roll_keep]
+        """(C, K) keep values -> (C, R) the best sub-keep's value of each roll (the max over
+        the keep of the whole roll and its sub-keeps, smallest keeps first)."""
+        from ._solver_lattice import best_subkeep_mean
+
+        x = np.ascontiguousarray(w.T[self.lat.keep_at])
+        best_subkeep_mean(self.lat, x)
+        return x[self.roll_pos].T
 
 
 class _QRows:
@@ -441,7 +463,7 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
     decide = _Decider(strat, rules, is_subkeep)
     d = rules.dice
     n_r, n_k, n_b, n_rolls = d.n_rolls, d.n_keeps, rules.n_boxes, rules.n_rolls
-    chance = _Chance(d, avg_keep if uniform else None)
+    lat = _Lattice(d, avg_keep if uniform else None)
     sub = np.asarray(d.subkeeps, dtype=np.int64)                           # (R, S)
     sub_ok = sub >= 0
     sub_col = np.where(sub_ok, sub, n_k)                                   # padding -> a -inf column
@@ -509,8 +531,8 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
                 z = {0: q.max(axis=1).reshape(c, n_r)}
                 w = {}
                 for j in range(1, n_rolls):
-                    w[j] = chance.keep_values(z[j - 1])
-                    z[j] = chance.best_subkeep(w[j])                         # (C, R)
+                    w[j] = lat.keep_values(z[j - 1])
+                    z[j] = lat.best_subkeep(w[j])                         # (C, R)
                 # the strategy's decisions, their losses, and its chances of each roll
                 wb = legal / legal.sum(axis=1, keepdims=True)                 # (C * R, B)
                 qz = np.where(legal, q, 0.0)
@@ -520,7 +542,7 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
                 for j in range(1, n_rolls):
                     wp = np.concatenate([w[j], np.full((c, 1), -np.inf)], axis=1)[:, sub_col]
                     n_sub = sub_ok.sum(axis=1)
-                    keep_loss[j] = z[j] - np.asarray((chance.avg @ w[j].T).T)
+                    keep_loss[j] = z[j] - np.asarray((lat.avg @ w[j].T).T)
                     keep_opt[j] = ((z[j][:, :, None] - wp <= OPTIMAL_TOL) & sub_ok).sum(axis=2) / n_sub
                 # forwards through the turn: the chance of each roll with j rolls left, and the
                 # losses met so far on the way to it (per kind, to split by the box filled)
@@ -538,8 +560,8 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
                     losses[j] = (m, loss_j)
                     acc = acc + lm
                     if j > 0:
-                        held = np.asarray((chance.avg_t @ np.concatenate([m, acc]).T).T)
-                        m, acc = np.split(chance.roll_mass(held), 2)
+                        held = np.asarray((lat.avg_t @ np.concatenate([m, acc]).T).T)
+                        m, acc = np.split(lat.roll_mass(held), 2)
                 st.by_turn[level] += float(p_state @ acc.sum(axis=1))
                 # the box each turn ends in: its losses, the points gained, the next states
                 n_m = a_m.shape[1]
@@ -572,7 +594,7 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
                 gi = np.ascontiguousarray(gi, dtype=np.int64)
                 g_move = np.ascontiguousarray(g_move, dtype=np.int64)
                 if not turn_losses(gi, g_gain, g_legal, g_move, a_m, p_state, boxes, keep_all,
-                                   *chance.csr, *chance.lattice, p_first, OPTIMAL_TOL,
+                                   *lat.kernel_args, p_first, OPTIMAL_TOL,
                                    loss_all, mass_all, w_all, acc, pts_chosen, into, top_cost):
                     raise RuntimeError("loss accounting: a next state has no optimal value")  # pragma: no cover
                 losses = {j: (mass_all[j], loss_all[j]) for j in range(n_rolls - 1, -1, -1)}
@@ -685,7 +707,7 @@ class _LossMeter(Strategy):
         super().prepare(rules)
         self.inner.prepare(rules)
         self.sp = state_space(rules)
-        self.chance = _Chance(rules.dice)
+        self.lattice = _Lattice(rules.dice)
         self.moves = _move_table(rules)
         self.kinds = kind_names(rules.n_rolls)
         return self
@@ -723,8 +745,8 @@ class _LossMeter(Strategy):
         z = {0: q.max(axis=2)}
         w = {}
         for j in range(1, rules.n_rolls):
-            w[j] = self.chance.keep_values(z[j - 1])
-            z[j] = self.chance.best_subkeep(w[j])
+            w[j] = self.lattice.keep_values(z[j - 1])
+            z[j] = self.lattice.best_subkeep(w[j])
         return inv.reshape(-1), z, w, q, uniq
 
     def _record(self, state, rolls, j, loss, choice):
