@@ -147,50 +147,94 @@ def five_rows(legal5, sc5, bonus5, ginv, v0c, w5, wv5, var0, v1, var1, lower, fi
     five-of-a-kind box scoring its full value (``five >= 0``: the flag matters) the
     next state with the flag set, ``v1``. The value is the exact max plus the bonus;
     the box followed is the first within ``tol`` of the max.
+
+    The states of a group (``ginv``: one (card, flag)) share their legal boxes and
+    scores, so each (group, roll) first lists its legal boxes in box order with how
+    each candidate is made; a state then meets only those (about half the boxes in
+    the middle of a game), without the tests of the illegal ones: 40% less CPU on
+    ``yatzy`` than a loop over every box, the same floating-point operations in the
+    same order (an illegal box's candidate, -inf, changed neither the max nor the
+    first box within ``tol`` of it).
     """
     n, n_boxes = v0c.shape
-    k5 = sc5.shape[1]
+    n_g, k5 = sc5.shape[0], sc5.shape[1]
     z5 = np.empty((k5, n))
     q5 = np.empty((k5, n))
+    # per (group, roll): the legal boxes in box order, their scores and how the
+    # candidate is made: 0 the five box full (v1), 1 a lower box (v0c + score),
+    # 2 an upper box that scores (w5), 3 an upper box that does not (v0c)
+    cnt = np.zeros((n_g, k5), dtype=np.int64)
+    lbox = np.empty((n_g, k5, n_boxes), dtype=np.int64)
+    lkind = np.empty((n_g, k5, n_boxes), dtype=np.int64)
+    lsc = np.empty((n_g, k5, n_boxes))
+    for g in range(n_g):
+        for j in range(k5):
+            m = 0
+            for b in range(n_boxes):
+                if legal5[g, j, b]:
+                    sc = sc5[g, j, b]
+                    lbox[g, j, m] = b
+                    lsc[g, j, m] = sc
+                    if b == five and sc > 0:
+                        lkind[g, j, m] = 0
+                    elif lower[b]:
+                        lkind[g, j, m] = 1
+                    elif sc > 0:
+                        lkind[g, j, m] = 2
+                    else:
+                        lkind[g, j, m] = 3
+                    m += 1
+            cnt[g, j] = m
     cand = np.empty(n_boxes)
     for i in range(n):
         g = ginv[i]
         for j in range(k5):
             best = -np.inf
-            for b in range(n_boxes):
-                sc = sc5[g, j, b]
-                if not legal5[g, j, b]:
-                    v = -np.inf
-                elif b == five and sc > 0:
-                    v = sc + v1[i]
-                elif lower[b]:
-                    v = v0c[i, b] + sc
-                elif sc > 0:
+            c = cnt[g, j]
+            for m in range(c):
+                b = lbox[g, j, m]
+                kind = lkind[g, j, m]
+                if kind == 0:
+                    v = lsc[g, j, m] + v1[i]
+                elif kind == 1:
+                    v = v0c[i, b] + lsc[g, j, m]
+                elif kind == 2:
                     v = w5[i, b]
                 else:
                     v = v0c[i, b]
-                cand[b] = v
+                cand[m] = v
                 best = max(best, v)
             z5[j, i] = best + bonus5[g, j]
             if second:
+                if c == 0:          # no legal box (never in a solve): as the loop over every box
+                    q5[j, i] = np.inf
+                    continue
                 pick = 0
-                for b in range(n_boxes):
-                    if cand[b] >= best - tol:
-                        pick = b
+                for m in range(c):
+                    if cand[m] >= best - tol:
+                        pick = m
                         break
                 zf = cand[pick] + bonus5[g, j]
-                sc = sc5[g, j, pick]
-                if pick == five and sc > 0:
+                b = lbox[g, j, pick]
+                kind = lkind[g, j, pick]
+                if kind == 0:
                     var = var1[i]
-                elif lower[pick] or sc <= 0:
-                    var = var0[i, pick]
+                elif kind == 2:
+                    var = wv5[i, b]
                 else:
-                    var = wv5[i, pick]
+                    var = var0[i, b]
                 q5[j, i] = zf * zf + var
     return z5, q5
 
 
-
+ROW_SKEW = 16
+"""Columns the rows of the per-chunk candidate tables ``tz``, ``tv`` have beyond the
+chunk's whole tiles (never read): :func:`turn_tables` writes them a state (a column)
+at a time down their 45 rows, and rows a whole number of 64-byte lines apart plus
+one (2,192 floats: 137 lines) fall in every set of the first-level cache, where
+2,176 (136 lines) put them in eight, whose 96 lines two tables of 45 rows overflow:
+``turn_tables`` 15% less CPU on ``yatzy`` (170 against 203 ns a state, the same
+tables)."""
 
 TILE = 128
 """Columns (states) :func:`turn_tiles` carries through a whole turn at once: the tile's
@@ -316,10 +360,11 @@ def turn_tiles(tz, tv, q0, second, row_ptr, ent_row, ent_add, ent_box, legal, sp
     in float64, roll after roll (as NumPy reduces a C-contiguous array over its first
     axis), into ``ez``, ``eq``.
 
-    ``tz``, ``tv`` (rows, P), ``q0`` (P,), ``ez``, ``eq`` (P,) have P columns, a multiple
-    of :data:`TILE`: the chunk's n and a padding (finite, computed, then ignored).
+    ``q0`` (P,), ``ez``, ``eq`` (P,) have P columns, a multiple of :data:`TILE`: the
+    chunk's n and a padding (finite, computed, then ignored); ``tz``, ``tv`` (rows, W)
+    at least P (their rows :data:`ROW_SKEW` columns longer: see there).
     """
-    n_tab, n_pad = tz.shape
+    n_pad = len(q0)
     n = z5.shape[1]
     n_keeps = level_start[len(level_start) - 1]
     rb0 = level_start[len(level_start) - 2]
@@ -331,7 +376,7 @@ def turn_tiles(tz, tv, q0, second, row_ptr, ent_row, ent_add, ent_box, legal, sp
     zero = faces - faces
     tzf = tz.reshape(-1)
     tvf = tv.reshape(-1)
-    width = _U(n_pad)
+    width = _U(tz.shape[1])
     n_boxes = legal.shape[1]
     use = np.empty(n_boxes, dtype=np.bool_)
     for j0 in range(0, n_pad, TILE):
