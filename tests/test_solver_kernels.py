@@ -115,8 +115,7 @@ def test_the_kernels_are_compiled_ahead_with_the_types_a_solve_calls_them_with(m
             return kernel(*args)
         return call
 
-    proxy = types.SimpleNamespace(**{n: spy(n) for n in K.KERNEL_NAMES}, precompile=K.precompile, TILE=K.TILE,
-                                    ROW_SKEW=K.ROW_SKEW)
+    proxy = types.SimpleNamespace(**{n: spy(n) for n in K.KERNEL_NAMES}, precompile=K.precompile, TILE=K.TILE)
     monkeypatch.setattr(space_mod, "_kernels", lambda: proxy if space_mod.KERNELS == "numba" else None)
     for dtype in ("float32", "float64"):
         _both(get_rules("yacht-classic"), dtype, monkeypatch)

@@ -937,12 +937,11 @@ def _turn_values_compiled(kx, model, values, variances, mask, u, flag):
     filled = _filled(mask, n_boxes)
     legal = rules.legal_boxes(filled)
     n_tab = (rules.n_dice + 1) * len(model.upper_boxes) + len(kp.lower_boxes)
-    width = n_pad + kx.ROW_SKEW             # rows spread over the cache's sets (see ROW_SKEW)
-    tz = np.empty((n_tab, width), dtype=dt)
+    tz = np.empty((n_tab, n_pad), dtype=dt)
     tz[:, n:] = 0
     tv = tz
     if second:
-        tv = np.empty((n_tab, width), dtype=dt)
+        tv = np.empty((n_tab, n_pad), dtype=dt)
         tv[:, n:] = 0
     v0c, c, var0, w5, wv5, q0 = kx.turn_tables(
         values, variances if second else values, second, mask, u, flag, legal, space.n_u,
