@@ -85,15 +85,15 @@ MIN_STATES_FOR_KERNELS = 20_000
 (:mod:`._solver_kernels`, the same tables bit for bit) costs about 0.3 s once per
 process, more than they save there."""
 _MEMO: dict = {}
-CHUNK = 2176
-"""States solved at once by default: the turn's tiles keep their lattice in the cache
-whatever the chunk, so a larger one spends less on the Python around the kernels
-(``yatzy`` and Maxi Yatzy 5-8% less CPU than at 1000, benchmarks/RESULTS.md). An odd
-number of tiles (17 of 128): the per-chunk candidate tables are written a state (a
-column) at a time down their 45 rows, and rows of 2,048 or 3,072 columns lie a
-multiple of 4 KB apart, all in the same few sets of the first-level cache, which then
-cannot hold one column's rows; 2,176 puts them in eight. ``yatzy`` 9% and ``yahtzee``
-6% less CPU than at 2000, the same tables (benchmarks/RESULTS.md)."""
+CHUNK = 4352
+"""States solved at once by default (34 tiles of 128): the turn's tiles keep their
+lattice in the cache whatever the chunk, so a larger one spends less on the Python
+around the kernels. The per-chunk candidate tables are written row by row
+(:func:`._solver_kernels.turn_tables`), so their row length no longer matters (2,176,
+an odd number of tiles, kept their rows apart in the first-level cache when they
+were written a column at a time): at 4,352 ``yatzy`` takes 3-6% and ``yahtzee``
+4-7% less CPU than at 2,176, Maxi Yatzy the same (level 10: 2.06-2.09 against
+2.03-2.09 CPU us a state); the same tables (benchmarks/RESULTS.md)."""
 
 
 def rules_fingerprint(rules: RuleSet) -> str:
