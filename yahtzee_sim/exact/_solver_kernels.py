@@ -19,10 +19,6 @@ tables are bit-identical (``tests/test_solver_kernels.py`` compares both paths):
   :func:`~._solver_lattice.first_roll_mean` (float64, summed roll after roll).
 
 The lattice work goes row-wise along the states (columns), which LLVM vectorizes.
-A running max is written ``c if c > z else z``: x86's ``max`` instruction does exactly
-that (one instruction, where ``z if z >= c else c`` took a compare and a blend); the
-two agree on every pair of numbers, signed zeros included (equal: ``z``), and differ
-only on a NaN, which no solved state holds (the tiles 4% less CPU).
 No threads (``parallel=False``): the solver forks its own workers. No ``fastmath``:
 it would let LLVM reassociate sums and fuse multiply-adds, changing the last bits.
 """
@@ -321,11 +317,11 @@ def _reroll_tile(buf, second, level_start, child_ptr, child_pos, faces, par_ptr,
                     ci = buf[s0 + i]
                     b = buf[size + s0 + i]
                     a = b if zi + tol < ci else a
-                    zi = ci if ci > zi else zi
+                    zi = zi if zi >= ci else ci
                     ci = buf[s1 + i]
                     b = buf[size + s1 + i]
                     a = b if zi + tol < ci else a
-                    zi = ci if ci > zi else zi
+                    zi = zi if zi >= ci else ci
                     buf[size + dst + i] = a
                     buf[dst + i] = zi
                 e += 2
@@ -338,7 +334,7 @@ def _reroll_tile(buf, second, level_start, child_ptr, child_pos, faces, par_ptr,
                     a = buf[size + dst + i]
                     b = buf[size + src + i]
                     buf[size + dst + i] = b if zi + tol < ci else a
-                    buf[dst + i] = ci if ci > zi else zi
+                    buf[dst + i] = zi if zi >= ci else ci
                 e += 1
             else:
                 src = _U(par_pos[e] * TILE)
@@ -346,7 +342,7 @@ def _reroll_tile(buf, second, level_start, child_ptr, child_pos, faces, par_ptr,
                     i = _U(t)
                     zi = buf[dst + i]
                     ci = buf[src + i]
-                    buf[dst + i] = ci if ci > zi else zi
+                    buf[dst + i] = zi if zi >= ci else ci
                 e += 1
 
 
@@ -419,13 +415,13 @@ def turn_tiles(tz, tv, q0, second, row_ptr, ent_row, ent_add, ent_box, legal, sp
                         zi = buf[row + i]
                         a = buf[size + row + i]
                         buf[size + row + i] = cq if zi + tol < cz else a
-                        buf[row + i] = cz if cz > zi else zi
+                        buf[row + i] = zi if zi >= cz else cz
                 else:
                     for t in range(TILE):
                         i = _U(t)
                         cz = add + tzf[src + i]
                         zi = buf[row + i]
-                        buf[row + i] = cz if cz > zi else zi
+                        buf[row + i] = zi if zi >= cz else cz
         for s in range(len(special)):
             row = _U((rb0 + special[s]) * TILE)
             for t in range(w):
