@@ -337,8 +337,8 @@ class _Tickets:
 
 
 def _fill_level(space, values, variances, out_v, out_var, groups, part, n_parts):
-    """Write a level's solved states (``out_v``, ``out_var``) into the flat dense tables:
-    every total of each solved class, NaN elsewhere, for groups ``part`` of ``n_parts``
+    """Write a level's solved states (``out_v``, ``out_var``, each with a NaN last) into the
+    flat dense tables: every total of each solved class, NaN elsewhere, for groups ``part`` of ``n_parts``
     contiguous shares of the level's (card, flag) groups. The groups own disjoint
     entries, so the solving processes fill a level at once (on Maxi Yatzy a big level
     takes a CPU second to fill, while the other process would wait). ``variances`` None:
@@ -347,10 +347,9 @@ def _fill_level(space, values, variances, out_v, out_var, groups, part, n_parts)
     n_groups = len(g_mask)
     sl = slice(part * n_groups // n_parts, (part + 1) * n_groups // n_parts)
     cls = space.cls_idx[g_sub[sl]]                       # (G, n_u)
-    miss = cls < 0
-    src = g_start[sl, None] + cls
-    src[miss] = 0
-    has_miss = bool(miss.any())
+    # a total no card of the group reaches reads the NaN after the level's states
+    # (``out_v[-1]``, ``out_var[-1]``): one gather, no masked write after it
+    src = np.where(cls < 0, len(out_v) - 1, g_start[sl, None] + cls)
     # a group is one row of n_u entries (a stride of n_flag): rows written whole, half
     # the CPU of one index per entry (yatzy: 0.03 s a solve less), the same values
     where = (g_mask[sl],) if space.n_flag == 1 else (g_mask[sl], slice(None), g_flag[sl])
@@ -358,8 +357,6 @@ def _fill_level(space, values, variances, out_v, out_var, groups, part, n_parts)
         if table is None:
             continue
         rows = out.take(src)
-        if has_miss:
-            rows[miss] = np.nan
         table.reshape((-1, space.n_u) if space.n_flag == 1 else (-1, space.n_u, space.n_flag))[where] = rows
 
 
@@ -380,7 +377,8 @@ def _compute(rules: RuleSet, dtype: str, chunk: int, workers: int, progress=None
     workers = fork_workers(workers, sum(n_states), MIN_STATES_FOR_WORKERS)
     values = _shared(space.size) if workers > 1 else np.empty(space.size)
     values[:] = np.nan
-    out_v = _shared(max(n_states)) if workers > 1 else np.empty(max(n_states))
+    out_v = _shared(max(n_states) + 1) if workers > 1 else np.empty(max(n_states) + 1)
+    out_v[-1] = np.nan            # what _fill_level writes for the totals no card reaches
     dense = values.reshape(-1, space.n_u, space.n_flag)
     b = space.n_boxes
     last = space.level_masks[b]
@@ -391,7 +389,8 @@ def _compute(rules: RuleSet, dtype: str, chunk: int, workers: int, progress=None
     if second:
         variances = _shared(space.size) if workers > 1 else np.empty(space.size)
         variances[:] = np.nan
-        out_var = _shared(max(n_states)) if workers > 1 else np.empty(max(n_states))
+        out_var = _shared(max(n_states) + 1) if workers > 1 else np.empty(max(n_states) + 1)
+        out_var[-1] = np.nan
         dvar = variances.reshape(-1, space.n_u, space.n_flag)
         dvar[last] = 0.0
     lv = {"filled": [b], "masks": [len(last)], "states": [0], "seconds": [0.0],
