@@ -42,7 +42,7 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TREE_ENV = "BENCH_PER_CORE_TREE"     # the checkout a child measures (``--against``); default this one
+TREE_ENV = "BENCH_TREE"     # the checkout a child measures (``--against``); default this one
 sys.path.insert(0, os.environ.get(TREE_ENV, ROOT))
 
 # the peers' published figures, as the issue quotes them (issue 21)
