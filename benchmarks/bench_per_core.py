@@ -28,6 +28,7 @@ cache, filled by a first run that is not measured).
 
     .venv/bin/python benchmarks/bench_per_core.py                  # all three
     .venv/bin/python benchmarks/bench_per_core.py --only solve --repeat 3 --json
+    .venv/bin/python benchmarks/bench_per_core.py --only solve --against ../main --pairs 3   # before/after
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+TREE_ENV = "BENCH_TREE"     # the checkout a child measures (``--against``); default this one
+sys.path.insert(0, os.environ.get(TREE_ENV, ROOT))
 
 # the peers' published figures, as the issue quotes them (issue 21)
 PEERS = {
@@ -95,6 +97,9 @@ def child_solve(repeat: int) -> dict:
         raise SystemExit("the values-only solve gave other values than the full one")
     out = dict(best[True], mean=round(sols[True].mean, 4), sd=round(sols[True].sd, 4))
     out["values_only"] = dict(best[False], mean=round(sols[False].mean, 4))
+    import yahtzee_sim
+
+    out["package"] = os.path.dirname(os.path.dirname(os.path.abspath(yahtzee_sim.__file__)))   # the tree measured
     return out
 
 
@@ -158,10 +163,11 @@ def child_distribution() -> dict:
     return out
 
 
-def _run(args, what: str) -> dict:
+def _run(args, what: str, tree: str = ROOT) -> dict:
     cmd = [sys.executable, os.path.abspath(__file__), "--child", what, "--repeat", str(args.repeat),
            "--games", str(args.games)]
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    tree = os.path.abspath(tree)
+    env = dict(os.environ, PYTHONPATH=tree + os.pathsep + os.environ.get("PYTHONPATH", ""), **{TREE_ENV: tree})
     if args.cache_dir:
         env["YAHTZEE_SIM_CACHE"] = args.cache_dir
     load0 = os.getloadavg()[0]
@@ -180,6 +186,10 @@ def main(argv=None) -> int:
     p.add_argument("--games", type=int, default=2_000_000, help="games of the play measurement")
     p.add_argument("--cache-dir", default=None, help="solver and decision-table cache (default: the user's)")
     p.add_argument("--json", action="store_true", help="one JSON object per line")
+    p.add_argument("--against", metavar="CHECKOUT", default=None,
+                   help="the solve only: also measure it in another checkout (e.g. main), alternating with "
+                        "this one, --pairs times (before/after figures from the same minutes)")
+    p.add_argument("--pairs", type=int, default=3, help="alternating runs of each tree with --against")
     p.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
@@ -187,6 +197,10 @@ def main(argv=None) -> int:
                "distribution": child_distribution}[args.child]()
         print(json.dumps(res))
         return 0
+    if args.against:
+        if args.only and args.only != ["solve"]:
+            raise SystemExit("--against measures the solve only: use it with --only solve")
+        return _against(args)
     for what in args.only or ("solve", "play", "distribution"):
         r = _run(args, what)
         if args.json:
@@ -212,6 +226,26 @@ def main(argv=None) -> int:
                     f"{r['first']['core_s']:.2f} core-seconds ({r['first']['wall_s']:.2f} s wall), "
                     f"second call {r['second']['core_s']:.2f} core-seconds")
         print(f"{head}; load {r['load']}; target {r['target']}; peer: {r['peer']}", flush=True)
+    return 0
+
+
+def _against(args) -> int:
+    """The solve in this checkout and in ``args.against``, alternating, ``args.pairs`` times."""
+    trees = (("this tree", ROOT), ("against", args.against))
+    for i in range(args.pairs):
+        for label, tree in trees:
+            r = _run(args, "solve", tree)
+            r.update(pair=i + 1, tree=os.path.abspath(tree))
+            if os.path.realpath(r["package"]) != os.path.realpath(tree):
+                raise SystemExit(f"the child measured {r['package']}, not {tree}")
+            if args.json:
+                print(json.dumps(r), flush=True)
+                continue
+            v = r["values_only"]
+            print(f"pair {i + 1}, {label} ({os.path.abspath(tree)}): yatzy solve, warm, values and variances "
+                  f"{r['core_s']:.3f} core-seconds ({r['cpu_s']:.3f} + {r['worker_cpu_s']:.3f} its worker, "
+                  f"{r['wall_s']:.2f} s wall); values only {v['core_s']:.3f}; mean {r['mean']}; load {r['load']}",
+                  flush=True)
     return 0
 
 

@@ -10,6 +10,7 @@ Also printed: the CPU seconds of building the reachable state space and its stat
     .venv/bin/python benchmarks/bench_solver_kernels.py                          # maxi-yatzy, level 10
     .venv/bin/python benchmarks/bench_solver_kernels.py --rules yatzy --level 7 --chunk 250 --chunk 1000
     .venv/bin/python benchmarks/bench_solver_kernels.py --compile 3    # each kernel's first compilation
+    .venv/bin/python benchmarks/bench_solver_kernels.py --rules yatzy --solve 3   # whole solves, CPU split
 
 ``--compile N`` prints instead the CPU seconds of each kernel's first compilation, in
 N fresh processes with an empty numba cache (what a first solve after an install pays,
@@ -28,7 +29,7 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+sys.path.insert(0, os.environ.get("BENCH_TREE", ROOT))     # BENCH_TREE=<checkout>: measure another tree
 
 
 def measure(rules_name: str, options: list[str], level: int, n_states: int, chunks: list[int]) -> dict:
@@ -125,6 +126,61 @@ def compile_seconds(runs: int, dtype: str = "float32") -> list[dict]:
     return res
 
 
+def solve_split(rules_name: str, options: list[str], repeat: int) -> dict:
+    """CPU seconds of whole warm solves in one process (``jobs=1``, best of ``repeat``),
+    split between the compiled kernels, the Python and NumPy around them (five of a
+    kind's groups and ``turn_options``, the rest of a turn) and the levels' fill.
+
+    >>> solve_split("yatzy", [], 1)["total"] > 0      # doctest: +SKIP
+    True
+    """
+    from yahtzee_sim.exact import _solver_kernels as kernels
+    from yahtzee_sim.exact import solver as S
+    from yahtzee_sim.exact import space as SP
+
+    S.solve(rules_name, options=options, cache=False, jobs=1)      # warm: kernels, state space
+    spent: collections.Counter = collections.Counter()
+
+    def timed(module, name, key):
+        fn = getattr(module, name)
+
+        def call(*a, **k):
+            t0 = time.process_time()
+            try:
+                return fn(*a, **k)
+            finally:
+                spent[key] += time.process_time() - t0
+        call.overloads = getattr(fn, "overloads", None)   # precompile() looks at them
+        return fn, call
+
+    patches = [(kernels, n, n) for n in kernels.KERNEL_NAMES] + [
+        (SP, "_five_rows", "five of a kind with its Python"), (SP, "_turn_values_compiled", "turns"),
+        (S, "_fill_level", "fill")]
+    saved = []
+    for module, name, key in patches:
+        fn, call = timed(module, name, key)
+        saved.append((module, name, fn))
+        setattr(module, name, call)
+    best: dict = {}
+    try:
+        for _ in range(repeat):
+            spent.clear()
+            t0 = time.process_time()
+            S.solve(rules_name, options=options, cache=False, jobs=1)
+            total = time.process_time() - t0
+            if not best or total < best["total"]:
+                best = dict(spent, total=total)
+    finally:
+        for module, name, fn in saved:
+            setattr(module, name, fn)
+    kern = sum(best[n] for n in kernels.KERNEL_NAMES)
+    out = {k: round(float(best[k]), 3) for k in (*kernels.KERNEL_NAMES, "fill", "total")}
+    out["five of a kind's Python"] = round(best["five of a kind with its Python"] - best["five_rows"], 3)
+    out["rest of the turns' Python"] = round(best["turns"] - kern - out["five of a kind's Python"], 3)
+    out["outside the turns and fill"] = round(best["total"] - best["turns"] - best["fill"], 3)
+    return out
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rules", default="maxi-yatzy")
@@ -136,7 +192,18 @@ def main(argv=None) -> int:
     p.add_argument("--json", action="store_true")
     p.add_argument("--compile", type=int, default=0, metavar="N",
                    help="instead: each kernel's first compilation, CPU s, in N fresh processes")
+    p.add_argument("--solve", type=int, default=0, metavar="N",
+                   help="instead: whole warm solves of --rules in one process (best of N), CPU s split "
+                        "between the kernels, the Python around them and the fill")
     args = p.parse_args(argv)
+    if args.solve:
+        options = args.option or []
+        load0 = round(os.getloadavg()[0], 1)
+        split = solve_split(args.rules, options, args.solve)
+        split["load"] = f"{load0}-{round(os.getloadavg()[0], 1)}"
+        print(json.dumps(split) if args.json else
+              f"{args.rules} solve, one process, best of {args.solve}: " + ", ".join(f"{k} {v}" for k, v in split.items()))
+        return 0
     if args.compile:
         load0 = round(os.getloadavg()[0], 1)
         runs = compile_seconds(args.compile)

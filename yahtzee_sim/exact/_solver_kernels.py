@@ -79,9 +79,17 @@ def turn_tables(values, variances, second, mask, u, flag, legal, n_u, n_flag, ca
     elsewhere). Fills the candidate tables ``tz``, ``tv`` of :func:`turn_tiles`
     (``tz``: relative to ``c``; cast to their dtype): upper box ``j`` with ``k`` dice
     of its face at row ``k * n_upper + j``, then each lower box's scratch value.
+
+    The scratch values and their best come state by state; the candidate tables then
+    row by row, each row's states in turn: a row of ``tz`` is written along its length,
+    where a state's 45 rows written down a column touched 45 lines of each table at once
+    (``yatzy``: 129 against 168 ns a state; the same operations on the same numbers); an
+    upper box's counts 1..5 a state at a time (127 against 142 ns a state in chunks of
+    4,352).
     """
     n, n_boxes = legal.shape
     n_up = len(upper_boxes)
+    n_low = len(lower_boxes)
     n_cnt = upper_points.shape[0]
     v0 = np.empty((n, n_boxes))
     var0 = np.zeros((n, n_boxes))
@@ -107,33 +115,47 @@ def turn_tables(values, variances, second, mask, u, flag, legal, n_u, n_flag, ca
                 if v0[i, b] >= best - tol:
                     q0[i] = var0[i, b]
                     break
-        for j in range(n_up):
-            b = upper_boxes[j]
-            ok = legal[i, b]
-            tz[j, i] = v0[i, b] - best if ok else -np.inf
+    # each box's scratch value: the upper boxes' rows 0..n_up-1 (no die of the face),
+    # then the lower boxes' after the upper boxes' counts
+    for r0 in range(n_up + n_low):
+        if r0 < n_up:
+            b = upper_boxes[r0]
+            r = r0
+        else:
+            b = lower_boxes[r0 - n_up]
+            r = n_cnt * n_up + r0 - n_up
+        for i in range(n):
+            tz[r, i] = v0[i, b] - c[i] if legal[i, b] else -np.inf
             if second:
-                tv[j, i] = var0[i, b]
-            for k in range(1, n_cnt):
-                wk = -np.inf
-                vk = 0.0
-                if ok:
-                    idx = ((mask[i] | (one << b)) * n_u + min(u[i] + upper_points[k, j], cap)) * n_flag + flag[i]
-                    wk = (upper_gain[k, u[i], j] + values[idx]) - best
-                    if second:
-                        vk = variances[idx]
-                tz[k * n_up + j, i] = wk
-                if second:
-                    tv[k * n_up + j, i] = vk
-                if k == n_cnt - 1:
-                    w5[i, b] = wk
-                    wv5[i, b] = vk
-        for j in range(len(lower_boxes)):
-            b = lower_boxes[j]
-            tz[n_cnt * n_up + j, i] = v0[i, b] - best if legal[i, b] else -np.inf
-            if second:
-                tv[n_cnt * n_up + j, i] = var0[i, b]
+                tv[r, i] = var0[i, b]
+    for i in range(n):
         for b in range(n_boxes):
-            v0[i, b] -= best        # -inf stays -inf
+            v0[i, b] -= c[i]        # -inf stays -inf
+    # each upper box with k = 1.. dice of its face: its points and bonus, and the next
+    # state; a state's counts one after another (its next card's row of the dense table
+    # read once), each count's row of tz along its length
+    for j in range(n_up):
+        b = upper_boxes[j]
+        bit = one << b
+        for i in range(n):
+            if legal[i, b]:
+                base = (mask[i] | bit) * n_u
+                ui = u[i]
+                ci = c[i]
+                for k in range(1, n_cnt):
+                    idx = (base + min(ui + upper_points[k, j], cap)) * n_flag + flag[i]
+                    wk = (upper_gain[k, ui, j] + values[idx]) - ci
+                    tz[k * n_up + j, i] = wk
+                    if second:
+                        tv[k * n_up + j, i] = variances[idx]
+                w5[i, b] = wk                   # five dice of the face (w5, wv5: -inf, 0 elsewhere)
+                if second:
+                    wv5[i, b] = variances[idx]
+            else:
+                for k in range(1, n_cnt):
+                    tz[k * n_up + j, i] = -np.inf
+                    if second:
+                        tv[k * n_up + j, i] = 0.0
     return v0, c, var0, w5, wv5, q0
 
 
@@ -147,49 +169,84 @@ def five_rows(legal5, sc5, bonus5, ginv, v0c, w5, wv5, var0, v1, var1, lower, fi
     five-of-a-kind box scoring its full value (``five >= 0``: the flag matters) the
     next state with the flag set, ``v1``. The value is the exact max plus the bonus;
     the box followed is the first within ``tol`` of the max.
+
+    The states of a group (``ginv``: one (card, flag)) share their legal boxes and
+    scores, so each (group, roll) first lists its legal boxes in box order with how
+    each candidate is made; a state then meets only those (about half the boxes in
+    the middle of a game), without the tests of the illegal ones: 40% less CPU on
+    ``yatzy`` than a loop over every box, the same floating-point operations in the
+    same order (an illegal box's candidate, -inf, changed neither the max nor the
+    first box within ``tol`` of it).
     """
     n, n_boxes = v0c.shape
-    k5 = sc5.shape[1]
+    n_g, k5 = sc5.shape[0], sc5.shape[1]
     z5 = np.empty((k5, n))
     q5 = np.empty((k5, n))
+    # per (group, roll): the legal boxes in box order, their scores and how the
+    # candidate is made: 0 the five box full (v1), 1 a lower box (v0c + score),
+    # 2 an upper box that scores (w5), 3 an upper box that does not (v0c)
+    cnt = np.zeros((n_g, k5), dtype=np.int64)
+    lbox = np.empty((n_g, k5, n_boxes), dtype=np.int64)
+    lkind = np.empty((n_g, k5, n_boxes), dtype=np.int64)
+    lsc = np.empty((n_g, k5, n_boxes))
+    for g in range(n_g):
+        for j in range(k5):
+            m = 0
+            for b in range(n_boxes):
+                if legal5[g, j, b]:
+                    sc = sc5[g, j, b]
+                    lbox[g, j, m] = b
+                    lsc[g, j, m] = sc
+                    if b == five and sc > 0:
+                        lkind[g, j, m] = 0
+                    elif lower[b]:
+                        lkind[g, j, m] = 1
+                    elif sc > 0:
+                        lkind[g, j, m] = 2
+                    else:
+                        lkind[g, j, m] = 3
+                    m += 1
+            cnt[g, j] = m
     cand = np.empty(n_boxes)
     for i in range(n):
         g = ginv[i]
         for j in range(k5):
             best = -np.inf
-            for b in range(n_boxes):
-                sc = sc5[g, j, b]
-                if not legal5[g, j, b]:
-                    v = -np.inf
-                elif b == five and sc > 0:
-                    v = sc + v1[i]
-                elif lower[b]:
-                    v = v0c[i, b] + sc
-                elif sc > 0:
+            c = cnt[g, j]
+            for m in range(c):
+                b = lbox[g, j, m]
+                kind = lkind[g, j, m]
+                if kind == 0:
+                    v = lsc[g, j, m] + v1[i]
+                elif kind == 1:
+                    v = v0c[i, b] + lsc[g, j, m]
+                elif kind == 2:
                     v = w5[i, b]
                 else:
                     v = v0c[i, b]
-                cand[b] = v
+                cand[m] = v
                 best = max(best, v)
             z5[j, i] = best + bonus5[g, j]
             if second:
+                if c == 0:          # no legal box (never in a solve): as the loop over every box
+                    q5[j, i] = np.inf
+                    continue
                 pick = 0
-                for b in range(n_boxes):
-                    if cand[b] >= best - tol:
-                        pick = b
+                for m in range(c):
+                    if cand[m] >= best - tol:
+                        pick = m
                         break
                 zf = cand[pick] + bonus5[g, j]
-                sc = sc5[g, j, pick]
-                if pick == five and sc > 0:
+                b = lbox[g, j, pick]
+                kind = lkind[g, j, pick]
+                if kind == 0:
                     var = var1[i]
-                elif lower[pick] or sc <= 0:
-                    var = var0[i, pick]
+                elif kind == 2:
+                    var = wv5[i, b]
                 else:
-                    var = wv5[i, pick]
+                    var = var0[i, b]
                 q5[j, i] = zf * zf + var
     return z5, q5
-
-
 
 
 TILE = 128

@@ -47,6 +47,7 @@ True
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import math
@@ -84,15 +85,15 @@ MIN_STATES_FOR_KERNELS = 20_000
 (:mod:`._solver_kernels`, the same tables bit for bit) costs about 0.3 s once per
 process, more than they save there."""
 _MEMO: dict = {}
-CHUNK = 2176
-"""States solved at once by default: the turn's tiles keep their lattice in the cache
-whatever the chunk, so a larger one spends less on the Python around the kernels
-(``yatzy`` and Maxi Yatzy 5-8% less CPU than at 1000, benchmarks/RESULTS.md). An odd
-number of tiles (17 of 128): the per-chunk candidate tables are written a state (a
-column) at a time down their 45 rows, and rows of 2,048 or 3,072 columns lie a
-multiple of 4 KB apart, all in the same few sets of the first-level cache, which then
-cannot hold one column's rows; 2,176 puts them in eight. ``yatzy`` 9% and ``yahtzee``
-6% less CPU than at 2000, the same tables (benchmarks/RESULTS.md)."""
+CHUNK = 4352
+"""States solved at once by default (34 tiles of 128): the turn's tiles keep their
+lattice in the cache whatever the chunk, so a larger one spends less on the Python
+around the kernels. The per-chunk candidate tables are written row by row
+(:func:`._solver_kernels.turn_tables`), so their row length no longer matters (2,176,
+an odd number of tiles, kept their rows apart in the first-level cache when they
+were written a column at a time): at 4,352 ``yatzy`` takes 3-6% and ``yahtzee``
+4-7% less CPU than at 2,176, Maxi Yatzy the same (level 10: 2.06-2.09 against
+2.03-2.09 CPU us a state); the same tables (benchmarks/RESULTS.md)."""
 
 
 def rules_fingerprint(rules: RuleSet) -> str:
@@ -336,8 +337,8 @@ class _Tickets:
 
 
 def _fill_level(space, values, variances, out_v, out_var, groups, part, n_parts):
-    """Write a level's solved states (``out_v``, ``out_var``) into the flat dense tables:
-    every total of each solved class, NaN elsewhere, for groups ``part`` of ``n_parts``
+    """Write a level's solved states (``out_v``, ``out_var``, each with a NaN last) into the
+    flat dense tables: every total of each solved class, NaN elsewhere, for groups ``part`` of ``n_parts``
     contiguous shares of the level's (card, flag) groups. The groups own disjoint
     entries, so the solving processes fill a level at once (on Maxi Yatzy a big level
     takes a CPU second to fill, while the other process would wait). ``variances`` None:
@@ -346,10 +347,9 @@ def _fill_level(space, values, variances, out_v, out_var, groups, part, n_parts)
     n_groups = len(g_mask)
     sl = slice(part * n_groups // n_parts, (part + 1) * n_groups // n_parts)
     cls = space.cls_idx[g_sub[sl]]                       # (G, n_u)
-    miss = cls < 0
-    src = g_start[sl, None] + cls
-    src[miss] = 0
-    has_miss = bool(miss.any())
+    # a total no card of the group reaches reads the NaN after the level's states
+    # (``out_v[-1]``, ``out_var[-1]``): one gather, no masked write after it
+    src = np.where(cls < 0, len(out_v) - 1, g_start[sl, None] + cls)
     # a group is one row of n_u entries (a stride of n_flag): rows written whole, half
     # the CPU of one index per entry (yatzy: 0.03 s a solve less), the same values
     where = (g_mask[sl],) if space.n_flag == 1 else (g_mask[sl], slice(None), g_flag[sl])
@@ -357,8 +357,6 @@ def _fill_level(space, values, variances, out_v, out_var, groups, part, n_parts)
         if table is None:
             continue
         rows = out.take(src)
-        if has_miss:
-            rows[miss] = np.nan
         table.reshape((-1, space.n_u) if space.n_flag == 1 else (-1, space.n_u, space.n_flag))[where] = rows
 
 
@@ -379,7 +377,8 @@ def _compute(rules: RuleSet, dtype: str, chunk: int, workers: int, progress=None
     workers = fork_workers(workers, sum(n_states), MIN_STATES_FOR_WORKERS)
     values = _shared(space.size) if workers > 1 else np.empty(space.size)
     values[:] = np.nan
-    out_v = _shared(max(n_states)) if workers > 1 else np.empty(max(n_states))
+    out_v = _shared(max(n_states) + 1) if workers > 1 else np.empty(max(n_states) + 1)
+    out_v[-1] = np.nan            # what _fill_level writes for the totals no card reaches
     dense = values.reshape(-1, space.n_u, space.n_flag)
     b = space.n_boxes
     last = space.level_masks[b]
@@ -390,7 +389,8 @@ def _compute(rules: RuleSet, dtype: str, chunk: int, workers: int, progress=None
     if second:
         variances = _shared(space.size) if workers > 1 else np.empty(space.size)
         variances[:] = np.nan
-        out_var = _shared(max(n_states)) if workers > 1 else np.empty(max(n_states))
+        out_var = _shared(max(n_states) + 1) if workers > 1 else np.empty(max(n_states) + 1)
+        out_var[-1] = np.nan
         dvar = variances.reshape(-1, space.n_u, space.n_flag)
         dvar[last] = 0.0
     lv = {"filled": [b], "masks": [len(last)], "states": [0], "seconds": [0.0],
@@ -491,14 +491,24 @@ def solve_estimate(rules: RuleSet, jobs: int = 2) -> tuple[int, int, float]:
     >>> n, round(size / 1e9, 2), 60 < secs < 180     # the 29-million-state solve: GBs and minutes
     (29360128, 3.14, True)
     """
-    from .space import bonus_tiers, estimate_states, needs_flag, solve_bytes
+    from .space import bonus_tiers, needs_flag, solve_bytes
 
-    n = estimate_states(rules)
+    n = _estimated_states(rules)
     tiers = bonus_tiers(rules)
     dense = (1 << rules.n_boxes) * (tiers[-1][0] + 1 if tiers else 1) * (2 if needs_flag(rules) else 1)
     size = solve_bytes(dense, n)
     per_state = rules.dice.n_rolls / 252   # the work of a state grows with the rolls of its dice
     return n, size, n * per_state / (SOLVE_STATES_PER_SECOND * max(1, min(jobs, 2)) / 2)
+
+
+@functools.lru_cache(maxsize=32)
+def _estimated_states(rules: RuleSet) -> int:
+    """:func:`~.space.estimate_states`, counted once per rule set in a process: its Python
+    loops over the upper boxes' subsets take 0.03 CPU s on ``yatzy``, 3% of each warm solve
+    (every solve announces itself through :func:`solve_estimate`)."""
+    from .space import estimate_states
+
+    return estimate_states(rules)
 
 
 def _announce_solve(rules: RuleSet, workers: int, progress) -> None:
