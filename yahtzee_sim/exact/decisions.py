@@ -237,7 +237,9 @@ def _precompile() -> None:
         kx.keep_sweep(np.zeros((2, 1), np.float32), np.zeros(2, np.int64), z, z, z,     # the mean widget's
                       np.zeros((1, 2), np.int16), np.zeros((1, 1), np.uint8))
         i1, i2 = np.zeros(1, np.int64), np.zeros((1, 1), np.int64)
-        kx.box_picks(i1, i1, i1, i1, np.zeros(1), 1, i1, i1, np.zeros((1, 1), np.int16), i2,
+        values = np.zeros(1)
+        values.flags.writeable = False          # as _box_picks_compiled passes them
+        kx.box_picks(i1, i1, i1, i1, values, 1, i1, i1, np.zeros((1, 1), np.int16), i2,
                      np.zeros((1, 1), np.bool_), i2, i1, i1, np.zeros((1, 1, 1), np.bool_),
                      np.zeros((1, 1, 1), np.int16), np.zeros((1, 1), np.int16), np.zeros((1, 1), np.uint8))
 
@@ -356,6 +358,8 @@ def _box_picks_compiled(kx, space: StateSpace, values: np.ndarray, m, u, f, ctx:
     if (case >= len(ctx.keys)).any() or (ctx.keys[np.minimum(case, len(ctx.keys) - 1)] != key).any():
         raise RuntimeError("decisions: a state outside its box context")     # pragma: no cover
     out = np.empty((len(m), ctx.col.shape[0]), dtype=np.uint8)
+    values = values.view()
+    values.flags.writeable = False      # one compiled signature, whether the solve's table is mapped or not
     kx.box_picks(m, u, f, case.astype(np.int64), values, space.n_u * space.n_flag, ctx.box_of, ctx.pair_bit,
                  ctx.gain, ctx.low, ctx.legal, ctx.col, ctx.regular, ctx.specials, ctx.s_legal, ctx.s_pair,
                  ctx.s_bonus, out)
