@@ -99,3 +99,22 @@ def test_a_context_made_for_other_states_is_refused():
     values = np.zeros(sp.size)
     with pytest.raises(RuntimeError, match="outside its box context"):
         D._box_picks_compiled(D._kernels(), sp, values, np.array([1]), np.array([0]), np.array([0]), ctx)
+
+
+def test_one_compiled_signature_whatever_the_values_flags():
+    """A solve read from the cache is a read-only map, a fresh one is writable: the loop
+    compiled ahead (_precompile, beside the solve) must be the one both calls use, or a
+    cold build compiles it again."""
+    from yahtzee_sim.exact import _decision_kernels as kx
+
+    rules = get_rules("yacht-classic")
+    sol = solve(rules)
+    (m, u, f), _ = D._states(sol.space)
+    D._precompile()
+    writable = np.array(sol.values, dtype=np.float64).reshape(-1)
+    frozen = writable.copy()
+    frozen.flags.writeable = False
+    a = D._box_picks(rules, sol.space, writable, m[:50], u[:50], f[:50])
+    b = D._box_picks(rules, sol.space, frozen, m[:50], u[:50], f[:50])
+    np.testing.assert_array_equal(a, b)
+    assert len(kx.box_picks.signatures) == 1
