@@ -118,3 +118,21 @@ def test_one_compiled_signature_whatever_the_values_flags():
     b = D._box_picks(rules, sol.space, frozen, m[:50], u[:50], f[:50])
     np.testing.assert_array_equal(a, b)
     assert len(kx.box_picks.signatures) == 1
+
+
+@pytest.mark.parametrize("name", ["yacht-classic", "generala"])
+def test_the_builds_keeps_only_plan_is_the_widgets_plan(name):
+    """``plan="keeps"`` (the build's planner) skips the value after the last reroll: the
+    keep values must be the full plan's, bit for bit (generala: served dice on the last)."""
+    from yahtzee_sim.exact.space import turn_model, turn_values
+
+    rules = get_rules(name)
+    sol = solve(rules)
+    (m, u, f), _ = D._states(sol.space)
+    values = np.ascontiguousarray(sol.values).reshape(-1)
+    model = turn_model(rules, np.float32)
+    value, (full, _) = turn_values(model, values, None, m, u, f, plan=True)
+    none, (keeps, _) = turn_values(model, values, None, m, u, f, plan="keeps")
+    assert none is None and value.shape == (len(m),)
+    for j in range(1, rules.n_rolls):
+        assert keeps[j].tobytes() == full[j].tobytes()
