@@ -1,11 +1,12 @@
 """Private: the compiled inner loops of the decision-table build (:mod:`.decisions`).
 
-Two loops made most of a ``yahtzee`` table's build: the keep sweep up the lattice (the
+Two loops make most of a ``yahtzee`` table's build: the keep sweep up the lattice (the
 first maximum of each roll's sub-keeps, carrying the keep index) and each final roll's
-first best box. Both only compare the floats NumPy computed, in the same order and with
-the same tie rules, so the table is the same byte for byte (tested against the NumPy
-loops they replace); NumPy built (U, R) temporaries a dozen times per chunk, these run
-over a chunk's columns in cache.
+first best box. The keep sweep only compares the floats the widget computed; the box loop
+adds each (box, points) pair's integer gain to the float64 value of the state it leads to,
+as NumPy does, and compares in NumPy's order with its tie rules, so the table is the same
+byte for byte (tested against the NumPy paths they replace); NumPy built (U, R)
+temporaries a dozen times per chunk, these run over a chunk's columns in cache.
 
 numba compiles them once per machine (``cache=True``); :mod:`.decisions` imports this
 module inside the build only, so ``import yahtzee_sim`` stays quick.
@@ -52,22 +53,68 @@ def keep_sweep(values, keep_at, child, parent, roll_pos, roll_sub_pos, out):
 
 
 @njit(cache=True, nogil=True)
-def first_best_box(worth, col, pick):
-    """``pick[u, r]``: the first j with the largest ``worth[col[r, j], u]`` (pairs, U)."""
-    n_r, n_b = col.shape
-    n_u = worth.shape[1]
-    best = np.empty(n_u, dtype=worth.dtype)
-    pk = np.empty(n_u, dtype=np.uint8)
-    for r in range(n_r):
+def box_picks(m, u, f, case, values, stride, box_of, pair_bit, gain, low, legal, col, regular,
+              specials, s_legal, s_pair, s_bonus, out):
+    """``out[s, r]`` (U, R) uint8: the box of roll r's largest ``gain + values[next state]``
+    for the states ``m``, ``u``, ``f`` (U,), first box on ties, as
+    :func:`.decisions._box_picks_generic` (the strategies' ``box``) picks it.
+
+    A (box, points) pair ``p`` gains ``gain[u, p]`` (points and the upper bonus crossed from
+    total ``u``) and leads to ``(m | pair_bit[p]) * stride + (low[u, p] | f)`` (``low``: the
+    next total and the five-of-a-kind flag it sets); ``legal[case[s], box]`` the boxes open
+    to the state's case (its filled boxes and flag). The ``regular`` rolls pay their score
+    table's points: roll r's box j is pair ``col[r, j]``, and each pair's worth is computed
+    once per state. The ``specials`` (five of a kind: jokers, bonuses) take their options
+    per case from ``turn_options``: ``s_legal``, ``s_pair`` (C, Q, B) and ``s_bonus``
+    (C, Q). Every sum is an integer gain plus a float64 value, as NumPy adds them, and the
+    comparisons are NumPy's: the same picks, byte for byte (tested against both NumPy paths).
+    """
+    n_u = m.shape[0]
+    n_p = box_of.shape[0]
+    n_b = col.shape[1]
+    worth = np.empty((n_p, n_u), dtype=np.float64)
+    for p in range(n_p):
+        b, bit = box_of[p], pair_bit[p]
+        for s in range(n_u):
+            if legal[case[s], b]:
+                worth[p, s] = np.float64(gain[u[s], p]) + values[(m[s] | bit) * stride + (low[u[s], p] | f[s])]
+            else:
+                worth[p, s] = -np.inf
+    best = np.empty(n_u, dtype=np.float64)
+    pk = np.empty(n_u, dtype=np.int64)
+    for i in range(regular.shape[0]):       # the first strict maximum over the boxes in order
+        r = regular[i]
         row = worth[col[r, 0]]
-        for u in range(n_u):
-            best[u] = row[u]
-            pk[u] = 0
+        for s in range(n_u):
+            best[s] = row[s]
+            pk[s] = 0
         for j in range(1, n_b):
             row = worth[col[r, j]]
-            for u in range(n_u):
-                if row[u] > best[u]:
-                    best[u] = row[u]
-                    pk[u] = j
-        for u in range(n_u):
-            pick[u, r] = pk[u]
+            for s in range(n_u):        # without branches: the compiler makes it vector code
+                v = row[s]
+                better = v > best[s]
+                best[s] = v if better else best[s]
+                pk[s] = j if better else pk[s]
+        for s in range(n_u):
+            out[s, r] = pk[s]
+    for s in range(n_u):
+        c = case[s]
+        for q in range(specials.shape[0]):
+            # best_legal's rule: the first maximum of the legal worths (-inf elsewhere; box 0
+            # if none is legal), or the first NaN if there is one (NumPy's argmax)
+            top = -np.inf
+            pick = 0
+            nan = -1
+            for j in range(n_b):
+                v = -np.inf
+                if s_legal[c, q, j]:
+                    p = s_pair[c, q, j]
+                    v = (np.float64(gain[u[s], p] + s_bonus[c, q])
+                         + values[(m[s] | pair_bit[p]) * stride + (low[u[s], p] | f[s])])
+                if v != v:
+                    if nan < 0:
+                        nan = j
+                elif v > top:
+                    top = v
+                    pick = j
+            out[s, specials[q]] = nan if nan >= 0 else pick

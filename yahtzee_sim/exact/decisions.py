@@ -28,6 +28,10 @@ process of a run maps it (:func:`~yahtzee_sim.exact.cache.read`). A loaded
 table must have the right shapes and valid entries, and a few random rows are
 recomputed and compared (a damaged or forged file is rebuilt with a one-line note).
 
+Over 600 lines: the build, its NumPy forms (the reference its compiled loops are
+tested against) and the cache checks that recompute rows with them share one set of
+private helpers; split, they would cross module lines in both directions.
+
 >>> from yahtzee_sim.exact.solver import solve
 >>> sol = solve("yacht-classic", cache=False)
 >>> t = decision_table(sol, cache=False)
@@ -236,7 +240,12 @@ def _precompile() -> None:
         z = np.zeros(1, np.int64)
         kx.keep_sweep(np.zeros((2, 1), np.float32), np.zeros(2, np.int64), z, z, z,     # the mean widget's
                       np.zeros((1, 2), np.int16), np.zeros((1, 1), np.uint8))
-        kx.first_best_box(np.zeros((1, 1)), np.zeros((1, 1), np.int64), np.zeros((1, 1), np.uint8))
+        i1, i2 = np.zeros(1, np.int64), np.zeros((1, 1), np.int64)
+        values = np.zeros(1)
+        values.flags.writeable = False          # as _box_picks_compiled passes them
+        kx.box_picks(i1, i1, i1, i1, values, 1, i1, i1, np.zeros((1, 1), np.int16), i2,
+                     np.zeros((1, 1), np.bool_), i2, i1, i1, np.zeros((1, 1, 1), np.bool_),
+                     np.zeros((1, 1, 1), np.int16), np.zeros((1, 1), np.int16), np.zeros((1, 1), np.uint8))
 
 
 def _box_picks_generic(rules: RuleSet, space: StateSpace, values: np.ndarray, m, u, f, rolls,
@@ -258,12 +267,124 @@ def _box_picks_generic(rules: RuleSet, space: StateSpace, values: np.ndarray, m,
     return best_legal(gain + values[nxt], legal).reshape(n, r).astype(np.uint8)
 
 
-def _box_picks(rules: RuleSet, space: StateSpace, values: np.ndarray, m, u, f, throws=None):
+@dataclass(frozen=True, eq=False)
+class _BoxContext:
+    """What the compiled box picks of many chunks share (:func:`_box_context`): the (box,
+    points) pairs, their gain and next-state part per upper total, each roll's pair per box,
+    and per case (filled boxes and flag) of the states it was made for, the open boxes and
+    the five-of-a-kind rolls' options from ``turn_options``."""
+
+    keys: np.ndarray            # (C,) sorted mask * n_flag + flag of each case
+    box_of: np.ndarray          # (P,) the pair's box
+    pair_bit: np.ndarray        # (P,) its bit in the mask
+    gain: np.ndarray            # (n_u, P) int16 points + upper bonus gained from each total
+    low: np.ndarray             # (n_u, P) next total * n_flag + the flag the pair sets
+    col: np.ndarray             # (R, B) each roll's pair per box (its score table's points)
+    legal: np.ndarray           # (C, B) open boxes per case
+    regular: np.ndarray         # rolls priced by the score table
+    specials: np.ndarray        # (Q,) the five-of-a-kind rolls
+    s_legal: np.ndarray         # (C, Q, B) their legal boxes,
+    s_pair: np.ndarray          # (C, Q, B) pairs
+    s_bonus: np.ndarray         # (C, Q) and five-of-a-kind bonus, per case
+
+
+def _box_context(rules: RuleSet, space: StateSpace, m, f, throws=None) -> _BoxContext:
+    """The :class:`_BoxContext` of the states with masks ``m`` and flags ``f`` (the build
+    makes one for all its states before its workers fork; a chunk looks its cases up).
+
+    The five-of-a-kind rolls' options come from :meth:`RuleSet.turn_options` itself, once
+    per case rather than once per state (they depend on the filled boxes and the flag,
+    not on the upper total), and their points join the pairs.
+
+    >>> from yahtzee_sim.rules import get_rules
+    >>> r = get_rules("yahtzee")
+    >>> sp = state_space(r)
+    >>> ctx = _box_context(r, sp, np.array([0, 0]), np.array([0, 1]))
+    >>> len(ctx.keys), ctx.s_legal.shape, int(ctx.s_bonus[1, 0])    # a Yahtzee scored: +100
+    (2, (2, 6, 13), 100)
+    """
+    nf, n_b, n_u = space.n_flag, space.n_boxes, space.n_u
+    keys = np.unique(np.asarray(m, dtype=np.int64) * nf + np.asarray(f, dtype=np.int64))
+    cm, cf = keys // nf, keys % nf
+    bits = np.int64(1) << np.arange(n_b, dtype=np.int64)
+    filled = (cm[:, None] & bits) != 0
+    legal = rules.legal_boxes(filled)
+    table = rules.score_tables[0 if throws == 1 else -1] if rules.roll_dependent else rules.score_table
+    table = table.astype(np.int64)
+    specials = _special_rolls(rules)
+    n_c, n_q = len(keys), len(specials)
+    if n_q:
+        thr = None if throws is None else np.full(n_c * n_q, throws, dtype=np.int8)
+        s_legal, s_sc, s_bonus = rules.turn_options(np.repeat(filled, n_q, axis=0),
+                                                    np.repeat(cf, n_q).astype(bool),
+                                                    np.tile(specials, n_c), throws=thr)
+        s_sc = np.where(s_legal, s_sc, 0).astype(np.int64)
+    else:
+        s_legal = np.zeros((0, n_b), dtype=bool)
+        s_sc = np.zeros((0, n_b), dtype=np.int64)
+        s_bonus = np.zeros(0, dtype=np.int16)
+    # the pairs: each box's own distinct points (Chance's 26 do not make Ones' 6 be
+    # evaluated 26 times), with the points the five-of-a-kind options pay
+    pts = [np.unique(np.concatenate([table[:, j], s_sc[s_legal[:, j], j]])) for j in range(n_b)]
+    box_of = np.concatenate([np.full(len(p), j, dtype=np.int64) for j, p in enumerate(pts)])
+    pts_of = np.concatenate(pts)
+    first = np.cumsum([0] + [len(p) for p in pts[:-1]]).astype(np.int64)
+    col = np.stack([first[j] + np.searchsorted(pts[j], table[:, j]) for j in range(n_b)], axis=1)
+    n_p = len(box_of)
+    if n_p >= np.iinfo(np.int16).max:     # pragma: no cover - a few hundred on every card
+        raise ValueError(f"the decision table of {rules.key} has too many (box, points) pairs")
+    s_pair = np.stack([first[j] + np.searchsorted(pts[j], s_sc[:, j]) for j in range(n_b)], axis=1)
+    s_pair = np.where(s_legal, s_pair, 0)
+    # per upper total: the pair's points plus the bonus it crosses, and the next total and flag
+    totals = np.arange(n_u, dtype=np.int64)
+    scores = np.zeros((n_u * n_p, n_b), dtype=np.int16)
+    scores[np.arange(n_u * n_p), np.tile(box_of, n_u)] = np.tile(pts_of, n_u)
+    ubg = rules.upper_bonus_gain(np.repeat(totals, n_p), scores)[np.arange(n_u * n_p), np.tile(box_of, n_u)]
+    gain = (pts_of[None, :] + ubg.reshape(n_u, n_p)).astype(np.int16)
+    up = rules.is_upper[box_of]
+    low = np.minimum(totals[:, None] + np.where(up, pts_of, 0)[None, :], space.cap) * nf
+    if nf == 2:
+        low |= ((box_of == rules.five_box_index) & (pts_of > 0)).astype(np.int64)[None, :]
+    regular = np.setdiff1d(np.arange(rules.dice.n_rolls), specials).astype(np.int64)
+    return _BoxContext(keys=keys, box_of=box_of, pair_bit=bits[box_of], gain=gain, low=low.astype(np.int64),
+                       col=col.astype(np.int64), legal=np.ascontiguousarray(legal), regular=regular,
+                       specials=specials.astype(np.int64),
+                       s_legal=np.ascontiguousarray(s_legal.reshape(n_c, n_q, n_b)),
+                       s_pair=s_pair.reshape(n_c, n_q, n_b).astype(np.int16),
+                       s_bonus=np.asarray(s_bonus, dtype=np.int16).reshape(n_c, n_q))
+
+
+def _box_picks_compiled(kx, space: StateSpace, values: np.ndarray, m, u, f, ctx: _BoxContext) -> np.ndarray:
+    """:func:`_box_picks` by the compiled loop (:func:`._decision_kernels.box_picks`)."""
+    m, u, f = (np.ascontiguousarray(a, dtype=np.int64) for a in (m, u, f))
+    key = m * space.n_flag + f
+    case = np.searchsorted(ctx.keys, key)
+    if (case >= len(ctx.keys)).any() or (ctx.keys[np.minimum(case, len(ctx.keys) - 1)] != key).any():
+        raise RuntimeError("decisions: a state outside its box context")     # pragma: no cover
+    out = np.empty((len(m), ctx.col.shape[0]), dtype=np.uint8)
+    values = values.view()
+    values.flags.writeable = False      # one compiled signature, whether the solve's table is mapped or not
+    kx.box_picks(m, u, f, case.astype(np.int64), values, space.n_u * space.n_flag, ctx.box_of, ctx.pair_bit,
+                 ctx.gain, ctx.low, ctx.legal, ctx.col, ctx.regular, ctx.specials, ctx.s_legal, ctx.s_pair,
+                 ctx.s_bonus, out)
+    return out
+
+
+def _box_picks(rules: RuleSet, space: StateSpace, values: np.ndarray, m, u, f, throws=None, ctx=None):
     """(U, R) uint8 as :func:`_box_picks_generic` for every roll, with the same numbers
     assembled per state: outside the rolls ``turn_options`` treats specially (five of a
     kind: jokers, bonuses, boxes paying after a Generala) a box's points are its score
     table's, so ``gain + value(next)`` depends on the state and the box's points only,
-    and is computed once per distinct points of each box, then looked up per roll."""
+    and is computed once per distinct points of each box, then looked up per roll.
+
+    Compiled (:data:`KERNELS`): one loop per chunk, the five-of-a-kind rolls' options
+    taken per case from ``ctx`` (:func:`_box_context`; made here for these states if
+    None). In NumPy: per chunk, those rolls by :func:`_box_picks_generic`."""
+    kx = _kernels()
+    if kx is not None:
+        if ctx is None:
+            ctx = _box_context(rules, space, m, f, throws)
+        return _box_picks_compiled(kx, space, np.ascontiguousarray(values, dtype=np.float64), m, u, f, ctx)
     table = rules.score_tables[0 if throws == 1 else -1] if rules.roll_dependent else rules.score_table
     table = table.astype(np.int64)
     n, r, b = len(m), rules.dice.n_rolls, space.n_boxes
@@ -290,14 +411,6 @@ def _box_picks(rules: RuleSet, space: StateSpace, values: np.ndarray, m, u, f, t
     bits = np.int64(1) << np.arange(b, dtype=np.int64)
     legal = rules.legal_boxes((m[:, None] & bits) != 0)
     worth = np.where(legal[:, box_of], gain + values[nxt], -np.inf).T.copy()    # (pairs, U)
-    kx = _kernels()
-    if kx is not None:
-        out = np.empty((n, r), dtype=np.uint8)
-        kx.first_best_box(worth, col.astype(np.int64), out)
-        special = _special_rolls(rules)
-        if len(special):
-            out[:, special] = _box_picks_generic(rules, space, values, m, u, f, special, throws)
-        return out
     pick = np.zeros((r, n), dtype=np.uint8)             # the first maximum, box by box
     best = worth[col[:, 0]]                             # (R, U) rows: roll by roll
     for j in range(1, b):
@@ -329,15 +442,25 @@ def _roll_sub_pos(rules: RuleSet) -> np.ndarray:
     return out
 
 
-def _decide(rules, space, values, plan_values, m, u, f, served):
-    """Decisions of one chunk of states: keeps per rerolls left, boxes, served boxes."""
+def _box_contexts(rules, space, m, f, served):
+    """The :func:`_box_context` of the boxes and of the served boxes (None without the
+    compiled loops, or without served combinations)."""
+    if _kernels() is None:
+        return None, None
+    return (_box_context(rules, space, m, f, throws=2 if served else None),
+            _box_context(rules, space, m, f, throws=1) if served else None)
+
+
+def _decide(rules, space, values, plan_values, m, u, f, served, ctxs=(None, None)):
+    """Decisions of one chunk of states: keeps per rerolls left, boxes, served boxes
+    (``ctxs``: :func:`_box_contexts` of states these are among, or made here)."""
     from ._solver_lattice import lattice
 
     lat, roll_sub_pos = lattice(rules.dice), _roll_sub_pos(rules)
     kv = plan_values(m, u, f)
     keeps = [None] + [_keep_picks(kv[j], lat, roll_sub_pos) for j in range(1, rules.n_rolls)]
-    boxes = _box_picks(rules, space, values, m, u, f, throws=2 if served else None)
-    sboxes = _box_picks(rules, space, values, m, u, f, throws=1) if served else None
+    boxes = _box_picks(rules, space, values, m, u, f, throws=2 if served else None, ctx=ctxs[0])
+    sboxes = _box_picks(rules, space, values, m, u, f, throws=1, ctx=ctxs[1]) if served else None
     return keeps, boxes, sboxes
 
 
@@ -349,7 +472,7 @@ def _shared_u8(shape) -> np.ndarray:
     return np.frombuffer(mmap.mmap(-1, max(n, 1)), dtype=np.uint8, count=n).reshape(shape)
 
 
-def _build_part(rules, space, values, plan_values, served, chunk, states, out, part, n_parts,
+def _build_part(rules, space, values, plan_values, served, chunk, states, out, ctxs, part, n_parts,
                 on_chunk=None):
     """Decide chunks part, part + n_parts, ... of the states into ``out`` (keeps, boxes, sboxes)."""
     m, u, f = states
@@ -357,7 +480,7 @@ def _build_part(rules, space, values, plan_values, served, chunk, states, out, p
     n = len(m)
     for lo in range(part * chunk, n, n_parts * chunk):
         hi = min(lo + chunk, n)
-        k, b, sb = _decide(rules, space, values, plan_values, m[lo:hi], u[lo:hi], f[lo:hi], served)
+        k, b, sb = _decide(rules, space, values, plan_values, m[lo:hi], u[lo:hi], f[lo:hi], served, ctxs)
         for j in range(1, rules.n_rolls):
             keeps[j][lo:hi] = k[j]
         boxes[lo:hi] = b
@@ -392,7 +515,8 @@ def _build(rules: RuleSet, values: np.ndarray, plan_values, served: bool, chunk:
     out = (keeps, boxes, sboxes)
     report(phase, 0, n)
     _precompile()                   # once, here: the forked builders inherit the machine code
-    args = (rules, space, values, plan_values, served, chunk, (m, u, f), out)
+    ctxs = _box_contexts(rules, space, m, f, served)      # and these
+    args = (rules, space, values, plan_values, served, chunk, (m, u, f), out, ctxs)
     run_parts(lambda part: _build_part(*args, part, workers,
                                        on_chunk=(lambda k: report(phase, k, n)) if part == 0 else None),
               workers, what="decision table builder")
@@ -404,7 +528,7 @@ def _mean_planner(rules: RuleSet, values: np.ndarray):
     model = turn_model(rules, np.float32)     # the strategy's widget: float32, as it plays
 
     def plan_values(m, u, f):
-        _, (kv, _) = turn_values(model, values, None, m, u, f, plan=True)
+        _, (kv, _) = turn_values(model, values, None, m, u, f, plan="keeps")    # the same keep values
         return kv
     return plan_values, model.served
 

@@ -742,7 +742,7 @@ def _kernels():
 
 
 def turn_values(model: TurnModel, values: np.ndarray, variances: np.ndarray | None,
-                mask: np.ndarray, u: np.ndarray, flag: np.ndarray, *, plan: bool = False,
+                mask: np.ndarray, u: np.ndarray, flag: np.ndarray, *, plan: bool | str = False,
                 compiled: bool = False):
     """Optimal value (and variance) of the rest of the game from U states.
 
@@ -751,7 +751,9 @@ def turn_values(model: TurnModel, values: np.ndarray, variances: np.ndarray | No
     ``plan=True`` (means only) returns ``(value, keep_values)`` where
     ``keep_values[j]`` is the (K, U) expected value of each keep (solver order)
     with ``j`` rerolls left after it, and ``keep_values`` also holds the scratch
-    offset ``c`` that the values are relative to. ``compiled`` (without ``plan``):
+    offset ``c`` that the values are relative to; ``plan="keeps"``: the keep values only
+    (``value`` None: the last reroll's sweep and the first roll's mean are skipped, and
+    the last ``keep_values`` is the scratch array itself). ``compiled`` (without ``plan``):
     use the compiled kernels (see :data:`KERNELS`; loading them the first time in a
     process takes about 0.3 s, so only the solver asks for them).
     """
@@ -882,6 +884,9 @@ def turn_values(model: TurnModel, values: np.ndarray, variances: np.ndarray | No
             expect(lat, z)
             if served_rows is not None and j == rules.n_rolls - 1:
                 z[rb] = served_rows[0]      # holding all dice now keeps them served
+            if plan == "keeps" and j == rules.n_rolls - 1:
+                keep_values[j] = z          # nothing changes it any more (a decision table's build)
+                return None, (keep_values, c)
             keep_values[j] = z.copy()
             best_subkeep_mean(lat, z)
         ez = first_roll_mean(lat, z[rb])
