@@ -11,6 +11,7 @@ a figure measured under load is not comparable with one measured quiet.
 
     python benchmarks/bench_cold.py                       # the quick commands
     python benchmarks/bench_cold.py --long                # also target and Maxi Yatzy (minutes)
+    python benchmarks/bench_cold.py --more                # also advise, extremes, policy-value, ...
     python benchmarks/bench_cold.py --venv /tmp/v --keep  # reuse/keep an environment
     python benchmarks/bench_cold.py --markdown            # rows for benchmarks/RESULTS.md
     python benchmarks/bench_cold.py --source ../main --venv /tmp/v-main   # another tree (before/after)
@@ -42,6 +43,15 @@ LONG = {
     "solve maxi-yatzy no-saved-throws": ["solve", "--rules", "maxi-yatzy", "--option", "no-saved-throws"],
     "solve Finnish Maxi Yatzy (house file)": ["solve", "--rules",
                                               str(ROOT / "experiments" / "rules" / "maxi-yatzy-finnish.toml")],
+}
+
+MORE = {     # the other commands a new user meets first (`--more`)
+    "advise yahtzee": ["advise", "--rules", "yahtzee", "--dice", "13356", "--rolls-left", "2"],
+    "extremes yahtzee": ["extremes", "--rules", "yahtzee"],
+    "policy-value keep-largest": ["policy-value", "--rules", "yahtzee", "--strategy", "keep-largest"],
+    "simulate heuristic 100k": ["simulate", "--rules", "yahtzee", "--strategy", "heuristic", "--games", "100000",
+                                "--seed", "1"],
+    "benchmark greedy": ["benchmark", "greedy", "--rules", "yahtzee", "--seed", "1"],
 }
 
 
@@ -96,6 +106,8 @@ def timed(py: Path, args: list[str], cache: Path) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--long", action="store_true", help="also target and the Maxi Yatzy solves (minutes each)")
+    parser.add_argument("--more", action="store_true", help="also advise, extremes, policy-value, heuristic games, "
+                                                            "benchmark")
     parser.add_argument("--only", action="append", default=[], help="run only the commands whose name has this text")
     parser.add_argument("--venv", help="the environment to use (made if missing); default: a new temporary one")
     parser.add_argument("--venv-per-command", action="store_true", help="a new environment for every command")
@@ -106,7 +118,7 @@ def main() -> None:
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
     args = parser.parse_args()
 
-    commands = dict(COMMANDS, **(LONG if args.long else {}))
+    commands = dict(COMMANDS, **(LONG if args.long else {}), **(MORE if args.more else {}))
     if args.only:
         commands = {k: v for k, v in commands.items() if any(o in k for o in args.only)}
     work = Path(tempfile.mkdtemp(prefix="bench-cold-"))
