@@ -433,12 +433,21 @@ def _special_rolls(rules: RuleSet) -> np.ndarray:
     return np.flatnonzero(rules.five_face > 0)
 
 
+_ROLL_SUB_POS: dict = {}
+
+
 def _roll_sub_pos(rules: RuleSet) -> np.ndarray:
-    """(R, K) position of each keep in each roll's :func:`sub_keep_order` (-1: not a sub-keep)."""
-    sub, _ = sub_keep_order(rules)
-    out = np.full((rules.dice.n_rolls, rules.dice.n_keeps), -1, dtype=np.int16)
-    r, j = np.nonzero(sub >= 0)
-    out[r, sub[r, j]] = j
+    """(R, K) position of each keep in each roll's :func:`sub_keep_order` (-1: not a sub-keep;
+    shared: not to be written). It depends on the dice alone: made once per dice table, not
+    once per chunk of a build (615 chunks of ``yahtzee``: 0.09 CPU s). Left writable: the
+    keep sweep's one compiled signature takes a writable array."""
+    out = _ROLL_SUB_POS.get(rules.dice)
+    if out is None:
+        sub, _ = sub_keep_order(rules)
+        out = np.full((rules.dice.n_rolls, rules.dice.n_keeps), -1, dtype=np.int16)
+        r, j = np.nonzero(sub >= 0)
+        out[r, sub[r, j]] = j
+        _ROLL_SUB_POS[rules.dice] = out
     return out
 
 
