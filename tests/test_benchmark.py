@@ -9,6 +9,7 @@ against the strategy's own games.
 from __future__ import annotations
 
 import json
+import os
 import textwrap
 
 import numpy as np
@@ -190,3 +191,55 @@ def test_library_entry_is_the_function_even_after_its_module_is_imported():
     import yahtzee_sim.benchmarking  # noqa: F401  (a submodule import must not shadow ys.benchmark)
 
     assert callable(ys.benchmark) and ys.benchmark is benchmark and ys.Benchmark.__name__ == "Benchmark"
+
+
+def _card(b):
+    """A benchmark's numbers, without its timings."""
+    s = b.summary()
+    s.pop("seconds")
+    if s["losses"] is not None:
+        s["losses"].pop("seconds")
+    return s
+
+
+def test_the_work_beside_gives_the_card_computed_here(monkeypatch, tmp_path):
+    """Optimal play's solves and the loss accounting run in a forked process beside the
+    distributions (issue 21, the benchmark's first run); the card is the one computed
+    in one process, to the last bit, and so is it when that process dies mid-way."""
+    from yahtzee_sim import forkpool
+    from yahtzee_sim.exact import losses
+
+    args = dict(against=["optimal", "keep-largest"], games=2000, seed=11, **GAME)
+    parent = os.getpid()
+    account = losses.loss_accounting
+    where = tmp_path / "pids"
+
+    def noted(*a, **k):                                     # says which process accounted
+        with open(where, "a") as f:
+            f.write(f"{os.getpid()}\n")
+        return account(*a, **k)
+
+    monkeypatch.setattr(losses, "loss_accounting", noted)
+    beside = benchmark("greedy", **args)
+    assert [int(p) for p in where.read_text().split()] != [parent]      # accounted in the child
+    assert beside.losses is not None and beside.losses.rules is beside.rules
+    with monkeypatch.context() as m:
+        m.setattr(forkpool, "can_fork", lambda: False)      # nothing beside: all of it here
+        here = benchmark("greedy", **args)
+    assert _card(beside) == _card(here)
+
+    def dies_beside(*a, **k):
+        if os.getpid() != parent:
+            os._exit(9)                                     # the child, at its last step
+        return noted(*a, **k)
+
+    where.unlink()
+    monkeypatch.setattr(losses, "loss_accounting", dies_beside)
+    assert _card(benchmark("greedy", **args)) == _card(here)
+    assert [int(p) for p in where.read_text().split()] == [parent]      # then accounted here
+
+
+def test_an_optimal_benchmark_waits_for_its_solve_beside():
+    b = benchmark("optimal", against=["greedy"], games=1000, seed=2, **GAME)
+    assert b.method == "exact" and abs(b.mean - b.optimal_mean) < 1e-9
+    assert abs(b.losses.gap) < 1e-9 and b.losses.share_optimal == pytest.approx(1.0)

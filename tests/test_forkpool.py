@@ -201,3 +201,74 @@ def test_a_compiler_no_longer_needed_is_stopped_and_reaped(tmp_path):
     job.stop()
     assert not job.running() and job.exitcode == -signal.SIGKILL and time.monotonic() - t0 < 30
     assert not (tmp_path / "k.nbi.compiling").exists() and _gone(job.pid)
+
+
+# -- steps beside (the benchmark's second core) ---------------------------------------
+def test_steps_beside_run_in_one_child_in_order_and_come_back_by_name():
+    from yahtzee_sim.forkpool import Beside
+
+    seen = []
+    b = Beside([("first", lambda: seen.append(1) or (os.getpid(), len(seen))),
+                ("second", lambda: (os.getpid(), len(seen)))], what="a test")
+    try:
+        pid2, n2 = b.result("second")           # asked out of order: the first is kept for later
+        pid1, n1 = b.result("first")
+        assert pid1 == pid2 != os.getpid() and (n1, n2) == (1, 1)     # one child, steps in order
+        assert seen == []                       # the steps ran there, not here
+        assert b.result("first") == (pid1, n1)  # asked again: the same answer
+    finally:
+        b.stop()
+
+
+def test_a_step_beside_that_fails_says_so_and_the_next_steps_still_run():
+    from yahtzee_sim.forkpool import Beside
+
+    b = Beside([("bad input", lambda: int("x")), ("bug", lambda: {}[7]),
+                ("unpicklable", lambda: (lambda: 1)), ("fine", lambda: 5)], what="a benchmark")
+    try:
+        with pytest.raises(ValueError, match=r"^invalid literal for int\(\) with base 10: 'x'$"):
+            b.result("bad input")
+        with pytest.raises(RuntimeError, match=r"^a benchmark: bug failed beside: KeyError: 7$"):
+            b.result("bug")
+        with pytest.raises(RuntimeError, match="could not be sent back"):
+            b.result("unpicklable")
+        assert b.result("fine") == 5
+        with pytest.raises(RuntimeError, match="not done beside"):
+            b.result("never asked for")
+    finally:
+        b.stop()
+
+
+def test_a_child_beside_that_dies_is_an_error_for_the_steps_left_not_a_hang():
+    from yahtzee_sim.forkpool import Beside
+
+    t0 = time.monotonic()
+    b = Beside([("one", lambda: 1), ("dies", lambda: os._exit(3)), ("after", lambda: 2)], what="x")
+    assert b.result("one") == 1
+    for name in ("dies", "after"):
+        with pytest.raises(RuntimeError, match=f"x: {name} was not done beside"):
+            b.result(name)
+    assert time.monotonic() - t0 < 30
+    b.stop()
+
+
+def test_steps_no_longer_wanted_are_stopped_at_once_and_reaped():
+    from yahtzee_sim.forkpool import Beside
+
+    b = Beside([("long", lambda: time.sleep(60))], what="x")
+    pid = b._child.pid
+    t0 = time.monotonic()
+    b.stop()
+    assert time.monotonic() - t0 < 30 and not b._child.running() and _gone(pid)
+    with pytest.raises(RuntimeError, match="not done beside"):
+        b.result("long")
+
+
+def test_without_fork_nothing_runs_beside_and_the_caller_does_it(monkeypatch):
+    from yahtzee_sim import forkpool
+
+    monkeypatch.setattr(forkpool, "can_fork", lambda: False)
+    b = forkpool.Beside([("step", lambda: 1)], what="x")
+    with pytest.raises(RuntimeError, match="not done beside"):
+        b.result("step")
+    b.stop()

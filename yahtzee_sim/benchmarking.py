@@ -30,6 +30,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass, field
@@ -138,6 +139,98 @@ def _exact_distribution(rules, strat, progress):
         return None, str(exc)
 
 
+def _work_beside(rules, strat_arg, strategies, losses: bool, top: int):
+    """Start, in a forked process (:class:`~yahtzee_sim.forkpool.Beside`), the steps that
+    wait for nothing this process computes first: optimal play's two solves (float64 for
+    the mean and the losses, float32 for its decisions) and the loss accounting; this
+    process meanwhile computes the other strategies' distributions (a first run on a
+    machine also compiles the kernels of each, one core each). The solves land in the
+    solver's cache, where this process then loads them; the losses come back pickled.
+    Their results are the ones computed here (the same code on the same inputs)."""
+    from .forkpool import Beside
+
+    held: dict = {}
+    steps: list = []
+
+    if losses:
+        def walk() -> None:         # its compilation, the first time, beside the solves
+            from .exact.losses import compile_walk_beside
+
+            held["walk"] = compile_walk_beside()
+        steps.append(("walk", walk))
+
+    def optimal_mean() -> float:
+        from .exact.solver import solve
+
+        return solve(rules, dtype=np.float64).mean
+    steps.append(("optimal mean", optimal_mean))
+
+    if any(s.name == "optimal" for s in strategies):
+        def optimal_play() -> None:
+            from .exact.decisions import precompile
+
+            optimal = get_strategy("optimal")
+            optimal.progress = False
+            optimal.prepare(rules)  # its solve, into the cache
+            precompile()            # the loops of its decision table's build
+        steps.append(("optimal play", optimal_play))
+
+    if losses:
+        def account():
+            from .exact.losses import loss_accounting
+
+            if "walk" in held:
+                held["walk"]()
+            # a rule set does not pickle (its scoring functions): it travels back without it
+            return dataclasses.replace(loss_accounting(rules, strat_arg, top=top), rules=None)
+        steps.append(("losses", account))
+    return Beside(steps, what="benchmark")
+
+
+def _wait_beside(beside, step: str, report, phase: str) -> None:
+    """Wait for ``step`` beside (its table then loads here); if it failed or was not run,
+    this process does the work itself where it needs it."""
+    from .progress import heartbeat
+
+    with heartbeat(report, phase):
+        try:
+            beside.result(step)
+        except (ValueError, RuntimeError):
+            pass
+
+
+def _optimal_mean(beside, rules, report) -> float:
+    """Optimal play's exact expected score (float64: the values the loss accounting uses,
+    so the gap printed is the one accounted); NaN for a game the exact engine cannot solve."""
+    from .exact.solver import solve
+    from .progress import heartbeat
+
+    try:
+        with heartbeat(report, f"solving {rules.key}"):
+            return float(beside.result("optimal mean"))
+    except ValueError:
+        return math.nan
+    except RuntimeError:
+        pass
+    try:
+        return solve(rules, dtype=np.float64, progress=report).mean
+    except ValueError:
+        return math.nan
+
+
+def _losses(beside, rules, strat, strat_arg, top: int, report):
+    """The exact loss accounting, from beside (computed here if that failed)."""
+    from .progress import heartbeat
+
+    try:
+        with heartbeat(report, f"accounting the losses of {strat.name} on {rules.key}"):
+            return dataclasses.replace(beside.result("losses"), rules=rules)
+    except RuntimeError:
+        from .exact.losses import loss_accounting
+
+        return loss_accounting(rules, strat_arg, top=top, progress=report)
+
+
 def benchmark(strategy: str | Strategy, *, against=DEFAULT_AGAINST, rules: str | RuleSet = "yahtzee",
               options=(), games: int = DEFAULT_GAMES, seed=None, losses: bool = True,
               top: int = 20, progress=None) -> Benchmark:
@@ -179,79 +272,85 @@ def benchmark(strategy: str | Strategy, *, against=DEFAULT_AGAINST, rules: str |
         seed = int(np.random.SeedSequence().generate_state(1)[0] % 10**9)
     report = as_progress(progress)
     strat_arg = strategy if isinstance(strategy, str) else strat
-    dist, why_not = _exact_distribution(rules, strat_arg, report)
-    opt_dist = None
+    # what does not need this process's first results runs beside on the second core
+    beside = _work_beside(rules, strat_arg, [strat, *opponents], losses, top)
     try:
-        from .exact.solver import solve
-
-        # float64: the values the loss accounting uses, so the gap printed is the one accounted
-        optimal_mean = solve(rules, dtype=np.float64, progress=report).mean
-    except ValueError:
-        optimal_mean = math.nan
-    report(f"simulating {strat.name} on {rules.key}", 0, 1 + len(against))
-    sim = simulate(rules, get_strategy(strategy), n, seed=seed)
-    s = sim.summary()
-    if dist is not None:
-        method, mean, sd, low, high = "exact", dist.mean, dist.sd, dist.mean, dist.mean
-    else:
-        method, mean, sd = "simulated", float(s["mean"]), float(s["sd"])
-        low, high = (float(x) for x in sim.ci("mean"))
-    comps = []
-    for i, (name, opp) in enumerate(zip(against, opponents)):
-        report(f"simulating {opp.name} on {rules.key} (the same dice)", i + 1, 1 + len(against))
-        try:
-            other = simulate(rules, get_strategy(name), n, seed=seed)
-        except ValueError as exc:   # e.g. optimal play on a game the exact engine cannot solve
-            if isinstance(exc, StrategyError):
-                raise
-            comps.append(dict(dict.fromkeys(_COMP_KEYS, math.nan), opponent=opp.name, games=n,
-                              method="not played", note=str(exc)))
-            continue
-        paired = compare_results(sim, other)
-        odist, _ = _exact_distribution(rules, name, report)
-        if opp.name == "optimal":
-            opt_dist = odist
-        comp = {"opponent": opp.name,
-                "opponent_mean": odist.mean if odist is not None else float(other.summary()["mean"]),
-                "diff": float(paired.diff), "diff_low": float(paired.low), "diff_high": float(paired.high),
-                "diff_exact": (dist.mean - odist.mean) if dist is not None and odist is not None else math.nan,
-                "games": n, "note": ""}
-        if dist is not None and odist is not None:
-            from .exact.winodds import win_odds
-
-            odds = win_odds([dist.pmf, odist.pmf], names=[strat.name, opp.name])
-            comp.update(p_win=float(odds.p_win[0]), p_tie=float(odds.p_tie[0]),
-                        p_win_low=float(odds.p_win[0]), p_win_high=float(odds.p_win[0]), method="exact")
+        if strat.name == "optimal":
+            _wait_beside(beside, "optimal play", report, f"solving optimal play on {rules.key}")
+        dist, why_not = _exact_distribution(rules, strat_arg, report)
+        odists = {}                 # the other exact distributions first: optimal play is solved meanwhile
+        for name, opp in zip(against, opponents):
+            if opp.name != "optimal" and name not in odists:
+                odists[name] = _exact_distribution(rules, name, report)[0]
+        report(f"simulating {strat.name} on {rules.key}", 0, 1 + len(against))
+        sim = simulate(rules, get_strategy(strategy), n, seed=seed)
+        s = sim.summary()
+        if dist is not None:
+            method, mean, sd, low, high = "exact", dist.mean, dist.sd, dist.mean, dist.mean
         else:
-            a = np.asarray(sim.games["total"])
-            b = np.asarray(other.games["total"])
-            wins = int((a > b).sum())
-            ci = proportion_ci(wins, n)
-            comp.update(p_win=wins / n, p_tie=float((a == b).mean()), p_win_low=float(ci.low),
-                        p_win_high=float(ci.high), method="simulated")
-        comps.append(comp)
-    if opt_dist is None and not math.isnan(optimal_mean):
-        opt_dist, _ = _exact_distribution(rules, "optimal", report)
-    acc, note = None, ""
-    if losses:
-        if dist is None:            # estimated from simulated games, each decision's loss exact
-            from .exact.losses import estimate_losses
-
+            method, mean, sd = "simulated", float(s["mean"]), float(s["sd"])
+            low, high = (float(x) for x in sim.ci("mean"))
+        comps = []
+        opt_dist = None
+        for i, (name, opp) in enumerate(zip(against, opponents)):
+            if opp.name == "optimal":
+                _wait_beside(beside, "optimal play", report, f"solving optimal play on {rules.key}")
+            report(f"simulating {opp.name} on {rules.key} (the same dice)", i + 1, 1 + len(against))
             try:
-                acc = estimate_losses(rules, strat_arg, n, seed=seed, top=top)
-                note = f"estimated from {n:,} simulated games (no exact accounting: {why_not})"
-            except ValueError as exc:
+                other = simulate(rules, get_strategy(name), n, seed=seed)
+            except ValueError as exc:   # e.g. optimal play on a game the exact engine cannot solve
                 if isinstance(exc, StrategyError):
                     raise
-                note = f"no loss accounting: {exc}"
-        else:
-            from .exact.losses import loss_accounting
+                comps.append(dict(dict.fromkeys(_COMP_KEYS, math.nan), opponent=opp.name, games=n,
+                                  method="not played", note=str(exc)))
+                continue
+            paired = compare_results(sim, other)
+            odist = odists[name] if name in odists else _exact_distribution(rules, name, report)[0]
+            if opp.name == "optimal":
+                opt_dist = odist
+            comp = {"opponent": opp.name,
+                    "opponent_mean": odist.mean if odist is not None else float(other.summary()["mean"]),
+                    "diff": float(paired.diff), "diff_low": float(paired.low), "diff_high": float(paired.high),
+                    "diff_exact": (dist.mean - odist.mean) if dist is not None and odist is not None else math.nan,
+                    "games": n, "note": ""}
+            if dist is not None and odist is not None:
+                from .exact.winodds import win_odds
 
-            try:
-                acc = loss_accounting(rules, strat_arg, top=top, progress=report)
-            except ValueError as exc:
-                note = str(exc)
-    else:
-        note = "loss accounting not asked for"
+                odds = win_odds([dist.pmf, odist.pmf], names=[strat.name, opp.name])
+                comp.update(p_win=float(odds.p_win[0]), p_tie=float(odds.p_tie[0]),
+                            p_win_low=float(odds.p_win[0]), p_win_high=float(odds.p_win[0]), method="exact")
+            else:
+                a = np.asarray(sim.games["total"])
+                b = np.asarray(other.games["total"])
+                wins = int((a > b).sum())
+                ci = proportion_ci(wins, n)
+                comp.update(p_win=wins / n, p_tie=float((a == b).mean()), p_win_low=float(ci.low),
+                            p_win_high=float(ci.high), method="simulated")
+            comps.append(comp)
+        optimal_mean = _optimal_mean(beside, rules, report)
+        if opt_dist is None and not math.isnan(optimal_mean):
+            opt_dist, _ = _exact_distribution(rules, "optimal", report)
+        acc, note = None, ""
+        if losses:
+            if dist is None:            # estimated from simulated games, each decision's loss exact
+                from .exact.losses import estimate_losses
+
+                beside.stop()           # its exact accounting cannot be had: the core is this one's
+                try:
+                    acc = estimate_losses(rules, strat_arg, n, seed=seed, top=top)
+                    note = f"estimated from {n:,} simulated games (no exact accounting: {why_not})"
+                except ValueError as exc:
+                    if isinstance(exc, StrategyError):
+                        raise
+                    note = f"no loss accounting: {exc}"
+            else:
+                try:
+                    acc = _losses(beside, rules, strat, strat_arg, top, report)
+                except ValueError as exc:
+                    note = str(exc)
+        else:
+            note = "loss accounting not asked for"
+    finally:
+        beside.stop()               # done (or failed): nothing left running behind
     return Benchmark(rules, strat.name, int(seed), n, method, float(mean), float(sd), float(low), float(high),
                      float(optimal_mean), comps, acc, note, dist, opt_dist, sim, time.perf_counter() - t0)

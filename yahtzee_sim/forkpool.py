@@ -21,7 +21,9 @@ that pickles its work cannot do. What every such split needs is here, once:
 :class:`ForkPool` keeps its children between tasks (the solver sends one per level);
 :func:`run_parts` forks for one task split into parts, this process taking part 0;
 :func:`compile_beside` compiles numba kernels in a forked process while this one
-works on (the first run on a machine, where numba's disk cache is empty).
+works on (the first run on a machine, where numba's disk cache is empty);
+:class:`Beside` runs a command's independent steps one after another in a forked
+process while this one does the rest, and hands back each step's result when asked.
 
 >>> run_parts(lambda part: part * part, 3, what="squares")
 [0, 1, 4]
@@ -39,7 +41,7 @@ import threading
 from typing import Any, Callable
 
 __all__ = ["ForkPool", "run_parts", "fork_workers", "default_jobs", "default_workers", "can_fork", "watch_parent",
-           "compile_beside", "Compiling", "kernels_cached", "PARENT_POLL_SECONDS", "JOIN_SECONDS",
+           "compile_beside", "Compiling", "kernels_cached", "Beside", "PARENT_POLL_SECONDS", "JOIN_SECONDS",
            "COMPILE_LOCK_SECONDS"]
 
 PARENT_POLL_SECONDS = 0.5
@@ -426,3 +428,96 @@ def compile_beside(compile: Callable[[], Any], *, kernels=(), lock: bool = False
             finally:
                 os._exit(code)
     return Compiling(pid, lock_path)
+
+
+# -- steps beside -----------------------------------------------------------------------
+class Beside:
+    """``steps`` (``(name, step)`` pairs) run one after another in a forked process while
+    this one works on; :meth:`result` hands back a step's return value (waiting for it).
+
+    For a command with independent parts (the benchmark: optimal play's solve and the
+    loss accounting beside the strategies' distributions), the second core does the
+    steps: their tables land in the disk caches as usual (a later step here loads them)
+    and their return values travel back pickled. The child is an ordinary fork, not a
+    pool's daemon, so its steps split their own work over processes as they would here
+    (the same sums, in the same order). It dies with this process (:func:`watch_parent`)
+    and ignores Ctrl-C; :meth:`stop` ends it at once.
+
+    A step's ``ValueError`` is raised by :meth:`result` as itself (bad input, a game too
+    large: the same answer as here); anything else, a child that died, or no child at
+    all (no fork on this system, a daemon process) is a ``RuntimeError``, on which the
+    caller does the step itself.
+
+    >>> b = Beside([("square", lambda: 7 * 7), ("bad", lambda: int("x"))], what="a test")
+    >>> b.result("square")
+    49
+    >>> b.result("bad")
+    Traceback (most recent call last):
+    ...
+    ValueError: invalid literal for int() with base 10: 'x'
+    >>> b.stop()
+    """
+
+    def __init__(self, steps: list, *, what: str):
+        import multiprocessing
+
+        self.what = what
+        self._got: dict = {}
+        self._conn: Any = None
+        self._child = Compiling()
+        if not steps or not can_fork():
+            return
+        receive, send = multiprocessing.Pipe(duplex=False)
+        parent = os.getpid()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child: runs the steps, sends each outcome
+            try:
+                receive.close()
+                watch_parent(parent)
+                try:
+                    signal.signal(signal.SIGINT, signal.SIG_IGN)    # Ctrl-C is the parent's to handle
+                except ValueError:
+                    pass
+                for name, step in steps:
+                    try:
+                        reply = (name, "ok", step())
+                    except BaseException as exc:
+                        reply = (name, "error", isinstance(exc, ValueError), f"{type(exc).__name__}: {exc}",
+                                 str(exc))
+                    try:
+                        send.send(reply)
+                    except Exception as exc:  # a result that does not pickle: the caller does it itself
+                        send.send((name, "error", False, f"its result could not be sent back: {exc}", ""))
+            finally:
+                os._exit(0)
+        send.close()
+        self._conn = receive
+        self._child = Compiling(pid)          # reaped by a thread as soon as it ends
+
+    def result(self, name: str) -> Any:
+        """What step ``name`` returned, waiting for it (see the class docstring for failures)."""
+        while name not in self._got and self._conn is not None:
+            try:
+                reply = self._conn.recv()
+            except (EOFError, OSError):
+                self._close()
+                break
+            self._got[reply[0]] = reply[1:]
+        got = self._got.get(name)
+        if got is None:
+            raise RuntimeError(f"{self.what}: {name} was not done beside (no process, or it ended)")
+        if got[0] == "ok":
+            return got[1]
+        if got[1]:
+            raise ValueError(got[3])
+        raise RuntimeError(f"{self.what}: {name} failed beside: {got[2]}")
+
+    def _close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def stop(self) -> None:
+        """End the child at once (its steps are no longer wanted: an error here, or done)."""
+        self._child.stop()
+        self._close()

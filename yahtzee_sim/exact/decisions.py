@@ -59,7 +59,7 @@ from . import cache as _cache
 from .space import StateSpace, state_space, turn_model, turn_values
 from ..validate import whole_number
 
-__all__ = ["DecisionTable", "decision_table", "table_of_values", "sub_keep_order", "table_bytes",
+__all__ = ["DecisionTable", "decision_table", "table_of_values", "sub_keep_order", "table_bytes", "precompile",
            "MAX_TABLE_BYTES", "COMPRESSED_KINDS",
            "DECISIONS_VERSION", "decisions_cache_path"]
 
@@ -231,6 +231,15 @@ def _kernels():
     except ImportError:  # pragma: no cover - numba is a dependency
         return None
     return _decision_kernels
+
+
+def precompile() -> None:
+    """Compile (or load from numba's cache) the build's loops: before its workers fork,
+    or ahead of a build that comes later (a command doing other work meanwhile).
+
+    >>> precompile()
+    """
+    _precompile()
 
 
 def _precompile() -> None:

@@ -58,7 +58,8 @@ from ..strategy import Strategy, get_strategy
 from .policy import move_steps
 from ..validate import renamed_keywords, whole_number
 
-__all__ = ["OPTIMAL_TOL", "TOP_POSITIONS", "LossAccounting", "estimate_losses", "kind_names", "loss_accounting"]
+__all__ = ["OPTIMAL_TOL", "TOP_POSITIONS", "LossAccounting", "compile_walk_beside", "estimate_losses", "kind_names",
+           "loss_accounting"]
 
 TOP_POSITIONS = 20
 """Costliest positions kept (reach probability times loss)."""
@@ -388,6 +389,21 @@ class _Acc:
         self.reach_next[part["reach_idx"]] += part["reach_val"]
         for w, rec in part["best"]:
             self.best.add(w, rec)
+
+
+def compile_walk_beside():
+    """Start compiling the accounting's walk in a forked process if numba's cache has no
+    copy (a command that accounts losses later, after other work); returns what to call
+    to wait for it (:class:`~yahtzee_sim.forkpool.Compiling`: at once when nothing was
+    started). Call it and wait before :func:`loss_accounting`, which otherwise starts
+    its own compilation while this one is still under way.
+
+    >>> compile_walk_beside()() in (True, False)
+    True
+    """
+    from ._loss_kernels import compile_beside
+
+    return compile_beside()
 
 
 @renamed_keywords(workers="jobs")   # jobs, as the runner's: one word for the processes
