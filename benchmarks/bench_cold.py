@@ -6,7 +6,9 @@ compiled kernels in its ``__pycache__``), and each command gets an empty solver
 cache folder and no compiled kernels (numba's cache files of the installed package
 are removed before each cold run; ``--venv-per-command`` makes a new environment for
 each command instead). Warm is the same command run again right after, with what
-the cold run left. The load average (1 minute) is read before and after each run:
+the cold run left (``--warm-runs N``: N runs, the last reported: a benchmark's
+second run still compiles the loop that plays optimal's games by the table the
+first run built, so its third is the one that finds everything ready). The load average (1 minute) is read before and after each run:
 a figure measured under load is not comparable with one measured quiet.
 
     python benchmarks/bench_cold.py                       # the quick commands
@@ -14,6 +16,7 @@ a figure measured under load is not comparable with one measured quiet.
     python benchmarks/bench_cold.py --more                # also advise, extremes, policy-value, ...
     python benchmarks/bench_cold.py --venv /tmp/v --keep  # reuse/keep an environment
     python benchmarks/bench_cold.py --markdown            # rows for benchmarks/RESULTS.md
+    python benchmarks/bench_cold.py --more --only benchmark --warm-runs 3   # cold, then the settled warm
     python benchmarks/bench_cold.py --source ../main --venv /tmp/v-main   # another tree (before/after)
 """
 
@@ -114,6 +117,10 @@ def main() -> None:
     parser.add_argument("--source", default=str(ROOT),
                         help="the source tree to install (default: this one; another checkout for a before/after)")
     parser.add_argument("--keep", action="store_true", help="keep the environment and the cache folders")
+    parser.add_argument("--warm-runs", type=int, default=1,
+                        help="warm runs after the cold one; the last is reported (default 1: the run right after; "
+                             "more for a command whose second run still compiles, e.g. benchmark, whose next run "
+                             "plays optimal's games by the table the first one built, and compiles that loop)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
     args = parser.parse_args()
@@ -136,12 +143,15 @@ def main() -> None:
             cleared = clear_kernels(py)
             cache = work / f"cache-{i}"
             cold = timed(py, cmd, cache)
-            warm = timed(py, cmd, cache)
-            rows.append({"command": name, "argv": cmd, "cold": cold, "warm": warm, "kernel_files_cleared": cleared,
-                         "cores": os.cpu_count()})
+            warms = [timed(py, cmd, cache) for _ in range(max(1, args.warm_runs))]
+            warm = warms[-1]
+            rows.append({"command": name, "argv": cmd, "cold": cold, "warm": warm, "warm_runs": warms,
+                         "kernel_files_cleared": cleared, "cores": os.cpu_count()})
+            runs = ", ".join(f"{w['seconds']:.1f}" for w in warms)
             print(f"# {name}: cold {cold['seconds']:.1f} s, {cold['cpu_seconds']:.1f} cpu s "
                   f"(load {cold['load_before']:.1f}-{cold['load_after']:.1f}), warm {warm['seconds']:.1f} s, "
-                  f"{warm['cpu_seconds']:.1f} cpu s (load {warm['load_before']:.1f}-{warm['load_after']:.1f})",
+                  f"{warm['cpu_seconds']:.1f} cpu s (load {warm['load_before']:.1f}-{warm['load_after']:.1f})"
+                  + (f"; warm runs {runs} s" if len(warms) > 1 else ""),
                   file=sys.stderr)
     finally:
         if not args.keep:
