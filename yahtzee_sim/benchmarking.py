@@ -184,6 +184,13 @@ def _work_beside(rules, strat_arg, strategies, losses: bool, top: int):
             # a rule set does not pickle (its scoring functions): it travels back without it
             return dataclasses.replace(loss_accounting(rules, strat_arg, top=top), rules=None)
         steps.append(("losses", account))
+
+    if any(s.name == "optimal" for s in strategies):
+        def table_loop() -> None:   # for the next run, which plays optimal's games by its table
+            from .tableplay import precompile
+
+            precompile(rules, background=True)      # a compiler that outlives this run, once a machine
+        steps.append(("table loop", table_loop))
     return Beside(steps, what="benchmark")
 
 
