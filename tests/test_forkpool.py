@@ -272,3 +272,15 @@ def test_without_fork_nothing_runs_beside_and_the_caller_does_it(monkeypatch):
     with pytest.raises(RuntimeError, match="not done beside"):
         b.result("step")
     b.stop()
+
+
+def test_steps_beside_can_run_at_a_lower_priority():
+    from yahtzee_sim.forkpool import Beside
+
+    here = os.nice(0)
+    b = Beside([("niceness", lambda: os.nice(0))], what="x", nice=5)
+    try:
+        assert b.result("niceness") == min(here + 5, 19)
+    finally:
+        b.stop()
+    assert os.nice(0) == here                   # this process's own priority is untouched

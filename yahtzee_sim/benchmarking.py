@@ -141,16 +141,23 @@ def _exact_distribution(rules, strat, progress):
 
 def _work_beside(rules, strat_arg, strategies, losses: bool, top: int):
     """Start, in a forked process (:class:`~yahtzee_sim.forkpool.Beside`), the steps that
-    wait for nothing this process computes first: optimal play's two solves (float64 for
-    the mean and the losses, float32 for its decisions) and the loss accounting; this
-    process meanwhile computes the other strategies' distributions (a first run on a
-    machine also compiles the kernels of each, one core each). The solves land in the
-    solver's cache, where this process then loads them; the losses come back pickled.
-    Their results are the ones computed here (the same code on the same inputs)."""
+    wait for nothing this process computes first, in the order this one needs them:
+    optimal play's float32 solve and its build loops (for its games and distribution),
+    the float64 solve (optimal's mean, the values the losses are counted against), the
+    loss accounting, and last the loop the next run will play optimal's games with.
+    Meanwhile this process computes the other strategies' distributions. The solves
+    land in the solver's cache, where this process loads them; the losses come back
+    pickled. Their results are the ones computed here (the same code on the same inputs).
+
+    The child runs at a lower priority (nice 10): on a first run on a machine every step
+    compiles, and this process's own compilations and distributions come first; the
+    child takes the core this one leaves (while it waits for a compilation, the other
+    core)."""
     from .forkpool import Beside
 
     held: dict = {}
     steps: list = []
+    optimal_played = any(s.name == "optimal" for s in strategies)
 
     if losses:
         def walk() -> None:         # its compilation, the first time, beside the solves
@@ -159,13 +166,7 @@ def _work_beside(rules, strat_arg, strategies, losses: bool, top: int):
             held["walk"] = compile_walk_beside()
         steps.append(("walk", walk))
 
-    def optimal_mean() -> float:
-        from .exact.solver import solve
-
-        return solve(rules, dtype=np.float64).mean
-    steps.append(("optimal mean", optimal_mean))
-
-    if any(s.name == "optimal" for s in strategies):
+    if optimal_played:
         def optimal_play() -> None:
             from .exact.decisions import precompile
 
@@ -174,6 +175,12 @@ def _work_beside(rules, strat_arg, strategies, losses: bool, top: int):
             optimal.prepare(rules)  # its solve, into the cache
             precompile()            # the loops of its decision table's build
         steps.append(("optimal play", optimal_play))
+
+    def optimal_mean() -> float:
+        from .exact.solver import solve
+
+        return solve(rules, dtype=np.float64).mean
+    steps.append(("optimal mean", optimal_mean))
 
     if losses:
         def account():
@@ -185,13 +192,17 @@ def _work_beside(rules, strat_arg, strategies, losses: bool, top: int):
             return dataclasses.replace(loss_accounting(rules, strat_arg, top=top), rules=None)
         steps.append(("losses", account))
 
-    if any(s.name == "optimal" for s in strategies):
+    if optimal_played:
         def table_loop() -> None:   # for the next run, which plays optimal's games by its table
             from .tableplay import precompile
 
             precompile(rules, background=True)      # a compiler that outlives this run, once a machine
         steps.append(("table loop", table_loop))
-    return Beside(steps, what="benchmark")
+    return Beside(steps, what="benchmark", nice=BESIDE_NICE)
+
+
+BESIDE_NICE = 10
+"""The priority the benchmark's forked steps run at (``os.nice`` increment)."""
 
 
 def _wait_beside(beside, step: str, report, phase: str) -> None:

@@ -441,7 +441,9 @@ class Beside:
     and their return values travel back pickled. The child is an ordinary fork, not a
     pool's daemon, so its steps split their own work over processes as they would here
     (the same sums, in the same order). It dies with this process (:func:`watch_parent`)
-    and ignores Ctrl-C; :meth:`stop` ends it at once.
+    and ignores Ctrl-C; :meth:`stop` ends it at once. ``nice`` lowers its priority (an
+    ``os.nice`` increment): the steps then take the CPU this process leaves, and its
+    own work, the more urgent, is not slowed by them.
 
     A step's ``ValueError`` is raised by :meth:`result` as itself (bad input, a game too
     large: the same answer as here); anything else, a child that died, or no child at
@@ -458,7 +460,7 @@ class Beside:
     >>> b.stop()
     """
 
-    def __init__(self, steps: list, *, what: str):
+    def __init__(self, steps: list, *, what: str, nice: int = 0):
         import multiprocessing
 
         self.what = what
@@ -474,6 +476,8 @@ class Beside:
             try:
                 receive.close()
                 watch_parent(parent)
+                if nice:
+                    os.nice(nice)
                 try:
                     signal.signal(signal.SIGINT, signal.SIG_IGN)    # Ctrl-C is the parent's to handle
                 except ValueError:
