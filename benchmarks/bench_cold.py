@@ -6,10 +6,11 @@ compiled kernels in its ``__pycache__``), and each command gets an empty solver
 cache folder and no compiled kernels (numba's cache files of the installed package
 are removed before each cold run; ``--venv-per-command`` makes a new environment for
 each command instead). Warm is the same command run again right after, with what
-the cold run left (``--warm-runs N``: N runs, the last reported: a benchmark's
-second run still compiles the loop that plays optimal's games by the table the
-first run built, so its third is the one that finds everything ready). The load average (1 minute) is read before and after each run:
-a figure measured under load is not comparable with one measured quiet.
+the cold run left (``--warm-runs N``: N runs, the last reported: the loop that plays
+optimal's games by the table a first benchmark built is compiled at a low priority
+beside it and may finish during the second run, so the third finds everything
+ready). The load average (1 minute) is read before and after each run: a figure
+measured under load is not comparable with one measured quiet.
 
     python benchmarks/bench_cold.py                       # the quick commands
     python benchmarks/bench_cold.py --long                # also target and Maxi Yatzy (minutes)
@@ -119,8 +120,8 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the environment and the cache folders")
     parser.add_argument("--warm-runs", type=int, default=1,
                         help="warm runs after the cold one; the last is reported (default 1: the run right after; "
-                             "more for a command whose second run still compiles, e.g. benchmark, whose next run "
-                             "plays optimal's games by the table the first one built, and compiles that loop)")
+                             "more for a command whose second run may still be compiling, e.g. benchmark: the loop "
+                             "that plays optimal's games by the table its first run built)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
     args = parser.parse_args()
