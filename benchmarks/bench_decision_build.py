@@ -39,7 +39,7 @@ def main() -> None:
     space = state_space(rules)
     plan, served = D._mean_planner(rules, values)
     (m, u, f), _ = D._states(space)
-    D._precompile()
+    (D.precompile if hasattr(D, "precompile") else D._precompile)()    # older trees: the private name
     lat, sub_pos = lattice(rules.dice), D._roll_sub_pos(rules)
     ctx = D._box_context(rules, space, m, f, None) if hasattr(D, "_box_context") and D._kernels() else None
     parts = {"plan": 0.0, "keeps": 0.0, "boxes": 0.0}

@@ -103,14 +103,14 @@ def test_a_context_made_for_other_states_is_refused():
 
 def test_one_compiled_signature_whatever_the_values_flags():
     """A solve read from the cache is a read-only map, a fresh one is writable: the loop
-    compiled ahead (_precompile, beside the solve) must be the one both calls use, or a
+    compiled ahead (precompile, beside the solve) must be the one both calls use, or a
     cold build compiles it again."""
     from yahtzee_sim.exact import _decision_kernels as kx
 
     rules = get_rules("yacht-classic")
     sol = solve(rules)
     (m, u, f), _ = D._states(sol.space)
-    D._precompile()
+    D.precompile()
     writable = np.array(sol.values, dtype=np.float64).reshape(-1)
     frozen = writable.copy()
     frozen.flags.writeable = False

@@ -85,7 +85,7 @@ def test_a_first_pass_compiles_beside_and_waits_before_its_loops(strategy, monke
     # what the forked process would run, in order
     ran: list = []
     monkeypatch.setattr(kx, "pass_signatures", lambda: ran.append("pass") or {})
-    monkeypatch.setattr(decisions, "_kernels", lambda: ran.append("table"))    # _precompile's first step
+    monkeypatch.setattr(decisions, "_kernels", lambda: ran.append("table"))    # precompile's first step
     events[0][1]()
     assert ran == (["table", "pass"] if strategy == "optimal" else ["pass"])
 

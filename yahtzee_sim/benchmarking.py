@@ -35,10 +35,9 @@ the card is the same to the last bit either way.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from typing import TYPE_CHECKING
 
@@ -194,7 +193,7 @@ def _work_beside(rules, strat_arg, strategies, losses: bool, top: int):
             if "walk" in held:
                 held["walk"]()
             # a rule set does not pickle (its scoring functions): it travels back without it
-            return dataclasses.replace(loss_accounting(rules, strat_arg, top=top), rules=None)
+            return replace(loss_accounting(rules, strat_arg, top=top), rules=None)
         steps.append(("losses", account))
 
     if optimal_played:
@@ -247,7 +246,7 @@ def _losses(beside, rules, strat, strat_arg, top: int, report):
 
     try:
         with heartbeat(report, f"accounting the losses of {strat.name} on {rules.key}"):
-            return dataclasses.replace(beside.result("losses"), rules=rules)
+            return replace(beside.result("losses"), rules=rules)
     except RuntimeError:
         from .exact.losses import loss_accounting
 

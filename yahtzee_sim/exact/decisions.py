@@ -239,11 +239,6 @@ def precompile() -> None:
 
     >>> precompile()
     """
-    _precompile()
-
-
-def _precompile() -> None:
-    """Compile (or load from numba's cache) the build's loops before its workers fork."""
     kx = _kernels()
     if kx is not None:
         z = np.zeros(1, np.int64)
@@ -532,7 +527,7 @@ def _build(rules: RuleSet, values: np.ndarray, plan_values, served: bool, chunk:
     sboxes = make((n, r)) if served else None
     out = (keeps, boxes, sboxes)
     report(phase, 0, n)
-    _precompile()                   # once, here: the forked builders inherit the machine code
+    precompile()                    # once, here: the forked builders inherit the machine code
     ctxs = _box_contexts(rules, space, m, f, served)      # and these
     args = (rules, space, values, plan_values, served, chunk, (m, u, f), out, ctxs)
     run_parts(lambda part: _build_part(*args, part, workers,

@@ -679,7 +679,7 @@ def _forward(rules, strat, what, chunk_rows, progress, five_ended=False):
     # loads them from numba's cache. A failed compilation compiles them here as before.
     work = [kx.compile_pass]
     if callable(getattr(strat, "decision_table", None)):
-        from .decisions import _precompile as table_loops
+        from .decisions import precompile as table_loops
 
         # a strategy that plays by a decision table builds it after its solve: its build's
         # loops first, ready before the build starts (the build then loads them)
