@@ -15,6 +15,7 @@ measured under load is not comparable with one measured quiet.
     python benchmarks/bench_cold.py                       # the quick commands
     python benchmarks/bench_cold.py --long                # also target and Maxi Yatzy (minutes)
     python benchmarks/bench_cold.py --more                # also advise, extremes, policy-value, ...
+    python benchmarks/bench_cold.py --every               # also every other command (odds, ask, check, run, ...)
     python benchmarks/bench_cold.py --venv /tmp/v --keep  # reuse/keep an environment
     python benchmarks/bench_cold.py --markdown            # rows for benchmarks/RESULTS.md
     python benchmarks/bench_cold.py --more --only benchmark --warm-runs 3   # cold, then the settled warm
@@ -56,6 +57,29 @@ MORE = {     # the other commands a new user meets first (`--more`)
     "simulate heuristic 100k": ["simulate", "--rules", "yahtzee", "--strategy", "heuristic", "--games", "100000",
                                 "--seed", "1"],
     "benchmark greedy": ["benchmark", "greedy", "--rules", "yahtzee", "--seed", "1"],
+}
+
+EVERY = {    # every other command, with the arguments the README and docs/questions.md show (`--every`)
+    "rules": ["rules"],
+    "strategies": ["strategies"],
+    "score": ["score", "--dice", "33355"],
+    "odds": ["odds"],
+    "odds per turn": ["odds", "--per-turn"],
+    "odds per box": ["odds", "--boxes"],
+    "turns keep-largest 1M": ["turns", "--seed", "1"],
+    "head-to-head exact, optimal greedy greedy": ["head-to-head", "--players", "optimal", "greedy", "greedy",
+                                                  "--exact"],
+    "head-to-head simulated, optimal greedy": ["head-to-head", "--players", "optimal", "greedy", "--seed", "1"],
+    "ask roll": ["ask", "chance", "five_of_a_kind", "--scope", "roll"],
+    "ask position": ["ask", "chance", "large_straight", "--keep", "2345", "--rolls-left", "2"],
+    "ask turn": ["ask", "chance", "five_of_a_kind", "--scope", "turn"],
+    "ask game": ["ask", "chance", "upper_bonus", "--scope", "game", "--strategy", "optimal"],
+    "ask table": ["ask", "chance", "win", "--scope", "table", "--players", "optimal", "greedy"],
+    "check a claims file": ["check", str(ROOT / "experiments" / "claims" / "yahtzee.toml")],
+    "verify": ["verify"],
+    "cache": ["cache"],
+    "run the demo (make demo)": ["run", str(ROOT / "experiments" / "claims.toml"),
+                                 str(ROOT / "experiments" / "strategies.toml"), "--out", "{work}/demo"],
 }
 
 
@@ -112,6 +136,9 @@ def main() -> None:
     parser.add_argument("--long", action="store_true", help="also target and the Maxi Yatzy solves (minutes each)")
     parser.add_argument("--more", action="store_true", help="also advise, extremes, policy-value, heuristic games, "
                                                             "benchmark")
+    parser.add_argument("--every", action="store_true", help="also every other command: rules, strategies, score, "
+                                                             "odds, turns, head-to-head, ask, check, verify, cache, "
+                                                             "run (the demo)")
     parser.add_argument("--only", action="append", default=[], help="run only the commands whose name has this text")
     parser.add_argument("--venv", help="the environment to use (made if missing); default: a new temporary one")
     parser.add_argument("--venv-per-command", action="store_true", help="a new environment for every command")
@@ -126,7 +153,8 @@ def main() -> None:
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
     args = parser.parse_args()
 
-    commands = dict(COMMANDS, **(LONG if args.long else {}), **(MORE if args.more else {}))
+    commands = dict(COMMANDS, **(LONG if args.long else {}), **(MORE if args.more else {}),
+                    **(EVERY if args.every else {}))
     if args.only:
         commands = {k: v for k, v in commands.items() if any(o in k for o in args.only)}
     work = Path(tempfile.mkdtemp(prefix="bench-cold-"))
@@ -143,6 +171,7 @@ def main() -> None:
                 print(f"# new environment {venv}: {time.perf_counter() - t:.0f} s", file=sys.stderr)
             cleared = clear_kernels(py)
             cache = work / f"cache-{i}"
+            cmd = [a.replace("{work}", str(work / f"out-{i}")) for a in cmd]
             cold = timed(py, cmd, cache)
             warms = [timed(py, cmd, cache) for _ in range(max(1, args.warm_runs))]
             warm = warms[-1]

@@ -143,6 +143,32 @@ def test_a_child_nobody_waits_for_is_reaped_all_the_same(tmp_path):
     assert _gone(job.pid)
 
 
+def test_a_compiler_that_outlives_its_command_does_not_hold_the_command_s_pipes(tmp_path):
+    # `out=$(yahtzee-sim ...)`, `| head` and subprocess.run(capture_output=True) read the
+    # command's pipes to their end: a compiler left running with them open (the table
+    # loop's, started by a first optimal run) made them wait for it as well.
+    import subprocess
+    import sys
+
+    code = ("import os, sys, time\n"
+            "from yahtzee_sim.forkpool import compile_beside\n"
+            "job = compile_beside(lambda: (print('from the compiler', flush=True),\n"
+            "                              print('from the compiler', file=sys.stderr, flush=True),\n"
+            "                              time.sleep(120)))\n"
+            "print(job.pid, flush=True)\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    pid = int(res.stdout.split()[0])
+    try:
+        assert res.returncode == 0
+        assert "from the compiler" not in res.stdout + res.stderr   # its output goes nowhere
+        os.kill(pid, 0)                                 # still compiling, yet the pipes were closed
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
 def test_a_failed_compile_says_so_and_the_caller_goes_on(tmp_path):
     from yahtzee_sim.forkpool import compile_beside
 

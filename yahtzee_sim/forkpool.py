@@ -417,6 +417,7 @@ def compile_beside(compile: Callable[[], Any], *, kernels=(), lock: bool = False
     if pid == 0:  # pragma: no cover - the forked compiler
         code = 1
         try:
+            _detach_output()
             compile()
             code = 0
         except BaseException:
@@ -428,6 +429,18 @@ def compile_beside(compile: Callable[[], Any], *, kernels=(), lock: bool = False
             finally:
                 os._exit(code)
     return Compiling(pid, lock_path)
+
+
+def _detach_output() -> None:
+    """Point this (forked) process's standard streams at the null device. A compiler
+    that outlives its command must not hold the command's pipes: a caller reading
+    them (``$(yahtzee-sim ...)``, ``| head``, ``subprocess.run(capture_output=True)``)
+    would wait for the compilation as well. Its output is never wanted: a failure only
+    means the first call compiles in place."""
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.close(null)
 
 
 # -- steps beside -----------------------------------------------------------------------
