@@ -63,7 +63,7 @@ def cmd_head_to_head(args) -> int:
 
 def _exact_table(args, rules, players) -> int:
     from ._common import print_json, print_table, print_wrapped, progress_for, rules_heading
-    from ..exact.distribution import distribution
+    from ..exact.distribution import DistributionsBeside
     from ..exact.winodds import require_score_decides, win_odds
 
     require_score_decides(rules)
@@ -71,9 +71,10 @@ def _exact_table(args, rules, players) -> int:
         raise ValueError("play-to-win looks at the other players' cards, so its odds have no exact "
                          "form here; drop --exact to simulate the table")
     dists = {}
-    with progress_for(args) as progress:
-        for name in dict.fromkeys(players):          # each distinct strategy once
-            dists[name] = distribution(rules, name, progress=progress)
+    # each distinct strategy once: optimal's here, the others beside it, in the disk cache
+    with progress_for(args) as progress, DistributionsBeside(rules, players) as computing:
+        for name in dict.fromkeys(players):
+            dists[name] = computing.get(name, progress=progress)
     names = [f"{p} (seat {i + 1})" for i, p in enumerate(players)]
     odds = win_odds([dists[p] for p in players], names=names)
     if args.json:

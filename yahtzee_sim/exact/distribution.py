@@ -652,6 +652,112 @@ def distribution(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
     return dist
 
 
+DISTRIBUTIONS_BESIDE_NICE = 10
+"""The priority of :class:`DistributionsBeside`'s forked process (an ``os.nice`` increment)."""
+
+
+class DistributionsBeside:
+    """The exact distributions of several strategies on one rule set, for a command that
+    needs them all (a table's players, a file of claims): the one played by a decision
+    table (optimal: its solve and its table, the longest) is computed here, the others
+    in one forked process beside it, at a lower priority, into the disk cache, where
+    :meth:`get` then loads them. On a first run on a machine the child waits for the
+    compiled loops of the pass this process compiles (rather than compile them a second
+    time) and computes the others while this process's optimal pass leaves the second
+    core idle. Only what the disk cache lacks is computed beside, and only for named rule
+    sets and strategies named by a string (those the disk cache keeps); the values are
+    the ones computed here (the same code on the same inputs).
+
+    Ask for the distributions in any order: one asked for before the one computed here
+    is done stops the child and is computed here (as are any whose step failed). Use it
+    as a context manager (or call :meth:`stop`): nothing is left running behind.
+
+    >>> with DistributionsBeside("yacht", ["greedy", "keep-largest"]) as dists:
+    ...     round(dists.get("greedy").mean - distribution("yacht", "greedy").mean, 12)
+    0.0
+    """
+
+    def __init__(self, rules: str | RuleSet, plays, *, cache_dir=None):
+        from ..rules import REGISTRY
+
+        self.rules = get_rules(rules)
+        self.cache_dir = cache_dir
+        self.cached = self.rules.name in REGISTRY     # a test's own RuleSet or a house file: no disk cache
+        self._beside = None
+        self._here: str | None = None
+        self._plays_beside: tuple = ()
+        missing = [p for p in dict.fromkeys(plays) if self.cached and self._missing(p)]
+        if len(missing) < 2:
+            return
+        self._here = next((p for p in missing if callable(getattr(get_strategy(p), "decision_table", None))),
+                          missing[0])
+        self._plays_beside = tuple(p for p in missing if p != self._here)
+        self._beside = self._start()
+
+    def _missing(self, play) -> bool:
+        """A strategy name whose distribution the disk cache lacks (False for anything else)."""
+        from ..strategy import code_fingerprint
+
+        if not isinstance(play, str):
+            return False
+        try:
+            strat = get_strategy(play)
+        except ValueError:                  # said when it is asked for, by the usual path
+            return False
+        return _load(self.rules, strat.name, code_fingerprint(strat), self.cache_dir) is None
+
+    def _start(self):
+        from ..forkpool import COMPILE_LOCK_SECONDS, Beside, kernels_cached
+        from . import _eval_kernels as kx
+
+        kernels = [getattr(kx, name) for name in kx.PASS_KERNELS]
+        # this process compiles the pass's loops (beside its solve) for the first pass: the
+        # child waits for them in numba's cache rather than compile them too
+        wait_for = not kernels_cached(*kernels)
+        rules, cache_dir = self.rules, self.cache_dir
+
+        def step(play):
+            def compute() -> None:
+                deadline = time.monotonic() + COMPILE_LOCK_SECONDS
+                while wait_for and not kernels_cached(*kernels) and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                distribution(rules, play, cache=True, cache_dir=cache_dir)
+            return compute
+        return Beside([(p, step(p)) for p in self._plays_beside], what="distributions",
+                      nice=DISTRIBUTIONS_BESIDE_NICE)
+
+    def get(self, play, progress=None) -> ScoreDistribution:
+        """The exact distribution of ``play`` (loaded from the disk cache once computed beside)."""
+        if self._beside is not None and play in self._plays_beside:
+            if self._here is not None:      # asked before the one computed here: all of them here
+                self.stop()
+            else:
+                from ..progress import as_progress, heartbeat
+
+                with heartbeat(as_progress(progress), f"distribution of {play} on {self.rules.key}"):
+                    try:
+                        self._beside.result(play)
+                    except (ValueError, RuntimeError):    # failed or not done beside: here, as usual
+                        pass
+        dist = distribution(self.rules, play, cache=self.cached and isinstance(play, str),
+                            cache_dir=self.cache_dir, progress=progress)
+        if play == self._here:
+            self._here = None
+        return dist
+
+    def stop(self) -> None:
+        """End the forked process (its distributions are no longer wanted)."""
+        if self._beside is not None:
+            self._beside.stop()
+            self._beside = None
+
+    def __enter__(self) -> "DistributionsBeside":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
 @dataclass
 class _Step:
     """One level of the forward pass: its states (``flat``), its moves, the next

@@ -227,17 +227,24 @@ def check_claims(claims: ClaimsFile, *, games: int = 20_000, throws: int = 100_0
     share their exact distribution and their simulated games)."""
     from ..progress import as_progress
     from . import answer
+    from .gamescope import distributions_beside
 
     report = as_progress(progress)
     start = time.perf_counter()
     cache: dict = {}
     answers = []
     n = len(claims.claims)
-    for i, c in enumerate(claims.claims):
-        report("claims", i, n)
-        a = answer(c.question, games=games, throws=throws, seed=seed, cache=cache, progress=progress,
-                   run_options=run_options)
-        answers.append(a.judge(c.claimed, c.precision, c.criterion))
+    # the exact distributions the claims read, optimal's here and the others beside it
+    started = distributions_beside([c.question for c in claims.claims], cache)
+    try:
+        for i, c in enumerate(claims.claims):
+            report("claims", i, n)
+            a = answer(c.question, games=games, throws=throws, seed=seed, cache=cache, progress=progress,
+                       run_options=run_options)
+            answers.append(a.judge(c.claimed, c.precision, c.criterion))
+    finally:
+        for beside in started:
+            beside.stop()
     report("claims", n, n)
     return ClaimsResult(file=claims, answers=answers, games=games, throws=throws, seed=seed,
                         seconds=time.perf_counter() - start)

@@ -63,8 +63,53 @@ def _distribution(rules, play, cache: dict, progress=None):
 
     key = ("dist", rules.key, play)
     if key not in cache:   # the disk cache for the named rule sets only (not a test's own RuleSet)
-        cache[key] = distribution(rules, play, cache=rules.name in REGISTRY, progress=progress)
+        beside = cache.get(("beside", rules.key))
+        if beside is not None:
+            cache[key] = beside.get(play, progress)
+        else:
+            cache[key] = distribution(rules, play, cache=rules.name in REGISTRY, progress=progress)
     return cache[key]
+
+
+def _needs_distribution(q) -> bool:
+    """Does :func:`answer_game` read the score distribution for ``q`` (not the events')?"""
+    kind = q.event.kind
+    return (q.play != "any" and q.given is None and kind not in ("all", "not", "when", "upper")
+            and kind not in _CARD_EVENTS and not (kind == "zeros" and q.event.name))
+
+
+def distributions_beside(questions, cache: dict) -> list:
+    """Start computing, beside this process, the exact score distributions ``questions``
+    (game and table ones) will read, per rule set (see
+    :class:`~yahtzee_sim.exact.distribution.DistributionsBeside`: optimal's here, the
+    others in a forked process); :func:`answer_game` and :func:`answer_table` given the
+    same ``cache`` then take them from there. Returns what to stop once done.
+
+    >>> from yahtzee_sim.questions.spec import parse_question
+    >>> started = distributions_beside([parse_question({"ask": "chance", "event": "upper_bonus",
+    ...                                                 "scope": "game", "strategy": "greedy"})], {})
+    >>> [b.stop() for b in started]
+    [None]
+    """
+    from ..exact.distribution import DistributionsBeside
+
+    plays: dict = {}
+    rules_of: dict = {}
+    for q in questions:
+        if q.scope == "game" and _needs_distribution(q):
+            wanted = [q.play]
+        elif q.scope == "table":
+            wanted = ["optimal" if p == "play-to-win" else p for p in q.players]
+        else:
+            continue
+        rules_of.setdefault(q.rules.key, q.rules)
+        plays.setdefault(q.rules.key, []).extend(p for p in wanted if isinstance(p, str))
+    started = []
+    for key, wanted in plays.items():
+        if ("beside", key) not in cache:
+            cache[("beside", key)] = DistributionsBeside(rules_of[key], wanted)
+            started.append(cache[("beside", key)])
+    return started
 
 
 _EVENTS_MEMO: dict = {}
@@ -257,10 +302,20 @@ def _answer_extreme(q, progress=None) -> Answer:
 def answer_table(q, *, games: int = 20_000, seed=None, cache: dict | None = None, progress=None) -> Answer:
     """Answer a table question (win or tie of seat 1): exact when every player's decisions
     depend on their own card alone, and ``games`` simulated tables."""
+    cache = {} if cache is None else cache
+    started = distributions_beside([q], cache)       # the players' distributions side by side
+    try:
+        return _answer_table(q, games, seed, cache, progress)
+    finally:
+        for beside in started:
+            beside.stop()
+            del cache[("beside", beside.rules.key)]
+
+
+def _answer_table(q, games, seed, cache, progress) -> Answer:
     from ..exact.winodds import win_odds
     from ..multiplayer import simulate_table
 
-    cache = {} if cache is None else cache
     exact, note = None, ""
     names = q.players
     try:
