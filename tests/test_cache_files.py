@@ -18,6 +18,7 @@ def _writers_names(tmp_path):
     """(file name, rules key, kind) as each module that writes the cache names its files."""
     from yahtzee_sim.exact.decisions import decisions_cache_path
     from yahtzee_sim.exact.distribution import _cache_path as distribution_path
+    from yahtzee_sim.exact.events import _cache_table as events_table
     from yahtzee_sim.exact.risk import risk_cache_path
     from yahtzee_sim.exact.solver import cache_path
     from yahtzee_sim.exact.target import target_cache_path
@@ -32,6 +33,7 @@ def _writers_names(tmp_path):
         (risk_cache_path(yacht, 1e-05, cache_dir=tmp_path).name, yacht.key, "risk"),
         (target_cache_path(yahtzee, 300, cache_dir=tmp_path).name, yahtzee.key, "target"),
         (distribution_path(yacht, "keep-largest", cache_dir=tmp_path).name, yacht.key, "distribution"),
+        (events_table(yahtzee, "optimal", "", tmp_path).path.name, yahtzee.key, "events"),
     ]
 
 
@@ -100,8 +102,8 @@ def test_cache_lists_rule_set_kind_size_and_age(filled, capsys):
     assert all(f["age_seconds"] >= 0 for f in out["files"])
     assert main(["cache"]) == 0
     text = capsys.readouterr().out
-    assert "yacht+fill-in-order+no-bonus" in text and "decisions" in text and "9 files" not in text
-    assert f"{len(sizes) + 1} files" in text
+    assert "yacht+fill-in-order+no-bonus" in text and "decisions" in text
+    assert f"{len(sizes) + 1} files" in text          # the writers' files and notes.npz, not the unfinished one
 
 
 def test_remove_deletes_what_is_named_and_nothing_else(filled, capsys):
@@ -119,7 +121,7 @@ def test_remove_deletes_what_is_named_and_nothing_else(filled, capsys):
 
 @pytest.mark.parametrize("argv, says", [
     (["cache", "remove", "--rules", "yatzy"], "cached rule sets: yacht+fill-in-order+no-bonus, yahtzee-free-joker"),
-    (["cache", "remove", "--kind", "tables"], "valid kinds: values, decisions, target, distribution, risk, other"),
+    (["cache", "remove", "--kind", "tables"], "valid kinds: values, decisions, target, distribution, events, risk, other"),
     (["cache", "remove"], "--rules NAME, --kind KIND or --all"),
     (["cache", "--kind", "values"], "name what to remove"),
 ])

@@ -163,3 +163,37 @@ def test_yahtzee_events_against_simulation():
     _within(ev.mean("five_of_a_kind"), five.astype(float))
     _within(float(ev.zeros_pmf[1:].sum()), (zeros >= 1).astype(float))
     _within(float(ev.five_pmf[2:].sum()), (five >= 2).astype(float))
+
+
+def test_cached_events_equal_computed_ones_and_are_keyed_by_the_strategys_code(tmp_path, monkeypatch):
+    """The disk cache gives back every array as computed (box points, zeros, five of a
+    kind) and answers only for the same code: a strategy changed under the same name is
+    recomputed, not read from the old file."""
+    from yahtzee_sim import strategy as strategies   # where events reads code_fingerprint from
+    from yahtzee_sim.exact import cache_files
+    from yahtzee_sim.exact import events as E
+
+    args = dict(options=["fill-in-order"], cache=True, cache_dir=tmp_path)
+    computed = E.event_distribution("yacht", "greedy", options=["fill-in-order"])
+    first = E.event_distribution("yacht", "greedy", **args)
+    calls = []
+    real = E._event_distribution
+    monkeypatch.setattr(E, "_event_distribution", lambda *a, **k: calls.append(1) or real(*a, **k))
+    again = E.event_distribution("yacht", "greedy", **args)
+    assert calls == []                                                    # a hit
+    for ev in (first, again):
+        assert ev.rules.key == computed.rules.key and (ev.strategy, ev.method) == ("greedy", "deterministic")
+        np.testing.assert_array_equal(ev.zeros_pmf, computed.zeros_pmf)
+        np.testing.assert_array_equal(ev.five_pmf, computed.five_pmf)
+        assert list(ev.box_pmf) == list(computed.box_pmf)
+        for box, p in computed.box_pmf.items():
+            np.testing.assert_array_equal(ev.box_pmf[box], p)
+    (entry,) = cache_files.cache_entries(tmp_path)
+    assert (entry.rules, entry.kind, entry.detail) == (computed.rules.key, "events", "greedy")
+    monkeypatch.setattr(strategies, "code_fingerprint", lambda s: "another-code")
+    changed = E.event_distribution("yacht", "greedy", **args)
+    assert calls == [1]
+    np.testing.assert_array_equal(changed.zeros_pmf, computed.zeros_pmf)
+    # a strategy object (not a name) is never cached: its code is not pinned by a name
+    E.event_distribution("yacht", get_strategy("greedy"), **args)
+    assert calls == [1, 1]

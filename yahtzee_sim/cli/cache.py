@@ -82,7 +82,7 @@ def add_commands(sub) -> None:
     """Register the ``cache`` subcommand."""
     from ._common import add_json_arg
 
-    kinds = ("values", "decisions", "target", "distribution", "risk", "other")   # exact.cache_files.KINDS
+    kinds = ("values", "decisions", "target", "distribution", "events", "risk", "other")   # exact.cache_files.KINDS
     p = sub.add_parser("cache", help="list the cached tables (rule set, kind, size, age) or remove some")
     p.add_argument("action", nargs="?", choices=("list", "remove"), default="list",
                    help="list (the default) or remove the files named by --rules/--kind/--all")

@@ -38,6 +38,7 @@ KINDS = {
     "decisions": "decision tables of optimal play (simulate --strategy optimal)",
     "target": "target tables (target, play-to-win)",
     "distribution": "exact score distributions (distribution)",
+    "events": "exact distributions of card events: box points, zeros, five of a kind (ask, check)",
     "risk": "risk-sensitive tables (theta): values, moments, decisions (each stands alone)",
     "other": "files of no known name in the cache directory",
 }
@@ -49,6 +50,7 @@ _KIND_OF = [   # (pattern of the part after the fingerprint, kind, detail)
     (re.compile(r"^decisions-v\d+$"), "decisions"),
     (re.compile(r"^target-(?P<d>float\d+)-v\d+-max(?P<max>\d+)$"), "target"),
     (re.compile(r"^distribution-(?P<d>.+)-v\d+$"), "distribution"),
+    (re.compile(r"^events-(?P<d>.+)-v\d+$"), "events"),
     (re.compile(r"^risk-theta(?P<d>-?[0-9.]+(?:e[-+]?\d+)?|-?inf|nan)(?:-(?P<what>decisions|moments))?-v\d+$"),
      "risk"),
 ]
@@ -88,6 +90,8 @@ def _classify(name: str) -> tuple[str, str, str]:
     ('yahtzee', 'risk', 'decisions, theta 0.05')
     >>> _classify("yahtzee-81be844051928ddf-risk-theta-0.05-v2.npz")[2]
     'values, theta -0.05'
+    >>> _classify("yahtzee-81be844051928ddf-events-optimal-v1.npz")
+    ('yahtzee', 'events', 'optimal')
     >>> _classify("notes.npz")
     ('', 'other', '')
     """

@@ -35,6 +35,7 @@ import numpy as np
 from ..rules import RuleSet, get_rules
 from ..strategy import Strategy, get_strategy
 from ..validate import whole_number
+from . import cache as _cache
 from .distribution import _forward
 from .policy import DEFAULT_CHUNK_ROWS, _points_bound
 
@@ -89,24 +90,73 @@ class EventDistribution:
         return float(np.arange(len(p)) @ p)
 
 
+EVENTS_VERSION = 1
+"""Version of the cached event distributions' layout and of the pass that fills them."""
+
+
+def _cache_table(rules, name, code, cache_dir):
+    from .distribution import _cache_meta
+    from .solver import rules_fingerprint
+
+    meta = dict(_cache_meta(rules, name, code), events_version=EVENTS_VERSION)
+    path = _cache.table_path(rules.key, rules_fingerprint(rules), f"events-{name}", EVENTS_VERSION, cache_dir)
+    return _cache.CachedTable(path, meta)
+
+
+def _load(rules, name, code, cache_dir) -> EventDistribution | None:
+    stored = _cache_table(rules, name, code, cache_dir).load()
+    if stored is None:
+        return None
+    box_pmf = {b: stored[f"box_{i}"] for i, b in enumerate(rules.box_names)}
+    return EventDistribution(rules, name, box_pmf, stored["zeros_pmf"], stored["five_pmf"],
+                             str(stored["method"]), float(stored["seconds"]))
+
+
+def _store(ev: EventDistribution, code, cache_dir) -> None:
+    arrays = {f"box_{i}": ev.box_pmf[b] for i, b in enumerate(ev.rules.box_names)}
+    arrays.update(zeros_pmf=ev.zeros_pmf, five_pmf=ev.five_pmf, method=np.array(ev.method),
+                  seconds=np.array(ev.seconds))
+    # a folder it cannot write: the answer is still right (nothing to note it in)
+    _cache_table(ev.rules, ev.strategy, code, cache_dir).store(arrays)
+
+
 def event_distribution(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
-                       chunk_rows: int = DEFAULT_CHUNK_ROWS, progress=None) -> EventDistribution:
+                       chunk_rows: int = DEFAULT_CHUNK_ROWS, progress=None, cache: bool = False,
+                       cache_dir=None) -> EventDistribution:
     """Exact distributions of every box's points, of the number of zeros on the card and
     of the number of turns ending with five of a kind, for ``strategy`` on ``rules``.
 
     The strategies of :func:`~yahtzee_sim.exact.distribution.distribution` (decisions
-    that depend on the state alone; ``random`` averaged exactly).
+    that depend on the state alone; ``random`` averaged exactly). ``cache``: for a
+    strategy given by name, read and write the result in the disk cache, keyed as the
+    score distributions are (the rules, the name, the source of the strategy's code,
+    the versions).
 
     >>> ev = event_distribution("yacht", "greedy", options=["fill-in-order"])
     >>> bool(abs(ev.five_pmf.sum() - 1) < 1e-12), ev.method
     (True, 'deterministic')
     """
-    from ..progress import as_progress
-    from ._eval_kernels import push_counts
-
     rules = get_rules(rules, options)
     strat = get_strategy(strategy)
     chunk_rows = whole_number(chunk_rows, "chunk_rows")
+    cache = cache and isinstance(strategy, str)
+    if cache:
+        from ..strategy import code_fingerprint
+
+        code = code_fingerprint(strat)
+        hit = _load(rules, strat.name, code, cache_dir)
+        if hit is not None:
+            return hit
+    ev = _event_distribution(rules, strat, chunk_rows, progress)
+    if cache:
+        _store(ev, code, cache_dir)
+    return ev
+
+
+def _event_distribution(rules, strat, chunk_rows, progress) -> EventDistribution:
+    from ..progress import as_progress
+    from ._eval_kernels import push_counts
+
     t0 = time.perf_counter()
     passing = _forward(rules, strat, "event distribution", chunk_rows, as_progress(progress),
                        five_ended=True)

@@ -112,24 +112,13 @@ def distributions_beside(questions, cache: dict) -> list:
     return started
 
 
-_EVENTS_MEMO: dict = {}
-"""Event distributions of named rule sets, kept for the process: they have no disk cache,
-and a session (or a test run) asks the same few several times (10 s each on optimal)."""
-
-
 def _events(rules, play, cache: dict, progress=None):
     from ..exact.events import event_distribution
     from ..rules import REGISTRY
 
     key = ("events", rules.key, play)
-    if key not in cache:
-        memo = rules.name in REGISTRY and isinstance(play, str) and ":" not in play   # a user's module may change
-        if memo and key in _EVENTS_MEMO:
-            cache[key] = _EVENTS_MEMO[key]
-        else:
-            cache[key] = event_distribution(rules, play, progress=progress)
-            if memo:
-                _EVENTS_MEMO[key] = cache[key]
+    if key not in cache:   # the disk cache for the named rule sets only, as the score distributions
+        cache[key] = event_distribution(rules, play, cache=rules.name in REGISTRY, progress=progress)
     return cache[key]
 
 
