@@ -633,23 +633,38 @@ def distribution(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
     >>> bool(abs(d.pmf.sum() - 1) < 1e-12), round(d.p_at_least(d.min_score), 12)
     (True, 1.0)
     """
+    from ..progress import as_progress
+
     rules = get_rules(rules, options)
     strat = get_strategy(strategy)
     chunk_rows = whole_number(chunk_rows, "chunk_rows")
-    cache = cache and isinstance(strategy, str)
-    if cache:
-        from ..strategy import code_fingerprint
+    return through_cache(cache and isinstance(strategy, str), strat,
+                         lambda code: _load(rules, strat.name, code, cache_dir),
+                         lambda: _distribution(rules, strat, chunk_rows, as_progress(progress)),
+                         lambda dist, code: _store(dist, code, cache_dir))
 
-        code = code_fingerprint(strat)
-        hit = _load(rules, strat.name, code, cache_dir)
-        if hit is not None:
-            return hit
-    from ..progress import as_progress
 
-    dist = _distribution(rules, strat, chunk_rows, as_progress(progress))
-    if cache:
-        _store(dist, code, cache_dir)
-    return dist
+def through_cache(cache: bool, strat: Strategy, load, compute, store):
+    """``compute()``, or with ``cache`` first ``load(code)`` (None: not cached) and, on a
+    miss, ``store(result, code)`` after computing: ``code`` is the strategy's
+    :func:`~yahtzee_sim.strategy.code_fingerprint`, so a changed strategy under the same
+    name is computed again. The disk cache of the exact evaluations by strategy name
+    (score distributions, card events).
+
+    >>> through_cache(False, get_strategy("greedy"), None, lambda: 42, None)
+    42
+    """
+    if not cache:
+        return compute()
+    from ..strategy import code_fingerprint
+
+    code = code_fingerprint(strat)
+    hit = load(code)
+    if hit is not None:
+        return hit
+    result = compute()
+    store(result, code)
+    return result
 
 
 DISTRIBUTIONS_BESIDE_NICE = 10
@@ -686,6 +701,7 @@ class DistributionsBeside:
         self._beside = None
         self._here: str | None = None
         self._plays_beside: tuple = ()
+        self._hits: dict = {}                          # read from the disk cache while looking
         missing = [p for p in dict.fromkeys(plays) if self.cached and self._missing(p)]
         if len(missing) < 2:
             return
@@ -695,7 +711,8 @@ class DistributionsBeside:
         self._beside = self._start()
 
     def _missing(self, play) -> bool:
-        """A strategy name whose distribution the disk cache lacks (False for anything else)."""
+        """A strategy name whose distribution the disk cache lacks (False for anything else;
+        a cached one is kept for :meth:`get`)."""
         from ..strategy import code_fingerprint
 
         if not isinstance(play, str):
@@ -704,7 +721,10 @@ class DistributionsBeside:
             strat = get_strategy(play)
         except ValueError:                  # said when it is asked for, by the usual path
             return False
-        return _load(self.rules, strat.name, code_fingerprint(strat), self.cache_dir) is None
+        hit = _load(self.rules, strat.name, code_fingerprint(strat), self.cache_dir)
+        if hit is not None:
+            self._hits[play] = hit
+        return hit is None
 
     def _start(self):
         from ..forkpool import COMPILE_LOCK_SECONDS, Beside, kernels_cached
@@ -728,6 +748,8 @@ class DistributionsBeside:
 
     def get(self, play, progress=None) -> ScoreDistribution:
         """The exact distribution of ``play`` (loaded from the disk cache once computed beside)."""
+        if play in self._hits:
+            return self._hits.pop(play)
         if self._beside is not None and play in self._plays_beside:
             if self._here is not None:      # asked before the one computed here: all of them here
                 self.stop()

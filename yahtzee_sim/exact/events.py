@@ -36,7 +36,7 @@ from ..rules import RuleSet, get_rules
 from ..strategy import Strategy, get_strategy
 from ..validate import whole_number
 from . import cache as _cache
-from .distribution import _forward
+from .distribution import _forward, through_cache
 from .policy import DEFAULT_CHUNK_ROWS, _points_bound
 
 __all__ = ["EventDistribution", "event_distribution"]
@@ -139,18 +139,10 @@ def event_distribution(rules: str | RuleSet, strategy: str | Strategy, *, option
     rules = get_rules(rules, options)
     strat = get_strategy(strategy)
     chunk_rows = whole_number(chunk_rows, "chunk_rows")
-    cache = cache and isinstance(strategy, str)
-    if cache:
-        from ..strategy import code_fingerprint
-
-        code = code_fingerprint(strat)
-        hit = _load(rules, strat.name, code, cache_dir)
-        if hit is not None:
-            return hit
-    ev = _event_distribution(rules, strat, chunk_rows, progress)
-    if cache:
-        _store(ev, code, cache_dir)
-    return ev
+    return through_cache(cache and isinstance(strategy, str), strat,
+                         lambda code: _load(rules, strat.name, code, cache_dir),
+                         lambda: _event_distribution(rules, strat, chunk_rows, progress),
+                         lambda ev, code: _store(ev, code, cache_dir))
 
 
 def _event_distribution(rules, strat, chunk_rows, progress) -> EventDistribution:
