@@ -232,3 +232,22 @@ def test_a_loop_numba_cannot_compile_falls_back_to_numpy(tables, monkeypatch):
     assert tableplay.KERNELS == "numpy"
     tableplay._play_numpy(rules, table, ref, tape)
     _same(ref, got, "fallen back")
+
+
+def test_only_a_large_call_starts_the_first_compilation(monkeypatch):
+    """A call of a few ten thousand games plays in NumPy without starting the loop's
+    compilation (about 4 CPU s, which such a call never earns back); a large one starts it
+    in the background and plays in NumPy meanwhile."""
+    import yahtzee_sim.forkpool as forkpool
+
+    rules = get_rules("yahtzee")
+    started = []
+    monkeypatch.setattr(forkpool, "kernels_cached", lambda *k: False)      # a machine with nothing compiled
+    monkeypatch.setattr(tableplay, "_COMPILING", {})
+    monkeypatch.setattr(tableplay, "_READY", {})
+    monkeypatch.setattr(tableplay, "precompile", lambda r, background=False: started.append((r.name, background)))
+    assert tableplay._kernels(rules, tableplay.MIN_GAMES_FOR_KERNEL) is None
+    assert tableplay._kernels(rules, tableplay.MIN_GAMES_TO_COMPILE - 1) is None
+    assert started == []
+    assert tableplay._kernels(rules, tableplay.MIN_GAMES_TO_COMPILE) is None
+    assert started == [("yahtzee", True)]

@@ -290,6 +290,15 @@ MIN_GAMES_FOR_KERNEL = 20_000
 """Smaller calls play in NumPy: loading numba (about 0.3 s once per process) costs more
 than it saves on a few thousand games."""
 
+MIN_GAMES_TO_COMPILE = 100_000
+"""A call this large starts the compiled loop's first compilation on a machine (in the
+background, for the games after it); a smaller one, if the loop is not compiled yet, just
+plays in NumPy. The compilation costs about 4.4 CPU seconds, what NumPy takes to play
+some 3,800,000 games (880,000 a second) and the compiled loop saves on about 9,000,000:
+a run of a few ten thousand games (a claim's, a question's) never earns it back. (A run
+of optimal play of at least ``GAMES_BEFORE_BUILD`` games starts it while its decision
+table is built or loaded: :attr:`~yahtzee_sim.strategies.optimal.OptimalStrategy.play_table`.)"""
+
 _READY: dict = {}          # n_rolls -> True once the compiled loop ran in this process
 _COMPILING: dict = {}      # n_rolls -> its forkpool.Compiling (the background compilation)
 _RAW_OK: dict = {}         # (faces, dice per game) -> the raw-byte draw equals NumPy's here
@@ -318,8 +327,9 @@ def _small_types_hold(rules: RuleSet) -> bool:
 def _kernels(rules: RuleSet, n: int):
     """The compiled loop's module, or None to play in NumPy: for fewer than
     :data:`MIN_GAMES_FOR_KERNEL` games, rule sets it does not play, no numba, and while
-    its first compilation runs (started here in a forked process, in the background:
-    the games go on in NumPy meanwhile, and the machine code lands in numba's cache)."""
+    its first compilation runs (started here for :data:`MIN_GAMES_TO_COMPILE` games or
+    more, in a forked process, in the background: the games go on in NumPy meanwhile, and
+    the machine code lands in numba's cache)."""
     if n < MIN_GAMES_FOR_KERNEL or not _eligible(rules):
         return None
     if _READY.get(rules.n_rolls):
@@ -334,7 +344,7 @@ def _kernels(rules: RuleSet, n: int):
 
     if kernels_cached(kx.play_raw_blocks) and not _compiling(rules.n_rolls):
         return kx
-    if rules.n_rolls not in _COMPILING:
+    if rules.n_rolls not in _COMPILING and n >= MIN_GAMES_TO_COMPILE:
         precompile(rules, background=True)
     return None
 
