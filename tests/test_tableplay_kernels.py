@@ -251,3 +251,28 @@ def test_only_a_large_call_starts_the_first_compilation(monkeypatch):
     assert started == []
     assert tableplay._kernels(rules, tableplay.MIN_GAMES_TO_COMPILE) is None
     assert started == [("yahtzee", True)]
+
+
+def test_tapes_drawn_while_the_whole_game_loop_compiled_play_in_numpy(tables, monkeypatch):
+    """A run's chunk whose seed blocks found the whole-game loop still compiling in the
+    background draws tapes; by the time it plays them the compilation may have ended: it
+    plays them in NumPy, not compile the turn-by-turn loop in place for them (a process
+    that compiled nothing in the background still compiles that loop on first use)."""
+    import yahtzee_sim.forkpool as forkpool
+
+    rules, table = tables("yahtzee", ())
+    monkeypatch.setattr(tableplay, "MIN_GAMES_FOR_KERNEL", 0)
+    monkeypatch.setattr(tableplay, "_READY", {})
+    monkeypatch.setattr(tableplay, "_COMPILING", {rules.n_rolls: forkpool.Compiling()})   # started, now done
+    monkeypatch.setattr(forkpool, "kernels_cached", lambda *k: kx.play_games not in k)    # that loop only
+    compiled = []
+    monkeypatch.setattr(tableplay, "_play_compiled", lambda *a: compiled.append(1))
+    tape, _ = block_tapes(rules, 6, range(0, 1), rules.n_boxes, uniforms=False)
+    got, ref = _fresh(rules, SEED_BLOCK), _fresh(rules, SEED_BLOCK)
+    tableplay.play_games(rules, table, got, tape)
+    assert compiled == []
+    tableplay._play_numpy(rules, table, ref, tape)
+    _same(ref, got, "played in NumPy")
+    monkeypatch.setattr(tableplay, "_COMPILING", {})
+    tableplay.play_games(rules, table, _fresh(rules, SEED_BLOCK), tape)
+    assert compiled == [1]

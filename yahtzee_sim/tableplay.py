@@ -149,6 +149,15 @@ def play_games(rules: RuleSet, table: PlayTable, state: GameState, tape: np.ndar
     if served and not rules.roll_dependent:
         raise ValueError("a table with served boxes needs a rule set whose boxes score by the throw")
     kx = _kernels(rules, len(tape))
+    if kx is not None and rules.n_rolls in _COMPILING:
+        from .forkpool import kernels_cached
+
+        # This process compiled the whole-game loop in the background (a run's games go by
+        # seed blocks once it is ready): tapes drawn while it compiled play in NumPy rather
+        # than compile this turn-by-turn loop in place (1.3 CPU s, for one chunk) unless an
+        # earlier run compiled it.
+        if not kernels_cached(kx.play_games, kx.encode_dice):
+            kx = None
     if kx is None or not _guarded(_play_compiled, kx, rules, table, state, tape):
         _play_numpy(rules, table, state, tape)
 
