@@ -310,3 +310,15 @@ def test_steps_beside_can_run_at_a_lower_priority():
     finally:
         b.stop()
     assert os.nice(0) == here                   # this process's own priority is untouched
+
+
+def test_a_compiler_can_run_at_a_lower_priority(tmp_path):
+    from yahtzee_sim.forkpool import compile_beside
+
+    here = os.nice(0)
+    out = tmp_path / "niceness"
+    job = compile_beside(lambda: out.write_text(str(os.nice(0))), kernels=(_fake_kernel(tmp_path / "k.nbi"),),
+                         nice=5)
+    assert job.wait(60) is True
+    assert int(out.read_text()) == min(here + 5, 19)
+    assert os.nice(0) == here                   # this process's own priority is untouched

@@ -245,7 +245,7 @@ def test_only_a_large_call_starts_the_first_compilation(monkeypatch):
     monkeypatch.setattr(forkpool, "kernels_cached", lambda *k: False)      # a machine with nothing compiled
     monkeypatch.setattr(tableplay, "_COMPILING", {})
     monkeypatch.setattr(tableplay, "_READY", {})
-    monkeypatch.setattr(tableplay, "precompile", lambda r, background=False: started.append((r.name, background)))
+    monkeypatch.setattr(tableplay, "precompile", lambda r, background=False, games=None: started.append((r.name, background)))
     assert tableplay._kernels(rules, tableplay.MIN_GAMES_FOR_KERNEL) is None
     assert tableplay._kernels(rules, tableplay.MIN_GAMES_TO_COMPILE - 1) is None
     assert started == []
@@ -276,3 +276,19 @@ def test_tapes_drawn_while_the_whole_game_loop_compiled_play_in_numpy(tables, mo
     monkeypatch.setattr(tableplay, "_COMPILING", {})
     tableplay.play_games(rules, table, _fresh(rules, SEED_BLOCK), tape)
     assert compiled == [1]
+
+
+def test_a_short_run_compiles_the_loop_at_a_low_priority(monkeypatch):
+    """The loop's first compilation is for the runs after a short run (which plays its
+    games in NumPy meanwhile): it takes only the CPU the run leaves; a run long enough to
+    play most of its games compiled has it at the usual priority."""
+    import yahtzee_sim.forkpool as forkpool
+
+    rules = get_rules("yahtzee")
+    asked = []
+    monkeypatch.setattr(forkpool, "kernels_cached", lambda *k: False)
+    monkeypatch.setattr(forkpool, "compile_beside", lambda work, **kw: asked.append(kw["nice"]) or forkpool.Compiling())
+    for games in (None, 2_000_000, tableplay.GAMES_TO_COMPILE_NOW - 1, tableplay.GAMES_TO_COMPILE_NOW):
+        monkeypatch.setattr(tableplay, "_COMPILING", {})
+        tableplay.precompile(rules, background=True, games=games)
+    assert asked == [tableplay.COMPILE_NICE] * 3 + [0]

@@ -378,7 +378,7 @@ class Compiling:
     __call__ = wait
 
 
-def compile_beside(compile: Callable[[], Any], *, kernels=(), lock: bool = False) -> Compiling:
+def compile_beside(compile: Callable[[], Any], *, kernels=(), lock: bool = False, nice: int = 0) -> Compiling:
     """Run ``compile()`` in a forked process, so this one goes on with its own work
     (a solve, a table build, the first games in NumPy) while numba compiles; the
     compiled code lands in numba's disk cache (``cache=True`` kernels), where this
@@ -391,6 +391,8 @@ def compile_beside(compile: Callable[[], Any], *, kernels=(), lock: bool = False
     runs and workers that start together. The child removes it when done; a lock left by
     a killed compiler is ignored after :data:`COMPILE_LOCK_SECONDS`. A failure in the
     child only means nothing was compiled beside: the first call compiles in place.
+    ``nice`` lowers the compiler's priority (an ``os.nice`` increment): for code the
+    runs after this one need more than this one does, it takes only the CPU left over.
 
     The child does not die with this process: if this one ends first, the compilation
     still lands in the cache for the next run (finite work, a few seconds). For that
@@ -418,6 +420,8 @@ def compile_beside(compile: Callable[[], Any], *, kernels=(), lock: bool = False
         code = 1
         try:
             _detach_output()
+            if nice:
+                os.nice(nice)
             compile()
             code = 0
         except BaseException:

@@ -140,8 +140,9 @@ class OptimalStrategy(Strategy):
                 from ..tableplay import precompile
 
                 # the compiled table loop, if the machine has none yet: compiled in a forked
-                # process while the table is built or loaded (the games go on in NumPy until then)
-                precompile(self.rules, background=True)
+                # process while the table is built or loaded (the games go on in NumPy until
+                # then), at a low priority unless the run is long enough to need it
+                precompile(self.rules, background=True, games=planned)
             self.decision_table()
         return self._play_table
 
