@@ -379,6 +379,34 @@ def test_python_m_bad_input(tmp_path):
     assert "Traceback" not in proc.stderr
 
 
+def _console(tmp_path, *argv, prelude=""):
+    """The console script's own way out (``cli.console``), with ``prelude`` run first."""
+    code = (f"import atexit, sys, threading, time\n{prelude}\nfrom yahtzee_sim.cli import console\n"
+            "sys.argv = ['yahtzee-sim'] + sys.argv[1:]\nconsole()\n")
+    return subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path)
+
+
+def test_the_console_script_leaves_at_once_with_its_output_its_exit_handlers_and_its_code(tmp_path):
+    """Out without Python's teardown (0.3 s after a first exact command), but nothing lost:
+    the whole output, what exit handlers print after it, and the exit code."""
+    proc = _console(tmp_path, "odds", "--json", prelude="atexit.register(lambda: print('handler ran'))")
+    assert proc.returncode == 0, proc.stderr
+    body, _, tail = proc.stdout.rpartition("handler ran")
+    assert json.loads(body) and tail == "\n"
+    bad = _console(tmp_path, "score", "--dice", "99999")
+    assert bad.returncode == 2 and bad.stdout == "" and len(bad.stderr.splitlines()) == 1
+
+
+def test_the_console_script_waits_for_a_thread_still_running(tmp_path):
+    """Someone's thread (a strategy's, a notebook helper's) still at work: the usual exit, which waits for it."""
+    done = tmp_path / "done"
+    prelude = (f"threading.Thread(target=lambda: (time.sleep(1.0), open({str(done)!r}, 'w').close())).start()")
+    proc = _console(tmp_path, "rules", prelude=prelude)
+    assert proc.returncode == 0 and "yahtzee" in proc.stdout
+    assert done.exists()
+
+
 # -- the shared command pieces (cli/_common.py) keep each command's options and layout ---------
 
 # Each command's options in the order its --help lists them, written out by hand from the
