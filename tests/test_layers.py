@@ -306,6 +306,24 @@ def test_cli_help_and_version_load_no_heavy_library(argv):
     assert not {m.split(".")[0] for m in modules} & set(HEAVY)
 
 
+def test_naming_and_checking_patterns_loads_no_pandas():
+    """A question's events are read by name (parsed, checked, refused with the valid names):
+    that needs no pattern table, so no pandas (it was 0.17 s of every `ask` before)."""
+    import subprocess
+    import sys
+
+    probe = ("import sys\nfrom yahtzee_sim.patterns import check_pattern, pattern_names\n"
+             "from yahtzee_sim.questions.spec import parse_question\n"
+             "names = pattern_names(); check_pattern('Full house')\n"
+             "try:\n    check_pattern('yahtzee')\nexcept ValueError:\n    pass\n"
+             "parse_question({'ask': 'chance', 'event': 'win', 'scope': 'table', 'players': ['optimal', 'greedy']})\n"
+             "parse_question({'ask': 'chance', 'event': 'five_of_a_kind', 'scope': 'roll'})\n"
+             "print(len(names), 'pandas' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=_python_env(),
+                         timeout=120, check=True).stdout.split()
+    assert out == ["17", "False"]
+
+
 # -- packages: the same one-way order one level up ----------------------------------------
 
 def top_package(module: str, package: str = PACKAGE) -> str:

@@ -24,11 +24,14 @@ False
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from .dice import DiceTables
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def _has_run(counts: np.ndarray, length: int) -> np.ndarray:
@@ -43,6 +46,14 @@ def _has_run(counts: np.ndarray, length: int) -> np.ndarray:
 @functools.lru_cache(maxsize=None)
 def _all_patterns(dice: DiceTables) -> pd.DataFrame:
     """Every pattern's column for these dice, also those no roll can show (all False)."""
+    import pandas as pd     # here, not at import: the names and the checks need no table
+
+    return pd.DataFrame(_all_columns(dice))
+
+
+@functools.lru_cache(maxsize=None)
+def _all_columns(dice: DiceTables) -> dict[str, np.ndarray]:
+    """:func:`_all_patterns`' columns by name, in its order (no pandas)."""
     c = dice.roll_counts.astype(np.int64)
     n = dice.n_dice
     top = c.max(axis=1)
@@ -66,7 +77,7 @@ def _all_patterns(dice: DiceTables) -> pd.DataFrame:
     }
     for k in range(1, n + 1):
         cols[f"largest_group_{k}"] = top == k
-    return pd.DataFrame(cols)
+    return cols
 
 
 @functools.lru_cache(maxsize=None)
@@ -93,7 +104,7 @@ def pattern_names(dice: DiceTables | None = None) -> list[str]:
     """
     from .dice import dice_tables
 
-    return list(pattern_table(dice or dice_tables()).columns)
+    return [name for name, col in _all_columns(dice or dice_tables()).items() if col.any()]
 
 
 def check_pattern(name: str, dice: DiceTables | None = None) -> str:
@@ -114,7 +125,7 @@ def check_pattern(name: str, dice: DiceTables | None = None) -> str:
     names = pattern_names(dice)
     key = str(name).strip().lower().replace("-", "_").replace(" ", "_")
     if key not in names:
-        if key in _all_patterns(dice).columns or (key.startswith("largest_group_") and key[14:].isdigit()):
+        if key in _all_columns(dice) or (key.startswith("largest_group_") and key[14:].isdigit()):
             raise ValueError(f"pattern {name!r} cannot happen with {dice.n_dice} dice of {dice.n_faces} faces; "
                              f"valid patterns for these dice: {', '.join(names)}")
         raise ValueError(f"unknown pattern {name!r}; valid patterns: {', '.join(names)}")
