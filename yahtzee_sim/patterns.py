@@ -205,13 +205,13 @@ HAND_CLASSES = ("five_of_a_kind", "four_of_a_kind", "full_house", "three_of_a_ki
 
 @functools.lru_cache(maxsize=None)
 def _hand_class(dice: DiceTables) -> np.ndarray:
-    t = _all_patterns(dice)  # every class, also those these dice cannot show (then empty)
+    t = _all_columns(dice)  # every class, also those these dice cannot show (then empty)
     # Precedence order: a roll takes the first class it qualifies for.
     tests = [t["five_of_a_kind"], t["four_of_a_kind"], t["full_house"], t["three_of_a_kind"],
              t["large_straight"], t["small_straight"], t["two_pairs"], t["one_pair"]]
     out = np.full(dice.n_rolls, len(HAND_CLASSES) - 1, dtype=np.int8)
     for i, test in reversed(list(enumerate(tests))):
-        out[test.to_numpy()] = i
+        out[test] = i
     out.setflags(write=False)
     return out
 

@@ -705,8 +705,7 @@ class DistributionsBeside:
         missing = [p for p in dict.fromkeys(plays) if self.cached and self._missing(p)]
         if len(missing) < 2:
             return
-        self._here = next((p for p in missing if callable(getattr(get_strategy(p), "decision_table", None))),
-                          missing[0])
+        self._here = next((p for p in missing if _plays_by_table(get_strategy(p))), missing[0])
         self._plays_beside = tuple(p for p in missing if p != self._here)
         self._beside = self._start()
 
@@ -780,6 +779,11 @@ class DistributionsBeside:
         self.stop()
 
 
+def _plays_by_table(strat) -> bool:
+    """Does ``strat`` decide from a decision table it builds after its solve (optimal)?"""
+    return callable(getattr(strat, "decision_table", None))
+
+
 @dataclass
 class _Step:
     """One level of the forward pass: its states (``flat``), its moves, the next
@@ -806,7 +810,7 @@ def _forward(rules, strat, what, chunk_rows, progress, five_ended=False):
     # which leave a core idle part of the time); the first chunk waits for it, then
     # loads them from numba's cache. A failed compilation compiles them here as before.
     work = [kx.compile_pass]
-    if callable(getattr(strat, "decision_table", None)):
+    if _plays_by_table(strat):
         from .decisions import precompile as table_loops
 
         # a strategy that plays by a decision table builds it after its solve: its build's

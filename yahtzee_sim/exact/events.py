@@ -36,7 +36,7 @@ from ..rules import RuleSet, get_rules
 from ..strategy import Strategy, get_strategy
 from ..validate import whole_number
 from . import cache as _cache
-from .distribution import _forward, through_cache
+from .distribution import _cache_meta, _forward, through_cache
 from .policy import DEFAULT_CHUNK_ROWS, _points_bound
 
 __all__ = ["EventDistribution", "event_distribution"]
@@ -95,7 +95,6 @@ EVENTS_VERSION = 1
 
 
 def _cache_table(rules, name, code, cache_dir):
-    from .distribution import _cache_meta
     from .solver import rules_fingerprint
 
     meta = dict(_cache_meta(rules, name, code), events_version=EVENTS_VERSION)

@@ -75,7 +75,7 @@ def _needs_distribution(q) -> bool:
     """Does :func:`answer_game` read the score distribution for ``q`` (not the events')?"""
     kind = q.event.kind
     return (q.play != "any" and q.given is None and kind not in ("all", "not", "when", "upper")
-            and kind not in _CARD_EVENTS and not (kind == "zeros" and q.event.name))
+            and kind not in _CARD_EVENTS)
 
 
 def distributions_beside(questions, cache: dict) -> list:
