@@ -322,3 +322,28 @@ def test_a_compiler_can_run_at_a_lower_priority(tmp_path):
     assert job.wait(60) is True
     assert int(out.read_text()) == min(here + 5, 19)
     assert os.nice(0) == here                   # this process's own priority is untouched
+
+
+def test_items_taken_by_two_processes_go_to_one_each():
+    """The child takes from the first, this process from the last; every item is done
+    once, the child's a prefix and this process's the rest."""
+    from yahtzee_sim.forkpool import Beside, Takes
+
+    n = 200
+    takes = Takes(n)
+    b = Beside([("mine", lambda: [i for i in range(n) if takes.take(i)])], what="x")
+    try:
+        here = [i for i in reversed(range(n)) if takes.take(i)]
+        there = b.result("mine")
+    finally:
+        b.stop()
+    assert sorted(here + there) == list(range(n))
+    assert there == list(range(len(there))) and not set(here) & set(there)
+
+
+def test_without_fork_every_take_succeeds(monkeypatch):
+    from yahtzee_sim import forkpool
+
+    monkeypatch.setattr(forkpool, "can_fork", lambda: False)
+    t = forkpool.Takes(2)
+    assert (t.take(0), t.take(1), t.take(1)) == (True, True, False)

@@ -42,7 +42,7 @@ from typing import Any, Callable
 
 __all__ = ["ForkPool", "run_parts", "fork_workers", "default_jobs", "default_workers", "can_fork", "watch_parent",
            "compile_beside", "Compiling", "kernels_cached", "Beside", "PARENT_POLL_SECONDS", "JOIN_SECONDS",
-           "COMPILE_LOCK_SECONDS"]
+           "COMPILE_LOCK_SECONDS", "Takes"]
 
 PARENT_POLL_SECONDS = 0.5
 """How often a child checks that the process that forked it is alive."""
@@ -542,3 +542,46 @@ class Beside:
         """End the child at once (its steps are no longer wanted: an error here, or done)."""
         self._child.stop()
         self._close()
+
+
+TAKE_WAIT_SECONDS = 120.0
+"""Longest wait for :class:`Takes`'s lock (held for microseconds: a wait this long means
+its holder was killed holding it)."""
+
+
+class Takes:
+    """Items this process and a forked one (:class:`Beside`) share out, each done once:
+    :meth:`take` gives an item to the first process that asks for it (one flag a item in
+    shared memory, under a lock; made before the fork). Where nothing can fork, every
+    take succeeds.
+
+    For work both can do, in either order: the child takes the items from the first,
+    this process (once its own work is done) from the last, and they meet.
+
+    >>> t = Takes(3)
+    >>> t.take(2), t.take(2), t.take(0)
+    (True, False, True)
+    """
+
+    def __init__(self, n: int):
+        import mmap
+
+        self._flags = mmap.mmap(-1, max(n, 1))
+        self._lock: Any = None
+        if can_fork():
+            import multiprocessing
+
+            self._lock = multiprocessing.get_context("fork").Lock()
+
+    def take(self, i: int) -> bool:
+        """Item ``i`` is this process's to do (True), or another process took it (False)."""
+        if self._lock is not None and not self._lock.acquire(timeout=TAKE_WAIT_SECONDS):
+            raise RuntimeError("a process died while taking an item")
+        try:
+            if self._flags[i]:
+                return False
+            self._flags[i] = 1
+            return True
+        finally:
+            if self._lock is not None:
+                self._lock.release()

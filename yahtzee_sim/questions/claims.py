@@ -38,6 +38,8 @@ the claim, the key and the valid choices.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import time
 import tomllib
 from dataclasses import dataclass, field
@@ -224,7 +226,15 @@ class ClaimsResult:
 def check_claims(claims: ClaimsFile, *, games: int = 20_000, throws: int = 100_000, seed: int = 2026,
                  progress=None, run_options=None) -> ClaimsResult:
     """Answer every claim of a parsed file (questions on the same rules and strategy
-    share their exact distribution and their simulated games)."""
+    share their exact distribution and their simulated games).
+
+    The claims that share nothing with the others (:func:`answered_alone`: on dice
+    alone, the best or worst card) are answered in a forked process beside this one
+    (:class:`~yahtzee_sim.forkpool.Beside`, at a lower priority), while this one starts
+    at once on the claims that wait for a solve, a distribution or a strategy's games (on
+    a first run, compilations); the same answers, in the file's order.
+    """
+    from ..forkpool import Beside, Takes
     from ..progress import as_progress
     from . import answer
     from .gamescope import distributions_beside
@@ -232,19 +242,84 @@ def check_claims(claims: ClaimsFile, *, games: int = 20_000, throws: int = 100_0
     report = as_progress(progress)
     start = time.perf_counter()
     cache: dict = {}
-    answers = []
     n = len(claims.claims)
+    answers: list = [None] * n
+    alone = [i for i, c in enumerate(claims.claims) if answered_alone(c.question)]
+    here = [i for i in range(n) if i not in alone]
+
+    def ask(i: int, progress=progress):
+        c = claims.claims[i]
+        a = answer(c.question, games=games, throws=throws, seed=seed, cache=cache, progress=progress,
+                   run_options=run_options)
+        return a.judge(c.claimed, c.precision, c.criterion)
+
+    takes = Takes(n)
+
+    def ask_beside(i: int):
+        if not takes.take(i):       # this process took it (its own claims done first)
+            return None
+        # a rule set does not pickle (its scoring functions): the answer travels back
+        # without its question, which this process has
+        return dataclasses.replace(ask(i, progress=None), question=None)   # quiet: this process reports
+
+    # beside only when both kinds are there: a file of one kind is answered here, in
+    # order (nothing to gain from a second process)
+    beside = Beside([(str(i), functools.partial(ask_beside, i)) for i in alone], what="claims",
+                    nice=CLAIMS_BESIDE_NICE) if alone and here else None
     # the exact distributions the claims read, optimal's here and the others beside it
     started = distributions_beside([c.question for c in claims.claims], cache)
     try:
-        for i, c in enumerate(claims.claims):
-            report("claims", i, n)
-            a = answer(c.question, games=games, throws=throws, seed=seed, cache=cache, progress=progress,
-                       run_options=run_options)
-            answers.append(a.judge(c.claimed, c.precision, c.criterion))
+        for k, i in enumerate(here if beside is not None else range(n)):
+            report("claims", k, n)
+            answers[i] = ask(i)
+        if beside is not None:
+            # its own claims done, this process takes the others from the last while the
+            # forked one goes on from the first, until they meet
+            for i in reversed(alone):
+                if not takes.take(i):
+                    break
+                report("claims", n - sum(a is None for a in answers), n)
+                answers[i] = ask(i)
+            for i in alone:
+                if answers[i] is None:
+                    report("claims", n - sum(a is None for a in answers), n)
+                    try:
+                        got = beside.result(str(i))
+                    except RuntimeError:    # it failed or ended: answered here as usual
+                        got = None
+                    answers[i] = (ask(i) if got is None else
+                                  dataclasses.replace(got, question=claims.claims[i].question))
     finally:
-        for beside in started:
+        if beside is not None:
             beside.stop()
+        for b in started:
+            b.stop()
     report("claims", n, n)
     return ClaimsResult(file=claims, answers=answers, games=games, throws=throws, seed=seed,
                         seconds=time.perf_counter() - start)
+
+
+CLAIMS_BESIDE_NICE = 10
+"""The priority of the process answering the claims that share nothing (an ``os.nice``
+increment): it takes the CPU the solves and the compilations leave."""
+
+
+def answered_alone(question) -> bool:
+    """Is ``question`` answered without a solve, a strategy's distribution or its games
+    (what the claims of a file share): from the dice alone (a roll, a position or a turn
+    chased, a card), or the best or worst card possible (``play = "any"``)?
+
+    >>> from yahtzee_sim.questions.spec import parse_question
+    >>> answered_alone(parse_question({"ask": "chance", "event": "large_straight", "scope": "turn"}))
+    True
+    >>> answered_alone(parse_question({"ask": "max", "event": "score", "scope": "game", "play": "any"}))
+    True
+    >>> answered_alone(parse_question({"ask": "chance", "event": "upper_bonus", "scope": "game"}))
+    False
+    """
+    if question.versus is not None and not answered_alone(question.versus):
+        return False
+    if question.scope == "card" or (question.scope == "game" and question.play == "any"):
+        return True
+    return (question.scope in ("roll", "position", "turn") and question.play == "chase"
+            and question.event.kind != "points_to_come")
