@@ -18,6 +18,8 @@ measured under load is not comparable with one measured quiet.
     python benchmarks/bench_cold.py --every               # also every other command (odds, ask, check, run, ...)
     python benchmarks/bench_cold.py --venv /tmp/v --keep  # reuse/keep an environment
     python benchmarks/bench_cold.py --markdown            # rows for benchmarks/RESULTS.md
+    python benchmarks/bench_cold.py --every --save runs.json   # also keep the figures (JSON)
+    python benchmarks/bench_cold.py --render runs.json --markdown   # a saved run as rows, nothing run
     python benchmarks/bench_cold.py --more --only benchmark --warm-runs 3   # cold, then the settled warm
     python benchmarks/bench_cold.py --source ../main --venv /tmp/v-main   # another tree (before/after)
 """
@@ -174,7 +176,16 @@ def main() -> None:
                              "that plays optimal's games by the table its first run built)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    parser.add_argument("--save", metavar="FILE", help="also write the figures to FILE (JSON), whatever is printed")
+    parser.add_argument("--render", metavar="FILE", help="print the figures a --save wrote (nothing is run)")
     args = parser.parse_args()
+    if args.render:
+        try:
+            rows = json.loads(Path(args.render).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise SystemExit(f"--render: cannot read {args.render}: {exc}") from None
+        print_rows(rows, args)
+        return
 
     commands = dict(COMMANDS, **(LONG if args.long else {}), **(MORE if args.more else {}),
                     **(EVERY if args.every else {}))
@@ -198,7 +209,8 @@ def main() -> None:
             cold = timed(py, cmd, cache)
             warms = [timed(py, cmd, cache) for _ in range(max(1, args.warm_runs))]
             warm = warms[-1]
-            rows.append({"command": name, "argv": cmd, "cold": cold, "warm": warm, "warm_runs": warms,
+            rows.append({"command": name, "argv": cmd, "shown": shown(cmd, work), "cold": cold, "warm": warm,
+                         "warm_runs": warms,
                          "kernel_files_cleared": cleared, "cores": os.cpu_count()})
             runs = ", ".join(f"{w['seconds']:.1f}" for w in warms)
             print(f"# {name}: cold {cold['seconds']:.1f} s, {cold['cpu_seconds']:.1f} cpu s "
@@ -209,6 +221,13 @@ def main() -> None:
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
+    if args.save:
+        Path(args.save).write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    print_rows(rows, args)
+
+
+def print_rows(rows: list[dict], args) -> None:
+    """The figures as JSON (``--json``), Markdown rows (``--markdown``) or a plain table."""
     if args.json:
         print(json.dumps(rows, indent=2))
         return
@@ -218,7 +237,9 @@ def main() -> None:
         print("|---|---|---|---|---|---|")
         for r in rows:
             c, w = r["cold"], r["warm"]
-            print(f"| `yahtzee-sim {shown(r['argv'], work)}` | {c['seconds']:.1f} / {c['cpu_seconds']:.1f} | "
+            # a file saved before "shown" was kept: its work folder was a bench-cold- one
+            cmd = r.get("shown") or shown(r["argv"], Path(tempfile.gettempdir()) / "bench-cold-")
+            print(f"| `yahtzee-sim {cmd}` | {c['seconds']:.1f} / {c['cpu_seconds']:.1f} | "
                   f"{w['seconds']:.1f} / {w['cpu_seconds']:.1f} | {c['seconds'] / w['seconds']:.1f}x; "
                   f"{c['cpu_seconds'] / w['cpu_seconds']:.1f}x | {c['load_before']:.1f}-{c['load_after']:.1f}; "
                   f"{w['load_before']:.1f}-{w['load_after']:.1f} | {verdict(r['command'], c, w)} |")

@@ -105,6 +105,7 @@ def test_which_claims_share_nothing():
     assert answered_alone(q({"ask": "max", "event": "score", "scope": "game", "play": "any"}))
     assert answered_alone(q({"ask": "chance", "event": "large_straight", "scope": "position", "keep": "2345",
                              "rolls_left": 2}))
+    assert answered_alone(q({"ask": "chance", "event": "five_of_a_kind", "scope": "turn", "play": "keep-largest"}))
     # a strategy's distribution or games, optimal's values, a table: shared, answered here
     assert not answered_alone(q({"ask": "chance", "event": "upper_bonus", "scope": "game"}))
     assert not answered_alone(q({"ask": "chance", "event": "large_straight", "scope": "turn", "play": "greedy"}))

@@ -307,7 +307,8 @@ increment): it takes the CPU the solves and the compilations leave."""
 def answered_alone(question) -> bool:
     """Is ``question`` answered without a solve, a strategy's distribution or its games
     (what the claims of a file share): from the dice alone (a roll, a position or a turn
-    chased, a card), or the best or worst card possible (``play = "any"``)?
+    chased or played by a plain strategy, :data:`PLAIN_PLAYS`; a card), or the best or
+    worst card possible (``play = "any"``)?
 
     >>> from yahtzee_sim.questions.spec import parse_question
     >>> answered_alone(parse_question({"ask": "chance", "event": "large_straight", "scope": "turn"}))
@@ -321,5 +322,10 @@ def answered_alone(question) -> bool:
         return False
     if question.scope == "card" or (question.scope == "game" and question.play == "any"):
         return True
-    return (question.scope in ("roll", "position", "turn") and question.play == "chase"
+    return (question.scope in ("roll", "position", "turn") and question.play in PLAIN_PLAYS
             and question.event.kind != "points_to_come")
+
+
+PLAIN_PLAYS = ("chase", "random", "keep-largest")
+"""The plays of a roll, position or turn question whose keeps need no solve, table or
+compiled loop (another strategy's, e.g. optimal's, is shared with the file's other claims)."""
