@@ -161,3 +161,66 @@ def test_a_process_beside_that_dies_leaves_its_claims_to_this_one(monkeypatch):
         return real(q, **kw)
     monkeypatch.setattr(questions, "answer", answer)
     assert _json(check_claims(load_claims_text(TEXT), games=GAMES, throws=THROWS)) == expected
+
+
+# -- a strategy's card events beside its score distribution ------------------------------------
+
+def _optimal_questions():
+    return [parse_question({"ask": "mean", "event": "score", "scope": "game", "play": "optimal", "rules": "generala"}),
+            parse_question({"ask": "chance", "event": "zeros >= 1", "scope": "game", "play": "optimal",
+                            "rules": "generala"})]
+
+
+def _answered(cache_dir, monkeypatch):
+    """Both questions answered as a claims file does: (answers, the cache they shared)."""
+    from yahtzee_sim.questions.gamescope import distributions_beside
+
+    monkeypatch.setenv("YAHTZEE_SIM_CACHE", str(cache_dir))
+    questions_ = _optimal_questions()
+    cache: dict = {}
+    started = distributions_beside(questions_, cache)
+    try:
+        return [questions.answer(q, games=GAMES, seed=1, cache=cache) for q in questions_], cache
+    finally:
+        for b in started:
+            b.stop()
+
+
+def _same_events(a, b) -> None:
+    import numpy as np
+
+    np.testing.assert_array_equal(a.zeros_pmf, b.zeros_pmf)
+    np.testing.assert_array_equal(a.five_pmf, b.five_pmf)
+    for name in a.box_pmf:
+        np.testing.assert_array_equal(a.box_pmf[name], b.box_pmf[name])
+
+
+def test_card_events_are_computed_beside_the_score_pass_and_are_the_same(tmp_path, monkeypatch):
+    from yahtzee_sim.exact.distribution import distribution
+    from yahtzee_sim.exact.events import event_distribution
+
+    answers, cache = _answered(tmp_path, monkeypatch)
+    beside = cache[("events beside", "generala", "optimal")]
+    assert beside._child.pid not in (None, os.getpid())            # a forked process computed them
+    _same_events(cache[("events", "generala", "optimal")], event_distribution("generala", "optimal"))
+    assert answers[0].exact == distribution("generala", "optimal").mean
+    assert len(list(tmp_path.rglob("*events-optimal*"))) == 1        # into the disk cache, read here
+    # the second time both are on disk: nothing to compute, nothing forked
+    _, again = _answered(tmp_path, monkeypatch)
+    assert ("events beside", "generala", "optimal") not in again
+
+
+def test_card_events_beside_that_die_are_computed_here(tmp_path, monkeypatch):
+    from yahtzee_sim.exact import events as events_mod
+
+    parent = os.getpid()
+    real = events_mod.event_distribution
+
+    def event_distribution(*a, **kw):
+        if os.getpid() != parent:
+            os._exit(3)
+        return real(*a, **kw)
+    monkeypatch.setattr(events_mod, "event_distribution", event_distribution)
+    answers, cache = _answered(tmp_path, monkeypatch)
+    assert ("events beside", "generala", "optimal") in cache
+    _same_events(cache[("events", "generala", "optimal")], real("generala", "optimal"))

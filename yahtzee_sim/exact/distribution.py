@@ -702,6 +702,7 @@ class DistributionsBeside:
         self._here: str | None = None
         self._plays_beside: tuple = ()
         self._hits: dict = {}                          # read from the disk cache while looking
+        self._adopted: list = []
         missing = [p for p in dict.fromkeys(plays) if self.cached and self._missing(p)]
         if len(missing) < 2:
             return
@@ -726,20 +727,15 @@ class DistributionsBeside:
         return hit is None
 
     def _start(self):
-        from ..forkpool import COMPILE_LOCK_SECONDS, Beside, kernels_cached
-        from . import _eval_kernels as kx
+        from ..forkpool import Beside
 
-        kernels = [getattr(kx, name) for name in kx.PASS_KERNELS]
         # this process compiles the pass's loops (beside its solve) for the first pass: the
         # child waits for them in numba's cache rather than compile them too
-        wait_for = not kernels_cached(*kernels)
         rules, cache_dir = self.rules, self.cache_dir
 
         def step(play):
             def compute() -> None:
-                deadline = time.monotonic() + COMPILE_LOCK_SECONDS
-                while wait_for and not kernels_cached(*kernels) and time.monotonic() < deadline:
-                    time.sleep(0.05)
+                wait_for_parent_pass_loops()     # the strategy's own setup meanwhile
                 distribution(rules, play, cache=True, cache_dir=cache_dir)
             return compute
         return Beside([(p, step(p)) for p in self._plays_beside], what="distributions",
@@ -766,17 +762,39 @@ class DistributionsBeside:
             self._here = None
         return dist
 
+    def adopt(self, beside) -> None:
+        """Stop ``beside`` too (another forked process of the same command) in :meth:`stop`."""
+        self._adopted.append(beside)
+
     def stop(self) -> None:
-        """End the forked process (its distributions are no longer wanted)."""
+        """End the forked processes (their distributions are no longer wanted)."""
         if self._beside is not None:
             self._beside.stop()
             self._beside = None
+        for other in self._adopted:
+            other.stop()
+        self._adopted.clear()
 
     def __enter__(self) -> "DistributionsBeside":
         return self
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+def cached_distribution(rules: RuleSet, play: str, cache_dir=None) -> ScoreDistribution | None:
+    """``play``'s score distribution on ``rules`` from the disk cache, or None.
+
+    >>> cached_distribution(get_rules("yacht"), "no-such-strategy") is None
+    True
+    """
+    from ..strategy import code_fingerprint
+
+    try:
+        strat = get_strategy(play)
+    except ValueError:
+        return None
+    return _load(rules, strat.name, code_fingerprint(strat), cache_dir)
 
 
 def _plays_by_table(strat) -> bool:
@@ -802,13 +820,48 @@ def _forward(rules, strat, what, chunk_rows, progress, five_ended=False):
     strategy's moves (checked against its keep() and box() on the probe states) and
     where they lead. Yields ``uniform`` first, then one :class:`_Step` per level;
     each caller pushes what it carries through the step's moves."""
-    from ..forkpool import COMPILE_LOCK_SECONDS, compile_beside
+    from ..forkpool import COMPILE_LOCK_SECONDS, Compiling, kernels_cached
     from . import _eval_kernels as kx
 
     # A first pass on a machine compiles its loops (seconds) in a forked process while
     # the strategy is prepared here (optimal: its solve, then its decision table's build,
     # which leave a core idle part of the time); the first chunk waits for it, then
     # loads them from numba's cache. A failed compilation compiles them here as before.
+    kernels = [getattr(kx, name) for name in kx.PASS_KERNELS]
+    if _PASS_COMPILED_BY_PARENT is not None and not kernels_cached(*kernels):
+        # a forked process beside (DistributionsBeside's, the card events'): its parent's
+        # compiler is at work on them; the strategy's setup and first decisions (its own
+        # loops) go on meanwhile
+        compiled = Compiling()
+        ready = _wait_cached(kernels, _PASS_COMPILED_BY_PARENT)
+    else:
+        compiled = compile_pass_beside(strat)
+        ready = functools.partial(compiled.wait, COMPILE_LOCK_SECONDS)
+    try:
+        yield from _levels(rules, strat, what, chunk_rows, progress, five_ended, ready)
+    except BaseException:           # refused, failed or stopped: no compiler left running behind
+        compiled.stop()
+        raise
+
+
+_PASS_COMPILER: list = []
+"""The compiler of the pass's loops this process started (:func:`compile_pass_beside`)."""
+
+
+def compile_pass_beside(strat):
+    """Start compiling the loops of the pass (and, for a strategy that plays by a decision
+    table, its build's loops first) in a forked process, unless numba's cache has them or
+    this process's compiler is still at work on them; returns it
+    (:class:`~yahtzee_sim.forkpool.Compiling`: wait for it before their first use).
+
+    >>> compile_pass_beside(get_strategy("greedy")).wait() in (True, False)
+    True
+    """
+    from ..forkpool import compile_beside
+    from . import _eval_kernels as kx
+
+    if _PASS_COMPILER and _PASS_COMPILER[0].running():
+        return _PASS_COMPILER[0]
     work = [kx.compile_pass]
     if _plays_by_table(strat):
         from .decisions import precompile as table_loops
@@ -817,12 +870,56 @@ def _forward(rules, strat, what, chunk_rows, progress, five_ended=False):
         # loops first, ready before the build starts (the build then loads them)
         work.insert(0, table_loops)
     compiled = compile_beside(lambda: [w() for w in work], kernels=[getattr(kx, name) for name in kx.PASS_KERNELS])
-    ready = functools.partial(compiled.wait, COMPILE_LOCK_SECONDS)
-    try:
-        yield from _levels(rules, strat, what, chunk_rows, progress, five_ended, ready)
-    except BaseException:           # refused, failed or stopped: no compiler left running behind
-        compiled.stop()
-        raise
+    _PASS_COMPILER[:] = [compiled]
+    return compiled
+
+
+def prepare_for_passes(rules: RuleSet, play) -> Strategy:
+    """``play`` prepared on ``rules`` (its solve) and, if it plays by a decision table,
+    that table built (both kept in this process's memory, where its passes find them),
+    the pass's loops compiling beside meanwhile on a first run: what a process does before
+    it forks one pass beside another of the same strategy (the child shares the tables).
+
+    >>> prepare_for_passes(get_rules("yacht"), "greedy").name
+    'greedy'
+    """
+    strat = get_strategy(play)
+    compile_pass_beside(strat)
+    strat.prepare(rules)
+    if _plays_by_table(strat):
+        strat.decision_table()
+    return strat
+
+
+def wait_for_parent_pass_loops() -> None:
+    """In a forked process whose parent compiles the pass's loops: its passes wait for
+    them in numba's cache (just before their first use) rather than compile them again."""
+    global _PASS_COMPILED_BY_PARENT
+    from ..forkpool import COMPILE_LOCK_SECONDS, kernels_cached
+    from . import _eval_kernels as kx
+
+    if not kernels_cached(*[getattr(kx, name) for name in kx.PASS_KERNELS]):
+        _PASS_COMPILED_BY_PARENT = time.monotonic() + COMPILE_LOCK_SECONDS
+
+
+_PASS_COMPILED_BY_PARENT: float | None = None
+"""Set (to a ``time.monotonic()`` deadline) in :class:`DistributionsBeside`'s forked
+process while its parent compiles the pass's loops: its passes wait for them in numba's
+cache, just before their first use, rather than compile them a second time."""
+
+
+def _wait_cached(kernels, deadline: float):
+    """What to call before the first use of ``kernels``: it waits until numba's cache has
+    them (or ``deadline`` passes: the first call then compiles them in place), once."""
+    from ..forkpool import kernels_cached
+
+    waited: list = []
+
+    def ready() -> None:
+        while not waited and not kernels_cached(*kernels) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        waited.append(True)
+    return ready
 
 
 def _levels(rules, strat, what, chunk_rows, progress, five_ended, ready):

@@ -144,6 +144,21 @@ def event_distribution(rules: str | RuleSet, strategy: str | Strategy, *, option
                          lambda ev, code: _store(ev, code, cache_dir))
 
 
+def cached_event_distribution(rules: RuleSet, play: str, cache_dir=None) -> EventDistribution | None:
+    """``play``'s card events on ``rules`` from the disk cache, or None.
+
+    >>> cached_event_distribution(get_rules("yacht"), "no-such-strategy") is None
+    True
+    """
+    from ..strategy import code_fingerprint
+
+    try:
+        strat = get_strategy(play)
+    except ValueError:
+        return None
+    return _load(rules, strat.name, code_fingerprint(strat), cache_dir)
+
+
 def _event_distribution(rules, strat, chunk_rows, progress) -> EventDistribution:
     from ..progress import as_progress
     from ._eval_kernels import push_counts

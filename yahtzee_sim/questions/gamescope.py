@@ -63,12 +63,48 @@ def _distribution(rules, play, cache: dict, progress=None):
 
     key = ("dist", rules.key, play)
     if key not in cache:   # the disk cache for the named rule sets only (not a test's own RuleSet)
+        _events_beside(rules, play, cache)
         beside = cache.get(("beside", rules.key))
         if beside is not None:
             cache[key] = beside.get(play, progress)
         else:
             cache[key] = distribution(rules, play, cache=rules.name in REGISTRY, progress=progress)
     return cache[key]
+
+
+def _events_beside(rules, play, cache: dict) -> None:
+    """When questions want both the score distribution and the card events of ``play``
+    (a strategy that plays by a decision table: optimal), neither on disk yet: its solve
+    and decision table here, then the card events' pass in a forked process (sharing
+    the table, at a lower priority) beside the score's here. On a first run the card
+    events' pass otherwise comes after the score's, one core idle. The same code on the
+    same inputs: the same distributions."""
+    from ..exact.distribution import (_plays_by_table, cached_distribution, prepare_for_passes,
+                                      wait_for_parent_pass_loops)
+    from ..exact.events import cached_event_distribution, event_distribution
+    from ..forkpool import Beside
+    from ..strategy import get_strategy
+
+    dists = cache.get(("beside", rules.key))
+    if (dists is None or not dists.cached or play not in cache.get(("events wanted", rules.key), ())
+            or ("events", rules.key, play) in cache or ("events beside", rules.key, play) in cache):
+        return
+    if not _plays_by_table(get_strategy(play)) or cached_distribution(rules, play, dists.cache_dir) is not None \
+            or cached_event_distribution(rules, play, dists.cache_dir) is not None:
+        return
+    prepare_for_passes(rules, play)
+
+    def events() -> None:
+        wait_for_parent_pass_loops()
+        event_distribution(rules, play, cache=True, cache_dir=dists.cache_dir)
+    cache[("events beside", rules.key, play)] = beside = Beside([("events", events)], what="card events",
+                                                              nice=EVENTS_BESIDE_NICE)
+    dists.adopt(beside)
+
+
+EVENTS_BESIDE_NICE = 10
+"""The priority of the process computing a strategy's card events beside its score
+distribution (an ``os.nice`` increment)."""
 
 
 def _needs_distribution(q) -> bool:
@@ -96,6 +132,9 @@ def distributions_beside(questions, cache: dict) -> list:
     plays: dict = {}
     rules_of: dict = {}
     for q in questions:
+        if q.scope == "game" and q.play != "any" and q.given is None and q.event.kind in _CARD_EVENTS \
+                and isinstance(q.play, str):    # its card events too (see _events_beside)
+            cache.setdefault(("events wanted", q.rules.key), set()).add(q.play)
         if q.scope == "game" and _needs_distribution(q):
             wanted = [q.play]
         elif q.scope == "table":
@@ -118,6 +157,15 @@ def _events(rules, play, cache: dict, progress=None):
 
     key = ("events", rules.key, play)
     if key not in cache:   # the disk cache for the named rule sets only, as the score distributions
+        beside = cache.get(("events beside", rules.key, play))
+        if beside is not None:          # computed beside into the disk cache: read from there
+            from ..progress import as_progress, heartbeat
+
+            with heartbeat(as_progress(progress), f"event distribution of {play} on {rules.key}"):
+                try:
+                    beside.result("events")
+                except (ValueError, RuntimeError):    # failed or not done beside: here, as usual
+                    pass
         cache[key] = event_distribution(rules, play, cache=rules.name in REGISTRY, progress=progress)
     return cache[key]
 
