@@ -78,3 +78,33 @@ def test_nothing_beside_when_there_is_nothing_to_overlap(tmp_path, one_by_one):
     # a name that is not a strategy is left to the usual path, which refuses it
     with pytest.raises(ValueError, match="unknown strategy"):
         DistributionsBeside(RULES, ["greedy", "no-such"], cache_dir=tmp_path).get("no-such")
+
+
+def test_the_pass_compiler_is_shared_in_its_process_and_never_waited_for_in_a_fork(monkeypatch):
+    """One compiler of the pass's loops per process; a forked child (which inherits the
+    parent's record of it but not the thread that sees it end) neither waits for it nor
+    takes it for its own."""
+    import time
+
+    from yahtzee_sim.exact import distribution as dist_mod
+    from yahtzee_sim.forkpool import Beside, compile_beside
+    from yahtzee_sim.strategy import get_strategy
+
+    running = compile_beside(lambda: time.sleep(30))          # stands for a compilation under way
+    try:
+        monkeypatch.setattr(dist_mod, "_PASS_COMPILER", {os.getpid(): running})
+        assert dist_mod.compile_pass_beside(get_strategy("greedy")) is running
+
+        def in_child():
+            t0 = time.monotonic()
+            job = dist_mod.compile_pass_beside(get_strategy("greedy"))
+            job.wait(60)
+            return job.pid == running.pid, time.monotonic() - t0
+        b = Beside([("child", in_child)], what="x")
+        try:
+            same, seconds = b.result("child")
+        finally:
+            b.stop()
+        assert not same and seconds < 20
+    finally:
+        running.stop()

@@ -844,8 +844,10 @@ def _forward(rules, strat, what, chunk_rows, progress, five_ended=False):
         raise
 
 
-_PASS_COMPILER: list = []
-"""The compiler of the pass's loops this process started (:func:`compile_pass_beside`)."""
+_PASS_COMPILER: dict = {}
+"""The compiler of the pass's loops this process started (:func:`compile_pass_beside`), by
+the id of the process that started it: a forked child inherits the parent's, whose
+reaper thread it has not (to the child it would seem to run forever)."""
 
 
 def compile_pass_beside(strat):
@@ -860,8 +862,11 @@ def compile_pass_beside(strat):
     from ..forkpool import compile_beside
     from . import _eval_kernels as kx
 
-    if _PASS_COMPILER and _PASS_COMPILER[0].running():
-        return _PASS_COMPILER[0]
+    import os
+
+    mine = _PASS_COMPILER.get(os.getpid())
+    if mine is not None and mine.running():
+        return mine
     work = [kx.compile_pass]
     if _plays_by_table(strat):
         from .decisions import precompile as table_loops
@@ -870,7 +875,8 @@ def compile_pass_beside(strat):
         # loops first, ready before the build starts (the build then loads them)
         work.insert(0, table_loops)
     compiled = compile_beside(lambda: [w() for w in work], kernels=[getattr(kx, name) for name in kx.PASS_KERNELS])
-    _PASS_COMPILER[:] = [compiled]
+    _PASS_COMPILER.clear()
+    _PASS_COMPILER[os.getpid()] = compiled
     return compiled
 
 
