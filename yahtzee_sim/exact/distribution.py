@@ -706,7 +706,7 @@ class DistributionsBeside:
         missing = [p for p in dict.fromkeys(plays) if self.cached and self._missing(p)]
         if len(missing) < 2:
             return
-        self._here = next((p for p in missing if _plays_by_table(get_strategy(p))), missing[0])
+        self._here = next((p for p in missing if plays_by_table(get_strategy(p))), missing[0])
         self._plays_beside = tuple(p for p in missing if p != self._here)
         self._beside = self._start()
 
@@ -797,8 +797,12 @@ def cached_distribution(rules: RuleSet, play: str, cache_dir=None) -> ScoreDistr
     return _load(rules, strat.name, code_fingerprint(strat), cache_dir)
 
 
-def _plays_by_table(strat) -> bool:
-    """Does ``strat`` decide from a decision table it builds after its solve (optimal)?"""
+def plays_by_table(strat) -> bool:
+    """Does ``strat`` decide from a decision table it builds after its solve (optimal)?
+
+    >>> plays_by_table(get_strategy("optimal")), plays_by_table(get_strategy("greedy"))
+    (True, False)
+    """
     return callable(getattr(strat, "decision_table", None))
 
 
@@ -868,7 +872,7 @@ def compile_pass_beside(strat):
     if mine is not None and mine.running():
         return mine
     work = [kx.compile_pass]
-    if _plays_by_table(strat):
+    if plays_by_table(strat):
         from .decisions import precompile as table_loops
 
         # a strategy that plays by a decision table builds it after its solve: its build's
@@ -892,7 +896,7 @@ def prepare_for_passes(rules: RuleSet, play) -> Strategy:
     strat = get_strategy(play)
     compile_pass_beside(strat)
     strat.prepare(rules)
-    if _plays_by_table(strat):
+    if plays_by_table(strat):
         strat.decision_table()
     return strat
 

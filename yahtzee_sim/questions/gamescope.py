@@ -79,7 +79,7 @@ def _events_beside(rules, play, cache: dict) -> None:
     the table, at a lower priority) beside the score's here. On a first run the card
     events' pass otherwise comes after the score's, one core idle. The same code on the
     same inputs: the same distributions."""
-    from ..exact.distribution import (_plays_by_table, cached_distribution, prepare_for_passes,
+    from ..exact.distribution import (cached_distribution, plays_by_table, prepare_for_passes,
                                       wait_for_parent_pass_loops)
     from ..exact.events import cached_event_distribution, event_distribution
     from ..forkpool import Beside
@@ -89,7 +89,7 @@ def _events_beside(rules, play, cache: dict) -> None:
     if (dists is None or not dists.cached or play not in cache.get(("events wanted", rules.key), ())
             or ("events", rules.key, play) in cache or ("events beside", rules.key, play) in cache):
         return
-    if not _plays_by_table(get_strategy(play)) or cached_distribution(rules, play, dists.cache_dir) is not None \
+    if not plays_by_table(get_strategy(play)) or cached_distribution(rules, play, dists.cache_dir) is not None \
             or cached_event_distribution(rules, play, dists.cache_dir) is not None:
         return
     prepare_for_passes(rules, play)
