@@ -69,6 +69,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import time
 from dataclasses import dataclass, field
 
@@ -866,8 +867,6 @@ def compile_pass_beside(strat):
     from ..forkpool import compile_beside
     from . import _eval_kernels as kx
 
-    import os
-
     mine = _PASS_COMPILER.get(os.getpid())
     if mine is not None and mine.running():
         return mine
@@ -913,9 +912,10 @@ def wait_for_parent_pass_loops() -> None:
 
 
 _PASS_COMPILED_BY_PARENT: float | None = None
-"""Set (to a ``time.monotonic()`` deadline) in :class:`DistributionsBeside`'s forked
-process while its parent compiles the pass's loops: its passes wait for them in numba's
-cache, just before their first use, rather than compile them a second time."""
+"""Set (to a ``time.monotonic()`` deadline) in a forked process beside (:class:`DistributionsBeside`'s,
+the card events' of :mod:`yahtzee_sim.questions.gamescope`) while its parent compiles the pass's
+loops (:func:`wait_for_parent_pass_loops`): its passes wait for them in numba's cache, just
+before their first use, rather than compile them a second time."""
 
 
 def _wait_cached(kernels, deadline: float):

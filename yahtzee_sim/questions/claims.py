@@ -253,8 +253,6 @@ def check_claims(claims: ClaimsFile, *, games: int = 20_000, throws: int = 100_0
                    run_options=run_options)
         return a.judge(c.claimed, c.precision, c.criterion)
 
-    takes = Takes(n)
-
     def ask_beside(i: int):
         if not takes.take(i):       # this process took it (its own claims done first)
             return None
@@ -264,8 +262,11 @@ def check_claims(claims: ClaimsFile, *, games: int = 20_000, throws: int = 100_0
 
     # beside only when both kinds are there: a file of one kind is answered here, in
     # order (nothing to gain from a second process)
-    beside = Beside([(str(i), functools.partial(ask_beside, i)) for i in alone], what="claims",
-                    nice=CLAIMS_BESIDE_NICE) if alone and here else None
+    beside = None
+    if alone and here:
+        takes = Takes(n)            # made before the fork: both processes see each take
+        beside = Beside([(str(i), functools.partial(ask_beside, i)) for i in alone], what="claims",
+                        nice=CLAIMS_BESIDE_NICE)
     # the exact distributions the claims read, optimal's here and the others beside it
     started = distributions_beside([c.question for c in claims.claims], cache)
     try:
