@@ -714,15 +714,10 @@ class DistributionsBeside:
     def _missing(self, play) -> bool:
         """A strategy name whose distribution the disk cache lacks (False for anything else;
         a cached one is kept for :meth:`get`)."""
-        from ..strategy import code_fingerprint
-
-        if not isinstance(play, str):
+        key = _cache_key(play)
+        if key is None:                     # an unknown name is said when asked for, by the usual path
             return False
-        try:
-            strat = get_strategy(play)
-        except ValueError:                  # said when it is asked for, by the usual path
-            return False
-        hit = _load(self.rules, strat.name, code_fingerprint(strat), self.cache_dir)
+        hit = _load(self.rules, *key, self.cache_dir)
         if hit is not None:
             self._hits[play] = hit
         return hit is None
@@ -789,13 +784,22 @@ def cached_distribution(rules: RuleSet, play: str, cache_dir=None) -> ScoreDistr
     >>> cached_distribution(get_rules("yacht"), "no-such-strategy") is None
     True
     """
+    key = _cache_key(play)
+    return None if key is None else _load(rules, *key, cache_dir)
+
+
+def _cache_key(play) -> tuple[str, str] | None:
+    """What the disk cache keys a strategy's results by (its name and the fingerprint of
+    its code), or None for a play that is not a strategy's name (an instance, an unknown name)."""
     from ..strategy import code_fingerprint
 
+    if not isinstance(play, str):
+        return None
     try:
         strat = get_strategy(play)
     except ValueError:
         return None
-    return _load(rules, strat.name, code_fingerprint(strat), cache_dir)
+    return strat.name, code_fingerprint(strat)
 
 
 def plays_by_table(strat) -> bool:

@@ -36,7 +36,7 @@ from ..rules import RuleSet, get_rules
 from ..strategy import Strategy, get_strategy
 from ..validate import whole_number
 from . import cache as _cache
-from .distribution import _cache_meta, _forward, through_cache
+from .distribution import _cache_key, _cache_meta, _forward, through_cache
 from .policy import DEFAULT_CHUNK_ROWS, _points_bound
 
 __all__ = ["EventDistribution", "event_distribution"]
@@ -150,13 +150,8 @@ def cached_event_distribution(rules: RuleSet, play: str, cache_dir=None) -> Even
     >>> cached_event_distribution(get_rules("yacht"), "no-such-strategy") is None
     True
     """
-    from ..strategy import code_fingerprint
-
-    try:
-        strat = get_strategy(play)
-    except ValueError:
-        return None
-    return _load(rules, strat.name, code_fingerprint(strat), cache_dir)
+    key = _cache_key(play)
+    return None if key is None else _load(rules, *key, cache_dir)
 
 
 def _event_distribution(rules, strat, chunk_rows, progress) -> EventDistribution:
