@@ -347,3 +347,63 @@ def test_without_fork_every_take_succeeds(monkeypatch):
     monkeypatch.setattr(forkpool, "can_fork", lambda: False)
     t = forkpool.Takes(2)
     assert (t.take(0), t.take(1), t.take(1)) == (True, True, False)
+
+
+def _busy(seconds: float) -> int:
+    """Use the CPU for ``seconds`` of wall time (a slow step, not a stuck one)."""
+    end, n = time.monotonic() + seconds, 0
+    while time.monotonic() < end:
+        n += 1
+    return 7
+
+
+def test_a_child_beside_that_is_stuck_is_stopped_and_the_caller_does_the_step(monkeypatch):
+    from yahtzee_sim import forkpool
+
+    monkeypatch.setattr(forkpool, "STUCK_SECONDS", 1.5)
+    monkeypatch.setattr(forkpool, "STUCK_POLL_SECONDS", 0.1)
+    b = forkpool.Beside([("waits", lambda: time.sleep(600))], what="x")     # a wait that uses no CPU
+    pid = b._child.pid
+    t0 = time.monotonic()
+    with pytest.raises(RuntimeError, match=r"x: waits: the process beside was stuck \(no CPU used for 1.5 s\)"):
+        b.result("waits")
+    assert 1.5 <= time.monotonic() - t0 < 30
+    assert not b._child.running() and _gone(pid)
+    b.stop()
+
+
+def test_a_slow_child_beside_that_works_is_waited_for(monkeypatch):
+    from yahtzee_sim import forkpool
+
+    monkeypatch.setattr(forkpool, "STUCK_SECONDS", 1.0)
+    monkeypatch.setattr(forkpool, "STUCK_POLL_SECONDS", 0.1)
+    b = forkpool.Beside([("slow", lambda: _busy(3.0))], what="x")
+    assert b.result("slow") == 7
+    b.stop()
+
+
+def test_a_child_waiting_for_a_compilation_that_works_is_not_taken_for_stuck(monkeypatch, tmp_path):
+    from yahtzee_sim import forkpool
+
+    monkeypatch.setattr(forkpool, "STUCK_SECONDS", 1.0)
+    monkeypatch.setattr(forkpool, "STUCK_POLL_SECONDS", 0.1)
+    done = tmp_path / "compiled"
+
+    def wait_for_it():
+        while not done.exists():       # as a pass waits for its loops in numba's cache: no CPU here
+            time.sleep(0.05)
+        return 8
+
+    compiling = forkpool.compile_beside(lambda: (_busy(3.0), done.write_text("")))
+    b = forkpool.Beside([("waits", wait_for_it)], what="x")
+    assert b.result("waits") == 8
+    assert compiling.wait(60)
+    b.stop()
+
+
+def test_progress_is_never_stalled_where_proc_cannot_tell(monkeypatch):
+    from yahtzee_sim import forkpool
+
+    monkeypatch.setattr(forkpool, "STUCK_SECONDS", 0.0)
+    monkeypatch.setattr(forkpool, "_descendants_cpu", lambda: None)
+    assert forkpool._Progress().stalled() is False

@@ -42,7 +42,7 @@ from typing import Any, Callable
 
 __all__ = ["ForkPool", "run_parts", "fork_workers", "default_jobs", "default_workers", "can_fork", "watch_parent",
            "compile_beside", "Compiling", "kernels_cached", "Beside", "PARENT_POLL_SECONDS", "JOIN_SECONDS",
-           "COMPILE_LOCK_SECONDS", "Takes"]
+           "COMPILE_LOCK_SECONDS", "Takes", "STUCK_SECONDS"]
 
 PARENT_POLL_SECONDS = 0.5
 """How often a child checks that the process that forked it is alive."""
@@ -447,6 +447,69 @@ def _detach_output() -> None:
     os.close(null)
 
 
+STUCK_SECONDS = 120.0
+"""How long :meth:`Beside.result` waits while no process of this command uses any CPU
+before it takes the child for stuck (a deadlock: a slow child, or one waiting for a
+compilation that is running, uses CPU somewhere in the command)."""
+
+STUCK_POLL_SECONDS = 1.0
+"""How often :meth:`Beside.result` looks at the CPU used while it waits."""
+
+
+class _Progress:
+    """Has any descendant of this process used CPU lately (Linux's ``/proc``; elsewhere
+    never stalled)? :meth:`stalled` is True once the CPU time of every process below this
+    one has stayed the same for :data:`STUCK_SECONDS`."""
+
+    def __init__(self):
+        import time
+
+        self._clock = time.monotonic
+        self._cpu = _descendants_cpu()
+        self._since = self._clock()
+
+    def stalled(self) -> bool:
+        cpu = _descendants_cpu()
+        now = self._clock()
+        if cpu is None or cpu != self._cpu:
+            self._cpu, self._since = cpu, now
+            return False
+        return now - self._since >= STUCK_SECONDS
+
+
+def _descendants_cpu() -> int | None:
+    """Clock ticks of CPU (user and system) used so far by every living process below this
+    one, or None where ``/proc`` cannot tell."""
+    me = os.getpid()
+    parent_of: dict = {}
+    ticks: dict = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return None
+    for entry in names:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):      # ended meanwhile, or not readable
+            continue
+        pid = int(entry)
+        parent_of[pid] = int(fields[1])
+        ticks[pid] = int(fields[11]) + int(fields[12])
+    if me not in parent_of:
+        return None
+    total = 0
+    for pid, t in ticks.items():
+        up = parent_of.get(pid)
+        while up is not None and up != me and up > 1:
+            up = parent_of.get(up)
+        if up == me:
+            total += t
+    return total
+
+
 # -- steps beside -----------------------------------------------------------------------
 class Beside:
     """``steps`` (``(name, step)`` pairs) run one after another in a forked process while
@@ -516,9 +579,21 @@ class Beside:
         self._child = Compiling(pid)          # reaped by a thread as soon as it ends
 
     def result(self, name: str) -> Any:
-        """What step ``name`` returned, waiting for it (see the class docstring for failures)."""
+        """What step ``name`` returned, waiting for it (see the class docstring for failures).
+
+        A wait in which no process of this command uses any CPU for :data:`STUCK_SECONDS`
+        (the child and its own processes, a compilation it may be waiting for) means the
+        child is stuck, not slow: it is stopped, and the ``RuntimeError`` has the caller
+        do the step itself, rather than wait for ever."""
+        watch = _Progress()
         while name not in self._got and self._conn is not None:
             try:
+                if not self._conn.poll(STUCK_POLL_SECONDS):
+                    if watch.stalled():
+                        self.stop()
+                        raise RuntimeError(f"{self.what}: {name}: the process beside was stuck (no CPU used "
+                                           f"for {STUCK_SECONDS:g} s); stopped")
+                    continue
                 reply = self._conn.recv()
             except (EOFError, OSError):
                 self._close()
