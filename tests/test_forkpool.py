@@ -407,3 +407,37 @@ def test_progress_is_never_stalled_where_proc_cannot_tell(monkeypatch):
     monkeypatch.setattr(forkpool, "STUCK_SECONDS", 0.0)
     monkeypatch.setattr(forkpool, "_descendants_cpu", lambda: None)
     assert forkpool._Progress().stalled() is False
+
+
+def _kernel_with_index(path, keys):
+    """A ``cache=True`` kernel as kernels_cached sees it: its index file (made) holding ``keys``."""
+    import types
+
+    path.write_bytes(b"")
+    here = ("x86_64-unknown-linux-gnu", "this-cpu", "+avx2")
+    return types.SimpleNamespace(
+        _cache=types.SimpleNamespace(_cache_file=types.SimpleNamespace(
+            _index_path=str(path), _load_index=lambda: {key: "k.1.nbc" for key in keys})),
+        targetctx=types.SimpleNamespace(codegen=lambda: types.SimpleNamespace(magic_tuple=lambda: here))), here
+
+
+def test_an_index_numba_would_not_use_here_is_not_cached(tmp_path):
+    from yahtzee_sim.forkpool import kernels_cached
+
+    other = ("x86_64-unknown-linux-gnu", "another-cpu", "+sse2")
+    foreign, here = _kernel_with_index(tmp_path / "foreign.nbi", [("sig", other, ("h", "h"))])
+    assert not kernels_cached(foreign)             # a wheel built on another CPU: compile here, beside
+    stale, _ = _kernel_with_index(tmp_path / "stale.nbi", [])     # numba reads another version's index as {}
+    assert not kernels_cached(stale)
+    mine, _ = _kernel_with_index(tmp_path / "mine.nbi", [("sig", other, ("h", "h")), ("sig", here, ("h", "h"))])
+    assert kernels_cached(mine)
+
+
+def test_a_real_kernel_compiled_here_is_cached():
+    import numpy as np
+
+    from yahtzee_sim.exact import _eval_kernels as kx
+    from yahtzee_sim.forkpool import kernels_cached
+
+    kx.next_rows(np.zeros(1, np.int64), np.full(1, -1, np.int64), np.zeros(1, bool))   # compiled or loaded
+    assert kernels_cached(kx.next_rows)

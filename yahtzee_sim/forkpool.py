@@ -285,18 +285,39 @@ def _index_path(kernel) -> str | None:
 
 
 def kernels_cached(*kernels) -> bool:
-    """Has numba's disk cache an index for every one of these ``cache=True`` kernels (an
-    earlier process compiled them)? True for an object numba does not cache the usual
-    way (nothing to compile beside for it).
+    """Has numba's disk cache machine code of every one of these ``cache=True`` kernels
+    for this machine (an earlier process compiled them, or the install did)? An index
+    numba would not use here is not enough: one written by another numba version, for
+    another version of the source, or holding only other CPUs' code (a wheel built
+    elsewhere). True for an object numba does not cache the usual way (nothing to
+    compile beside for it).
 
     >>> kernels_cached()
     True
     """
     for k in kernels:
         path = _index_path(k)
-        if path is not None and not os.path.exists(path):
+        if path is None or path in _CACHED_HERE:
+            continue
+        if not os.path.exists(path) or not _index_serves_this_machine(k):
             return False
+        _CACHED_HERE.add(path)
     return True
+
+
+_CACHED_HERE: set = set()
+"""The index files :func:`kernels_cached` found serving this machine (they stay so)."""
+
+
+def _index_serves_this_machine(kernel) -> bool:
+    """Has the kernel's cache index an entry numba would load here (its own version, the
+    source as it is, this CPU)? True where numba's layout is another (the file is all we know)."""
+    try:
+        overloads = kernel._cache._cache_file._load_index()      # {} for another version or source
+        machine = kernel.targetctx.codegen().magic_tuple()
+    except Exception:  # pragma: no cover - another numba layout
+        return True
+    return any(isinstance(key, tuple) and len(key) > 1 and key[1] == machine for key in overloads)
 
 
 def _take_lock(path: str) -> bool:
