@@ -1,21 +1,26 @@
 """Cold and warm wall times of the commands a new user meets first, side by side (issue 21).
 
-Cold is a fresh install with nothing cached: the package is pip-installed into a new
-virtual environment (``python -m venv``, then ``pip install`` of this tree: no
-compiled kernels in its ``__pycache__``), and each command gets an empty solver
-cache folder and no compiled kernels (numba's cache files of the installed package
-are removed before each cold run; ``--venv-per-command`` makes a new environment for
-each command instead). Warm is the same command run again right after, with what
-the cold run left (``--warm-runs N``: N runs, the last reported: the loop that plays
-optimal's games by the table a first benchmark built is compiled at a low priority
-beside it and may finish during the second run, so the third finds everything
-ready). The load average (1 minute) is read before and after each run: a figure
-measured under load is not comparable with one measured quiet.
+Cold is a fresh install with no table cached: the package is pip-installed into a new
+virtual environment (``python -m venv``, then ``pip install`` of this tree, which
+compiles the numba kernels ahead into the wheel: ``yahtzee_sim/compile_ahead.py``; the
+install's seconds are printed), and each command gets an empty solver cache folder and
+the compiled kernels exactly as the install left them (numba's cache files are put back
+to the installed set before each cold run). ``--nothing-compiled`` removes every
+compiled kernel before each cold run instead: the first run of a machine where nothing
+was compiled ahead (an editable install before ``make``, another CPU than the one that
+built the wheel). ``--venv-per-command`` makes a new environment for each command.
+Warm is the same command run again right after, with what the cold run left
+(``--warm-runs N``: N runs, the last reported: the loop that plays optimal's games by
+the table a first benchmark built is compiled at a low priority beside it and may
+finish during the second run, so the third finds everything ready). The load average
+(1 minute) is read before and after each run: a figure measured under load is not
+comparable with one measured quiet.
 
     python benchmarks/bench_cold.py                       # the quick commands
     python benchmarks/bench_cold.py --long                # also target and Maxi Yatzy (minutes)
     python benchmarks/bench_cold.py --more                # also advise, extremes, policy-value, ...
     python benchmarks/bench_cold.py --every               # also every other command (odds, ask, check, run, ...)
+    python benchmarks/bench_cold.py --nothing-compiled    # cold without the kernels compiled ahead
     python benchmarks/bench_cold.py --venv /tmp/v --keep  # reuse/keep an environment
     python benchmarks/bench_cold.py --markdown            # rows for benchmarks/RESULTS.md
     python benchmarks/bench_cold.py --every --save runs.json   # also keep the figures (JSON)
@@ -97,16 +102,24 @@ def make_venv(where: Path, source: Path = ROOT) -> Path:
     return py
 
 
-def clear_kernels(py: Path) -> int:
-    """Remove numba's cache files of the installed package; returns how many."""
+def kernel_files(py: Path) -> dict:
+    """numba's cache files of the installed package, with their bytes (an index file
+    gains the signatures a run compiles: it is put back whole)."""
     out = subprocess.run([str(py), "-c", "import yahtzee_sim, os; print(os.path.dirname(yahtzee_sim.__file__))"],
                          check=True, capture_output=True, text=True, cwd="/")
+    return {p: p.read_bytes() for p in Path(out.stdout.strip()).rglob("*") if p.suffix in (".nbi", ".nbc")}
+
+
+def reset_kernels(py: Path, installed: dict) -> int:
+    """Remove numba's cache files of the installed package but ``installed``, which are
+    put back as they were; returns how many files were removed."""
     n = 0
-    for p in Path(out.stdout.strip()).rglob("*"):
-        if p.suffix in (".nbi", ".nbc"):
-            p.unlink()
-            n += 1
-    return n
+    for p in kernel_files(py):
+        p.unlink()
+        n += 1
+    for p, data in installed.items():
+        p.write_bytes(data)
+    return n - len(installed)
 
 
 def _children_cpu() -> float:
@@ -170,6 +183,8 @@ def main() -> None:
     parser.add_argument("--source", default=str(ROOT),
                         help="the source tree to install (default: this one; another checkout for a before/after)")
     parser.add_argument("--keep", action="store_true", help="keep the environment and the cache folders")
+    parser.add_argument("--nothing-compiled", action="store_true",
+                        help="remove every compiled kernel before each cold run (not only those a run added)")
     parser.add_argument("--warm-runs", type=int, default=1,
                         help="warm runs after the cold one; the last is reported (default 1: the run right after; "
                              "more for a command whose second run may still be compiling, e.g. benchmark: the loop "
@@ -195,6 +210,8 @@ def main() -> None:
     venv = Path(args.venv) if args.venv else work / "venv"
     py = venv / "bin" / "python"
     rows = []
+    installed = None
+    install_seconds = None
     try:
         for i, (name, cmd) in enumerate(commands.items()):
             if args.venv_per_command and i:
@@ -202,8 +219,12 @@ def main() -> None:
             if not py.exists():
                 t = time.perf_counter()
                 make_venv(venv, Path(args.source))
-                print(f"# new environment {venv}: {time.perf_counter() - t:.0f} s", file=sys.stderr)
-            cleared = clear_kernels(py)
+                install_seconds = time.perf_counter() - t
+                print(f"# new environment {venv}: {install_seconds:.0f} s", file=sys.stderr)
+                installed = None
+            if installed is None:      # what the install compiled (a reused --venv: what it had)
+                installed = {} if args.nothing_compiled else kernel_files(py)
+            cleared = reset_kernels(py, installed)
             cache = work / f"cache-{i}"
             cmd = [a.replace("{work}", str(work / f"out-{i}")) for a in cmd]
             cold = timed(py, cmd, cache)
@@ -211,7 +232,9 @@ def main() -> None:
             warm = warms[-1]
             rows.append({"command": name, "argv": cmd, "shown": shown(cmd, work), "cold": cold, "warm": warm,
                          "warm_runs": warms,
-                         "kernel_files_cleared": cleared, "cores": os.cpu_count()})
+                         "kernel_files_cleared": cleared, "kernels_as_installed": len(installed),
+                         "nothing_compiled": args.nothing_compiled, "install_seconds": install_seconds,
+                         "cores": os.cpu_count()})
             runs = ", ".join(f"{w['seconds']:.1f}" for w in warms)
             print(f"# {name}: cold {cold['seconds']:.1f} s, {cold['cpu_seconds']:.1f} cpu s "
                   f"(load {cold['load_before']:.1f}-{cold['load_after']:.1f}), warm {warm['seconds']:.1f} s, "
@@ -231,9 +254,15 @@ def print_rows(rows: list[dict], args) -> None:
     if args.json:
         print(json.dumps(rows, indent=2))
         return
+    install = next((r["install_seconds"] for r in rows if r.get("install_seconds")), None)
+    if install is not None:
+        ahead = "" if any(r.get("nothing_compiled") for r in rows) else ", the kernels compiled ahead"
+        print(f"install (a new environment, then pip install of the tree{ahead}): {install:.0f} s\n")
     if args.markdown:
-        print("| command | cold: wall / CPU s (fresh install, empty cache) | warm: wall / CPU s | cold / warm (wall; CPU) "
-              "| load average (1 min) cold; warm | issue 21's target |")
+        nothing = any(r.get("nothing_compiled", True) for r in rows)   # saved before compile-ahead: nothing
+        what = "nothing compiled" if nothing else "kernels as installed"
+        print(f"| command | cold: wall / CPU s (fresh install, {what}, empty cache) | warm: wall / CPU s "
+              "| cold / warm (wall; CPU) | load average (1 min) cold; warm | issue 21's target |")
         print("|---|---|---|---|---|---|")
         for r in rows:
             c, w = r["cold"], r["warm"]
