@@ -9,7 +9,7 @@ $(BIN)/yahtzee-sim: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
-	$(BIN)/python -m yahtzee_sim.compile_ahead   # the numba kernels, on both cores (a wheel has them built in)
+	$(BIN)/python -m yahtzee_sim.exact.compile_ahead   # the numba kernels, on both cores (a wheel has them built in)
 	touch $@
 
 # The main job: check the source documents' claims and compare the strategies; writes reports/.

@@ -1,6 +1,6 @@
 """setuptools' build (the metadata is in pyproject.toml), with the numba kernels compiled
 ahead into a wheel: after the sources are copied to the build tree, ``python -m
-yahtzee_sim.compile_ahead`` runs on it, and numba's cache files land beside them, in the
+yahtzee_sim.exact.compile_ahead`` runs on it, and numba's cache files land beside them, in the
 wheel. A first command after ``pip install .`` then loads the machine code instead of
 compiling it (numba uses it only with the same numba, Python and CPU; elsewhere it
 compiles on first use, as without it). Set ``YAHTZEE_SIM_COMPILE_AHEAD=0`` to skip it; a
@@ -27,7 +27,7 @@ class BuildPyCompilingAhead(build_py):
             env = dict(os.environ, PYTHONPATH=path, PYTHONDONTWRITEBYTECODE="1", YAHTZEE_SIM_CACHE=tables)
             env.pop("NUMBA_CACHE_DIR", None)          # numba's cache beside the sources, in the wheel
             try:
-                done = subprocess.run([sys.executable, "-m", "yahtzee_sim.compile_ahead"], cwd=tree, env=env,
+                done = subprocess.run([sys.executable, "-m", "yahtzee_sim.exact.compile_ahead"], cwd=tree, env=env,
                                       timeout=900)
                 if done.returncode != 0:
                     print("yahtzee-sim: the kernels were not compiled ahead: they compile on first use")

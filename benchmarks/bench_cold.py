@@ -2,7 +2,7 @@
 
 Cold is a fresh install with no table cached: the package is pip-installed into a new
 virtual environment (``python -m venv``, then ``pip install`` of this tree, which
-compiles the numba kernels ahead into the wheel: ``yahtzee_sim/compile_ahead.py``; the
+compiles the numba kernels ahead into the wheel: ``yahtzee_sim/exact/compile_ahead.py``; the
 install's seconds are printed), and each command gets an empty solver cache folder and
 the compiled kernels exactly as the install left them (numba's cache files are put back
 to the installed set before each cold run). ``--nothing-compiled`` removes every

@@ -1,6 +1,6 @@
 """The project's build backend: setuptools', with numba and numpy in a wheel's build
 environment, where ``setup.py`` compiles the numba kernels ahead into the wheel
-(``yahtzee_sim/compile_ahead.py``). An editable install needs neither: its source tree
+(``yahtzee_sim/exact/compile_ahead.py``). An editable install needs neither: its source tree
 compiles on first use, or ahead with ``make`` (the Makefile runs the same module)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Kernels compiled ahead (yahtzee_sim.compile_ahead, setup.py, build_support/backend.py):
+"""Kernels compiled ahead (yahtzee_sim.exact.compile_ahead, setup.py, build_support/backend.py):
 what the install compiles is what the commands then call, so a first run compiles nothing."""
 
 import os
@@ -64,7 +64,7 @@ def _run(code: str, env: dict) -> subprocess.CompletedProcess:
 @pytest.mark.slow
 def test_what_is_compiled_ahead_is_what_a_first_run_calls(tmp_path):
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"), YAHTZEE_SIM_CACHE=str(tmp_path / "tables"))
-    ahead = _run("from yahtzee_sim.compile_ahead import main; main()", env)
+    ahead = _run("from yahtzee_sim.exact.compile_ahead import main; main()", env)
     assert ahead.returncode == 0, ahead.stderr
     assert "failed" not in ahead.stderr and "compiled ahead: done" in ahead.stderr
     first = _run(LISTENER + CALLS, env)
@@ -73,7 +73,7 @@ def test_what_is_compiled_ahead_is_what_a_first_run_calls(tmp_path):
 
 
 def test_a_failing_step_is_reported_and_the_others_run(monkeypatch):
-    from yahtzee_sim import compile_ahead
+    from yahtzee_sim.exact import compile_ahead
 
     ran = []
     monkeypatch.setattr(compile_ahead, "GROUPS", ((("breaks", lambda: int("x")), ("works", lambda: ran.append(1))),))

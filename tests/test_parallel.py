@@ -337,7 +337,9 @@ def test_cli_usage_errors(tmp_path, capsys):
 def test_cli_ctrl_c_saves_and_resumes(tmp_path, capsys):
     """A real SIGINT to a running CLI: exit 130, one line on stderr, resume gives the same result."""
     ckpt = tmp_path / "cli.json"
-    args = ["simulate", "--rules", "yatzy", "--strategy", "keep-largest", "--games", "150000",
+    # long enough after its first checkpoint (the first chunk) for the signal to land mid-run
+    # on a loaded machine: 600,000 games last about 3 s more, 150,000 only 1.2 s (missed once in CI)
+    args = ["simulate", "--rules", "yatzy", "--strategy", "keep-largest", "--games", "600000",
             "--seed", "13", "--batch", "1024", "--json", "--checkpoint", str(ckpt)]
     env = {**os.environ, "PYTHONPATH": str(Path(yahtzee_sim.__file__).parents[1])}
     proc = subprocess.Popen([sys.executable, "-m", "yahtzee_sim", *args], stdout=subprocess.PIPE,
@@ -351,9 +353,9 @@ def test_cli_ctrl_c_saves_and_resumes(tmp_path, capsys):
     assert out == ""
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("yahtzee-sim: interrupted after ")
-    assert "of 150,000 games; completed chunks saved to" in lines[0]
+    assert "of 600,000 games; completed chunks saved to" in lines[0]
     saved = json.loads(ckpt.read_text())
-    assert 0 < saved["done"] < 150_000
+    assert 0 < saved["done"] < 600_000
     resumed = _json_of(args, capsys)
     uninterrupted = _json_of(args[:-2], capsys)
     assert resumed == uninterrupted

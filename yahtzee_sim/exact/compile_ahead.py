@@ -16,7 +16,7 @@ family's own ``precompile``/``signatures``), so the first command finds them all
 Every step is optional: a kernel it does not reach, or one that fails here, is compiled
 on first use as before, and its failures never fail an install.
 
-    python -m yahtzee_sim.compile_ahead          # prints what it compiled, and the seconds
+    python -m yahtzee_sim.exact.compile_ahead          # prints what it compiled, and the seconds
 
 >>> [name for name, _ in GROUPS[0]][:2]
 ['solver, float32', 'solver, float64']
@@ -34,14 +34,14 @@ def _solver(dtype_name: str):
     def step() -> None:
         import numpy as np
 
-        from .exact import _solver_kernels as kx
+        from . import _solver_kernels as kx
 
         kx.precompile(np.dtype(dtype_name), workers=1)
     return step
 
 
 def _decisions() -> None:
-    from .exact.decisions import precompile
+    from .decisions import precompile
 
     precompile()
 
@@ -49,13 +49,13 @@ def _decisions() -> None:
 def _target() -> None:
     import numpy as np
 
-    from .exact import _target_kernels as kx
+    from . import _target_kernels as kx
 
     kx.precompile(np.dtype(np.float32))
 
 
 def _pass() -> None:
-    from .exact import _eval_kernels as kx
+    from . import _eval_kernels as kx
 
     kx.compile_pass()
 
@@ -65,8 +65,8 @@ def _lattice() -> None:
     (:func:`yahtzee_sim.exact.widget.best_keeps` on enough positions to take its loop)."""
     import numpy as np
 
-    from .dice import dice_tables
-    from .exact.widget import COMPILED_COLUMNS, best_keeps
+    from ..dice import dice_tables
+    from .widget import COMPILED_COLUMNS, best_keeps
 
     dice = dice_tables()
     for dtype in (np.float64, np.float32):          # greedy's values, heuristic's
@@ -77,8 +77,8 @@ def _evaluations() -> None:
     """The exact evaluations of strategies played without a decision table (their
     policy values and score distributions, ``random``'s averaged moves): on the smallest
     game, which takes the same loops as the others."""
-    from .exact.distribution import distribution
-    from .exact.policy import policy_value
+    from .distribution import distribution
+    from .policy import policy_value
 
     for play in ("keep-largest", "random"):
         policy_value("yacht-classic", play)
@@ -86,14 +86,14 @@ def _evaluations() -> None:
 
 
 def _losses() -> None:
-    from .exact import _loss_kernels as kx
+    from . import _loss_kernels as kx
 
     kx.turn_losses.compile(kx.signature())
 
 
 def _table_play() -> None:
-    from .rules import get_rules
-    from .tableplay import precompile
+    from ..rules import get_rules
+    from ..tableplay import precompile
 
     precompile(get_rules("yahtzee"))
 
@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     """Compile every group, the groups side by side in forked processes where the machine
     can fork; prints one line a step and the total to stderr. Returns 0 (a failure only
     means that step's kernels compile on first use)."""
-    from .forkpool import can_fork, run_parts
+    from ..forkpool import can_fork, run_parts
 
     t = time.perf_counter()
 
