@@ -334,22 +334,43 @@ def test_cli_usage_errors(tmp_path, capsys):
     assert (tmp_path / "g.csv").read_text().count("\n") == 101
 
 
+def _signals_as_a_terminal_gives_them():
+    """In the child before it runs: Ctrl-C handled by default and not blocked, whatever the
+    test process (a pytest worker, after other tests) holds; a child inherits both."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+
+
+def _signal_state(pid: int) -> str:
+    """The process's ignored and blocked signal masks, for a failure's message."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return " ".join(line.split()[0] + line.split()[1] for line in f if line.startswith(("SigIgn", "SigBlk")))
+    except (OSError, IndexError):
+        return "(no /proc)"
+
+
 def test_cli_ctrl_c_saves_and_resumes(tmp_path, capsys):
     """A real SIGINT to a running CLI: exit 130, one line on stderr, resume gives the same result."""
     ckpt = tmp_path / "cli.json"
     # long enough after its first checkpoint (the first chunk) for the signal to land mid-run
-    # on a loaded machine: 600,000 games last about 3 s more, 150,000 only 1.2 s (missed once in CI)
+    # on a loaded machine: 600,000 games last about 3 s more
     args = ["simulate", "--rules", "yatzy", "--strategy", "keep-largest", "--games", "600000",
             "--seed", "13", "--batch", "1024", "--json", "--checkpoint", str(ckpt)]
     env = {**os.environ, "PYTHONPATH": str(Path(yahtzee_sim.__file__).parents[1])}
     proc = subprocess.Popen([sys.executable, "-m", "yahtzee_sim", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
+                            stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=_signals_as_a_terminal_gives_them)
     deadline = time.monotonic() + 60
     while not ckpt.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)
+    running, state = proc.poll() is None, _signal_state(proc.pid)
+    sent = time.monotonic()
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
+    assert proc.returncode == 130, (f"running when signalled: {running}, its signals then: {state}, "
+                                    f"ended {time.monotonic() - sent:.2f} s after; stderr: {err!r}; "
+                                    f"stdout: {out[-300:]!r}")
     assert out == ""
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("yahtzee-sim: interrupted after ")
