@@ -102,24 +102,30 @@ def make_venv(where: Path, source: Path = ROOT) -> Path:
     return py
 
 
+def kernel_paths(py: Path) -> list:
+    """numba's cache files of the installed package."""
+    out = subprocess.run([str(py), "-c", "import yahtzee_sim, os; print(os.path.dirname(yahtzee_sim.__file__))"],
+                         check=True, capture_output=True, text=True, cwd="/")
+    return [p for p in Path(out.stdout.strip()).rglob("*") if p.suffix in (".nbi", ".nbc")]
+
+
 def kernel_files(py: Path) -> dict:
     """numba's cache files of the installed package, with their bytes (an index file
     gains the signatures a run compiles: it is put back whole)."""
-    out = subprocess.run([str(py), "-c", "import yahtzee_sim, os; print(os.path.dirname(yahtzee_sim.__file__))"],
-                         check=True, capture_output=True, text=True, cwd="/")
-    return {p: p.read_bytes() for p in Path(out.stdout.strip()).rglob("*") if p.suffix in (".nbi", ".nbc")}
+    return {p: p.read_bytes() for p in kernel_paths(py)}
 
 
 def reset_kernels(py: Path, installed: dict) -> int:
     """Remove numba's cache files of the installed package but ``installed``, which are
     put back as they were; returns how many files were removed."""
-    n = 0
-    for p in kernel_files(py):
-        p.unlink()
-        n += 1
+    removed = 0
+    for p in kernel_paths(py):
+        if p not in installed:
+            p.unlink()
+            removed += 1
     for p, data in installed.items():
         p.write_bytes(data)
-    return n - len(installed)
+    return removed
 
 
 def _children_cpu() -> float:

@@ -38,6 +38,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 from typing import Any, Callable
 
 __all__ = ["ForkPool", "run_parts", "fork_workers", "default_jobs", "default_workers", "can_fork", "watch_parent",
@@ -114,8 +115,6 @@ def watch_parent(parent_pid: int) -> None:
         os._exit(1)
 
     def poll():  # pragma: no cover - runs in the child
-        import time
-
         while os.getppid() == parent_pid:
             time.sleep(PARENT_POLL_SECONDS)
         os._exit(1)
@@ -226,8 +225,6 @@ class ForkPool:
         """Stop the children, every wait bounded: ``finished``, they are asked to stop and
         given ``timeout`` seconds; otherwise (an error, Ctrl-C) they are terminated at once.
         A child that outlives either is killed (SIGKILL cannot be ignored)."""
-        import time
-
         kids, self._kids = self._kids, []
         for p, conn in kids:
             if finished:
@@ -323,8 +320,6 @@ def _index_serves_this_machine(kernel) -> bool:
 def _take_lock(path: str) -> bool:
     """Create the lock file ``path`` (this process holds it), replacing one older than
     :data:`COMPILE_LOCK_SECONDS`; False if another process holds it or it cannot be written."""
-    import time
-
     for _ in range(2):
         try:
             os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
@@ -483,15 +478,12 @@ class _Progress:
     one has stayed the same for :data:`STUCK_SECONDS`."""
 
     def __init__(self):
-        import time
-
-        self._clock = time.monotonic
         self._cpu = _descendants_cpu()
-        self._since = self._clock()
+        self._since = time.monotonic()
 
     def stalled(self) -> bool:
         cpu = _descendants_cpu()
-        now = self._clock()
+        now = time.monotonic()
         if cpu is None or cpu != self._cpu:
             self._cpu, self._since = cpu, now
             return False
@@ -606,10 +598,11 @@ class Beside:
         (the child and its own processes, a compilation it may be waiting for) means the
         child is stuck, not slow: it is stopped, and the ``RuntimeError`` has the caller
         do the step itself, rather than wait for ever."""
-        watch = _Progress()
+        watch = None                          # made at the first wait that finds nothing
         while name not in self._got and self._conn is not None:
             try:
                 if not self._conn.poll(STUCK_POLL_SECONDS):
+                    watch = watch or _Progress()
                     if watch.stalled():
                         self.stop()
                         raise RuntimeError(f"{self.what}: {name}: the process beside was stuck (no CPU used "

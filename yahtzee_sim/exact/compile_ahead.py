@@ -130,7 +130,7 @@ def compile_steps(steps, report=None) -> list:
     return done
 
 
-def main(argv: list[str] | None = None) -> int:
+def main() -> int:
     """Compile every group, the groups side by side in forked processes where the machine
     can fork; prints one line a step and the total to stderr. Returns 0 (a failure only
     means that step's kernels compile on first use)."""
