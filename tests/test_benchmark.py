@@ -239,6 +239,38 @@ def test_the_work_beside_gives_the_card_computed_here(monkeypatch, tmp_path):
     assert [int(p) for p in where.read_text().split()] == [parent]      # then accounted here
 
 
+def test_the_opponents_distributions_are_computed_beside(monkeypatch, tmp_path):
+    """An opponent's exact distribution (one not played by a decision table) is computed in
+    the forked process beside, into the disk cache, where this process loads it; the
+    strategy's own and optimal play's are computed here (issue 21: a first benchmark's
+    distributions on both cores); the card is the one computed in one process."""
+    from yahtzee_sim import forkpool
+    from yahtzee_sim.exact import cache as solver_cache
+    from yahtzee_sim.exact import distribution as dist_module
+
+    compute = dist_module._distribution
+    where = tmp_path / "computed"
+
+    def noted(rules, strat, *a, **k):                       # says which process computed what
+        with open(where, "a") as f:
+            f.write(f"{strat.name} {os.getpid()}\n")
+        return compute(rules, strat, *a, **k)
+
+    monkeypatch.setattr(dist_module, "_distribution", noted)
+    monkeypatch.setenv(solver_cache.CACHE_ENV, str(tmp_path / "beside"))    # nothing cached yet
+    args = dict(against=["keep-largest", "optimal"], games=2000, seed=5, **GAME)
+    beside = benchmark("greedy", **args)
+    pid = {name: int(p) for name, p in (line.split() for line in where.read_text().splitlines())}
+    assert sorted(pid) == ["greedy", "keep-largest", "optimal"]
+    assert pid["keep-largest"] != os.getpid() and pid["greedy"] == pid["optimal"] == os.getpid()
+
+    monkeypatch.setenv(solver_cache.CACHE_ENV, str(tmp_path / "here"))
+    with monkeypatch.context() as m:
+        m.setattr(forkpool, "can_fork", lambda: False)      # nothing beside: all of it here
+        here = benchmark("greedy", **args)
+    assert _card(beside) == _card(here)
+
+
 def test_an_optimal_benchmark_waits_for_its_solve_beside():
     b = benchmark("optimal", against=["greedy"], games=1000, seed=2, **GAME)
     assert b.method == "exact" and abs(b.mean - b.optimal_mean) < 1e-9

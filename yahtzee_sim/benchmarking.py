@@ -19,10 +19,11 @@
   from simulated games (:func:`~yahtzee_sim.exact.losses.estimate_losses`, with
   intervals); else the reason it is left out.
 
-Where the system can fork, what does not wait for the distributions (optimal play's
-solves, the loss accounting) runs in a second process beside them (a first run on a
-machine, compiling everything, takes about two thirds of the time it took on one core);
-the card is the same to the last bit either way.
+Where the system can fork, a second process beside computes what does not wait for
+this one's results: optimal play's solves, the other strategies' exact distributions
+(into the disk cache; optimal play's is computed here, from its decision table), and the
+loss accounting. The card is the same to the last bit either way (a first run's
+figures: ``python benchmarks/bench_cold.py --more --only benchmark``).
 
 >>> b = benchmark("keep-largest", against=["greedy"], rules="yacht", options=["fill-in-order"],
 ...               games=2000, seed=3)
@@ -143,15 +144,35 @@ def _exact_distribution(rules, strat, progress):
         return None, str(exc)
 
 
-def _work_beside(rules, strat_arg, strategies, losses: bool, top: int):
+def _distributions_beside(rules, names, strategy_name: str) -> list[str]:
+    """The opponents whose exact distributions are computed beside: named strategies that
+    do not play by a decision table (optimal's is computed here, where its solve is
+    loaded), on a registered rule set (whose distributions the disk cache keeps), that
+    the disk cache lacks."""
+    from .exact.distribution import cached_distribution, plays_by_table
+    from .rules import REGISTRY
+
+    if rules.name not in REGISTRY:
+        return []
+    wanted = []
+    for name in dict.fromkeys(n for n in names if isinstance(n, str)):
+        strat = get_strategy(name)
+        if strat.name != strategy_name and not plays_by_table(strat) and cached_distribution(rules, name) is None:
+            wanted.append(name)
+    return wanted
+
+
+def _work_beside(rules, strat_arg, strategies, losses: bool, top: int, distributions=()):
     """Start, in a forked process (:class:`~yahtzee_sim.forkpool.Beside`), the steps that
     wait for nothing this process computes first, in the order this one needs them:
     optimal play's float32 solve and its build loops (for its games and distribution),
-    the float64 solve (optimal's mean, the values the losses are counted against), the
-    loss accounting, and last the loop the next run will play optimal's games with.
-    Meanwhile this process computes the other strategies' distributions. The solves
-    land in the solver's cache, where this process loads them; the losses come back
-    pickled. Their results are the ones computed here (the same code on the same inputs).
+    the exact distributions of the opponents named in ``distributions`` (into the disk
+    cache), the float64 solve (optimal's mean, the values the losses are counted
+    against), the loss accounting, and last the loop the next run will play optimal's
+    games with. Meanwhile this process computes the strategy's own distribution and
+    optimal play's. The solves and distributions land in the disk cache, where this
+    process loads them; the losses come back pickled. Their results are the ones
+    computed here (the same code on the same inputs).
 
     The child runs at a lower priority (nice 10): on a first run on a machine every step
     compiles, and this process's own compilations and distributions come first; the
@@ -179,6 +200,15 @@ def _work_beside(rules, strat_arg, strategies, losses: bool, top: int):
             optimal.prepare(rules)  # its solve, into the cache
             precompile()            # the loops of its decision table's build
         steps.append(("optimal play", optimal_play))
+
+    for i, name in enumerate(distributions):
+        def opponent(name=name, first=i == 0) -> None:
+            from .exact.distribution import distribution, wait_for_parent_pass_loops
+
+            if first:                   # this process compiles the pass's loops, if any are missing
+                wait_for_parent_pass_loops()
+            distribution(rules, name, cache=True)
+        steps.append((f"distribution {name}", opponent))
 
     def optimal_mean() -> float:
         from .exact.solver import solve
@@ -294,16 +324,21 @@ def benchmark(strategy: str | Strategy, *, against=DEFAULT_AGAINST, rules: str |
         seed = int(np.random.SeedSequence().generate_state(1)[0] % 10**9)
     report = as_progress(progress)
     strat_arg = strategy if isinstance(strategy, str) else strat
-    # what does not need this process's first results runs beside on the second core
-    beside = _work_beside(rules, strat_arg, [strat, *opponents], losses, top)
+    # what does not need this process's first results runs beside on the second core,
+    # the other strategies' distributions too (optimal play's is computed here)
+    dists_beside = _distributions_beside(rules, against, strat.name)
+    beside = _work_beside(rules, strat_arg, [strat, *opponents], losses, top, dists_beside)
     try:
         if strat.name == "optimal":
             _wait_beside(beside, "optimal play", report, f"solving optimal play on {rules.key}")
         dist, why_not = _exact_distribution(rules, strat_arg, report)
-        odists = {}                 # the other exact distributions first: optimal play is solved meanwhile
+        odists = {}                 # the other exact distributions first, those not computed beside
         for name, opp in zip(against, opponents):
-            if opp.name != "optimal" and name not in odists:
-                odists[name] = _exact_distribution(rules, name, report)[0]
+            if name in odists or name in dists_beside:
+                continue
+            if opp.name == "optimal":
+                _wait_beside(beside, "optimal play", report, f"solving optimal play on {rules.key}")
+            odists[name] = _exact_distribution(rules, name, report)[0]
         report(f"simulating {strat.name} on {rules.key}", 0, 1 + len(against))
         sim = simulate(rules, get_strategy(strategy), n, seed=seed)
         s = sim.summary()
@@ -327,7 +362,11 @@ def benchmark(strategy: str | Strategy, *, against=DEFAULT_AGAINST, rules: str |
                                   method="not played", note=str(exc)))
                 continue
             paired = compare_results(sim, other)
-            odist = odists[name] if name in odists else _exact_distribution(rules, name, report)[0]
+            if name not in odists:
+                if name in dists_beside:
+                    _wait_beside(beside, f"distribution {name}", report, f"distribution of {opp.name} on {rules.key}")
+                odists[name] = _exact_distribution(rules, name, report)[0]
+            odist = odists[name]
             if opp.name == "optimal":
                 opt_dist = odist
             comp = {"opponent": opp.name,
