@@ -1,5 +1,6 @@
 """Start-up wall times of the command line (issue 10: --version and --help at most 0.3 s,
-``advise`` with a warm cache at most 0.5 s).
+``advise`` with a warm cache at most 0.5 s), and of two short runs (``simulate`` of 2,000
+games, ``turns``).
 
 Each command runs ``--runs`` times as a fresh ``python -m yahtzee_sim`` process after one
 warm-up run (which also fills the solver cache for ``advise`` and writes the bytecode
@@ -31,6 +32,10 @@ COMMANDS = {
     "simulate --help": ["-m", "yahtzee_sim", "simulate", "--help"],
     "advise (warm cache)": ["-m", "yahtzee_sim", "advise", "--rules", "yahtzee", "--dice", "13356",
                             "--rolls-left", "2"],
+    # a short run, whose intervals once imported scipy.stats (about a second) for a t quantile
+    "simulate 2,000 games": ["-m", "yahtzee_sim", "simulate", "--rules", "yahtzee", "--strategy", "greedy",
+                             "--games", "2000", "--seed", "1"],
+    "turns": ["-m", "yahtzee_sim", "turns", "--seed", "1"],
 }
 
 

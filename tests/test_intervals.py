@@ -1,0 +1,58 @@
+"""The intervals of :mod:`yahtzee_sim.intervals` are scipy.stats' own, to the last bit,
+though they are computed without importing scipy.stats (about a second of every
+command's start): scipy.stats is the outside reference here."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from yahtzee_sim.intervals import binomial_interval, t_interval
+
+levels = st.sampled_from([0.5, 0.8, 0.9, 0.95, 0.99, 0.999]) | st.floats(0.01, 0.9999)
+
+
+@settings(max_examples=400, deadline=None)
+@given(mean=st.floats(-1e4, 1e4) | st.integers(-300, 300), sd=st.floats(1e-6, 1e3), n=st.integers(2, 10**7),
+       level=levels)
+def test_t_interval_is_scipys_bit_for_bit(mean, sd, n, level):
+    se = sd / n ** 0.5
+    low, high = stats.t.interval(level, n - 1, loc=mean, scale=se)
+    assert t_interval(mean, sd, n, level) == (float(low), float(high))
+
+
+def test_t_interval_of_float32_inputs_is_scipys():
+    import numpy as np
+
+    mean, sd = np.float32(251.3), np.float32(59.7)
+    low, high = stats.t.interval(0.95, 9_999, loc=mean, scale=sd / 10_000 ** 0.5)
+    assert t_interval(mean, sd, 10_000, 0.95) == (float(low), float(high))
+
+
+@settings(max_examples=400, deadline=None)
+@given(data=st.data(), n=st.integers(1, 10**8), level=levels)
+def test_wilson_interval_is_scipys_bit_for_bit(data, n, level):
+    k = data.draw(st.integers(0, n) | st.sampled_from([0, n]))
+    ci = stats.binomtest(k, n).proportion_ci(confidence_level=level, method="wilson")
+    assert binomial_interval(k, n, level) == (float(ci.low), float(ci.high))
+
+
+def test_other_methods_and_bad_counts_still_go_to_scipy():
+    ci = stats.binomtest(3, 40).proportion_ci(confidence_level=0.9, method="exact")
+    assert binomial_interval(3, 40, 0.9, method="exact") == (float(ci.low), float(ci.high))
+    import pytest
+
+    with pytest.raises(ValueError):
+        binomial_interval(5, 4, 0.95)           # more successes than trials: scipy's own refusal
+
+
+def test_a_simulation_summary_does_not_import_scipy_stats():
+    code = ("import sys; from yahtzee_sim import simulate; "
+            "r = simulate('yacht', 'greedy', 200, seed=1); r.summary(); r.ci('mean'); "
+            "print('scipy.stats' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
