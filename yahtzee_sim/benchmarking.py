@@ -144,22 +144,28 @@ def _exact_distribution(rules, strat, progress):
         return None, str(exc)
 
 
-def _distributions_beside(rules, names, strategy_name: str) -> list[str]:
+def _distributions_beside(rules, names, strategy_name: str) -> tuple[list[str], dict]:
     """The opponents whose exact distributions are computed beside: named strategies that
     do not play by a decision table (optimal's is computed here, where its solve is
     loaded), on a registered rule set (whose distributions the disk cache keeps), that
-    the disk cache lacks."""
+    the disk cache lacks; and those it holds, by name (read once, here)."""
     from .exact.distribution import cached_distribution, plays_by_table
     from .rules import REGISTRY
 
+    wanted: list[str] = []
+    held: dict = {}
     if rules.name not in REGISTRY:
-        return []
-    wanted = []
+        return wanted, held
     for name in dict.fromkeys(n for n in names if isinstance(n, str)):
         strat = get_strategy(name)
-        if strat.name != strategy_name and not plays_by_table(strat) and cached_distribution(rules, name) is None:
+        if strat.name == strategy_name or plays_by_table(strat):
+            continue
+        hit = cached_distribution(rules, name)
+        if hit is None:
             wanted.append(name)
-    return wanted
+        else:
+            held[name] = hit
+    return wanted, held
 
 
 def _work_beside(rules, strat_arg, strategies, losses: bool, top: int, distributions=()):
@@ -326,13 +332,13 @@ def benchmark(strategy: str | Strategy, *, against=DEFAULT_AGAINST, rules: str |
     strat_arg = strategy if isinstance(strategy, str) else strat
     # what does not need this process's first results runs beside on the second core,
     # the other strategies' distributions too (optimal play's is computed here)
-    dists_beside = _distributions_beside(rules, against, strat.name)
+    dists_beside, odists = _distributions_beside(rules, against, strat.name)
     beside = _work_beside(rules, strat_arg, [strat, *opponents], losses, top, dists_beside)
     try:
         if strat.name == "optimal":
             _wait_beside(beside, "optimal play", report, f"solving optimal play on {rules.key}")
         dist, why_not = _exact_distribution(rules, strat_arg, report)
-        odists = {}                 # the other exact distributions first, those not computed beside
+        # the other exact distributions first (those cached are read already), but those computed beside
         for name, opp in zip(against, opponents):
             if name in odists or name in dists_beside:
                 continue
