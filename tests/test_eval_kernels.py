@@ -185,3 +185,45 @@ def test_push_counts_against_plain_sums():
     got = kx.push_counts(counts, drow, src, p, inc, n_next)
     assert np.array_equal(got, want)
     assert (got[:, 3:] == 0).all()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("by_row, by_roll", [(False, False), (False, True), (True, False), (True, True)])
+def test_raise_final_values_is_numpys_masked_copy(dtype, by_row, by_roll):
+    """raise_final_values against the NumPy it replaces in the lookahead strategies
+    (``np.copyto`` where ``worth > values`` in the open rows): the worth broadcast along
+    each axis or not, ties (a few distinct values: the box met first keeps the roll), -inf,
+    NaN, and float64 worth a hair above a float32 value (compared in float64, as NumPy does)."""
+    import numpy as np
+
+    rng = np.random.default_rng(5 + by_row + 2 * by_roll)
+    n, r = 40, 30
+    values = rng.choice(np.array([-np.inf, 0, 1, 2], np.float32), size=(n, r))
+    boxes = rng.integers(0, 5, (n, r)).astype(np.uint8)
+    worth = rng.choice(np.array([np.nan, 0, 1, 2, 3]), size=(n if by_row else 1, r if by_roll else 1))
+    worth = worth.astype(dtype)
+    if dtype == "float64":
+        worth[rng.random(worth.shape) < 0.3] += 1e-9     # above in float64, equal once stored in float32
+    rows_open = rng.random(n) < 0.7
+    row_box = rng.integers(5, 9, n).astype(np.uint8)
+    want_values, want_boxes = values.copy(), boxes.copy()
+    better = (worth > want_values) & rows_open[:, None]
+    np.copyto(want_values, worth, where=better)
+    np.copyto(want_boxes, row_box[:, None], where=better)
+    assert better.any() and not better.all()
+    kx.raise_final_values(values, boxes, worth, rows_open, row_box)
+    assert np.array_equal(values, want_values) and np.array_equal(boxes, want_boxes)
+
+
+def test_keep_ranks_is_a_gather_of_each_rolls_rank():
+    """keep_ranks against NumPy's gather of ``rank[r, keeps[i, r]]``, into a slice of a
+    larger store (its other rows untouched)."""
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    rank = rng.integers(0, 255, (7, 11)).astype(np.uint8)
+    keeps = rng.integers(0, 11, (20, 7)).astype(np.int16)
+    store = np.full((30, 7), 99, np.uint8)
+    kx.keep_ranks(rank, keeps, store[4:24])
+    assert np.array_equal(store[4:24], rank[np.arange(7)[None, :], keeps])
+    assert (store[:4] == 99).all() and (store[24:] == 99).all()

@@ -232,3 +232,28 @@ def test_same_games_on_the_process_backend(strategy):
     a = simulate("yahtzee", strategy, 2100, seed=4, batch=1024)
     b = simulate("yahtzee", strategy, 2100, seed=4, batch=1024, backend="processes", jobs=2)
     np.testing.assert_array_equal(a.games["total"], b.games["total"])
+
+
+@pytest.mark.parametrize("rules_name", ["yahtzee", "yatzy", "yacht", "generala", "kismet", "maxi-yatzy", "balut", "yamb"])
+@pytest.mark.parametrize("strategy", ["greedy", "heuristic", "cpu:normal"])
+def test_the_plans_compiled_loops_give_numpys_values_boxes_and_plans(rules_name, strategy, monkeypatch):
+    """From 256 positions on, a lookahead strategy takes each roll's best box and stores
+    its plans through compiled loops; below, through NumPy. Both give the same final values
+    and boxes (ties included: the first box in card order) and the same stored plans, on
+    random positions of games with twin boxes, jokers, tiers and six dice."""
+    from yahtzee_sim.exact import widget
+
+    rules = get_rules(rules_name)
+    state = _random_positions(rules, 400, np.random.default_rng(8))
+    args = (state.filled, state.upper_total, state.five_box_full)
+    got = {}
+    for path, compiled_from in (("compiled", widget.COMPILED_COLUMNS), ("numpy", 10**9)):
+        monkeypatch.setattr(widget, "COMPILED_COLUMNS", compiled_from)
+        s = get_strategy(strategy).prepare(rules)
+        values, boxes = s.final_values_and_boxes(*args)
+        rows = s._plans(state, rules.n_rolls - 1)           # each game's row in the plan store
+        got[path] = (values, boxes, [store[rows] for store in s._store])
+    (v1, b1, p1), (v2, b2, p2) = got["compiled"], got["numpy"]
+    assert np.array_equal(v1, v2) and np.array_equal(b1, b2)
+    assert all(np.array_equal(a, b) for a, b in zip(p1, p2))
+    assert np.isfinite(v1).mean() > 0.5 and len(np.unique(b1)) > 1     # not a card with nothing open

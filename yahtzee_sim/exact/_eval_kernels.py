@@ -569,6 +569,41 @@ def lattice_best_keeps(final_values, roll_pos, children, par_ptr, par_pos, keep_
 
 
 @njit(cache=True)
+def raise_final_values(values, boxes, worth, rows_open, row_box):
+    """One box's turn in :meth:`~yahtzee_sim.strategies.lookahead.LookaheadStrategy.final_values_and_boxes`:
+    in each row i that ``rows_open`` (U,) says may use the box, each roll r whose
+    ``worth`` beats ``values[i, r]`` (U, R) takes it, and the box ``row_box[i]`` goes to
+    ``boxes[i, r]``. Strictly greater, so on a tie the box met first keeps the roll.
+    ``worth`` (1 or U, 1 or R) broadcasts as NumPy's would; float32 or float64, compared
+    in the wider type and stored in ``values``'s float32: the same values and boxes as
+    ``np.copyto(values, worth, where=(worth > values) & rows_open[:, None])``, in one pass
+    over the rolls instead of four."""
+    n_rolls = values.shape[1]
+    by_row = worth.shape[0] > 1
+    by_roll = worth.shape[1] > 1
+    for i in range(values.shape[0]):
+        if not rows_open[i]:
+            continue
+        w = i if by_row else 0
+        b = row_box[i]
+        for r in range(n_rolls):
+            x = worth[w, r if by_roll else 0]
+            if x > values[i, r]:
+                values[i, r] = x
+                boxes[i, r] = b
+
+
+@njit(cache=True)
+def keep_ranks(rank, keeps, out):
+    """``out[i, r] = rank[r, keeps[i, r]]``: each roll's planned keep (a keep index,
+    (U, R)) as its rank among the roll's sub-keeps (``rank`` (R, K)), the byte a
+    lookahead strategy stores its plans in."""
+    for i in range(keeps.shape[0]):
+        for r in range(keeps.shape[1]):
+            out[i, r] = rank[r, keeps[i, r]]
+
+
+@njit(cache=True)
 def served_final_roll_masses(first, plans, hold_after_first, growing, children, roll_keep,
                              is_five, out, out_s, out_no5):
     """The turn's final roll under each of P keep plans, split by whether the dice are

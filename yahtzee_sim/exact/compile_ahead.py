@@ -62,15 +62,21 @@ def _pass() -> None:
 
 def _lattice() -> None:
     """The keep lattice of greedy and the other strategies that plan a turn's keeps
-    (:func:`yahtzee_sim.exact.widget.best_keeps` on enough positions to take its loop)."""
+    (:func:`yahtzee_sim.exact.widget.best_keeps` on enough positions to take its loop),
+    and the loops of their plans' boxes and bytes."""
     import numpy as np
 
     from ..dice import dice_tables
+    from . import _eval_kernels as kx
     from .widget import COMPILED_COLUMNS, best_keeps
 
     dice = dice_tables()
     for dtype in (np.float64, np.float32):          # greedy's values, heuristic's
         best_keeps(dice, np.zeros((COMPILED_COLUMNS, dice.n_rolls), dtype=dtype))
+        # the best box of each final roll, and the plans stored as bytes (as lookahead passes them)
+        kx.raise_final_values(np.zeros((1, 1), np.float32), np.zeros((1, 1), np.uint8), np.zeros((1, 1), dtype),
+                              np.zeros(1, np.bool_), np.zeros(1, np.uint8))
+    kx.keep_ranks(np.zeros((1, 1), np.uint8), np.zeros((1, 1), np.int16), np.zeros((1, 1), np.uint8))
 
 
 def _evaluations() -> None:

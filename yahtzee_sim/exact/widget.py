@@ -205,3 +205,56 @@ def best_keeps(dice: DiceTables, final_values: np.ndarray, rolls_left: int = 2,
             values[j][lo:hi] = x[roll_pos].T
             keeps[j][lo:hi] = arg[roll_pos].T
     return KeepPlan(values=values, keeps=keeps)
+
+
+def raise_final_values(values: np.ndarray, boxes: np.ndarray, worth, rows_open: np.ndarray,
+                       box) -> None:
+    """One box's turn in a lookahead strategy's best box of each final roll, in place:
+    in the rows ``rows_open`` (U,) says may use the box, each roll whose ``worth``
+    (broadcast to ``values``'s (U, R)) is strictly above ``values`` takes that worth, and
+    ``boxes`` gets ``box`` (a box, or (U,) one per row). Strictly: on a tie the box met
+    first keeps the roll. From :data:`COMPILED_COLUMNS` rows on in one compiled pass,
+    below in NumPy: the same values and boxes.
+
+    >>> values, boxes = np.full((2, 3), -np.inf, np.float32), np.zeros((2, 3), np.uint8)
+    >>> raise_final_values(values, boxes, np.array([[1, 2, 3]]), np.array([True, False]), 4)
+    >>> raise_final_values(values, boxes, np.array([[2, 2, 2]]), np.array([True, True]), 5)
+    >>> values.tolist(), boxes.tolist()
+    ([[2.0, 2.0, 3.0], [2.0, 2.0, 2.0]], [[5, 4, 4], [5, 5, 5]])
+    """
+    if len(values) >= COMPILED_COLUMNS:
+        from ._eval_kernels import raise_final_values as compiled
+
+        worth = np.asarray(worth)
+        worth = worth.reshape((1,) * (2 - worth.ndim) + worth.shape)
+        # float32 as computed, anything else in float64: the comparison NumPy makes with a
+        # float32 value (exact for integer points)
+        worth = np.require(worth, np.float32 if worth.dtype == np.float32 else np.float64, ["C", "W"])
+        row_box = np.broadcast_to(np.asarray(box, dtype=np.uint8), (len(values),))
+        compiled(values, boxes, worth, np.require(rows_open, np.bool_, ["C", "W"]),
+                 np.require(row_box, np.uint8, ["C", "W"]))
+        return
+    better = worth > values
+    better &= rows_open[:, None]
+    np.copyto(values, worth, where=better)
+    np.copyto(boxes, np.asarray(box, dtype=np.uint8).reshape(-1, 1), where=better)
+
+
+def keep_ranks(rank: np.ndarray, keeps: np.ndarray, out: np.ndarray) -> None:
+    """``out[i, r] = rank[r, keeps[i, r]]``: a plan's keep of each roll (a keep index,
+    (U, R)) as its rank among the roll's sub-keeps (``rank`` (R, K)), the byte a lookahead
+    strategy stores. From :data:`COMPILED_COLUMNS` rows of :func:`best_keeps`'s int16
+    keeps on compiled, else in NumPy.
+
+    >>> out = np.zeros((1, 2), np.uint8)
+    >>> keep_ranks(np.array([[7, 8], [9, 10]], np.uint8), np.array([[1, 0]], np.int16), out)
+    >>> out.tolist()
+    [[8, 9]]
+    """
+    if len(keeps) >= COMPILED_COLUMNS and keeps.dtype == np.int16:
+        from ._eval_kernels import keep_ranks as compiled
+
+        compiled(np.require(rank, np.uint8, ["C", "W"]), np.require(keeps, np.int16, ["C", "W"]), out)
+        return
+    roll = np.arange(rank.shape[0])[None, :] * rank.shape[1]
+    out[...] = np.take(rank.reshape(-1), roll + keeps)

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..exact.widget import best_keeps
+from ..exact.widget import best_keeps, keep_ranks, raise_final_values
 from ..strategy import ChunkDecisions, Strategy, register
 
 __all__ = ["GreedyStrategy", "LookaheadStrategy"]
@@ -317,23 +317,16 @@ class LookaheadStrategy(Strategy):
         for twins in self._twins:
             b = twins[0]
             if len(twins) == 1:
-                if legal[:, b].any():
-                    v = self.plain_box_value(b, col)
-                    better = v > values
-                    better &= legal[:, b, None]          # an illegal box never improves
-                    np.copyto(values, v, where=better)
-                    np.copyto(boxes, np.uint8(b), where=better)
+                if legal[:, b].any():                    # an illegal box never improves
+                    raise_final_values(values, boxes, self.plain_box_value(b, col), legal[:, b], b)
                 continue
             # boxes worth the same in every position where they are open: valued once, and
             # the first open one (card order) takes the roll
             open_twins = legal[:, twins]
             some = open_twins.any(axis=1)
             if some.any():
-                v = self.plain_box_value(b, col)
-                better = v > values
-                better &= some[:, None]
-                np.copyto(values, v, where=better)
-                np.copyto(boxes, (b + open_twins.argmax(axis=1)).astype(np.uint8)[:, None], where=better)
+                raise_final_values(values, boxes, self.plain_box_value(b, col), some,
+                                   (b + open_twins.argmax(axis=1)).astype(np.uint8))
         if self._special and len(self._five_rolls):
             f = len(self._five_rolls)
             rep = np.repeat(np.arange(n), f)
@@ -456,10 +449,8 @@ class LookaheadStrategy(Strategy):
         if self._values is not None:
             self._values[self._used:self._used + m] = values
         self._store[0][self._used:self._used + m] = boxes
-        roll = np.arange(self.dice.n_rolls)[None, :] * self.dice.n_keeps
-        rank = self._rank.reshape(-1)
         for j in range(1, len(self._store)):   # stored as the rank among the roll's sub-keeps
-            self._store[j][self._used:self._used + m] = np.take(rank, roll + keeps[j])
+            keep_ranks(self._rank, keeps[j], self._store[j][self._used:self._used + m])
         rows = np.arange(self._used, self._used + m)
         self._used += m
         return rows
