@@ -1,4 +1,4 @@
-"""The intervals of :mod:`yahtzee_sim.intervals` are scipy.stats' own, to the last bit,
+"""The intervals of :mod:`yahtzee_sim.intervals` (and heuristic's binomial) are scipy.stats' own, to the last bit,
 though they are computed without importing scipy.stats (about a second of every
 command's start): scipy.stats is the outside reference here."""
 
@@ -52,6 +52,27 @@ def test_other_methods_and_bad_counts_still_go_to_scipy():
 def test_a_simulation_summary_does_not_import_scipy_stats():
     code = ("import sys; from yahtzee_sim import simulate; "
             "r = simulate('yacht', 'greedy', 200, seed=1); r.summary(); r.ci('mean'); "
+            "print('scipy.stats' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(n=st.integers(1, 40), p=st.floats(1e-9, 1 - 1e-9) | st.sampled_from([1 - (5 / 6) ** k for k in range(1, 8)]))
+def test_the_heuristics_binomial_is_scipys_bit_for_bit(n, p):
+    """The upper bonus outlook's binomial (heuristic's set-up) without scipy.stats: the
+    numbers of scipy.stats.binom.pmf to the last bit."""
+    from yahtzee_sim.strategies.heuristic import binomial_pmf
+
+    got, want = binomial_pmf(n, p), stats.binom.pmf(np.arange(n + 1), n, p)
+    assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
+def test_heuristic_play_does_not_import_scipy_stats():
+    """A heuristic's games and their summary on a card without aims (its outlook for the
+    upper bonus is a binomial) leave scipy.stats unimported (about a second saved)."""
+    code = ("import sys; from yahtzee_sim import simulate; "
+            "r = simulate('yahtzee', 'heuristic', 300, seed=1); r.summary(); "
             "print('scipy.stats' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
