@@ -29,9 +29,9 @@ __all__ = ["HeuristicStrategy", "binomial_pmf"]
 def binomial_pmf(n: int, p: float) -> np.ndarray:
     """``P(X = 0), ..., P(X = n)`` for X binomial(n, p), 0 < p < 1: the numbers of
     ``scipy.stats.binom.pmf(np.arange(n + 1), n, p)``, from the ufunc it calls, which
-    lives in ``scipy.special`` (0.2 s to import; ``scipy.stats``, 1.2 s, is not imported
-    here: a heuristic's set-up need not pay it). Another scipy's layout: through
-    ``scipy.stats``.
+    lives in ``scipy.special`` (a fifth of a second to import; ``scipy.stats``, most of
+    a second more, is not imported here: a heuristic's set-up need not pay it). Another
+    scipy's layout: through ``scipy.stats``.
 
     >>> [round(float(x), 4) for x in binomial_pmf(2, 0.5)]
     [0.25, 0.5, 0.25]
