@@ -76,6 +76,38 @@ def test_kernels_on_yahtzee_states_means_only_and_with_moments(monkeypatch):
                     assert np.array_equal(got[0][1], got[1][1]), (dtype, level)
 
 
+@pytest.mark.parametrize("rules", [
+    get_rules("yahtzee"), get_rules("yatzy"), get_rules("kismet"), _tiny("forced"), _tiny("none", "in-order"),
+    _reduced("yacht", ["faces-7"], boxes=("sixes", "sevens", "choice", "yacht"), n_dice=3),
+    _reduced("maxi-yatzy", ["no-saved-throws"], boxes=("sixes", "three_pairs", "maxi_yatzy")),
+    get_rules("generala"), _small_served(n_dice=3),
+], ids=["yahtzee", "yatzy", "kismet", "forced", "in-order", "seven-faces", "six-dice", "generala", "served"])
+def test_a_tables_keep_values_compiled_are_the_widgets_bit_for_bit(rules, monkeypatch):
+    """A decision table's build asks for every keep's value (``plan="keeps"``, float32,
+    the solve's values read-only); the compiled loop gives the NumPy widget's floats to
+    the bit, at every reroll, on states of every level (jokers, five-of-a-kind flags,
+    seven faces, six dice; served dice take the NumPy path), odd widths included."""
+    sol = solve(rules, dtype=np.float32, cache=False)
+    space = space_mod.state_space(rules)
+    values = sol.values.reshape(-1)
+    assert not values.flags.writeable                  # as the build passes them
+    model = space_mod.turn_model(rules, np.float32)
+    rng = np.random.default_rng(9)
+    calls = []
+    compiled = space_mod._turn_keep_values_compiled
+    monkeypatch.setattr(space_mod, "_turn_keep_values_compiled", lambda *a: calls.append(1) or compiled(*a))
+    for level in range(space.n_boxes):
+        (m, u, f), _ = space.level_states(space.level_masks[level])
+        pick = rng.choice(len(m), size=min(len(m), int(rng.choice([2, 7, 300]))), replace=False)
+        got = [space_mod.turn_values(model, values, None, m[pick], u[pick], f[pick], plan="keeps",
+                                     compiled=c)[1] for c in (False, True)]
+        (kv_a, c_a), (kv_b, c_b) = got
+        assert np.array_equal(c_a, c_b) and len(kv_a) == len(kv_b) == rules.n_rolls
+        for j in range(1, rules.n_rolls):
+            assert kv_a[j].dtype == kv_b[j].dtype and np.array_equal(kv_a[j], kv_b[j]), (level, j)
+    assert calls                                       # the compiled path was asked for
+
+
 def test_kernels_load_without_scipy_linalg_and_leave_it_importable():
     """Loading the kernels skips numba's scipy.linalg import (a third of their fixed
     cost) and leaves scipy.linalg importable as usual afterwards."""

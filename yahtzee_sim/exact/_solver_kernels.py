@@ -449,6 +449,102 @@ def turn_tiles(tz, tv, q0, second, row_ptr, ent_row, ent_add, ent_box, legal, sp
                 out[col + _U(t)] = acc[t] / n_outcomes
 
 
+@nb.njit(**_JIT)
+def turn_keep_tiles(tz, row_ptr, ent_row, ent_add, ent_box, legal, special, z5, n_rerolls, level_start,
+                    child_ptr, child_pos, faces, par_ptr, par_pos, keep_values):
+    """The keep values of a decision table's build (:func:`~.space.turn_values` with
+    ``plan="keeps"``, means only), :data:`TILE` states at a time: the final-roll block
+    as :func:`turn_tiles` makes it, then per reroll ``j`` (``0 .. n_rerolls - 1``) the
+    expectation of every keep, copied to ``keep_values[j]`` (K, P) before the best
+    sub-keeps are taken (not after the last): the floats of the NumPy path's
+    ``z`` snapshots, the operations of :func:`_reroll_tile` in the same order."""
+    n = z5.shape[1]
+    n_pad = tz.shape[1]
+    n_keeps = level_start[len(level_start) - 1]
+    rb0 = level_start[len(level_start) - 2]
+    n_rows = n_keeps - rb0
+    buf = np.empty(n_keeps * TILE, dtype=tz.dtype)
+    zero = faces - faces
+    tzf = tz.reshape(-1)
+    width = _U(n_pad)
+    n_boxes = legal.shape[1]
+    use = np.empty(n_boxes, dtype=np.bool_)
+    for j0 in range(0, n_pad, TILE):
+        col = _U(j0)
+        w = min(TILE, n - j0)
+        for b in range(n_boxes):
+            use[b] = False
+        for t in range(w):
+            for b in range(n_boxes):
+                if legal[j0 + t, b]:
+                    use[b] = True
+        for r in range(n_rows):
+            row = _U((rb0 + r) * TILE)
+            for t in range(TILE):
+                buf[row + _U(t)] = zero
+            for e in range(row_ptr[r], row_ptr[r + 1]):
+                if not use[ent_box[e]]:
+                    continue
+                add = ent_add[e]
+                src = _U(ent_row[e]) * width + col
+                for t in range(TILE):
+                    i = _U(t)
+                    cz = add + tzf[src + i]
+                    zi = buf[row + i]
+                    buf[row + i] = zi if zi >= cz else cz
+        for s in range(len(special)):
+            row = _U((rb0 + special[s]) * TILE)
+            for t in range(w):
+                buf[row + _U(t)] = z5[s, j0 + t]
+        for j in range(n_rerolls):
+            for k in range(level_start[len(level_start) - 2] - 1, -1, -1):
+                e0 = child_ptr[k]
+                n_child = child_ptr[k + 1] - e0
+                dst = _U(k * TILE)
+                if n_child == 6:
+                    s0 = _U(child_pos[e0] * TILE)
+                    s1 = _U(child_pos[e0 + 1] * TILE)
+                    s2 = _U(child_pos[e0 + 2] * TILE)
+                    s3 = _U(child_pos[e0 + 3] * TILE)
+                    s4 = _U(child_pos[e0 + 4] * TILE)
+                    s5 = _U(child_pos[e0 + 5] * TILE)
+                    for t in range(TILE):
+                        i = _U(t)
+                        acc = zero + buf[s0 + i]
+                        acc += buf[s1 + i]
+                        acc += buf[s2 + i]
+                        acc += buf[s3 + i]
+                        acc += buf[s4 + i]
+                        acc += buf[s5 + i]
+                        buf[dst + i] = acc / faces
+                else:
+                    for t in range(TILE):
+                        buf[dst + _U(t)] = zero
+                    for e in range(e0, e0 + n_child):
+                        src = _U(child_pos[e] * TILE)
+                        for t in range(TILE):
+                            i = _U(t)
+                            buf[dst + i] += buf[src + i]
+                    for t in range(TILE):
+                        i = _U(t)
+                        buf[dst + i] /= faces
+            for k in range(n_keeps):
+                row = _U(k * TILE)
+                for t in range(TILE):
+                    keep_values[j, k, col + _U(t)] = buf[row + _U(t)]
+            if j == n_rerolls - 1:
+                break
+            for k in range(level_start[1], n_keeps):
+                dst = _U(k * TILE)
+                for e in range(par_ptr[k], par_ptr[k + 1]):
+                    src = _U(par_pos[e] * TILE)
+                    for t in range(TILE):
+                        i = _U(t)
+                        zi = buf[dst + i]
+                        ci = buf[src + i]
+                        buf[dst + i] = zi if zi >= ci else ci
+
+
 # -- compiling ahead, on both cores --------------------------------------------------------
 KERNEL_NAMES = ("turn_tables", "five_rows", "turn_tiles")
 """The kernels, in the order a turn calls them."""

@@ -41,9 +41,19 @@ def _solver(dtype_name: str):
 
 
 def _decisions() -> None:
+    import numpy as np
+
+    from ..rules import get_rules
     from .decisions import precompile
+    from .space import state_space, turn_model, turn_values
 
     precompile()
+    # the build's keep values (the float32 widget's compiled loops, the solve's values read-only)
+    rules = get_rules("yahtzee")
+    values = np.zeros(state_space(rules).size)
+    values.flags.writeable = False
+    states = np.zeros(2, dtype=np.int64)
+    turn_values(turn_model(rules, np.float32), values, None, states, states, states, plan="keeps", compiled=True)
 
 
 def _target() -> None:

@@ -541,7 +541,8 @@ def _mean_planner(rules: RuleSet, values: np.ndarray):
     model = turn_model(rules, np.float32)     # the strategy's widget: float32, as it plays
 
     def plan_values(m, u, f):
-        _, (kv, _) = turn_values(model, values, None, m, u, f, plan="keeps")    # the same keep values
+        # the same keep values (the widget's floats: compiled, the NumPy path's operations)
+        _, (kv, _) = turn_values(model, values, None, m, u, f, plan="keeps", compiled=True)
         return kv
     return plan_values, model.served
 
