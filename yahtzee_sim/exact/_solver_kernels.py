@@ -270,6 +270,13 @@ def _reroll_tile(buf, second, level_start, child_ptr, child_pos, faces, par_ptr,
     each result kept in a register while its children or parents are read. Indices
     are unsigned: with signed ones numba adds a negative-index test to every access,
     and LLVM no longer vectorizes the loops."""
+    _expect_tile(buf, second, level_start, child_ptr, child_pos, faces)
+    _subkeep_tile(buf, second, level_start, par_ptr, par_pos, tol)
+
+
+@nb.njit(**_JIT)
+def _expect_tile(buf, second, level_start, child_ptr, child_pos, faces):
+    """The first half of :func:`_reroll_tile`: every keep's expectation (moments)."""
     n_keeps = level_start[len(level_start) - 1]
     size = _U(n_keeps * TILE)
     zero = faces - faces                       # 0 in the work's dtype
@@ -307,6 +314,13 @@ def _reroll_tile(buf, second, level_start, child_ptr, child_pos, faces, par_ptr,
                 for t in range(TILE):
                     i = _U(t)
                     buf[dst + i] /= faces
+
+
+@nb.njit(**_JIT)
+def _subkeep_tile(buf, second, level_start, par_ptr, par_pos, tol):
+    """The second half of :func:`_reroll_tile`: every keep's best sub-keep."""
+    n_keeps = level_start[len(level_start) - 1]
+    size = _U(n_keeps * TILE)
     for k in range(level_start[1], n_keeps):
         dst = _U(k * TILE)
         e = par_ptr[k]
@@ -352,6 +366,55 @@ def _reroll_tile(buf, second, level_start, child_ptr, child_pos, faces, par_ptr,
 
 
 @nb.njit(**_JIT)
+def _final_block_tile(buf, second, tzf, tvf, q0, legal, j0, w, use, row_ptr, ent_row, ent_add, ent_box,
+                      special, z5, q5, rb0, n_rows, size, width, tol, zero):
+    """One tile's final-roll block in ``buf`` (columns ``j0 .. j0 + w``), as :func:`turn_tiles`
+    describes it: the boxes no state of the tile may use skipped, the five-of-a-kind rows
+    ``special`` from ``z5`` (``q5``)."""
+    col = _U(j0)
+    n_boxes = legal.shape[1]
+    for b in range(n_boxes):
+        use[b] = False
+    for t in range(w):
+        for b in range(n_boxes):
+            if legal[j0 + t, b]:
+                use[b] = True
+    for r in range(n_rows):
+        row = _U((rb0 + r) * TILE)
+        for t in range(TILE):
+            buf[row + _U(t)] = zero
+        if second:
+            for t in range(TILE):
+                buf[size + row + _U(t)] = q0[col + _U(t)]
+        for e in range(row_ptr[r], row_ptr[r + 1]):
+            if not use[ent_box[e]]:
+                continue
+            add = ent_add[e]
+            src = _U(ent_row[e]) * width + col
+            if second:
+                for t in range(TILE):
+                    i = _U(t)
+                    cz = add + tzf[src + i]
+                    cq = cz * cz + tvf[src + i]
+                    zi = buf[row + i]
+                    a = buf[size + row + i]
+                    buf[size + row + i] = cq if zi + tol < cz else a
+                    buf[row + i] = zi if zi >= cz else cz
+            else:
+                for t in range(TILE):
+                    i = _U(t)
+                    cz = add + tzf[src + i]
+                    zi = buf[row + i]
+                    buf[row + i] = zi if zi >= cz else cz
+    for s in range(len(special)):
+        row = _U((rb0 + special[s]) * TILE)
+        for t in range(w):
+            buf[row + _U(t)] = z5[s, j0 + t]
+            if second:
+                buf[size + row + _U(t)] = q5[s, j0 + t]
+
+
+@nb.njit(**_JIT)
 def turn_tiles(tz, tv, q0, second, row_ptr, ent_row, ent_add, ent_box, legal, special, z5, q5, n_rerolls,
                level_start, child_ptr, child_pos, faces, par_ptr, par_pos, tol, roll_mult,
                n_outcomes, ez, eq):
@@ -394,45 +457,8 @@ def turn_tiles(tz, tv, q0, second, row_ptr, ent_row, ent_add, ent_box, legal, sp
     for j0 in range(0, n_pad, TILE):
         col = _U(j0)
         w = min(TILE, n - j0)
-        for b in range(n_boxes):
-            use[b] = False
-        for t in range(w):
-            for b in range(n_boxes):
-                if legal[j0 + t, b]:
-                    use[b] = True
-        for r in range(n_rows):
-            row = _U((rb0 + r) * TILE)
-            for t in range(TILE):
-                buf[row + _U(t)] = zero
-            if second:
-                for t in range(TILE):
-                    buf[size + row + _U(t)] = q0[col + _U(t)]
-            for e in range(row_ptr[r], row_ptr[r + 1]):
-                if not use[ent_box[e]]:
-                    continue
-                add = ent_add[e]
-                src = _U(ent_row[e]) * width + col
-                if second:
-                    for t in range(TILE):
-                        i = _U(t)
-                        cz = add + tzf[src + i]
-                        cq = cz * cz + tvf[src + i]
-                        zi = buf[row + i]
-                        a = buf[size + row + i]
-                        buf[size + row + i] = cq if zi + tol < cz else a
-                        buf[row + i] = zi if zi >= cz else cz
-                else:
-                    for t in range(TILE):
-                        i = _U(t)
-                        cz = add + tzf[src + i]
-                        zi = buf[row + i]
-                        buf[row + i] = zi if zi >= cz else cz
-        for s in range(len(special)):
-            row = _U((rb0 + special[s]) * TILE)
-            for t in range(w):
-                buf[row + _U(t)] = z5[s, j0 + t]
-                if second:
-                    buf[size + row + _U(t)] = q5[s, j0 + t]
+        _final_block_tile(buf, second, tzf, tvf, q0, legal, j0, w, use, row_ptr, ent_row, ent_add, ent_box,
+                          special, z5, q5, rb0, n_rows, size, width, tol, zero)
         for _ in range(n_rerolls):
             _reroll_tile(buf, second, level_start, child_ptr, child_pos, faces, par_ptr, par_pos, tol)
         for m in range(n_mom):
@@ -462,87 +488,21 @@ def turn_keep_tiles(tz, row_ptr, ent_row, ent_add, ent_box, legal, special, z5, 
     n_pad = tz.shape[1]
     n_keeps = level_start[len(level_start) - 1]
     rb0 = level_start[len(level_start) - 2]
-    n_rows = n_keeps - rb0
     buf = np.empty(n_keeps * TILE, dtype=tz.dtype)
-    zero = faces - faces
     tzf = tz.reshape(-1)
-    width = _U(n_pad)
-    n_boxes = legal.shape[1]
-    use = np.empty(n_boxes, dtype=np.bool_)
+    use = np.empty(legal.shape[1], dtype=np.bool_)
     for j0 in range(0, n_pad, TILE):
-        col = _U(j0)
-        w = min(TILE, n - j0)
-        for b in range(n_boxes):
-            use[b] = False
-        for t in range(w):
-            for b in range(n_boxes):
-                if legal[j0 + t, b]:
-                    use[b] = True
-        for r in range(n_rows):
-            row = _U((rb0 + r) * TILE)
-            for t in range(TILE):
-                buf[row + _U(t)] = zero
-            for e in range(row_ptr[r], row_ptr[r + 1]):
-                if not use[ent_box[e]]:
-                    continue
-                add = ent_add[e]
-                src = _U(ent_row[e]) * width + col
-                for t in range(TILE):
-                    i = _U(t)
-                    cz = add + tzf[src + i]
-                    zi = buf[row + i]
-                    buf[row + i] = zi if zi >= cz else cz
-        for s in range(len(special)):
-            row = _U((rb0 + special[s]) * TILE)
-            for t in range(w):
-                buf[row + _U(t)] = z5[s, j0 + t]
+        _final_block_tile(buf, False, tzf, tzf, tzf, legal, j0, min(TILE, n - j0), use, row_ptr, ent_row,
+                          ent_add, ent_box, special, z5, z5, rb0, n_keeps - rb0, _U(n_keeps * TILE),
+                          _U(n_pad), faces, faces - faces)    # means only: no moments, no tie rule (tol)
         for j in range(n_rerolls):
-            for k in range(level_start[len(level_start) - 2] - 1, -1, -1):
-                e0 = child_ptr[k]
-                n_child = child_ptr[k + 1] - e0
-                dst = _U(k * TILE)
-                if n_child == 6:
-                    s0 = _U(child_pos[e0] * TILE)
-                    s1 = _U(child_pos[e0 + 1] * TILE)
-                    s2 = _U(child_pos[e0 + 2] * TILE)
-                    s3 = _U(child_pos[e0 + 3] * TILE)
-                    s4 = _U(child_pos[e0 + 4] * TILE)
-                    s5 = _U(child_pos[e0 + 5] * TILE)
-                    for t in range(TILE):
-                        i = _U(t)
-                        acc = zero + buf[s0 + i]
-                        acc += buf[s1 + i]
-                        acc += buf[s2 + i]
-                        acc += buf[s3 + i]
-                        acc += buf[s4 + i]
-                        acc += buf[s5 + i]
-                        buf[dst + i] = acc / faces
-                else:
-                    for t in range(TILE):
-                        buf[dst + _U(t)] = zero
-                    for e in range(e0, e0 + n_child):
-                        src = _U(child_pos[e] * TILE)
-                        for t in range(TILE):
-                            i = _U(t)
-                            buf[dst + i] += buf[src + i]
-                    for t in range(TILE):
-                        i = _U(t)
-                        buf[dst + i] /= faces
+            _expect_tile(buf, False, level_start, child_ptr, child_pos, faces)
             for k in range(n_keeps):
                 row = _U(k * TILE)
                 for t in range(TILE):
-                    keep_values[j, k, col + _U(t)] = buf[row + _U(t)]
-            if j == n_rerolls - 1:
-                break
-            for k in range(level_start[1], n_keeps):
-                dst = _U(k * TILE)
-                for e in range(par_ptr[k], par_ptr[k + 1]):
-                    src = _U(par_pos[e] * TILE)
-                    for t in range(TILE):
-                        i = _U(t)
-                        zi = buf[dst + i]
-                        ci = buf[src + i]
-                        buf[dst + i] = zi if zi >= ci else ci
+                    keep_values[j, k, _U(j0) + _U(t)] = buf[row + _U(t)]
+            if j < n_rerolls - 1:
+                _subkeep_tile(buf, False, level_start, par_ptr, par_pos, faces)
 
 
 # -- compiling ahead, on both cores --------------------------------------------------------

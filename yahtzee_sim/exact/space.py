@@ -931,17 +931,39 @@ def _turn_values_compiled(kx, model, values, variances, mask, u, flag):
     first roll pairwise) take the NumPy path."""
     if model.served or len(mask) < 2:
         return turn_values(model, values, variances, mask, u, flag)
-    rules, space, lat = model.rules, model.space, model.lat
+    rules, lat = model.rules, model.lat
     kp = kernel_plan(model)
     dt = model.dtype
     second = variances is not None
-    n_boxes = space.n_boxes
     mask = np.asarray(mask, dtype=np.int64)
     u = np.asarray(u, dtype=np.int64)
     flag = np.asarray(flag, dtype=np.int64)
     n = len(mask)
-    n_pad = -(-n // kx.TILE) * kx.TILE      # whole tiles: the padding columns are 0, then ignored
-    filled = _filled(mask, n_boxes)
+    tz, tv, q0p, c, legal, z5, q5, n_pad = _compiled_final_rows(kx, model, values, variances, mask, u, flag)
+    ez = np.empty(n_pad)
+    eq = np.empty(n_pad) if second else ez
+    kx.turn_tiles(tz, tv, q0p, second, kp.row_ptr, kp.ent_row, kp.ent_add, kp.ent_box,
+                  np.ascontiguousarray(legal), kp.special_rows, z5, q5, rules.n_rolls - 1, kp.level_start, kp.child_ptr, kp.child_pos, dt.type(lat.n_faces),
+                  kp.par_ptr, kp.par_pos, dt.type(TIE_TOL), lat.roll_mult, lat.n_outcomes, ez, eq)
+    ez = ez[:n]
+    if not second:
+        return c + ez, None
+    eq = eq[:n]
+    return c + ez, np.maximum(eq - ez * ez, 0.0)
+
+
+def _compiled_final_rows(kx, model, values, variances, mask, u, flag):
+    """The compiled kernels' final-roll tables of U states (int64 ``mask``, ``u``,
+    ``flag``; ``variances`` None: means only), what their tile loops start from:
+    ``(tz, tv, q0, c, legal, z5, q5, n_pad)``, padded to whole tiles (the padding
+    columns 0, then ignored)."""
+    rules, space = model.rules, model.space
+    kp = kernel_plan(model)
+    dt = model.dtype
+    second = variances is not None
+    n = len(mask)
+    n_pad = -(-n // kx.TILE) * kx.TILE
+    filled = _filled(mask, space.n_boxes)
     legal = rules.legal_boxes(filled)
     n_tab = (rules.n_dice + 1) * len(model.upper_boxes) + len(kp.lower_boxes)
     tz = np.empty((n_tab, n_pad), dtype=dt)
@@ -960,7 +982,7 @@ def _turn_values_compiled(kx, model, values, variances, mask, u, flag):
         ctx = dict(mask=mask, filled=filled, flag=flag, u=u, nxt=None, c=c, values=values,
                    variances=variances)
         if FIVE_ROWS == "generic":
-            ctx["nxt"] = mask[:, None] | (np.int64(1) << np.arange(n_boxes, dtype=np.int64))
+            ctx["nxt"] = mask[:, None] | (np.int64(1) << np.arange(space.n_boxes, dtype=np.int64))
             z5, q5 = _five_rows_generic(model, **ctx)
         else:
             z5, q5 = _five_rows(model, v0=None, v0c=v0c, var0=var0 if second else None, w5=w5,
@@ -969,44 +991,7 @@ def _turn_values_compiled(kx, model, values, variances, mask, u, flag):
         q5 = q5.astype(dt) if second else empty
     q0p = np.zeros(n_pad, dtype=dt)
     q0p[:n] = q0
-    ez = np.empty(n_pad)
-    eq = np.empty(n_pad) if second else ez
-    kx.turn_tiles(tz, tv, q0p, second, kp.row_ptr, kp.ent_row, kp.ent_add, kp.ent_box,
-                  np.ascontiguousarray(legal), kp.special_rows, z5, q5, rules.n_rolls - 1, kp.level_start, kp.child_ptr, kp.child_pos, dt.type(lat.n_faces),
-                  kp.par_ptr, kp.par_pos, dt.type(TIE_TOL), lat.roll_mult, lat.n_outcomes, ez, eq)
-    ez = ez[:n]
-    if not second:
-        return c + ez, None
-    eq = eq[:n]
-    return c + ez, np.maximum(eq - ez * ez, 0.0)
-
-
-def _compiled_final_rows(kx, model, values, mask, u, flag):
-    """The compiled kernels' final-roll tables of U states, means only (what
-    :func:`_turn_values_compiled` gives its tile loop): ``(tz, c, legal, z5, n_pad)``."""
-    rules, space = model.rules, model.space
-    kp = kernel_plan(model)
-    dt = model.dtype
-    n = len(mask)
-    n_pad = -(-n // kx.TILE) * kx.TILE
-    filled = _filled(mask, space.n_boxes)
-    legal = rules.legal_boxes(filled)
-    n_tab = (rules.n_dice + 1) * len(model.upper_boxes) + len(kp.lower_boxes)
-    tz = np.empty((n_tab, n_pad), dtype=dt)
-    tz[:, n:] = 0
-    v0c, c, var0, w5, wv5, q0 = kx.turn_tables(
-        values, values, False, mask, u, flag, legal, space.n_u, space.n_flag, space.cap, model.upper_boxes,
-        kp.upper_points, kp.upper_gain, kp.lower_boxes, tz, tz, TIE_TOL)
-    z5 = np.empty((0, n), dtype=dt)
-    if len(model.special_rolls):
-        ctx = dict(mask=mask, filled=filled, flag=flag, u=u, nxt=None, c=c, values=values, variances=None)
-        if FIVE_ROWS == "generic":
-            ctx["nxt"] = mask[:, None] | (np.int64(1) << np.arange(space.n_boxes, dtype=np.int64))
-            z5, _ = _five_rows_generic(model, **ctx)
-        else:
-            z5, _ = _five_rows(model, v0=None, v0c=v0c, var0=None, w5=w5, wv5=wv5, kernels=kx, **ctx)
-        z5 = z5.astype(dt)
-    return tz, c, legal, z5, n_pad
+    return tz, tv, q0p, c, legal, z5, q5, n_pad
 
 
 def _turn_keep_values_compiled(kx, model, values, mask, u, flag):
@@ -1023,7 +1008,7 @@ def _turn_keep_values_compiled(kx, model, values, mask, u, flag):
     u = np.asarray(u, dtype=np.int64)
     flag = np.asarray(flag, dtype=np.int64)
     n = len(mask)
-    tz, c, legal, z5, n_pad = _compiled_final_rows(kx, model, values, mask, u, flag)
+    tz, _, _, c, legal, z5, _, n_pad = _compiled_final_rows(kx, model, values, None, mask, u, flag)
     out = np.empty((rules.n_rolls - 1, lat.n_keeps, n_pad), dtype=dt)
     kx.turn_keep_tiles(tz, kp.row_ptr, kp.ent_row, kp.ent_add, kp.ent_box, np.ascontiguousarray(legal),
                        kp.special_rows, z5, rules.n_rolls - 1, kp.level_start, kp.child_ptr, kp.child_pos,
