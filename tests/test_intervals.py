@@ -68,11 +68,27 @@ def test_the_heuristics_binomial_is_scipys_bit_for_bit(n, p):
     assert got.dtype == want.dtype and np.array_equal(got, want)
 
 
-def test_heuristic_play_does_not_import_scipy_stats():
-    """A heuristic's games and their summary on a card without aims (its outlook for the
-    upper bonus is a binomial) leave scipy.stats unimported (about a second saved)."""
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(n=st.integers(0, 40), p=st.floats(0, 1) | st.sampled_from([0.0, 1.0, 0.3 * (1 - (5 / 6) ** 3)]))
+def test_the_goal_outlooks_binomial_tail_is_scipys_bit_for_bit(n, p):
+    """The goals' outlooks of cards with aims (Balut, Yamb): ``P(X > k)`` on the (turns,
+    boxes) grid heuristic's set-up asks, below and past the support too, the numbers of
+    scipy.stats.binom.sf to the last bit."""
+    from yahtzee_sim.strategies.heuristic import binomial_sf
+
+    k = np.arange(-2, n + 3)[None, :]
+    turns = np.arange(n + 1)[:, None]
+    got, want = binomial_sf(k, turns, p), stats.binom.sf(k, turns, p)
+    assert got.shape == want.shape and got.dtype == want.dtype and np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("rules", ["yahtzee", "balut", "yamb"])
+def test_heuristic_play_does_not_import_scipy_stats(rules):
+    """A heuristic's games and their summary leave scipy.stats unimported (about a second
+    saved): its upper bonus outlook is a binomial, and so are the goals' outlooks of the
+    cards with aims (Balut, Yamb)."""
     code = ("import sys; from yahtzee_sim import simulate; "
-            "r = simulate('yahtzee', 'heuristic', 300, seed=1); r.summary(); "
+            f"r = simulate({rules!r}, 'heuristic', 30, seed=1); r.summary(); "
             "print('scipy.stats' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"

@@ -23,7 +23,7 @@ from .aims import card_aims
 from .lookahead import LookaheadStrategy, _distinct_rows
 from ..validate import whole_number
 
-__all__ = ["HeuristicStrategy", "binomial_pmf"]
+__all__ = ["HeuristicStrategy", "binomial_pmf", "binomial_sf"]
 
 
 def binomial_pmf(n: int, p: float) -> np.ndarray:
@@ -43,6 +43,29 @@ def binomial_pmf(n: int, p: float) -> np.ndarray:
 
         return binom.pmf(np.arange(n + 1), n, p)
     return _binom_pmf(np.arange(n + 1, dtype=np.float64), np.float64(n), np.float64(p))
+
+
+def binomial_sf(k: np.ndarray, n: np.ndarray, p: float) -> np.ndarray:
+    """``P(X > k)`` for X binomial(n, p), broadcast over whole ``k`` and ``n >= 0``, 0 <= p <= 1:
+    the numbers of ``scipy.stats.binom.sf(k, n, p)`` (1 below the support, 0 from ``n`` on,
+    the ufunc clipped to [0, 1] between) without importing ``scipy.stats``, as
+    :func:`binomial_pmf`. Another scipy's layout: through ``scipy.stats``.
+
+    >>> [round(float(x), 4) for x in binomial_sf(np.arange(-1, 3), 2, 0.5)]
+    [1.0, 0.75, 0.25, 0.0]
+    """
+    try:
+        from scipy.special._ufuncs import _binom_sf
+    except ImportError:                   # pragma: no cover - a scipy without it
+        from scipy.stats import binom
+
+        return binom.sf(k, n, p)
+    k, n = np.broadcast_arrays(np.asarray(k), np.asarray(n))
+    inside = (k >= 0) & (k < n)
+    out = np.where(k < 0, 1.0, 0.0)
+    out[inside] = np.clip(_binom_sf(np.floor(k[inside]).astype(np.float64), n[inside].astype(np.float64),
+                                    np.float64(p)), 0, 1)
+    return out
 
 
 @register
@@ -264,8 +287,6 @@ class HeuristicStrategy(LookaheadStrategy):
         self._symmetric = {}                   # goal: do all its open boxes end alike?
         if self.aims is None:
             return
-        from scipy.stats import binom
-
         raw = self._raw
         self._box_max = raw.max(axis=1)
         self._goal_points = {}                 # goal box: (distinct points, index of each roll's)
@@ -297,7 +318,7 @@ class HeuristicStrategy(LookaheadStrategy):
             rate = min(1.0, float(q) * self.full_rate)
             turns = np.arange(rules.n_boxes)[:, None]
             k = np.arange(len(g.boxes) + 1)[None, :]
-            self._full_tabs.append((g.worth * binom.sf(k - 1, turns, rate)).astype(np.float32))   # (T, k)
+            self._full_tabs.append((g.worth * binomial_sf(k - 1, turns, rate)).astype(np.float32))   # (T, k)
             self._radices.append(2)
             self._symmetric[("full", i)] = True
             for j, b in enumerate(g.boxes):
@@ -315,7 +336,7 @@ class HeuristicStrategy(LookaheadStrategy):
             worth = float((p * self._score_f[b])[hit].sum() / p[hit].sum())
             turns = np.arange(rules.n_boxes)[:, None]
             k = np.arange(len(boxes) + 1)[None, :]
-            self._each_tabs.append((worth * binom.sf(k - 1, turns, rate)).astype(np.float32))   # (T, k)
+            self._each_tabs.append((worth * binomial_sf(k - 1, turns, rate)).astype(np.float32))   # (T, k)
             self._symmetric[("each", i)] = True
             for b in boxes:
                 self._goals_of_box.setdefault(int(b), []).append(("each", i, boxes))
