@@ -20,8 +20,17 @@ Fraction(1, 1296)
 """
 
 import importlib
+import os
 
 __version__ = "0.1.0"
+
+# OpenBLAS's threads (NumPy's and SciPy's) spin for about a tenth of a second after each
+# product before they sleep: the exact engine's sums of long vectors wake them again and
+# again, and their spinning took as much CPU as the loss accounting's own work, from the
+# core a second process of ours computes on. Put to sleep at once instead (the same
+# threads share each product as before: the same floats). Read when OpenBLAS loads, so
+# set before NumPy is imported; a value the user set is kept.
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
 # Public names and the module that defines each. They are imported on first use
 # (PEP 562), so ``import yahtzee_sim`` and ``yahtzee-sim --version`` stay instant.
