@@ -238,7 +238,7 @@ def _work_beside(rules, strat_arg, strategies, losses: bool, top: int, distribut
 
             precompile(rules, background=True)      # a compiler that outlives this run, once a machine
         steps.append(("table loop", table_loop))
-    return Beside(steps, what="benchmark", nice=BESIDE_NICE)
+    return Beside(steps, what="benchmark", nice=BESIDE_NICE, kernels=True)
 
 
 BESIDE_NICE = 10

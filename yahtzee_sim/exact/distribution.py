@@ -735,7 +735,7 @@ class DistributionsBeside:
                 distribution(rules, play, cache=True, cache_dir=cache_dir)
             return compute
         return Beside([(p, step(p)) for p in self._plays_beside], what="distributions",
-                      nice=DISTRIBUTIONS_BESIDE_NICE)
+                      nice=DISTRIBUTIONS_BESIDE_NICE, kernels=True)
 
     def get(self, play, progress=None) -> ScoreDistribution:
         """The exact distribution of ``play`` (loaded from the disk cache once computed beside)."""

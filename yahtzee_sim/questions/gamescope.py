@@ -98,7 +98,7 @@ def _events_beside(rules, play, cache: dict) -> None:
         wait_for_parent_pass_loops()
         event_distribution(rules, play, cache=True, cache_dir=dists.cache_dir)
     cache[("events beside", rules.key, play)] = beside = Beside([("events", events)], what="card events",
-                                                              nice=EVENTS_BESIDE_NICE)
+                                                              nice=EVENTS_BESIDE_NICE, kernels=True)
     dists.adopt(beside)
 
 
