@@ -42,11 +42,17 @@ def _other_threads(first: str, env: dict) -> list[str]:
 
 
 def test_blas_threads_sleep_after_a_product_once_yahtzee_sim_is_imported():
+    """By default a thread spins for 0.1 s, so 0.03 s after the products one is still
+    running; here all sleep (three tries: a loaded machine may not have run a thread
+    since its part of the product, which leaves it runnable for a moment)."""
     env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
-    states = _other_threads("import yahtzee_sim", env)
-    if not states:
-        pytest.skip("this NumPy's BLAS started no threads")
-    assert set(states) == {"S"}, f"threads still running after the products: {states}"
+    for _ in range(3):
+        states = _other_threads("import yahtzee_sim", env)
+        if not states:
+            pytest.skip("this NumPy's BLAS started no threads")
+        if set(states) == {"S"}:
+            return
+    pytest.fail(f"threads still running after the products: {states}")
 
 
 def test_the_probe_sees_spinning_threads_and_a_users_setting_is_kept():

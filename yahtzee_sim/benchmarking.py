@@ -313,8 +313,6 @@ def benchmark(strategy: str | Strategy, *, against=DEFAULT_AGAINST, rules: str |
     from .api import check_count, simulate
     from .engine import StrategyError
     from .progress import as_progress
-    from .stats.compare import compare_results
-    from .stats.proportions import proportion_ci
 
     t0 = time.perf_counter()
     rules = get_rules(rules, options)
@@ -334,6 +332,11 @@ def benchmark(strategy: str | Strategy, *, against=DEFAULT_AGAINST, rules: str |
     # the other strategies' distributions too (optimal play's is computed here)
     dists_beside, odists = _distributions_beside(rules, against, strat.name)
     beside = _work_beside(rules, strat_arg, [strat, *opponents], losses, top, dists_beside)
+    # imported once the process beside is started (scipy.stats takes about a second, which
+    # that process, not needing it, need not wait for)
+    from .stats.compare import compare_results
+    from .stats.proportions import proportion_ci
+
     try:
         if strat.name == "optimal":
             _wait_beside(beside, "optimal play", report, f"solving optimal play on {rules.key}")

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
 import time
 from typing import Any, Callable
@@ -525,19 +526,35 @@ def _descendants_cpu() -> int | None:
 
 # -- steps beside -----------------------------------------------------------------------
 def ready_kernels() -> None:
-    """Import numba and set up its CPU target, once a process (about 0.75 CPU s: the
-    import, then its typing and lowering registries, which the first compiled kernel a
-    process loads would set up). Called before forking processes that all run kernels,
-    the children inherit it instead of each paying it again. Without numba: nothing.
+    """Import numba and load its NumPy support, once a process (about 0.6 CPU s, which
+    the first compiled kernel a process loads would otherwise spend). Called before
+    forking processes that all run kernels, the children inherit it instead of each
+    paying it again. Without numba: nothing.
+
+    numba would import ``scipy.linalg.cython_blas`` with its support (0.15-0.3 s) only
+    to choose how jitted code computes ``np.dot`` of two 1-D float arrays (BLAS or a
+    plain loop), which our kernels never do. Unless scipy.linalg is already loaded, that
+    import is made to fail while the support loads: in this process numba's 1-D
+    ``np.dot`` then uses the plain loop; every other BLAS or LAPACK use imports scipy as
+    usual.
 
     >>> ready_kernels()
     """
+    name = "scipy.linalg.cython_blas"
     try:
         from numba.core.registry import cpu_target
-
+    except ImportError:                     # pragma: no cover - no numba, or another layout:
+        return                              # numba loads its support itself, as usual
+    hidden = name not in sys.modules
+    if hidden:
+        sys.modules[name] = None            # "import name" raises ImportError
+    try:
         cpu_target.target_context.refresh()
-    except Exception:  # pragma: no cover - no numba, or another numba's layout: each process sets it up
-        pass
+    except Exception:                       # pragma: no cover - a numba whose loading differs
+        pass                                # is left to load it itself on first use
+    finally:
+        if hidden and sys.modules.get(name, 0) is None:
+            del sys.modules[name]
 
 
 class Beside:

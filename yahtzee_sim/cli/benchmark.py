@@ -19,7 +19,6 @@ DEFAULT_AGAINST = ["heuristic", "optimal"]
 def cmd_benchmark(args) -> int:
     """Print (and with ``--out`` write) the report card of one strategy."""
     from ..benchmarking import benchmark
-    from ..report.output import check_output_root, check_replaceable
     from ._common import (
         print_json,
         print_table,
@@ -32,6 +31,8 @@ def cmd_benchmark(args) -> int:
     rules = rules_from(args)
     if args.out:                                     # refused before any work, nothing written
         from pathlib import Path
+
+        from ..report.output import check_output_root, check_replaceable
 
         check_output_root(Path(args.out).resolve().parent)
         check_replaceable(Path(args.out))

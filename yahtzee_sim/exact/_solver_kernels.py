@@ -25,41 +25,12 @@ it would let LLVM reassociate sums and fuse multiply-adds, changing the last bit
 
 from __future__ import annotations
 
-import sys
-
 import numba as nb
 import numpy as np
 
+from ..forkpool import ready_kernels
 
-def _load_numpy_support() -> None:
-    """Load numba's NumPy support now, without importing scipy.linalg.
-
-    numba loads it on the first compile or cache load, and with it imports
-    ``scipy.linalg.cython_blas`` (0.15 s, a third of the kernels' fixed cost) only to
-    choose how jitted code computes ``np.dot`` of two 1-D float arrays (BLAS or a
-    plain loop), which these kernels never do. Unless scipy.linalg is already loaded,
-    that import is made to fail while the support loads: in this process numba's 1-D
-    ``np.dot`` then uses the plain loop; every other BLAS or LAPACK use imports
-    scipy as usual.
-    """
-    name = "scipy.linalg.cython_blas"
-    if name in sys.modules:
-        return                              # nothing to save: numba loads it as usual
-    try:
-        from numba.core.registry import cpu_target
-    except ImportError:                     # pragma: no cover - another numba layout:
-        return                              # numba loads its support itself, as usual
-    sys.modules[name] = None                # "import name" raises ImportError
-    try:
-        cpu_target.target_context.refresh()
-    except Exception:                       # pragma: no cover - a numba whose loading differs
-        pass                                # is left to load it itself on first use
-    finally:
-        if sys.modules.get(name, 0) is None:
-            del sys.modules[name]
-
-
-_load_numpy_support()
+ready_kernels()         # numba's NumPy support loaded without scipy.linalg (see there)
 
 _U = np.uint64
 
