@@ -43,8 +43,8 @@ import time
 from typing import Any, Callable
 
 __all__ = ["ForkPool", "run_parts", "fork_workers", "default_jobs", "default_workers", "can_fork", "watch_parent",
-           "ready_kernels", "compile_beside", "Compiling", "kernels_cached", "Beside", "PARENT_POLL_SECONDS", "JOIN_SECONDS",
-           "COMPILE_LOCK_SECONDS", "Takes", "STUCK_SECONDS"]
+           "ready_kernels", "compile_beside", "Compiling", "kernels_cached", "Beside", "PARENT_POLL_SECONDS",
+           "JOIN_SECONDS", "COMPILE_LOCK_SECONDS", "Takes", "STUCK_SECONDS"]
 
 PARENT_POLL_SECONDS = 0.5
 """How often a child checks that the process that forked it is alive."""
