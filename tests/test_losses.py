@@ -267,3 +267,32 @@ def test_two_processes_give_the_same_sums():
     assert [t["dice"] for t in one.top] == [t["dice"] for t in two.top]
     with pytest.raises(ValueError, match="jobs must be a positive integer"):
         loss_accounting("yacht", "keep-largest", jobs=0)
+
+
+def test_one_worker_takes_its_chunks_of_every_level(monkeypatch):
+    # one process forked for the whole walk, not one per level (each fork made every page
+    # either process had written fault again); the reach it reads lives in shared memory
+    import os
+
+    from yahtzee_sim.exact.losses import compile_walk_beside
+    from yahtzee_sim.exact.solver import solve
+
+    compile_walk_beside()()                       # a compilation beside would fork too
+    values = solve("yacht", dtype=np.float64)     # and so would the solve
+    forks, fork = [], os.fork
+
+    def counted():
+        pid = fork()
+        if pid:
+            forks.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", counted)
+    levels = []
+    two = loss_accounting("yacht", "keep-largest", jobs=2, chunk_rows=252 * 300, solution=values,
+                          progress=lambda phase, done, total: levels.append(done))
+    monkeypatch.setattr(os, "fork", fork)
+    one = loss_accounting("yacht", "keep-largest", jobs=1, chunk_rows=252 * 300, solution=values)
+    assert len(levels) == get_rules("yacht").n_boxes and len(forks) == 1
+    assert abs(one.accounted - two.accounted) < 1e-9 and np.abs(one.by_turn - two.by_turn).max() < 1e-9
+    assert [t["dice"] for t in one.top] == [t["dice"] for t in two.top]

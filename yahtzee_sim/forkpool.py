@@ -42,7 +42,7 @@ import threading
 import time
 from typing import Any, Callable
 
-__all__ = ["ForkPool", "run_parts", "fork_workers", "default_jobs", "default_workers", "can_fork", "watch_parent",
+__all__ = ["ForkPool", "run_parts", "shared_array", "fork_workers", "default_jobs", "default_workers", "can_fork", "watch_parent",
            "ready_kernels", "compile_beside", "Compiling", "kernels_cached", "Beside", "PARENT_POLL_SECONDS",
            "JOIN_SECONDS", "COMPILE_LOCK_SECONDS", "Takes", "STUCK_SECONDS"]
 
@@ -251,6 +251,27 @@ class ForkPool:
 
     def __exit__(self, exc_type, exc, tb) -> None:
         self.close(finished=exc_type is None)
+
+
+def shared_array(shape, dtype="float64"):
+    """A zeroed array in anonymous shared memory: what one process writes there, the
+    processes it forks (before or after) read, and what they write, it reads.
+
+    >>> a = shared_array((2, 3), "int64")
+    >>> a.shape, a.dtype.name, int(a.sum())
+    ((2, 3), 'int64', 0)
+    """
+    import mmap
+
+    import numpy as np
+
+    dtype = np.dtype(dtype)
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    n = 1
+    for k in shape:
+        n *= int(k)
+    buf = mmap.mmap(-1, max(n * dtype.itemsize, 8))
+    return np.frombuffer(buf, dtype=dtype, count=n).reshape(shape)
 
 
 def run_parts(work: Callable[[int], Any], n_parts: int, *, what: str) -> list:

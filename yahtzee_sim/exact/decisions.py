@@ -477,14 +477,6 @@ def _decide(rules, space, values, plan_values, m, u, f, served, ctxs=(None, None
     return keeps, boxes, sboxes
 
 
-def _shared_u8(shape) -> np.ndarray:
-    """A uint8 array in anonymous shared memory (written by forked builders)."""
-    import mmap
-
-    n = int(np.prod(shape))
-    return np.frombuffer(mmap.mmap(-1, max(n, 1)), dtype=np.uint8, count=n).reshape(shape)
-
-
 def _build_part(rules, space, values, plan_values, served, chunk, states, out, ctxs, part, n_parts,
                 on_chunk=None):
     """Decide chunks part, part + n_parts, ... of the states into ``out`` (keeps, boxes, sboxes)."""
@@ -512,7 +504,7 @@ def _build(rules: RuleSet, values: np.ndarray, plan_values, served: bool, chunk:
     """The table's arrays; with ``jobs`` > 1 (default: the solver's, at most 2 cores)
     forked processes decide stripes of the states into shared memory: each state's
     decisions are its own, so the table is the same whatever the split."""
-    from ..forkpool import default_jobs, fork_workers, run_parts
+    from ..forkpool import default_jobs, fork_workers, run_parts, shared_array
     from ..progress import as_progress
 
     report = as_progress(progress)
@@ -521,7 +513,7 @@ def _build(rules: RuleSet, values: np.ndarray, plan_values, served: bool, chunk:
     n = len(m)
     r = rules.dice.n_rolls
     workers = fork_workers(default_jobs() if jobs is None else jobs, n, MIN_STATES_FOR_WORKERS)
-    make = _shared_u8 if workers > 1 else (lambda shape: np.empty(shape, dtype=np.uint8))
+    make = (lambda shape: shared_array(shape, np.uint8)) if workers > 1 else (lambda shape: np.empty(shape, dtype=np.uint8))
     keeps = [None] + [make((n, r)) for _ in range(1, rules.n_rolls)]
     boxes = make((n, r))
     sboxes = make((n, r)) if served else None

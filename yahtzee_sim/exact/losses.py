@@ -40,6 +40,7 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import math
 import time
@@ -52,7 +53,7 @@ import numpy as np
 if TYPE_CHECKING:  # pandas is imported where a table is made: start-up stays fast
     import pandas as pd
 
-from ..forkpool import default_jobs, fork_workers, run_parts
+from ..forkpool import ForkPool, default_jobs, fork_workers, shared_array
 from ..rules import RuleSet, get_rules
 from ..strategy import Strategy, get_strategy
 from .policy import move_steps
@@ -358,16 +359,54 @@ class _QRows:
         return np.where(self.g_legal[g, r], q, -np.inf)
 
 
+class _Scratch:
+    """A process's working arrays, reused chunk after chunk and level after level: a
+    fresh array's pages are zeroed by the system on first touch, which cost the walk
+    about as much as its own work on them (each process keeps its own: shared pages
+    would be copied on write).
+
+    >>> s = _Scratch()
+    >>> a = s.empty("x", (2, 3)); b = s.empty("x", (1, 3))
+    >>> b.base is a.base, s.zeros("y", 4).tolist()
+    (True, [0.0, 0.0, 0.0, 0.0])
+    """
+
+    def __init__(self):
+        self._arrays: dict = {}
+
+    def empty(self, name: str, shape, dtype=np.float64) -> np.ndarray:
+        """A C-contiguous array of ``shape`` (contents left from its last use)."""
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        n = math.prod(shape)
+        flat = self._arrays.get(name)
+        if flat is None or flat.size < n or flat.dtype != dtype:
+            flat = self._arrays[name] = np.empty(max(n, 1), dtype=dtype)
+        return flat[:n].reshape(shape)
+
+    def zeros(self, name: str, shape, dtype=np.float64) -> np.ndarray:
+        out = self.empty(name, shape, dtype)
+        out.fill(0)
+        return out
+
+    def kept_zero(self, name: str, size: int) -> np.ndarray:
+        """A float64 array of ``size`` zeros that its user leaves at zero after each use
+        (zeroed when first made only)."""
+        flat = self._arrays.get(name)
+        if flat is None or flat.size != size:
+            flat = self._arrays[name] = np.zeros(size)
+        return flat
+
+
 class _Acc:
     """One level's sums over its chunks (one per process): losses and optimal decisions by
     kind, by box and turn, the strategy's points, the next level's reach, the top positions."""
 
-    def __init__(self, kinds, n_b, size, top):
+    def __init__(self, kinds, n_b, size, top, scratch: _Scratch):
         self.loss_kind = dict.fromkeys(kinds, 0.0)
         self.opt_mass = dict.fromkeys(kinds, 0.0)
         self.dec_mass = dict.fromkeys(kinds, 0.0)
         self.by_box, self.by_turn, self.score = np.zeros(n_b), np.zeros(n_b), 0.0
-        self.reach_next = np.zeros(size)
+        self.reach_next = scratch.zeros("reach_next", size)
         self.best = _Top(top)
         self.shown = [None, None]
 
@@ -495,7 +534,10 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
     by_box = np.zeros(n_b)
     by_turn = np.zeros(n_b)
     strategy_score = 0.0
-    reach = np.zeros(sp.size)
+    # the reach of each level's states: in shared memory, read by the worker that takes
+    # every other chunk of each level (one process for the whole walk, not one per level:
+    # a fork per level made every page either process wrote fault again)
+    reach = shared_array(sp.size) if workers > 1 else np.zeros(sp.size)
     reach[sp.flat(0, 0, 0)] = 1.0
     best = _Top(int(top))
     per_chunk = max(1, int(chunk_rows) // n_r)
@@ -504,167 +546,197 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
     move_of, move_box, move_pts = _move_table(rules)
     shown = [None, None]
     report = as_progress(progress)
+    scratch = _Scratch()
     compiled()
-    for level in range(sp.n_boxes):                                          # loop over levels
+
+    def _chunk(lo, st, lv):                # one chunk of a level's states (``lv``) into st
+        level, mask_l, u_l, flag_l, idx_l = lv
+        hi = min(lo + per_chunk, len(mask_l))
+        mask, u, flag, idx = mask_l[lo:hi], u_l[lo:hi], flag_l[lo:hi], idx_l[lo:hi]
+        p_state = reach[idx]                                             # (C,)
+        turn = EvalChunk(rules, sp, mask, u, flag)
+        st.shown = [st.shown[1], turn]
+        c = turn.n
+        n_g = len(turn.g_first)                  # distinct (filled boxes, flag) of the chunk
+        g_legal = turn.g_legal.reshape(n_g, n_r, n_b)
+        g_gain = (turn.g_scores + turn.g_bonus[:, None]).astype(np.float64).reshape(n_g, n_r, n_b)
+        g_move = np.take(move_of, turn.g_scores + (np.arange(n_b) * move_of.shape[1])[None, :]
+                         ).reshape(n_g, n_r, n_b)
+        # a box's next state and upper bonus depend on the *move* alone (the box, and
+        # for an upper box its points): per state a few dozen moves, not R x B boxes
+        nxt_m, ug_m = move_steps(rules, sp, mask, u, flag, move_box, move_pts)      # (C, M)
+        a_m = ug_m + values[nxt_m]
+        gi = turn.g_inv
+        top_cost = None                # a deterministic strategy's costliest weight per kind
+        if uniform:
+            # random: each decision's loss averaged over its uniform choices, in NumPy
+            legal = g_legal[gi].reshape(c * n_r, n_b)                     # rows c * R + roll
+            pts = g_gain[gi]                                               # (C, R, B)
+            mv = g_move[gi].reshape(c, n_r * n_b)
+            q = (pts + np.take_along_axis(a_m, mv, axis=1).reshape(c, n_r, n_b)).reshape(c * n_r, n_b)
+            q[~legal] = -np.inf
+            if np.isnan(q).any():                                        # pragma: no cover
+                raise RuntimeError("loss accounting: a next state has no optimal value")
+            # optimal values of each stage: z[j] (C, R) of a roll with j rolls left,
+            # w[j] (C, K) of a keep with j rolls left
+            z = {0: q.max(axis=1).reshape(c, n_r)}
+            w = {}
+            for j in range(1, n_rolls):
+                w[j] = lat.keep_values(z[j - 1])
+                z[j] = lat.best_subkeep(w[j])                         # (C, R)
+            # the strategy's decisions, their losses, and its chances of each roll
+            wb = legal / legal.sum(axis=1, keepdims=True)                 # (C * R, B)
+            qz = np.where(legal, q, 0.0)
+            box_loss = (z[0].reshape(-1) - (wb * qz).sum(axis=1)).reshape(c, n_r)
+            box_opt = ((wb * (z[0].reshape(-1)[:, None] - q <= OPTIMAL_TOL)).sum(axis=1)).reshape(c, n_r)
+            keep_loss, keep_opt = {}, {}
+            for j in range(1, n_rolls):
+                wp = np.concatenate([w[j], np.full((c, 1), -np.inf)], axis=1)[:, sub_col]
+                n_sub = sub_ok.sum(axis=1)
+                keep_loss[j] = z[j] - np.asarray((lat.avg @ w[j].T).T)
+                keep_opt[j] = ((z[j][:, :, None] - wp <= OPTIMAL_TOL) & sub_ok).sum(axis=2) / n_sub
+            # forwards through the turn: the chance of each roll with j rolls left, and the
+            # losses met so far on the way to it (per kind, to split by the box filled)
+            m = np.broadcast_to(p_first, (c, n_r)).copy()
+            acc = np.zeros((c, n_r))
+            losses = {}
+            for j in range(n_rolls - 1, -1, -1):
+                loss_j = box_loss if j == 0 else keep_loss[j]
+                opt_j = box_opt if j == 0 else keep_opt[j]
+                lm = m * loss_j
+                kind = stage_kind[j]
+                st.loss_kind[kind] += float(p_state @ lm.sum(axis=1))
+                st.opt_mass[kind] += float(p_state @ (m * opt_j).sum(axis=1))
+                st.dec_mass[kind] += float(p_state.sum())
+                losses[j] = (m, loss_j)
+                acc = acc + lm
+                if j > 0:
+                    held = np.asarray((lat.avg_t @ np.concatenate([m, acc]).T).T)
+                    m, acc = np.split(lat.roll_mass(held), 2)
+            st.by_turn[level] += float(p_state @ acc.sum(axis=1))
+            # the box each turn ends in: its losses, the points gained, the next states
+            n_m = a_m.shape[1]
+            state_of = np.repeat(np.arange(c), n_r)
+            wbox = wb.reshape(c, n_r, n_b)
+            st.by_box += np.einsum("c,cr,crb->b", p_state, acc, wbox)
+            flow = ((p_state[:, None] * m)[:, :, None] * wbox).reshape(c * n_r, n_b)   # (C * R, B)
+            moves = mv.reshape(c * n_r, n_b)
+            pts_rows = pts.reshape(c * n_r, n_b)
+            key = (state_of[:, None] * n_m + moves)[legal]
+            w_flow = flow[legal]
+            st.score += float(w_flow @ pts_rows[legal])
+            into = np.bincount(key, weights=w_flow, minlength=c * n_m)       # flow per (state, move)
+            boxes = keep_idx = None
+        else:
+            # a deterministic strategy: the compiled loop walks each state's turn (the
+            # same floats as the NumPy walk random's averages take, in a fraction of the
+            # memory traffic); the sums over the chunk stay in NumPy, as before
+            from ._loss_kernels import turn_losses
+
+            boxes, keeps = decide(turn)
+            take = scratch.empty
+            box_of = take("boxes", (c, n_r), np.intp)
+            box_of[:] = np.asarray(boxes).reshape(c, n_r)
+            boxes = box_of
+            keep_all = take("keep_all", (n_rolls - 1, c, n_r), np.intp)
+            for j in range(1, n_rolls):
+                keep_all[j - 1] = np.asarray(keeps[j]).reshape(c, n_r)
+            keep_idx = {j: keep_all[j - 1] for j in range(1, n_rolls)}
+            loss_all, mass_all = take("loss_all", (n_rolls, c, n_r)), take("mass_all", (n_rolls, c, n_r))
+            w_all, acc, pts_chosen = take("w_all", (n_rolls - 1, c, n_k)), take("acc", (c, n_r)), \
+                take("pts_chosen", (c, n_r))
+            into, top_cost = take("into", (c, a_m.shape[1])), np.zeros(n_rolls)
+            gi = np.ascontiguousarray(gi, dtype=np.int64)
+            g_move = np.ascontiguousarray(g_move, dtype=np.int64)
+            if not turn_losses(gi, g_gain, g_legal, g_move, a_m, p_state, boxes, keep_all,
+                               *lat.kernel_args, p_first, OPTIMAL_TOL,
+                               loss_all, mass_all, w_all, acc, pts_chosen, into, top_cost):
+                raise RuntimeError("loss accounting: a next state has no optimal value")  # pragma: no cover
+            losses = {j: (mass_all[j], loss_all[j]) for j in range(n_rolls - 1, -1, -1)}
+            # the products below are written into the same working array (the same floats)
+            prod, is_opt = take("product", (c, n_r)), take("is_optimal", (c, n_r), np.bool_)
+            for j, (mj, lj) in losses.items():
+                kind = stage_kind[j]
+                st.loss_kind[kind] += float(p_state @ np.multiply(mj, lj, out=prod).sum(axis=1))
+                np.less_equal(lj, OPTIMAL_TOL, out=is_opt)
+                st.opt_mass[kind] += float(p_state @ np.multiply(mj, is_opt, out=prod).sum(axis=1))
+                st.dec_mass[kind] += float(p_state.sum())
+            st.by_turn[level] += float(p_state @ acc.sum(axis=1))
+            st.by_box += np.bincount(boxes.reshape(-1), weights=np.multiply(p_state[:, None], acc, out=prod).ravel(),
+                                     minlength=n_b)
+            st.score += float(np.multiply(p_state[:, None], mass_all[0], out=prod).ravel() @ pts_chosen.ravel())
+            into = into.ravel()
+            q, z, w = _QRows(gi, g_gain, g_legal, g_move, a_m), None, {j: w_all[j - 1] for j in keep_idx}
+        st.score += float(into @ ug_m.ravel())                         # the upper bonus earned
+        used = into > 0
+        # the flow into each next state summed as np.bincount sums it (in order, from 0),
+        # in a working array kept at zero between chunks
+        nxt_used = nxt_m.ravel()[used]
+        flow_in = scratch.kept_zero("flow_in", sp.size)
+        np.add.at(flow_in, nxt_used, into[used])
+        st.reach_next += flow_in
+        flow_in[nxt_used] = 0.0
+        # the costliest positions of this chunk
+        if st.best.n:
+            for j, (mj, lj) in losses.items():
+                if top_cost is not None and not st.best.could_take(top_cost[j]):
+                    continue                  # none of them would enter: the same positions kept
+                # rounding-level losses of tied choices are not positions to show
+                if uniform:
+                    cost = np.where(lj > OPTIMAL_TOL, p_state[:, None] * mj * lj, 0.0).ravel()
+                else:                   # the same, in the working arrays
+                    cost = np.multiply(np.multiply(p_state[:, None], mj, out=prod), lj, out=prod)
+                    np.copyto(cost, 0.0, where=np.logical_not(np.greater(lj, OPTIMAL_TOL, out=is_opt), out=is_opt))
+                    cost = cost.ravel()
+                st.best.offer(cost, lambda i, j=j, mj=mj, lj=lj: _position(
+                    rules, sp, turn, i, j, float(p_state[i // n_r] * mj.reshape(-1)[i]),
+                    float(lj.reshape(-1)[i]), q, w, z, uniform, boxes if not uniform else None,
+                    keep_idx if not uniform else None, sub, sub_col, tie_order, level))
+
+
+    def level_live(level, probe=False):
+        """The level's states the strategy reaches: (level, mask, u, flag, flat index)."""
         mask_all, u_all, flag_all = _level_states(sp, table, counts, level)
         idx_all = sp.flat(mask_all, u_all, flag_all)
         live = reach[idx_all] > 0
-        if not uniform and level < sp.n_boxes:
+        if probe and not uniform:
+            nonlocal shown
             shown = [shown[1], EvalChunk(rules, sp, mask_all[:PROBE_STATES], u_all[:PROBE_STATES],
                                      flag_all[:PROBE_STATES])]
             decide.check(shown[1], *_probe(strat, rules, shown[1], is_subkeep))
-        mask_l, u_l, flag_l, idx_l = mask_all[live], u_all[live], flag_all[live], idx_all[live]
+        return level, mask_all[live], u_all[live], flag_all[live], idx_all[live]
 
-        def _chunk(lo, st):                        # one chunk of the level's states into st
-            hi = min(lo + per_chunk, len(mask_l))
-            mask, u, flag, idx = mask_l[lo:hi], u_l[lo:hi], flag_l[lo:hi], idx_l[lo:hi]
-            p_state = reach[idx]                                             # (C,)
-            turn = EvalChunk(rules, sp, mask, u, flag)
-            st.shown = [st.shown[1], turn]
-            c = turn.n
-            n_g = len(turn.g_first)                  # distinct (filled boxes, flag) of the chunk
-            g_legal = turn.g_legal.reshape(n_g, n_r, n_b)
-            g_gain = (turn.g_scores + turn.g_bonus[:, None]).astype(np.float64).reshape(n_g, n_r, n_b)
-            g_move = np.take(move_of, turn.g_scores + (np.arange(n_b) * move_of.shape[1])[None, :]
-                             ).reshape(n_g, n_r, n_b)
-            # a box's next state and upper bonus depend on the *move* alone (the box, and
-            # for an upper box its points): per state a few dozen moves, not R x B boxes
-            nxt_m, ug_m = move_steps(rules, sp, mask, u, flag, move_box, move_pts)      # (C, M)
-            a_m = ug_m + values[nxt_m]
-            gi = turn.g_inv
-            top_cost = None                # a deterministic strategy's costliest weight per kind
-            if uniform:
-                # random: each decision's loss averaged over its uniform choices, in NumPy
-                legal = g_legal[gi].reshape(c * n_r, n_b)                     # rows c * R + roll
-                pts = g_gain[gi]                                               # (C, R, B)
-                mv = g_move[gi].reshape(c, n_r * n_b)
-                q = (pts + np.take_along_axis(a_m, mv, axis=1).reshape(c, n_r, n_b)).reshape(c * n_r, n_b)
-                q[~legal] = -np.inf
-                if np.isnan(q).any():                                        # pragma: no cover
-                    raise RuntimeError("loss accounting: a next state has no optimal value")
-                # optimal values of each stage: z[j] (C, R) of a roll with j rolls left,
-                # w[j] (C, K) of a keep with j rolls left
-                z = {0: q.max(axis=1).reshape(c, n_r)}
-                w = {}
-                for j in range(1, n_rolls):
-                    w[j] = lat.keep_values(z[j - 1])
-                    z[j] = lat.best_subkeep(w[j])                         # (C, R)
-                # the strategy's decisions, their losses, and its chances of each roll
-                wb = legal / legal.sum(axis=1, keepdims=True)                 # (C * R, B)
-                qz = np.where(legal, q, 0.0)
-                box_loss = (z[0].reshape(-1) - (wb * qz).sum(axis=1)).reshape(c, n_r)
-                box_opt = ((wb * (z[0].reshape(-1)[:, None] - q <= OPTIMAL_TOL)).sum(axis=1)).reshape(c, n_r)
-                keep_loss, keep_opt = {}, {}
-                for j in range(1, n_rolls):
-                    wp = np.concatenate([w[j], np.full((c, 1), -np.inf)], axis=1)[:, sub_col]
-                    n_sub = sub_ok.sum(axis=1)
-                    keep_loss[j] = z[j] - np.asarray((lat.avg @ w[j].T).T)
-                    keep_opt[j] = ((z[j][:, :, None] - wp <= OPTIMAL_TOL) & sub_ok).sum(axis=2) / n_sub
-                # forwards through the turn: the chance of each roll with j rolls left, and the
-                # losses met so far on the way to it (per kind, to split by the box filled)
-                m = np.broadcast_to(p_first, (c, n_r)).copy()
-                acc = np.zeros((c, n_r))
-                losses = {}
-                for j in range(n_rolls - 1, -1, -1):
-                    loss_j = box_loss if j == 0 else keep_loss[j]
-                    opt_j = box_opt if j == 0 else keep_opt[j]
-                    lm = m * loss_j
-                    kind = stage_kind[j]
-                    st.loss_kind[kind] += float(p_state @ lm.sum(axis=1))
-                    st.opt_mass[kind] += float(p_state @ (m * opt_j).sum(axis=1))
-                    st.dec_mass[kind] += float(p_state.sum())
-                    losses[j] = (m, loss_j)
-                    acc = acc + lm
-                    if j > 0:
-                        held = np.asarray((lat.avg_t @ np.concatenate([m, acc]).T).T)
-                        m, acc = np.split(lat.roll_mass(held), 2)
-                st.by_turn[level] += float(p_state @ acc.sum(axis=1))
-                # the box each turn ends in: its losses, the points gained, the next states
-                n_m = a_m.shape[1]
-                state_of = np.repeat(np.arange(c), n_r)
-                wbox = wb.reshape(c, n_r, n_b)
-                st.by_box += np.einsum("c,cr,crb->b", p_state, acc, wbox)
-                flow = ((p_state[:, None] * m)[:, :, None] * wbox).reshape(c * n_r, n_b)   # (C * R, B)
-                moves = mv.reshape(c * n_r, n_b)
-                pts_rows = pts.reshape(c * n_r, n_b)
-                key = (state_of[:, None] * n_m + moves)[legal]
-                w_flow = flow[legal]
-                st.score += float(w_flow @ pts_rows[legal])
-                into = np.bincount(key, weights=w_flow, minlength=c * n_m)       # flow per (state, move)
-                boxes = keep_idx = None
-            else:
-                # a deterministic strategy: the compiled loop walks each state's turn (the
-                # same floats as the NumPy walk random's averages take, in a fraction of the
-                # memory traffic); the sums over the chunk stay in NumPy, as before
-                from ._loss_kernels import turn_losses
+    def worker_half(level):                # the worker's chunks of a level: its sums travel back
+        lv = level_live(level)
+        st = _Acc(kinds, n_b, sp.size, int(top), scratch)
+        for lo in range(per_chunk, len(lv[1]), 2 * per_chunk):
+            _chunk(lo, st, lv)
+        return st.packed()
 
-                boxes, keeps = decide(turn)
-                boxes = np.ascontiguousarray(np.asarray(boxes, dtype=np.intp).reshape(c, n_r))
-                keep_idx = {j: np.asarray(keeps[j], dtype=np.intp).reshape(c, n_r) for j in range(1, n_rolls)}
-                keep_all = np.empty((n_rolls - 1, c, n_r), dtype=np.intp)
-                for j in range(1, n_rolls):
-                    keep_all[j - 1] = keep_idx[j]
-                loss_all, mass_all = np.empty((n_rolls, c, n_r)), np.empty((n_rolls, c, n_r))
-                w_all, acc, pts_chosen = np.empty((n_rolls - 1, c, n_k)), np.empty((c, n_r)), np.empty((c, n_r))
-                into, top_cost = np.empty((c, a_m.shape[1])), np.zeros(n_rolls)
-                gi = np.ascontiguousarray(gi, dtype=np.int64)
-                g_move = np.ascontiguousarray(g_move, dtype=np.int64)
-                if not turn_losses(gi, g_gain, g_legal, g_move, a_m, p_state, boxes, keep_all,
-                                   *lat.kernel_args, p_first, OPTIMAL_TOL,
-                                   loss_all, mass_all, w_all, acc, pts_chosen, into, top_cost):
-                    raise RuntimeError("loss accounting: a next state has no optimal value")  # pragma: no cover
-                losses = {j: (mass_all[j], loss_all[j]) for j in range(n_rolls - 1, -1, -1)}
-                for j, (mj, lj) in losses.items():
-                    kind = stage_kind[j]
-                    st.loss_kind[kind] += float(p_state @ (mj * lj).sum(axis=1))
-                    st.opt_mass[kind] += float(p_state @ (mj * (lj <= OPTIMAL_TOL)).sum(axis=1))
-                    st.dec_mass[kind] += float(p_state.sum())
-                st.by_turn[level] += float(p_state @ acc.sum(axis=1))
-                st.by_box += np.bincount(boxes.reshape(-1), weights=(p_state[:, None] * acc).ravel(),
-                                         minlength=n_b)
-                st.score += float((p_state[:, None] * mass_all[0]).ravel() @ pts_chosen.ravel())
-                into = into.ravel()
-                q, z, w = _QRows(gi, g_gain, g_legal, g_move, a_m), None, {j: w_all[j - 1] for j in keep_idx}
-            st.score += float(into @ ug_m.ravel())                         # the upper bonus earned
-            used = into > 0
-            st.reach_next += np.bincount(nxt_m.ravel()[used], weights=into[used], minlength=sp.size)
-            # the costliest positions of this chunk
-            if st.best.n:
-                for j, (mj, lj) in losses.items():
-                    if top_cost is not None and not st.best.could_take(top_cost[j]):
-                        continue                  # none of them would enter: the same positions kept
-                    # rounding-level losses of tied choices are not positions to show
-                    cost = np.where(lj > OPTIMAL_TOL, p_state[:, None] * mj * lj, 0.0).ravel()
-                    st.best.offer(cost, lambda i, j=j, mj=mj, lj=lj: _position(
-                        rules, sp, turn, i, j, float(p_state[i // n_r] * mj.reshape(-1)[i]),
-                        float(lj.reshape(-1)[i]), q, w, z, uniform, boxes if not uniform else None,
-                        keep_idx if not uniform else None, sub, sub_col, tie_order, level))
-
-        starts = list(range(0, len(mask_l), per_chunk))
-        st = _Acc(kinds, n_b, sp.size, int(top))
-        if workers > 1 and len(starts) > 1:       # a forked process takes every other chunk
-            def part_sums(part, st=st, starts=starts, _chunk=_chunk):
-                acc = st if part == 0 else _Acc(kinds, n_b, sp.size, int(top))
-                for lo in starts[part::2]:
-                    _chunk(lo, acc)
-                return None if part == 0 else acc.packed()      # the child's sums travel back
-            st.merge(run_parts(part_sums, 2, what="loss accounting")[1])
-        else:
-            for lo in starts:
-                _chunk(lo, st)
-        for k in kinds:
-            loss_kind[k] += st.loss_kind[k]
-            opt_mass[k] += st.opt_mass[k]
-            dec_mass[k] += st.dec_mass[k]
-        by_box += st.by_box
-        by_turn += st.by_turn
-        strategy_score += st.score
-        reach += st.reach_next
-        for w_, rec in st.best.items():
-            best.add(w_, rec)
-        shown = st.shown
-        report(f"accounting the losses of {strat.name} on {rules.key} (levels of filled boxes)",
-               level + 1, sp.n_boxes)
+    with ForkPool(1, worker_half, what="loss accounting") if workers > 1 else contextlib.nullcontext() as pool:
+        for level in range(sp.n_boxes):                                      # loop over levels
+            lv = level_live(level, probe=True)
+            st = _Acc(kinds, n_b, sp.size, int(top), scratch)
+            split = pool is not None and len(lv[1]) > per_chunk
+            if split:                      # the worker takes every other chunk
+                pool.submit(0, level)
+            for lo in range(0, len(lv[1]), 2 * per_chunk if split else per_chunk):
+                _chunk(lo, st, lv)
+            if split:
+                st.merge(pool.gather()[0])
+            for k in kinds:
+                loss_kind[k] += st.loss_kind[k]
+                opt_mass[k] += st.opt_mass[k]
+                dec_mass[k] += st.dec_mass[k]
+            by_box += st.by_box
+            by_turn += st.by_turn
+            strategy_score += st.score
+            reach += st.reach_next
+            for w_, rec in st.best.items():
+                best.add(w_, rec)
+            shown = st.shown
+            report(f"accounting the losses of {strat.name} on {rules.key} (levels of filled boxes)",
+                   level + 1, sp.n_boxes)
     optimal_score = float(values[sp.flat(0, 0, 0)])
     method = "exact, uniform average" if uniform else "exact"
     share = {k: (opt_mass[k] / dec_mass[k] if dec_mass[k] > 0 else math.nan) for k in kinds}

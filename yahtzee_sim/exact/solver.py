@@ -51,7 +51,6 @@ import functools
 import hashlib
 import json
 import math
-import mmap
 import os
 import time
 from dataclasses import dataclass, field
@@ -65,7 +64,7 @@ if TYPE_CHECKING:  # pandas is imported where a table is made: start-up stays fa
     import pandas as pd
 
 from ..rules import RuleSet, get_rules
-from ..forkpool import ForkPool, default_jobs, default_workers, fork_workers  # default_workers: importable here as before
+from ..forkpool import ForkPool, default_jobs, default_workers, fork_workers, shared_array  # default_workers: importable here as before
 from . import cache as _cache
 from .space import StateSpace, state_space, turn_model, turn_values
 from ..validate import renamed_attribute, renamed_keywords, whole_number
@@ -275,12 +274,6 @@ class Solution:
         return frame.set_index("filled")
 
 
-def _shared(n: int) -> np.ndarray:
-    """A float64 array in anonymous shared memory (visible to forked workers)."""
-    buf = mmap.mmap(-1, max(8 * n, 8))
-    return np.frombuffer(buf, dtype=np.float64, count=n)
-
-
 def _solve_part(model, values, variances, states, part, n_parts, out_v, out_var, chunk, compiled,
                 on_chunk=None, tickets=None):
     """Solve chunks part, part + n_parts, ... of one level's states (balanced work).
@@ -313,7 +306,7 @@ class _Tickets:
     shared memory under a lock)."""
 
     def __init__(self, ctx):
-        self._next = np.frombuffer(mmap.mmap(-1, 8), dtype=np.int64)
+        self._next = shared_array(1, np.int64)
         self._lock = ctx.Lock()
 
     def reset(self) -> None:
@@ -375,9 +368,9 @@ def _compute(rules: RuleSet, dtype: str, chunk: int, workers: int, progress=None
     all_states = [space.level_states(space.level_masks[lv]) for lv in range(space.n_boxes)]
     n_states = [len(st[0][0]) for st in all_states]
     workers = fork_workers(workers, sum(n_states), MIN_STATES_FOR_WORKERS)
-    values = _shared(space.size) if workers > 1 else np.empty(space.size)
+    values = shared_array(space.size) if workers > 1 else np.empty(space.size)
     values[:] = np.nan
-    out_v = _shared(max(n_states) + 1) if workers > 1 else np.empty(max(n_states) + 1)
+    out_v = shared_array(max(n_states) + 1) if workers > 1 else np.empty(max(n_states) + 1)
     out_v[-1] = np.nan            # what _fill_level writes for the totals no card reaches
     dense = values.reshape(-1, space.n_u, space.n_flag)
     b = space.n_boxes
@@ -387,9 +380,9 @@ def _compute(rules: RuleSet, dtype: str, chunk: int, workers: int, progress=None
     # kernels' means do not read them: the same values bit for bit)
     variances = out_var = dvar = None
     if second:
-        variances = _shared(space.size) if workers > 1 else np.empty(space.size)
+        variances = shared_array(space.size) if workers > 1 else np.empty(space.size)
         variances[:] = np.nan
-        out_var = _shared(max(n_states) + 1) if workers > 1 else np.empty(max(n_states) + 1)
+        out_var = shared_array(max(n_states) + 1) if workers > 1 else np.empty(max(n_states) + 1)
         out_var[-1] = np.nan
         dvar = variances.reshape(-1, space.n_u, space.n_flag)
         dvar[last] = 0.0

@@ -53,7 +53,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-import mmap
 import time
 from dataclasses import dataclass, field
 
@@ -468,14 +467,6 @@ def _box_groups(model: TurnModel) -> tuple:
 
 
 # -- the backward induction ------------------------------------------------------------
-def _shared(shape, dtype) -> np.ndarray:
-    """An array in anonymous shared memory (forked workers write into it)."""
-    dtype = np.dtype(dtype)
-    n = int(np.prod(shape))
-    buf = mmap.mmap(-1, max(n * dtype.itemsize, 8))
-    return np.frombuffer(buf, dtype=dtype, count=n).reshape(shape)
-
-
 def _kernels():
     """The compiled target turn (:mod:`._target_kernels`), or None where the NumPy
     turn must serve (kernels switched off or numba missing)."""
@@ -611,7 +602,7 @@ def _solve_part(model, table, row_of, states, first_row, part, n_parts, per_chun
 
 
 def _compute(rules: RuleSet, max_target: int, dtype: str, workers: int, progress):
-    from ..forkpool import fork_workers, run_parts
+    from ..forkpool import fork_workers, run_parts, shared_array
     import multiprocessing
     from ..progress import as_progress
 
@@ -620,7 +611,7 @@ def _compute(rules: RuleSet, max_target: int, dtype: str, workers: int, progress
     row_of, levels, n_rows = _layout(rules)
     width = max_target + 1
     workers = fork_workers(workers)
-    table = _shared((n_rows, width), dtype) if workers > 1 else np.empty((n_rows, width), dtype=dtype)
+    table = shared_array((n_rows, width), dtype) if workers > 1 else np.empty((n_rows, width), dtype=dtype)
     table[0] = 0.0
     table[0, 0] = 1.0
     per_chunk = max(1, CHUNK_CELLS // width)
@@ -636,7 +627,7 @@ def _compute(rules: RuleSet, max_target: int, dtype: str, workers: int, progress
         from ..progress import heartbeat
 
         # each row's largest need above 0 (the compiled turn skips the needs above them)
-        tops = _shared((n_rows,), np.int64) if workers > 1 else np.zeros(n_rows, dtype=np.int64)
+        tops = shared_array((n_rows,), np.int64) if workers > 1 else np.zeros(n_rows, dtype=np.int64)
         tops[0] = 0
         with heartbeat(report, "preparing the compiled target solver"):
             kx.precompile(model.dtype)           # once, before the workers fork
