@@ -549,7 +549,7 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
     scratch = _Scratch()
     compiled()
 
-    def _chunk(lo, st, lv):                # one chunk of a level's states (``lv``) into st
+    def _chunk(lo, st, lv, scratch=scratch):   # one chunk of a level's states (``lv``) into st
         level, mask_l, u_l, flag_l, idx_l = lv
         hi = min(lo + per_chunk, len(mask_l))
         mask, u, flag, idx = mask_l[lo:hi], u_l[lo:hi], flag_l[lo:hi], idx_l[lo:hi]
@@ -706,19 +706,24 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
             decide.check(shown[1], *_probe(strat, rules, shown[1], is_subkeep))
         return level, mask_all[live], u_all[live], flag_all[live], idx_all[live]
 
+    worker_scratch = _Scratch()            # the worker's own (made empty here, filled there)
+
     def worker_half(level):                # the worker's chunks of a level: its sums travel back
         lv = level_live(level)
-        st = _Acc(kinds, n_b, sp.size, int(top), scratch)
+        st = _Acc(kinds, n_b, sp.size, int(top), worker_scratch)
         for lo in range(per_chunk, len(lv[1]), 2 * per_chunk):
-            _chunk(lo, st, lv)
+            _chunk(lo, st, lv, worker_scratch)
         return st.packed()
 
-    with ForkPool(1, worker_half, what="loss accounting") if workers > 1 else contextlib.nullcontext() as pool:
+    with contextlib.ExitStack() as stack:
+        pool = None
         for level in range(sp.n_boxes):                                      # loop over levels
             lv = level_live(level, probe=True)
             st = _Acc(kinds, n_b, sp.size, int(top), scratch)
-            split = pool is not None and len(lv[1]) > per_chunk
+            split = workers > 1 and len(lv[1]) > per_chunk
             if split:                      # the worker takes every other chunk
+                if pool is None:           # forked once, at the first level with chunks to share
+                    pool = stack.enter_context(ForkPool(1, worker_half, what="loss accounting"))
                 pool.submit(0, level)
             for lo in range(0, len(lv[1]), 2 * per_chunk if split else per_chunk):
                 _chunk(lo, st, lv)
