@@ -693,7 +693,6 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
                     float(lj.reshape(-1)[i]), q, w, z, uniform, boxes if not uniform else None,
                     keep_idx if not uniform else None, sub, sub_col, tie_order, level))
 
-
     def level_live(level, probe=False):
         """The level's states the strategy reaches: (level, mask, u, flag, flat index)."""
         mask_all, u_all, flag_all = _level_states(sp, table, counts, level)
