@@ -261,15 +261,14 @@ def shared_array(shape, dtype="float64"):
     >>> a.shape, a.dtype.name, int(a.sum())
     ((2, 3), 'int64', 0)
     """
+    import math
     import mmap
 
     import numpy as np
 
     dtype = np.dtype(dtype)
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-    n = 1
-    for k in shape:
-        n *= int(k)
+    n = math.prod(int(k) for k in shape)
     buf = mmap.mmap(-1, max(n * dtype.itemsize, 8))
     return np.frombuffer(buf, dtype=dtype, count=n).reshape(shape)
 

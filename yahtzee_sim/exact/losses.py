@@ -549,7 +549,7 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
     scratch = _Scratch()
     compiled()
 
-    def _chunk(lo, st, lv, scratch=scratch):   # one chunk of a level's states (``lv``) into st
+    def _chunk(lo, st, lv, scratch):       # one chunk of a level's states (``lv``) into st
         level, mask_l, u_l, flag_l, idx_l = lv
         hi = min(lo + per_chunk, len(mask_l))
         mask, u, flag, idx = mask_l[lo:hi], u_l[lo:hi], flag_l[lo:hi], idx_l[lo:hi]
@@ -725,7 +725,7 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
                     pool = stack.enter_context(ForkPool(1, worker_half, what="loss accounting"))
                 pool.submit(0, level)
             for lo in range(0, len(lv[1]), 2 * per_chunk if split else per_chunk):
-                _chunk(lo, st, lv)
+                _chunk(lo, st, lv, scratch)
             if split:
                 st.merge(pool.gather()[0])
             for k in kinds:
