@@ -105,8 +105,8 @@ def test_compiled_walk_keep_means_best_subkeeps_and_masses(n_faces):
     assert np.array_equal(w_out[0], x[lat.lat.pos_of_keep].T)
 
 
-def test_numpy_walk_keep_means_best_subkeeps_and_masses():
-    # random's averages and the simulated meter take the lattice walk through NumPy
+def test_numpy_walk_keep_means_and_best_subkeeps():
+    # the simulated meter takes the lattice walk through NumPy
     d = dice_tables(3, 6)
     rng = np.random.default_rng(7)
     lat = _Lattice(d)
@@ -116,9 +116,82 @@ def test_numpy_walk_keep_means_best_subkeeps_and_masses():
     for c in range(2):
         np.testing.assert_allclose(w[c], _plain_keep_means(d, z[c]), rtol=0, atol=1e-12)
         np.testing.assert_allclose(best[c], _plain_best_subkeep(d, w[c]), rtol=0, atol=0)
-    # mass on the keeps (C, K) -> on the rolls after the throw
-    plan = _random_plan(d, rng)
-    m = rng.random(d.n_rolls)
-    held = np.zeros((1, d.n_keeps))
-    np.add.at(held[0], plan, m)
-    np.testing.assert_allclose(lat.roll_mass(held)[0], _plain_push(d, plan, m), rtol=0, atol=1e-15)
+
+
+def _plain_subkeeps(d, r) -> list[int]:
+    """The keep indices of roll r's sub-multisets (its distinct keeps)."""
+    keep_of = {tuple(_held(d, k)): k for k in range(d.n_keeps)}
+    dice = sorted(int(x) for x in d.roll_dice[r])
+    return sorted({keep_of[tuple(sorted(c))] for s in range(d.n_dice + 1) for c in itertools.combinations(dice, s)})
+
+
+@pytest.mark.parametrize("n_faces", [4, 6])
+def test_uniform_walk_averages_over_every_choice(n_faces):
+    # random's compiled walk: each box and keep decision's loss is the best choice's value
+    # minus the mean over every legal choice, its optimal share the share of choices as good
+    from yahtzee_sim.exact._loss_kernels import uniform_turn_losses
+    from yahtzee_sim.exact.policy import uniform_keep_average
+
+    d = dice_tables(3, n_faces)
+    rng = np.random.default_rng(21)
+    n_c, n_r, n_k, n_rolls, n_b, tol = 3, d.n_rolls, d.n_keeps, 3, 4, 1e-9
+    g_gain = np.round(rng.normal(10.0, 5.0, size=(n_c, n_r, n_b)))      # ties among the boxes too
+    g_legal = rng.random((n_c, n_r, n_b)) < 0.6
+    g_legal[:, :, 0] = True
+    g_move = np.broadcast_to(np.arange(n_b), (n_c, n_r, n_b)).copy()    # each box its own next state
+    a_m = np.zeros((n_c, n_b))                                           # worth nothing after it
+    p_state = rng.random(n_c)
+    p_first = np.array(d.first_roll_prob, dtype=np.float64)
+    lat = _Lattice(d, uniform_keep_average(d))
+    loss, mass, opt = (np.empty((n_rolls, n_c, n_r)) for _ in range(3))
+    w_out, acc, into = np.empty((n_rolls - 1, n_c, n_k)), np.empty((n_c, n_r)), np.empty((n_c, n_b))
+    flow, flow_pts, by_box, top = np.empty(n_c * n_r * n_b), np.empty(n_c * n_r * n_b), np.empty(n_b), np.empty(n_rolls)
+    n_flow = uniform_turn_losses(np.arange(n_c, dtype=np.int64), g_gain, g_legal, g_move, a_m, p_state,
+                                 *lat.kernel_args, *lat.uniform_args, p_first, tol, loss, mass, opt, w_out,
+                                 acc, into, flow, flow_pts, by_box, top)
+    assert n_flow == g_legal.sum()
+    np.testing.assert_array_equal(flow_pts[:n_flow], g_gain[g_legal])
+    subs = [_plain_subkeeps(d, r) for r in range(n_r)]
+    # the chance of each roll with j rolls left: the first throw's, then each roll's
+    # uniform keep pushed through the next throw
+    masses = {n_rolls - 1: p_first}
+    for j in range(n_rolls - 1, 0, -1):
+        m = np.zeros(n_r)
+        for r in range(n_r):
+            for k in subs[r]:
+                m += _plain_push(d, np.full(n_r, k), np.eye(n_r)[r] * masses[j][r] / len(subs[r]))
+        masses[j - 1] = m
+    turn_loss = np.zeros(n_c)
+    for c in range(n_c):
+        q = np.where(g_legal[c], g_gain[c], -np.inf)
+        z = q.max(axis=1)
+        n_legal = g_legal[c].sum(axis=1)
+        np.testing.assert_allclose(loss[0, c], z - np.where(g_legal[c], q, 0).sum(axis=1) / n_legal, atol=1e-12)
+        np.testing.assert_allclose(opt[0, c], (z[:, None] - q <= tol).sum(axis=1) / n_legal, atol=1e-15)
+        for j in range(1, n_rolls):
+            w = _plain_keep_means(d, z)
+            np.testing.assert_allclose(w_out[j - 1, c], w, atol=1e-12)
+            best = _plain_best_subkeep(d, w)
+            np.testing.assert_allclose(loss[j, c], [best[r] - w[subs[r]].mean() for r in range(n_r)], atol=1e-12)
+            np.testing.assert_allclose(opt[j, c], [np.mean(best[r] - w[subs[r]] <= tol) for r in range(n_r)],
+                                       atol=1e-15)
+            z = best
+        for j in range(n_rolls):
+            np.testing.assert_allclose(mass[j, c], masses[j], atol=1e-15)
+            turn_loss[c] += mass[j, c] @ loss[j, c]
+        # the final rolls' chances spread evenly over the legal boxes, into each box's move
+        np.testing.assert_allclose(into[c], p_state[c] * (masses[0] @ (g_legal[c] / n_legal[:, None])), atol=1e-15)
+        np.testing.assert_allclose(acc[c].sum(), turn_loss[c], atol=1e-12)
+    # every turn's losses land in the boxes its final rolls go to
+    np.testing.assert_allclose(by_box.sum(), p_state @ turn_loss, atol=1e-12)
+    assert abs(flow[:n_flow].sum() - p_state.sum()) < 1e-12
+
+
+@pytest.mark.parametrize("n", list(range(1, 41)) + [64, 127, 128])
+def test_box_means_sum_as_numpy_sums_a_row(n):
+    # random's box means keep the floats of the NumPy walk they replaced: NumPy's row sum
+    from yahtzee_sim.exact._loss_kernels import _pairwise_sum
+
+    x = np.random.default_rng(n).standard_normal((200, n)) * 10.0 ** np.random.default_rng(n + 1).integers(-6, 6, (200, n))
+    want = x.sum(axis=1)
+    assert all(_pairwise_sum(x[i], n) == want[i] for i in range(len(x)))

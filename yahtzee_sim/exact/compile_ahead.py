@@ -105,6 +105,7 @@ def _losses() -> None:
     from . import _loss_kernels as kx
 
     kx.turn_losses.compile(kx.signature())
+    kx.uniform_turn_losses.compile(kx.uniform_signature())
 
 
 def _table_play() -> None:

@@ -17,8 +17,8 @@ probability of each turn-start state under the strategy, then within the turn th
 probability of each roll with ``j`` rolls left (the first roll's chances pushed
 through the strategy's keeps, as :mod:`yahtzee_sim.exact.policy` does backwards),
 and the optimal value of every keep and every box of that state (one exact Bellman
-step from the next states' values; for a deterministic strategy in a compiled loop,
-:mod:`yahtzee_sim.exact._loss_kernels`, for ``random``'s averages in NumPy). Both walk
+step from the next states' values, in a compiled loop, :mod:`yahtzee_sim.exact._loss_kernels`:
+one for a deterministic strategy, one for ``random``'s averages). Both walk
 the exact engine's one keep-lattice layout (:class:`_Lattice`): a keep's value from its
 children as the solver computes it, the masses pushed down the lattice as the policy
 evaluation pushes them. The
@@ -285,7 +285,8 @@ class _Lattice:
     layout (:func:`~yahtzee_sim.exact._solver_lattice.lattice`, keeps by size, the full
     rolls last) and its walks, the keep means up the lattice as the solver computes them
     (:func:`~yahtzee_sim.exact._solver_lattice.expect`), the best sub-keep along its
-    parents, the masses pushed down it as every forward push of the evaluations
+    parents, and the tables of the compiled walks (:mod:`._loss_kernels`), which also push
+    the masses down it as every forward push of the evaluations does
     (:func:`~yahtzee_sim.exact.policy.forward_lattice`). Values go in and out in the
     dice tables' keep order: the strategies' keeps and the positions' words use it.
 
@@ -312,12 +313,21 @@ class _Lattice:
         # compiled variant (a read-only array is another type to numba)
         self.kernel_args = tuple(np.array(a, dtype=np.int64, order="C") for a in
                                  (child_pos, pair_child, pair_parent, roll_pos, pos, walk, children))
-        self.avg = None                                                      # (R, K), random's keeps
+        self.uniform_args = None                 # random's uniform keeps, for its compiled walk
         if avg_keep is not None:
             from scipy import sparse
 
-            self.avg = sparse.csr_matrix(avg_keep)
-            self.avg_t = self.avg.T.tocsr()
+            # each roll's sub-keeps and each keep's rolls, in the order of the sparse
+            # products the NumPy walk took (the same sums)
+            avg = sparse.csr_matrix(avg_keep)
+            held = avg.T.tocsr()
+            n_sub = np.asarray(dice.n_subkeeps, dtype=np.int64)
+            if not np.array_equal(np.diff(avg.indptr), n_sub):     # pragma: no cover
+                raise RuntimeError("loss accounting: a roll's sub-keeps are not distinct")
+            self.uniform_args = tuple(np.array(a, dtype=t, order="C") for a, t in (
+                (avg.indptr, np.int64), (avg.indices, np.int64), (avg.data, np.float64),
+                (held.indptr, np.int64), (held.indices, np.int64), (held.data, np.float64),
+                (n_sub, np.int64)))
 
     def keep_values(self, z: np.ndarray) -> np.ndarray:
         """(C, R) values of the rolls -> (C, K) expected value after holding each keep."""
@@ -327,12 +337,6 @@ class _Lattice:
         x[self.roll_pos] = z.T
         expect(self.lat, x)
         return x[self.lat.pos_of_keep].T
-
-    def roll_mass(self, keep_mass: np.ndarray) -> np.ndarray:
-        """(C, K) mass on the keeps -> (C, R) mass on the rolls after the throw."""
-        from .policy import _throw
-
-        return _throw(self.dice, np.ascontiguousarray(keep_mass.T)).T
 
     def best_subkeep(self, w: np.ndarray) -> np.ndarray:
         """(C, K) keep values -> (C, R) the best sub-keep's value of each roll (the max over
@@ -507,9 +511,10 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
     t0 = time.perf_counter()
     from ._loss_kernels import compile_beside
 
-    # a first run on a machine compiles the walk in a forked process during the setup below
-    compiled = compile_beside()
     sp, uniform, avg_keep, is_subkeep, table, counts = evaluation_setup(rules, strat, "loss accounting")
+    # a first run on a machine compiles the walk (random's or the others') in a forked
+    # process during the solve below
+    compiled = compile_beside(uniform)
     if solution is None:
         solution = solve(rules, dtype=np.float64)
     if solution.rules.key != rules.key or solution.values.size != sp.size:
@@ -567,65 +572,40 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
         nxt_m, ug_m = move_steps(rules, sp, mask, u, flag, move_box, move_pts)      # (C, M)
         a_m = ug_m + values[nxt_m]
         gi = turn.g_inv
-        top_cost = None                # a deterministic strategy's costliest weight per kind
         if uniform:
-            # random: each decision's loss averaged over its uniform choices, in NumPy
-            legal = g_legal[gi].reshape(c * n_r, n_b)                     # rows c * R + roll
-            pts = g_gain[gi]                                               # (C, R, B)
-            mv = g_move[gi].reshape(c, n_r * n_b)
-            q = (pts + np.take_along_axis(a_m, mv, axis=1).reshape(c, n_r, n_b)).reshape(c * n_r, n_b)
-            q[~legal] = -np.inf
-            if np.isnan(q).any():                                        # pragma: no cover
-                raise RuntimeError("loss accounting: a next state has no optimal value")
-            # optimal values of each stage: z[j] (C, R) of a roll with j rolls left,
-            # w[j] (C, K) of a keep with j rolls left
-            z = {0: q.max(axis=1).reshape(c, n_r)}
-            w = {}
-            for j in range(1, n_rolls):
-                w[j] = lat.keep_values(z[j - 1])
-                z[j] = lat.best_subkeep(w[j])                         # (C, R)
-            # the strategy's decisions, their losses, and its chances of each roll
-            wb = legal / legal.sum(axis=1, keepdims=True)                 # (C * R, B)
-            qz = np.where(legal, q, 0.0)
-            box_loss = (z[0].reshape(-1) - (wb * qz).sum(axis=1)).reshape(c, n_r)
-            box_opt = ((wb * (z[0].reshape(-1)[:, None] - q <= OPTIMAL_TOL)).sum(axis=1)).reshape(c, n_r)
-            keep_loss, keep_opt = {}, {}
-            for j in range(1, n_rolls):
-                wp = np.concatenate([w[j], np.full((c, 1), -np.inf)], axis=1)[:, sub_col]
-                n_sub = sub_ok.sum(axis=1)
-                keep_loss[j] = z[j] - np.asarray((lat.avg @ w[j].T).T)
-                keep_opt[j] = ((z[j][:, :, None] - wp <= OPTIMAL_TOL) & sub_ok).sum(axis=2) / n_sub
-            # forwards through the turn: the chance of each roll with j rolls left, and the
-            # losses met so far on the way to it (per kind, to split by the box filled)
-            m = np.broadcast_to(p_first, (c, n_r)).copy()
-            acc = np.zeros((c, n_r))
-            losses = {}
-            for j in range(n_rolls - 1, -1, -1):
-                loss_j = box_loss if j == 0 else keep_loss[j]
-                opt_j = box_opt if j == 0 else keep_opt[j]
-                lm = m * loss_j
+            # random: each decision's loss averaged over its uniform choices, in a compiled
+            # loop (the same floats as the NumPy walk it replaced, in a fifth of its time)
+            from ._loss_kernels import uniform_turn_losses
+
+            take = scratch.empty
+            loss_all, mass_all = take("loss_all", (n_rolls, c, n_r)), take("mass_all", (n_rolls, c, n_r))
+            opt_all, acc = take("opt_all", (n_rolls, c, n_r)), take("acc", (c, n_r))
+            w_all, into = take("w_all", (n_rolls - 1, c, n_k)), take("into", (c, a_m.shape[1]))
+            flow, flow_pts = take("flow", c * n_r * n_b), take("flow_pts", c * n_r * n_b)
+            by_box_chunk, top_cost = np.zeros(n_b), np.zeros(n_rolls)
+            gi = np.ascontiguousarray(gi, dtype=np.int64)
+            g_move = np.ascontiguousarray(g_move, dtype=np.int64)
+            n_flow = uniform_turn_losses(gi, g_gain, g_legal, g_move, a_m, p_state, *lat.kernel_args,
+                                         *lat.uniform_args, p_first, OPTIMAL_TOL, loss_all, mass_all,
+                                         opt_all, w_all, acc, into, flow, flow_pts, by_box_chunk, top_cost)
+            if n_flow < 0:
+                raise RuntimeError("loss accounting: a next state has no optimal value")  # pragma: no cover
+            losses = {j: (mass_all[j], loss_all[j]) for j in range(n_rolls - 1, -1, -1)}
+            # each product summed over the rolls in the memory order the NumPy walk's had
+            # (column by column where both factors came out of the lattice transposed)
+            prod, is_opt = take("product", (c, n_r)), take("is_optimal", (c, n_r), np.bool_)
+            prod_t = take("product_t", (n_r, c)).T
+            for j, (mj, lj) in losses.items():
                 kind = stage_kind[j]
-                st.loss_kind[kind] += float(p_state @ lm.sum(axis=1))
-                st.opt_mass[kind] += float(p_state @ (m * opt_j).sum(axis=1))
+                out = prod if j in (0, n_rolls - 1) else prod_t
+                st.loss_kind[kind] += float(p_state @ np.multiply(mj, lj, out=out).sum(axis=1))
+                st.opt_mass[kind] += float(p_state @ np.multiply(mj, opt_all[j], out=out).sum(axis=1))
                 st.dec_mass[kind] += float(p_state.sum())
-                losses[j] = (m, loss_j)
-                acc = acc + lm
-                if j > 0:
-                    held = np.asarray((lat.avg_t @ np.concatenate([m, acc]).T).T)
-                    m, acc = np.split(lat.roll_mass(held), 2)
             st.by_turn[level] += float(p_state @ acc.sum(axis=1))
-            # the box each turn ends in: its losses, the points gained, the next states
-            n_m = a_m.shape[1]
-            state_of = np.repeat(np.arange(c), n_r)
-            wbox = wb.reshape(c, n_r, n_b)
-            st.by_box += np.einsum("c,cr,crb->b", p_state, acc, wbox)
-            flow = ((p_state[:, None] * m)[:, :, None] * wbox).reshape(c * n_r, n_b)   # (C * R, B)
-            moves = mv.reshape(c * n_r, n_b)
-            pts_rows = pts.reshape(c * n_r, n_b)
-            key = (state_of[:, None] * n_m + moves)[legal]
-            w_flow = flow[legal]
-            st.score += float(w_flow @ pts_rows[legal])
-            into = np.bincount(key, weights=w_flow, minlength=c * n_m)       # flow per (state, move)
+            st.by_box += by_box_chunk
+            st.score += float(flow[:n_flow] @ flow_pts[:n_flow])
+            into = into.ravel()
+            q, w = _QRows(gi, g_gain, g_legal, g_move, a_m), {j: w_all[j - 1] for j in range(1, n_rolls)}
             boxes = keep_idx = None
         else:
             # a deterministic strategy: the compiled loop walks each state's turn (the
@@ -666,7 +646,7 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
                                      minlength=n_b)
             st.score += float(np.multiply(p_state[:, None], mass_all[0], out=prod).ravel() @ pts_chosen.ravel())
             into = into.ravel()
-            q, z, w = _QRows(gi, g_gain, g_legal, g_move, a_m), None, {j: w_all[j - 1] for j in keep_idx}
+            q, w = _QRows(gi, g_gain, g_legal, g_move, a_m), {j: w_all[j - 1] for j in keep_idx}
         st.score += float(into @ ug_m.ravel())                         # the upper bonus earned
         used = into > 0
         # the flow into each next state summed as np.bincount sums it (in order, from 0),
@@ -679,18 +659,15 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
         # the costliest positions of this chunk
         if st.best.n:
             for j, (mj, lj) in losses.items():
-                if top_cost is not None and not st.best.could_take(top_cost[j]):
+                if not st.best.could_take(top_cost[j]):
                     continue                  # none of them would enter: the same positions kept
                 # rounding-level losses of tied choices are not positions to show
-                if uniform:
-                    cost = np.where(lj > OPTIMAL_TOL, p_state[:, None] * mj * lj, 0.0).ravel()
-                else:                   # the same, in the working arrays
-                    cost = np.multiply(np.multiply(p_state[:, None], mj, out=prod), lj, out=prod)
-                    np.copyto(cost, 0.0, where=np.logical_not(np.greater(lj, OPTIMAL_TOL, out=is_opt), out=is_opt))
-                    cost = cost.ravel()
+                cost = np.multiply(np.multiply(p_state[:, None], mj, out=prod), lj, out=prod)
+                np.copyto(cost, 0.0, where=np.logical_not(np.greater(lj, OPTIMAL_TOL, out=is_opt), out=is_opt))
+                cost = cost.ravel()
                 st.best.offer(cost, lambda i, j=j, mj=mj, lj=lj: _position(
                     rules, sp, turn, i, j, float(p_state[i // n_r] * mj.reshape(-1)[i]),
-                    float(lj.reshape(-1)[i]), q, w, z, uniform, boxes if not uniform else None,
+                    float(lj.reshape(-1)[i]), q, w, uniform, boxes if not uniform else None,
                     keep_idx if not uniform else None, sub, sub_col, tie_order, level))
 
     def level_live(level, probe=False):
@@ -751,7 +728,7 @@ def loss_accounting(rules: str | RuleSet, strategy: str | Strategy, *, options=(
                           time.perf_counter() - t0)
 
 
-def _position(rules, sp, turn, i, j, reach, loss, q, w, z, uniform, boxes, keep_idx, sub, sub_col,
+def _position(rules, sp, turn, i, j, reach, loss, q, w, uniform, boxes, keep_idx, sub, sub_col,
               tie_order, level) -> dict:
     """The record of one position: (state, roll) row ``i`` of a chunk with ``j`` rolls left."""
     d = rules.dice
