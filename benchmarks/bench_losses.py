@@ -63,16 +63,19 @@ def _measure_kernel(rules: str, strategy: str) -> dict:
     import yahtzee_sim.exact._loss_kernels as kernels
     from yahtzee_sim.exact.losses import loss_accounting
 
-    walk, kept = kernels.turn_losses, []
+    kept: list = []
 
-    def keep_first(*args):                   # the accounting looks the walk up at call time
-        if not kept and len(args[0]) >= 1500:
-            kept.append([np.array(a) if isinstance(a, np.ndarray) else a for a in args])
-        return walk(*args)
+    def keeping(walk):                       # the accounting looks its walk up at call time
+        def keep_first(*args):
+            if not kept and len(args[0]) >= 1500:
+                kept.append((walk, [np.array(a) if isinstance(a, np.ndarray) else a for a in args]))
+            return walk(*args)
+        return keep_first
 
-    kernels.turn_losses = keep_first
+    for name in ("turn_losses", "uniform_turn_losses"):      # random's walk, or the others'
+        setattr(kernels, name, keeping(getattr(kernels, name)))
     acc = loss_accounting(rules, strategy, jobs=1)
-    args, times = kept[0], []
+    (walk, args), times = kept[0], []
     for _ in range(15):
         t0 = time.process_time()
         walk(*args)
