@@ -154,12 +154,14 @@ def test_uniform_walk_averages_over_every_choice(n_faces):
     subs = [_plain_subkeeps(d, r) for r in range(n_r)]
     # the chance of each roll with j rolls left: the first throw's, then each roll's
     # uniform keep pushed through the next throw
+    after = {k: _outcomes(d, _held(d, k)) for k in range(n_k)}
     masses = {n_rolls - 1: p_first}
     for j in range(n_rolls - 1, 0, -1):
         m = np.zeros(n_r)
         for r in range(n_r):
             for k in subs[r]:
-                m += _plain_push(d, np.full(n_r, k), np.eye(n_r)[r] * masses[j][r] / len(subs[r]))
+                for x in after[k]:
+                    m[x] += masses[j][r] / len(subs[r]) / len(after[k])
         masses[j - 1] = m
     turn_loss = np.zeros(n_c)
     for c in range(n_c):
