@@ -65,6 +65,7 @@ MORE = {     # the other commands a new user meets first (`--more`)
                                 "--seed", "1"],
     "benchmark greedy": ["benchmark", "greedy", "--rules", "yahtzee", "--seed", "1"],
     "benchmark random": ["benchmark", "random", "--rules", "yahtzee", "--seed", "1"],
+    "benchmark heuristic": ["benchmark", "heuristic", "--rules", "yahtzee", "--seed", "1"],
 }
 
 EVERY = {    # every other command, with the arguments the README and docs/questions.md show (`--every`)
