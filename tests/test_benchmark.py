@@ -61,6 +61,30 @@ def test_simulated_card_says_so_and_counts_the_games():
     assert comp["p_win_low"] <= comp["p_win"] <= comp["p_win_high"]
 
 
+def test_the_paired_interval_is_the_statistics_packages_and_needs_no_scipy_stats():
+    import subprocess
+    import sys
+
+    from yahtzee_sim.stats import compare_results
+
+    b = benchmark("keep-largest", against=["greedy", "keep-largest"], games=3000, seed=4, **GAME)
+    greedy, itself = b.comparisons
+    # the interval compare_results gives the same two runs (played again: the same games)
+    from yahtzee_sim import simulate
+    again = compare_results(simulate("yacht", "keep-largest", 3000, seed=4, options=["fill-in-order"]),
+                            simulate("yacht", "greedy", 3000, seed=4, options=["fill-in-order"]))
+    assert (greedy["diff"], greedy["diff_low"], greedy["diff_high"]) == (again.diff, again.low, again.high)
+    # against itself: the same games, no difference, and the exact odds of a tie
+    assert itself["diff"] == itself["diff_low"] == itself["diff_high"] == 0.0
+    pmf = distribution("yacht", "keep-largest", options=["fill-in-order"]).pmf
+    assert abs(itself["p_tie"] - float(pmf @ pmf)) < 1e-12
+    code = ("import sys; from yahtzee_sim.benchmarking import benchmark; "
+            "benchmark('keep-largest', against=['greedy'], rules='yacht-classic', games=500, seed=1); "
+            "print('scipy.stats' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
 def test_cli_json_gives_numbers(capsys):
     code, out, err = run(capsys, "benchmark", "greedy", "--against", "keep-largest", *CLI_GAME,
                          "--games", "500", "--seed", "2", "--json")
@@ -269,6 +293,34 @@ def test_the_opponents_distributions_are_computed_beside(monkeypatch, tmp_path):
         m.setattr(forkpool, "can_fork", lambda: False)      # nothing beside: all of it here
         here = benchmark("greedy", **args)
     assert _card(beside) == _card(here)
+
+
+def test_the_opponents_passes_beside_wait_only_while_this_process_may_compile(monkeypatch, tmp_path):
+    """On a machine where the pass's loops are not compiled, the process beside waits for
+    this one to compile them, but only until its own distribution is over: a strategy that
+    has none (target play) compiles nothing here, and the wait stopped at the compilation
+    lock's 300 s (2026-12-03: a benchmark of target:T=150 stood 5 minutes at "distribution of
+    random")."""
+    import time
+
+    from yahtzee_sim import forkpool
+    from yahtzee_sim.exact import _eval_kernels as kx
+    from yahtzee_sim.exact import cache as solver_cache
+
+    real = forkpool.kernels_cached
+    pass_loops = {id(getattr(kx, name)) for name in kx.PASS_KERNELS}
+
+    def pass_loops_missing(*kernels):                 # the pass's loops never in the cache
+        return False if any(id(k) in pass_loops for k in kernels) else real(*kernels)
+
+    monkeypatch.setattr(forkpool, "kernels_cached", pass_loops_missing)
+    monkeypatch.setenv(solver_cache.CACHE_ENV, str(tmp_path))                # nothing cached
+    t0 = time.monotonic()
+    b = benchmark("target:T=100", against=["keep-largest"], games=500, seed=1, rules="yacht-classic")
+    assert time.monotonic() - t0 < 100                 # not the 300 s wait
+    # keep-largest's exact distribution, computed beside
+    assert b.method == "simulated" and b.comparisons[0]["opponent_mean"] == \
+        distribution("yacht-classic", "keep-largest").mean
 
 
 def test_an_optimal_benchmark_waits_for_its_solve_beside():

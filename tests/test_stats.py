@@ -222,6 +222,45 @@ def test_paired_sleep_matches_r():
     assert "drug 1 - drug 2" in repr(r) and r.to_frame().loc[0, "label_a"] == "drug 1"
 
 
+def test_paired_interval_is_scipys_to_the_bit():
+    # the benchmark's paired interval without scipy.stats: scipy's ttest_rel interval exactly
+    from yahtzee_sim.stats import paired_t_interval
+
+    rng = np.random.default_rng(12)
+    for n, level in [(2, 0.95), (3, 0.9), (10, 0.99), (1000, 0.95), (20000, 0.95), (20000, 0.5)]:
+        for games in (False, True):
+            if games:       # game totals: whole points, correlated by common dice
+                x = rng.integers(50, 350, n).astype(float)
+                y = x + rng.integers(-40, 20, n)
+            else:
+                x, y = rng.normal(250, 60, n), rng.normal(240, 60, n)
+            ci = stats.ttest_rel(x, y).confidence_interval(level)
+            assert paired_t_interval(x, y, level=level) == ((x - y).mean(), ci.low, ci.high), (n, level)
+    assert paired_t_interval([1, 2, 3], [0, 1, 2]) == (1.0, 1.0, 1.0)       # every pair 1 apart
+    for a, b, why in [([1, 2], [1, 2, 3], "same length"), ([1], [2], "at least 2"),
+                      ([1, np.nan], [1, 2], "NaN")]:
+        with pytest.raises(ValueError, match=why):
+            paired_t_interval(a, b)
+    with pytest.raises(ValueError, match="level"):
+        paired_t_interval([1, 2], [2, 4], level=1.5)
+
+
+def test_statistics_import_scipy_stats_only_where_used():
+    # the package's names resolve on first use; the paired interval needs scipy.special only
+    import subprocess
+    import sys
+
+    code = ("import sys; import yahtzee_sim.stats as s; assert 'scipy.stats' not in sys.modules; "
+            "assert sorted(s.__all__) == sorted(s._HOME); "
+            "s.paired_t_interval([1, 2, 4], [0, 2, 3]); assert 'scipy.stats' not in sys.modules; "
+            "s.mean_ci([1.0, 2.0]); assert 'scipy.stats' in sys.modules; "
+            "assert 'compare_results' in dir(s); "
+            "from yahtzee_sim.stats import *; assert callable(plan_mean) and callable(chisquare_gof)\n"
+            "try:\n    s.no_such_name\nexcept AttributeError as e:\n    print(e)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "module 'yahtzee_sim.stats' has no attribute 'no_such_name'"
+
+
 def test_welch_sleep_matches_r():
     # R: t.test(extra ~ group, data = sleep)  (Welch)
     # t = -1.8608, df = 17.776, p-value = 0.07939; 95% CI -3.3654832 0.2054832

@@ -8,7 +8,7 @@
   95% interval, saying which;
 * against each other strategy (default ``heuristic`` and ``optimal``): the paired
   difference of the final scores on common dice (the same seed: each game's dice tape
-  is shared, :func:`yahtzee_sim.stats.compare.compare_results`) with its interval, the
+  is shared, :func:`yahtzee_sim.stats.compare.paired_t_interval`) with its interval, the
   exact difference of the means where both are exact, and the head-to-head win rate of
   two players with their own dice, exact from the two score distributions where both
   have one (:func:`yahtzee_sim.exact.winodds.win_odds`), else counted on the paired
@@ -168,7 +168,7 @@ def _distributions_beside(rules, names, strategy_name: str) -> tuple[list[str], 
     return wanted, held
 
 
-def _work_beside(rules, strat_arg, strategies, losses: bool, top: int, distributions=()):
+def _work_beside(rules, strat_arg, strategies, losses: bool, top: int, distributions=(), parent_done=None):
     """Start, in a forked process (:class:`~yahtzee_sim.forkpool.Beside`), the steps that
     wait for nothing this process computes first, in the order this one needs them:
     optimal play's float32 solve and its build loops (for its games and distribution),
@@ -212,7 +212,7 @@ def _work_beside(rules, strat_arg, strategies, losses: bool, top: int, distribut
             from .exact.distribution import distribution, wait_for_parent_pass_loops
 
             if first:                   # this process compiles the pass's loops, if any are missing
-                wait_for_parent_pass_loops()
+                wait_for_parent_pass_loops(parent_done)
             distribution(rules, name, cache=True)
         steps.append((f"distribution {name}", opponent))
 
@@ -331,16 +331,22 @@ def benchmark(strategy: str | Strategy, *, against=DEFAULT_AGAINST, rules: str |
     # what does not need this process's first results runs beside on the second core,
     # the other strategies' distributions too (optimal play's is computed here)
     dists_beside, odists = _distributions_beside(rules, against, strat.name)
-    beside = _work_beside(rules, strat_arg, [strat, *opponents], losses, top, dists_beside)
-    # imported once the process beside is started (scipy.stats takes about a second, which
-    # that process, not needing it, need not wait for)
-    from .stats.compare import compare_results
-    from .stats.proportions import proportion_ci
+    # set once this process's own distribution is done: the opponents' passes beside wait
+    # for the loops it compiles only until then (it compiles none if its strategy is not
+    # evaluable or its distribution is cached)
+    from .forkpool import shared_array
+
+    own_pass_done = shared_array(1, "int8")
+    beside = _work_beside(rules, strat_arg, [strat, *opponents], losses, top, dists_beside, own_pass_done)
+    # the paired interval without scipy.stats (most of a second to import); its one use
+    # here, the simulated win odds' interval, imports it only when they are simulated
+    from .stats.compare import paired_t_interval
 
     try:
         if strat.name == "optimal":
             _wait_beside(beside, "optimal play", report, f"solving optimal play on {rules.key}")
         dist, why_not = _exact_distribution(rules, strat_arg, report)
+        own_pass_done[0] = 1
         # the other exact distributions first (those cached are read already), but those computed beside
         for name, opp in zip(against, opponents):
             if name in odists or name in dists_beside:
@@ -363,14 +369,17 @@ def benchmark(strategy: str | Strategy, *, against=DEFAULT_AGAINST, rules: str |
                 _wait_beside(beside, "optimal play", report, f"solving optimal play on {rules.key}")
             report(f"simulating {opp.name} on {rules.key} (the same dice)", i + 1, 1 + len(against))
             try:
-                other = simulate(rules, get_strategy(name), n, seed=seed)
+                # the strategy against itself plays the games it played already (one seed)
+                other = sim if isinstance(strategy, str) and name == strategy else \
+                    simulate(rules, get_strategy(name), n, seed=seed)
             except ValueError as exc:   # e.g. optimal play on a game the exact engine cannot solve
                 if isinstance(exc, StrategyError):
                     raise
                 comps.append(dict(dict.fromkeys(_COMP_KEYS, math.nan), opponent=opp.name, games=n,
                                   method="not played", note=str(exc)))
                 continue
-            paired = compare_results(sim, other)
+            # the same games on the same dice (one seed): game i of each side paired
+            diff, diff_low, diff_high = paired_t_interval(sim.games["total"], other.games["total"])
             if name not in odists:
                 if name in dists_beside:
                     _wait_beside(beside, f"distribution {name}", report, f"distribution of {opp.name} on {rules.key}")
@@ -380,7 +389,7 @@ def benchmark(strategy: str | Strategy, *, against=DEFAULT_AGAINST, rules: str |
                 opt_dist = odist
             comp = {"opponent": opp.name,
                     "opponent_mean": odist.mean if odist is not None else float(other.summary()["mean"]),
-                    "diff": float(paired.diff), "diff_low": float(paired.low), "diff_high": float(paired.high),
+                    "diff": diff, "diff_low": diff_low, "diff_high": diff_high,
                     "diff_exact": (dist.mean - odist.mean) if dist is not None and odist is not None else math.nan,
                     "games": n, "note": ""}
             if dist is not None and odist is not None:
@@ -390,6 +399,8 @@ def benchmark(strategy: str | Strategy, *, against=DEFAULT_AGAINST, rules: str |
                 comp.update(p_win=float(odds.p_win[0]), p_tie=float(odds.p_tie[0]),
                             p_win_low=float(odds.p_win[0]), p_win_high=float(odds.p_win[0]), method="exact")
             else:
+                from .stats.proportions import proportion_ci
+
                 a = np.asarray(sim.games["total"])
                 b = np.asarray(other.games["total"])
                 wins = int((a > b).sum())

@@ -842,7 +842,7 @@ def _forward(rules, strat, what, chunk_rows, progress, five_ended=False):
         # compiler is at work on them; the strategy's setup and first decisions (its own
         # loops) go on meanwhile
         compiled = Compiling()
-        ready = _wait_cached(kernels, _PASS_COMPILED_BY_PARENT)
+        ready = _wait_cached(kernels, _PASS_COMPILED_BY_PARENT, _PASS_PARENT_DONE)
     else:
         compiled = compile_pass_beside(strat)
         ready = functools.partial(compiled.wait, COMPILE_LOCK_SECONDS)
@@ -904,15 +904,20 @@ def prepare_for_passes(rules: RuleSet, play) -> Strategy:
     return strat
 
 
-def wait_for_parent_pass_loops() -> None:
+def wait_for_parent_pass_loops(parent_done=None) -> None:
     """In a forked process whose parent compiles the pass's loops: its passes wait for
-    them in numba's cache (just before their first use) rather than compile them again."""
-    global _PASS_COMPILED_BY_PARENT
+    them in numba's cache (just before their first use) rather than compile them again.
+    ``parent_done``: a one-element array in shared memory
+    (:func:`~yahtzee_sim.forkpool.shared_array`) the parent sets to nonzero once its own
+    pass is over or was never run (its strategy not evaluable, or its distribution
+    cached): the wait ends there, and this process compiles what is still missing."""
+    global _PASS_COMPILED_BY_PARENT, _PASS_PARENT_DONE
     from ..forkpool import COMPILE_LOCK_SECONDS, kernels_cached
     from . import _eval_kernels as kx
 
     if not kernels_cached(*[getattr(kx, name) for name in kx.PASS_KERNELS]):
         _PASS_COMPILED_BY_PARENT = time.monotonic() + COMPILE_LOCK_SECONDS
+        _PASS_PARENT_DONE = parent_done
 
 
 _PASS_COMPILED_BY_PARENT: float | None = None
@@ -922,15 +927,21 @@ loops (:func:`wait_for_parent_pass_loops`): its passes wait for them in numba's 
 before their first use, rather than compile them a second time."""
 
 
-def _wait_cached(kernels, deadline: float):
+_PASS_PARENT_DONE = None
+"""The parent's "my pass is over" flag (:func:`wait_for_parent_pass_loops`), or None."""
+
+
+def _wait_cached(kernels, deadline: float, parent_done=None):
     """What to call before the first use of ``kernels``: it waits until numba's cache has
-    them (or ``deadline`` passes: the first call then compiles them in place), once."""
+    them (or ``deadline`` passes, or ``parent_done[0]`` is set: the first call then
+    compiles them in place), once."""
     from ..forkpool import kernels_cached
 
     waited: list = []
 
     def ready() -> None:
-        while not waited and not kernels_cached(*kernels) and time.monotonic() < deadline:
+        while (not waited and not kernels_cached(*kernels) and time.monotonic() < deadline
+               and not (parent_done is not None and parent_done[0])):
             time.sleep(0.05)
         waited.append(True)
     return ready
