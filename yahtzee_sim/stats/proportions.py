@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import special, stats
 
 from ..intervals import binomial_interval
 from ._common import Interval, check_choice, check_counts, check_level, fmt, pct
@@ -145,6 +144,9 @@ def proportion_cis(k, n, *, level: float = 0.95, method: str = "wilson", labels=
             raise ValueError(f"labels has {len(labels)} entries for {len(k_arr)} proportions")
     alpha = 1 - level
     kf, nf = k_arr.astype(np.float64), n_arr.astype(np.float64)
+    # here, not at the top: proportion_ci (intervals.binomial_interval) needs neither
+    from scipy import special, stats
+
     if method == "wilson":
         z = special.ndtri(1 - alpha / 2)
         centre = (kf + z * z / 2) / (nf + z * z)
