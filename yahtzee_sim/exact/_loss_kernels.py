@@ -38,6 +38,39 @@ loops that go roll by roll or keep by keep down a column touch fewer cache lines
 
 
 @njit(cache=True, nogil=True)
+def _keep_means(w, child_pos, n):
+    """In place on the first ``n`` columns of ``w`` (K, tile), lattice rows: every keep
+    below a full roll becomes the mean of its children (one die more), the largest keeps
+    first, as the solver's :func:`~yahtzee_sim.exact._solver_lattice.expect` computes it
+    (the children summed in ascending row from 0.0, one division by F)."""
+    n_f = child_pos.shape[1]
+    faces = float(n_f)
+    for k in range(child_pos.shape[0] - 1, -1, -1):
+        wk = w[k]
+        first = w[child_pos[k, 0]]
+        for t in range(n):
+            wk[t] = 0.0 + first[t]
+        for f in range(1, n_f):
+            wc = w[child_pos[k, f]]
+            for t in range(n):
+                wk[t] += wc[t]
+        for t in range(n):
+            wk[t] /= faces
+
+
+@njit(cache=True, nogil=True)
+def _best_subkeeps(w, pair_child, pair_parent, n):
+    """In place: each row of ``w`` becomes the best of its sub-keeps along
+    :func:`~yahtzee_sim.exact._solver_lattice.sweep_pairs`' pairs (an exact max)."""
+    for i in range(pair_child.shape[0]):
+        wk = w[pair_child[i]]
+        wp = w[pair_parent[i]]
+        for t in range(n):
+            if wp[t] > wk[t]:
+                wk[t] = wp[t]
+
+
+@njit(cache=True, nogil=True)
 def turn_losses(g_inv, g_gain, g_legal, g_move, a_m, p_state, boxes, keeps, child_pos, pair_child,
                 pair_parent, roll_pos, pos_of_keep, walk, children, p_first, tol,
                 loss, mass, w_out, acc_out, pts_out, into, top_cost):
@@ -77,9 +110,7 @@ def turn_losses(g_inv, g_gain, g_legal, g_move, a_m, p_state, boxes, keeps, chil
     n_b = g_gain.shape[2]
     n_k = pos_of_keep.shape[0]
     n_j = loss.shape[0]
-    n_below = child_pos.shape[0]
     n_f = child_pos.shape[1]
-    faces = float(n_f)
     inv = 1.0 / n_f
     tile = TILE
     for j in range(n_j):
@@ -117,26 +148,11 @@ def turn_losses(g_inv, g_gain, g_legal, g_move, a_m, p_state, boxes, keeps, chil
         # first), then each row's best sub-keep (parents one die fewer, final when met):
         # the roll rows then hold the rolls' values with j rolls left, the next stage's input
         for j in range(1, n_j):
-            for k in range(n_below - 1, -1, -1):
-                wk = w[k]
-                first = w[child_pos[k, 0]]
-                for t in range(n):
-                    wk[t] = 0.0 + first[t]
-                for f in range(1, n_f):
-                    wc = w[child_pos[k, f]]
-                    for t in range(n):
-                        wk[t] += wc[t]
-                for t in range(n):
-                    wk[t] /= faces
+            _keep_means(w, child_pos, n)
             for t in range(n):
                 for k in range(n_k):
                     w_out[j - 1, lo + t, k] = w[pos_of_keep[k], t]
-            for i in range(pair_child.shape[0]):
-                wk = w[pair_child[i]]
-                wp = w[pair_parent[i]]
-                for t in range(n):
-                    if wp[t] > wk[t]:
-                        wk[t] = wp[t]
+            _best_subkeeps(w, pair_child, pair_parent, n)
             for t in range(n):
                 c = lo + t
                 for r in range(n_r):
@@ -269,9 +285,7 @@ def uniform_turn_losses(g_inv, g_gain, g_legal, g_move, a_m, p_state, child_pos,
     n_b = g_gain.shape[2]
     n_k = pos_of_keep.shape[0]
     n_j = loss.shape[0]
-    n_below = child_pos.shape[0]
     n_f = child_pos.shape[1]
-    faces = float(n_f)
     inv = 1.0 / n_f
     tile = TILE
     for j in range(n_j):
@@ -354,29 +368,14 @@ def uniform_turn_losses(g_inv, g_gain, g_legal, g_move, a_m, p_state, child_pos,
         # each keep stage: the keeps' values (as turn_losses), the best sub-keep, and the
         # mean and optimal share over each roll's sub-keeps
         for j in range(1, n_j):
-            for k in range(n_below - 1, -1, -1):
-                wk = w[k]
-                first = w[child_pos[k, 0]]
-                for t in range(n):
-                    wk[t] = 0.0 + first[t]
-                for f in range(1, n_f):
-                    wc = w[child_pos[k, f]]
-                    for t in range(n):
-                        wk[t] += wc[t]
-                for t in range(n):
-                    wk[t] /= faces
+            _keep_means(w, child_pos, n)
             for k in range(n_k):
                 src = w[pos_of_keep[k]]
                 dst = w_keep[k]
                 for t in range(n):
                     dst[t] = src[t]
                     w_out[j - 1, lo + t, k] = src[t]
-            for i in range(pair_child.shape[0]):
-                wk = w[pair_child[i]]
-                wp = w[pair_parent[i]]
-                for t in range(n):
-                    if wp[t] > wk[t]:
-                        wk[t] = wp[t]
+            _best_subkeeps(w, pair_child, pair_parent, n)
             for r in range(n_r):
                 z = w[roll_pos[r]]
                 for t in range(n):
