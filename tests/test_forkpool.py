@@ -259,8 +259,8 @@ def test_a_step_beside_that_fails_says_so_and_the_next_steps_still_run():
         with pytest.raises(RuntimeError, match="could not be sent back"):
             b.result("unpicklable")
         assert b.result("fine") == 5
-        with pytest.raises(RuntimeError, match="not done beside"):
-            b.result("never asked for")
+        with pytest.raises(RuntimeError, match="not one of the steps beside"):
+            b.result("never asked for")         # said at once: not waited for until the child ends
     finally:
         b.stop()
 

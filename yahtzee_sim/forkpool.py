@@ -604,6 +604,10 @@ class Beside:
     Traceback (most recent call last):
     ...
     ValueError: invalid literal for int() with base 10: 'x'
+    >>> b.result("never")               # not a step: said at once, not waited for
+    Traceback (most recent call last):
+    ...
+    RuntimeError: a test: never is not one of the steps beside
     >>> b.stop()
     """
 
@@ -611,6 +615,7 @@ class Beside:
         import multiprocessing
 
         self.what = what
+        self.steps = tuple(name for name, _ in steps)
         self._got: dict = {}
         self._conn: Any = None
         self._child = Compiling()
@@ -654,6 +659,8 @@ class Beside:
         (the child and its own processes, a compilation it may be waiting for) means the
         child is stuck, not slow: it is stopped, and the ``RuntimeError`` has the caller
         do the step itself, rather than wait for ever."""
+        if name not in self.steps:            # not to be waited for: it never comes
+            raise RuntimeError(f"{self.what}: {name} is not one of the steps beside")
         watch = None                          # made at the first wait that finds nothing
         while name not in self._got and self._conn is not None:
             try:
