@@ -613,7 +613,7 @@ def _store(dist, code, cache_dir):
 
 def distribution(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
                  chunk_rows: int = DEFAULT_CHUNK_ROWS, progress=None,
-                 cache: bool = False, cache_dir=None) -> ScoreDistribution:
+                 cache: bool = False, cache_dir=None, player: Strategy | None = None) -> ScoreDistribution:
     """Exact distribution of the final score of ``strategy`` on ``rules``.
 
     Parameters
@@ -629,15 +629,28 @@ def distribution(rules: str | RuleSet, strategy: str | Strategy, *, options=(),
         (:mod:`yahtzee_sim.exact.cache`; keyed by the rules, the name, the source of the
         strategy's code, and the versions of the distribution, the solver, the risk
         tables and the package).
+    player : the instance to compute with, for a strategy given by name: one that
+        :func:`~yahtzee_sim.strategy.get_strategy` made of that name, unchanged since
+        (what it learns on the way stays with it, e.g. a lookahead strategy's plans, for
+        the caller's next evaluation of it); the disk cache keys it by the name.
 
     >>> d = distribution("yacht", "greedy", options=["fill-in-order"])
     >>> bool(abs(d.pmf.sum() - 1) < 1e-12), round(d.p_at_least(d.min_score), 12)
     (True, 1.0)
+    >>> distribution("yacht", "greedy", player=get_strategy("heuristic"))
+    Traceback (most recent call last):
+    ...
+    ValueError: player: a greedy strategy (as get_strategy('greedy') makes it), not heuristic
     """
     from ..progress import as_progress
 
     rules = get_rules(rules, options)
     strat = get_strategy(strategy)
+    if player is not None:
+        if not isinstance(strategy, str) or type(player) is not type(strat) or player.name != strat.name:
+            raise ValueError(f"player: a {strat.name} strategy (as get_strategy({strategy!r}) makes it), "
+                             f"not {getattr(player, 'name', type(player).__name__)}")
+        strat = player
     chunk_rows = whole_number(chunk_rows, "chunk_rows")
     return through_cache(cache and isinstance(strategy, str), strat,
                          lambda code: _load(rules, strat.name, code, cache_dir),
@@ -912,12 +925,24 @@ def wait_for_parent_pass_loops(parent_done=None) -> None:
     pass is over or was never run (its strategy not evaluable, or its distribution
     cached): the wait ends there, and this process compiles what is still missing."""
     global _PASS_COMPILED_BY_PARENT, _PASS_PARENT_DONE
-    from ..forkpool import COMPILE_LOCK_SECONDS, kernels_cached
-    from . import _eval_kernels as kx
+    from ..forkpool import COMPILE_LOCK_SECONDS
 
-    if not kernels_cached(*[getattr(kx, name) for name in kx.PASS_KERNELS]):
+    if not pass_compiled():
         _PASS_COMPILED_BY_PARENT = time.monotonic() + COMPILE_LOCK_SECONDS
         _PASS_PARENT_DONE = parent_done
+
+
+def pass_compiled() -> bool:
+    """Has numba's cache the pass's compiled loops for this machine (a first pass loads
+    them rather than compile them)?
+
+    >>> pass_compiled() in (True, False)
+    True
+    """
+    from ..forkpool import kernels_cached
+    from . import _eval_kernels as kx
+
+    return kernels_cached(*[getattr(kx, name) for name in kx.PASS_KERNELS])
 
 
 _PASS_COMPILED_BY_PARENT: float | None = None

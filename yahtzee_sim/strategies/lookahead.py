@@ -33,6 +33,8 @@ True
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from ..exact.widget import best_keeps, keep_ranks, raise_final_values
@@ -130,6 +132,9 @@ class LookaheadStrategy(Strategy):
     plan_chunk: int = 8192
 
     def prepare(self, rules):
+        # within plans_kept(), preparing again for the very same rule set keeps the plans
+        keep = getattr(self, "_hold_plans", False) and getattr(self, "rules", None) is rules \
+            and getattr(self, "_store", None) is not None
         super().prepare(rules)
         b = rules.n_boxes
         self._bits = (np.int64(1) << np.arange(b, dtype=np.int64))
@@ -151,8 +156,35 @@ class LookaheadStrategy(Strategy):
         self._rank[r_idx, d.subkeeps[r_idx, s_idx]] = s_idx
         self._twins = LookaheadStrategy.twin_boxes(self, rules)   # a subclass may set its own
         self._with_values = bool(self.keeps_turn_values(rules))
-        self._reset_cache(rules.n_rolls - 1)
+        self._plans_kept = keep
+        if not keep:
+            self._reset_cache(rules.n_rolls - 1)
         return self
+
+    @contextlib.contextmanager
+    def plans_kept(self):
+        """Within it, preparing this strategy again for the same rule set (the very
+        object it was prepared for) keeps the positions it planned: for a caller that
+        evaluates one instance several times in a row (its score distribution, then its
+        loss accounting) and leaves its parameters alone meanwhile. The plans depend only
+        on the position (the same decisions whatever the store holds): only the time changes.
+
+        >>> from yahtzee_sim.rules import get_rules
+        >>> from yahtzee_sim.state import GameState
+        >>> r = get_rules("yahtzee")
+        >>> s = GreedyStrategy().prepare(r)
+        >>> _ = s.keep(GameState.new(r, 1), np.array([0]), 2, np.zeros(1))
+        >>> with s.plans_kept():
+        ...     s.prepare(r)._used, s.prepare(get_rules("yacht"))._used
+        (1, 0)
+        >>> s.prepare(r)._used
+        0
+        """
+        self._hold_plans = True
+        try:
+            yield self
+        finally:
+            self._hold_plans = False
 
     # -- what a subclass decides ------------------------------------------------------
     def upper_key(self, upper_total: np.ndarray, filled: np.ndarray) -> np.ndarray:
