@@ -295,6 +295,66 @@ def test_the_opponents_distributions_are_computed_beside(monkeypatch, tmp_path):
     assert _card(beside) == _card(here)
 
 
+def test_a_planning_strategys_distribution_and_accounting_beside_share_its_plans(monkeypatch, tmp_path):
+    """With no other distribution to compute beside, a strategy that plans each position
+    (heuristic) has its own distribution and then its loss accounting computed in the
+    process beside, the accounting reusing the positions the distribution planned (issue
+    21: a first `benchmark heuristic` planned them twice); optimal play is solved here. The
+    card is the one computed in one process, and the one of the next run (its distribution
+    cached: the accounting plans them again)."""
+    from yahtzee_sim import forkpool
+    from yahtzee_sim.exact import cache as solver_cache
+    from yahtzee_sim.exact import losses
+    from yahtzee_sim.strategies.lookahead import LookaheadStrategy
+
+    plan_rows, account = LookaheadStrategy._plan_rows, losses.loss_accounting
+    where = tmp_path / "planned"
+
+    def planned(self, state, levels, keys, first):          # positions planned, by process
+        with open(where, "a") as f:
+            f.write(f"{os.getpid()} {len(first)}\n")
+        return plan_rows(self, state, levels, keys, first)
+
+    def accounted(*a, **k):                                 # where the accounting starts
+        with open(where, "a") as f:
+            f.write(f"{os.getpid()} accounting\n")
+        return account(*a, **k)
+
+    monkeypatch.setattr(LookaheadStrategy, "_plan_rows", planned)
+    monkeypatch.setattr(losses, "loss_accounting", accounted)
+    monkeypatch.setenv(solver_cache.CACHE_ENV, str(tmp_path / "cache"))      # nothing cached yet
+    args = dict(against=["heuristic", "optimal"], games=2000, seed=3, **GAME)
+    first = benchmark("heuristic", **args)
+
+    def counts():       # positions planned beside, before and after the accounting began there
+        before = after = 0
+        started = False
+        for line in where.read_text().splitlines():
+            pid, what = line.split()
+            if int(pid) == os.getpid():
+                assert what != "accounting"                 # this process plays its games only
+                continue
+            if what == "accounting":
+                started = True
+            elif started:
+                after += int(what)
+            else:
+                before += int(what)
+        where.unlink()
+        return before, after
+
+    before, after = counts()
+    assert before > 100 and after < before / 20             # the accounting found them planned
+    second = benchmark("heuristic", **args)                 # its distribution cached now
+    again_before, again_after = counts()
+    assert again_before == 0 and again_after >= before      # planned again, by the accounting
+    with monkeypatch.context() as m:
+        m.setattr(forkpool, "can_fork", lambda: False)      # nothing beside: all of it here
+        m.setenv(solver_cache.CACHE_ENV, str(tmp_path / "here"))
+        here = benchmark("heuristic", **args)
+    assert _card(first) == _card(here) == _card(second)
+
+
 def test_the_opponents_passes_beside_wait_only_while_this_process_may_compile(monkeypatch, tmp_path):
     """On a machine where the pass's loops are not compiled, the process beside waits for
     this one to compile them, but only until its own distribution is over: a strategy that

@@ -22,8 +22,11 @@
 Where the system can fork, a second process beside computes what does not wait for
 this one's results: optimal play's solves, the other strategies' exact distributions
 (into the disk cache; optimal play's is computed here, from its decision table), and the
-loss accounting. The card is the same to the last bit either way (a first run's
-figures: ``python benchmarks/bench_cold.py --more --only benchmark``).
+loss accounting; for a strategy that plans each position (greedy, heuristic) with no
+other distribution to compute, its own distribution too, then its accounting in the
+same process with the positions already planned, while this one takes optimal play.
+The card is the same to the last bit either way (a first run's figures: ``python
+benchmarks/bench_cold.py --more --only benchmark``).
 
 >>> b = benchmark("keep-largest", against=["greedy"], rules="yacht", options=["fill-in-order"],
 ...               games=2000, seed=3)
@@ -144,6 +147,14 @@ def _exact_distribution(rules, strat, progress):
         return None, str(exc)
 
 
+def _cached_distribution(rules, name: str) -> bool:
+    """Does the disk cache hold ``name``'s distribution on ``rules`` (a registered rule set)?"""
+    from .exact.distribution import cached_distribution
+    from .rules import REGISTRY
+
+    return rules.name in REGISTRY and cached_distribution(rules, name) is not None
+
+
 def _distributions_beside(rules, names, strategy_name: str) -> tuple[list[str], dict]:
     """The opponents whose exact distributions are computed beside: named strategies that
     do not play by a decision table (optimal's is computed here, where its solve is
@@ -168,7 +179,8 @@ def _distributions_beside(rules, names, strategy_name: str) -> tuple[list[str], 
     return wanted, held
 
 
-def _work_beside(rules, strat_arg, strategies, losses: bool, top: int, distributions=(), parent_done=None):
+def _work_beside(rules, strat_arg, strategies, losses: bool, top: int, distributions=(), parent_done=None,
+                 own=None):
     """Start, in a forked process (:class:`~yahtzee_sim.forkpool.Beside`), the steps that
     wait for nothing this process computes first, in the order this one needs them:
     optimal play's float32 solve and its build loops (for its games and distribution),
@@ -180,10 +192,15 @@ def _work_beside(rules, strat_arg, strategies, losses: bool, top: int, distribut
     process loads them; the losses come back pickled. Their results are the ones
     computed here (the same code on the same inputs).
 
+    ``own``: the strategy (an instance of ``strat_arg``, a name) whose own distribution
+    is computed beside too, first, and whose loss accounting then reuses the plans it
+    made (a lookahead strategy: the same decisions, each position planned once); this
+    process then solves optimal play itself, for its distribution and games.
+
     The child runs at a lower priority (nice 10): on a first run on a machine every step
     compiles, and this process's own compilations and distributions come first; the
     child takes the core this one leaves (while it waits for a compilation, the other
-    core)."""
+    core). With ``own`` its steps are the longer part: it runs at this one's priority."""
     from .forkpool import Beside
 
     held: dict = {}
@@ -197,7 +214,16 @@ def _work_beside(rules, strat_arg, strategies, losses: bool, top: int, distribut
             held["walk"] = compile_walk_beside()
         steps.append(("walk", walk))
 
-    if optimal_played:
+    if own is not None:
+        def own_distribution():
+            from .exact.distribution import distribution
+
+            with own.plans_kept():      # kept for its accounting below
+                dist = distribution(rules, strat_arg, cache=True, player=own)
+            return replace(dist, rules=None)        # a rule set does not pickle
+        steps.append(("own distribution", own_distribution))
+
+    if optimal_played and own is None:
         def optimal_play() -> None:
             from .exact.decisions import precompile
 
@@ -229,6 +255,9 @@ def _work_beside(rules, strat_arg, strategies, losses: bool, top: int, distribut
             if "walk" in held:
                 held["walk"]()
             # a rule set does not pickle (its scoring functions): it travels back without it
+            if own is not None:
+                with own.plans_kept():
+                    return replace(loss_accounting(rules, own, top=top), rules=None)
             return replace(loss_accounting(rules, strat_arg, top=top), rules=None)
         steps.append(("losses", account))
 
@@ -238,7 +267,7 @@ def _work_beside(rules, strat_arg, strategies, losses: bool, top: int, distribut
 
             precompile(rules, background=True)      # a compiler that outlives this run, once a machine
         steps.append(("table loop", table_loop))
-    return Beside(steps, what="benchmark", nice=BESIDE_NICE, kernels=True)
+    return Beside(steps, what="benchmark", nice=0 if own is not None else BESIDE_NICE, kernels=True)
 
 
 BESIDE_NICE = 10
@@ -255,6 +284,23 @@ def _wait_beside(beside, step: str, report, phase: str) -> None:
             beside.result(step)
         except (ValueError, RuntimeError):
             pass
+
+
+def _own_distribution(beside, rules, strat, strat_arg, report):
+    """The strategy's own distribution, from beside (computed here if that failed), or
+    None and why not (as :func:`_exact_distribution`)."""
+    from .engine import StrategyError
+    from .progress import heartbeat
+
+    try:
+        with heartbeat(report, f"distribution of {strat.name} on {rules.key}"):
+            return replace(beside.result("own distribution"), rules=rules), ""
+    except StrategyError:           # an illegal decision is the strategy's fault: said, not hidden
+        raise
+    except ValueError as exc:       # not evaluable exactly: simulate
+        return None, str(exc)
+    except RuntimeError:
+        return _exact_distribution(rules, strat_arg, report)
 
 
 def _optimal_mean(beside, rules, report) -> float:
@@ -331,13 +377,24 @@ def benchmark(strategy: str | Strategy, *, against=DEFAULT_AGAINST, rules: str |
     # what does not need this process's first results runs beside on the second core,
     # the other strategies' distributions too (optimal play's is computed here)
     dists_beside, odists = _distributions_beside(rules, against, strat.name)
+    # A strategy that plans each position (greedy, heuristic), its distribution not cached,
+    # and no other distribution beside: its distribution and its loss accounting both
+    # beside, in one process, the accounting reusing the plans (a fifth of its work), and
+    # this process takes optimal play (with another distribution beside, the two sides
+    # are already about even). Only where the pass's loops are compiled: otherwise both
+    # processes would compile them at once (this one waits for nothing beside)
+    from .exact.distribution import pass_compiled
+
+    own_beside = losses and isinstance(strategy, str) and hasattr(strat, "plans_kept") \
+        and not dists_beside and not _cached_distribution(rules, strategy) and pass_compiled()
     # set once this process's own distribution is done: the opponents' passes beside wait
     # for the loops it compiles only until then (it compiles none if its strategy is not
     # evaluable or its distribution is cached)
     from .forkpool import shared_array
 
     own_pass_done = shared_array(1, "int8")
-    beside = _work_beside(rules, strat_arg, [strat, *opponents], losses, top, dists_beside, own_pass_done)
+    beside = _work_beside(rules, strat_arg, [strat, *opponents], losses, top, dists_beside, own_pass_done,
+                          own=strat if own_beside else None)
     # the paired interval without scipy.stats (most of a second to import); its one use
     # here, the simulated win odds' interval, imports it only when they are simulated
     from .stats.compare import paired_t_interval
@@ -345,17 +402,22 @@ def benchmark(strategy: str | Strategy, *, against=DEFAULT_AGAINST, rules: str |
     try:
         if strat.name == "optimal":
             _wait_beside(beside, "optimal play", report, f"solving optimal play on {rules.key}")
-        dist, why_not = _exact_distribution(rules, strat_arg, report)
+        if not own_beside:
+            dist, why_not = _exact_distribution(rules, strat_arg, report)
         own_pass_done[0] = 1
         # the other exact distributions first (those cached are read already), but those computed beside
         for name, opp in zip(against, opponents):
-            if name in odists or name in dists_beside:
+            if name in odists or name in dists_beside or (own_beside and name == strategy):
                 continue
             if opp.name == "optimal":
                 _wait_beside(beside, "optimal play", report, f"solving optimal play on {rules.key}")
             odists[name] = _exact_distribution(rules, name, report)[0]
         report(f"simulating {strat.name} on {rules.key}", 0, 1 + len(against))
         sim = simulate(rules, get_strategy(strategy), n, seed=seed)
+        if own_beside:
+            dist, why_not = _own_distribution(beside, rules, strat, strat_arg, report)
+            if strategy in against:     # against itself: the same distribution
+                odists[strategy] = dist
         s = sim.summary()
         if dist is not None:
             method, mean, sd, low, high = "exact", dist.mean, dist.sd, dist.mean, dist.mean
