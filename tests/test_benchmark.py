@@ -355,6 +355,26 @@ def test_a_planning_strategys_distribution_and_accounting_beside_share_its_plans
     assert _card(first) == _card(here) == _card(second)
 
 
+def test_an_illegal_decision_in_the_distribution_beside_is_raised_here(monkeypatch, tmp_path):
+    """The strategy's own distribution computed beside fails on an illegal decision: the
+    benchmark raises the StrategyError (the command's one-line exit 2), as it does when
+    the distribution is computed here, not a card that falls back to simulation."""
+    from yahtzee_sim.exact import cache as solver_cache
+    from yahtzee_sim.exact import distribution as dist_module
+
+    compute = dist_module._distribution
+
+    def illegal(rules, strat, *a, **k):
+        if strat.name == "heuristic":
+            raise StrategyError("heuristic: box 3 is filled already")
+        return compute(rules, strat, *a, **k)
+
+    monkeypatch.setattr(dist_module, "_distribution", illegal)
+    monkeypatch.setenv(solver_cache.CACHE_ENV, str(tmp_path))              # nothing cached
+    with pytest.raises(StrategyError, match="box 3 is filled already"):
+        benchmark("heuristic", against=["optimal"], games=200, seed=1, **GAME)
+
+
 def test_the_opponents_passes_beside_wait_only_while_this_process_may_compile(monkeypatch, tmp_path):
     """On a machine where the pass's loops are not compiled, the process beside waits for
     this one to compile them, but only until its own distribution is over: a strategy that

@@ -287,19 +287,16 @@ def _wait_beside(beside, step: str, report, phase: str) -> None:
 
 
 def _own_distribution(beside, rules, strat, strat_arg, report):
-    """The strategy's own distribution, from beside (computed here if that failed), or
-    None and why not (as :func:`_exact_distribution`)."""
-    from .engine import StrategyError
+    """The strategy's own distribution, from beside, or None and why not (as
+    :func:`_exact_distribution`). Where the step failed (its error comes back a plain
+    ``ValueError``) it is computed here: the same answer, an illegal decision raised as
+    the ``StrategyError`` it is."""
     from .progress import heartbeat
 
     try:
         with heartbeat(report, f"distribution of {strat.name} on {rules.key}"):
             return replace(beside.result("own distribution"), rules=rules), ""
-    except StrategyError:           # an illegal decision is the strategy's fault: said, not hidden
-        raise
-    except ValueError as exc:       # not evaluable exactly: simulate
-        return None, str(exc)
-    except RuntimeError:
+    except (ValueError, RuntimeError):
         return _exact_distribution(rules, strat_arg, report)
 
 
