@@ -147,12 +147,13 @@ def _exact_distribution(rules, strat, progress):
         return None, str(exc)
 
 
-def _cached_distribution(rules, name: str) -> bool:
-    """Does the disk cache hold ``name``'s distribution on ``rules`` (a registered rule set)?"""
+def _cached_distribution(rules, name):
+    """``name``'s distribution on ``rules`` (a registered rule set) from the disk cache, or
+    None (not cached, or not a strategy's name)."""
     from .exact.distribution import cached_distribution
     from .rules import REGISTRY
 
-    return rules.name in REGISTRY and cached_distribution(rules, name) is not None
+    return cached_distribution(rules, name) if rules.name in REGISTRY and isinstance(name, str) else None
 
 
 def _distributions_beside(rules, names, strategy_name: str) -> tuple[list[str], dict]:
@@ -382,8 +383,9 @@ def benchmark(strategy: str | Strategy, *, against=DEFAULT_AGAINST, rules: str |
     # processes would compile them at once (this one waits for nothing beside)
     from .exact.distribution import pass_compiled
 
+    own_cached = _cached_distribution(rules, strategy)        # read once: the card's if held
     own_beside = losses and isinstance(strategy, str) and hasattr(strat, "plans_kept") \
-        and not dists_beside and not _cached_distribution(rules, strategy) and pass_compiled()
+        and not dists_beside and own_cached is None and pass_compiled()
     # set once this process's own distribution is done: the opponents' passes beside wait
     # for the loops it compiles only until then (it compiles none if its strategy is not
     # evaluable or its distribution is cached)
@@ -399,7 +401,9 @@ def benchmark(strategy: str | Strategy, *, against=DEFAULT_AGAINST, rules: str |
     try:
         if strat.name == "optimal":
             _wait_beside(beside, "optimal play", report, f"solving optimal play on {rules.key}")
-        if not own_beside:
+        if own_cached is not None:
+            dist, why_not = own_cached, ""
+        elif not own_beside:
             dist, why_not = _exact_distribution(rules, strat_arg, report)
         own_pass_done[0] = 1
         # the other exact distributions first (those cached are read already), but those computed beside
