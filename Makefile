@@ -5,10 +5,16 @@ BIN    := $(VENV)/bin
 
 .PHONY: demo check test test-fast bench bench-startup reports clean
 
+# A dropped connection to the package index should not fail the set-up: pip resumes a cut
+# download (PIP_RESUME_RETRIES; older pips ignore it) and the install is tried three times.
 $(BIN)/yahtzee-sim: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	export PIP_RESUME_RETRIES=20; \
+	for attempt in 1 2 3; do \
+	    $(BIN)/pip install --quiet --retries 10 --upgrade pip \
+	    && $(BIN)/pip install --quiet --retries 10 -e '.[test]' && break; \
+	    [ $$attempt = 3 ] && exit 1; echo "install failed (attempt $$attempt of 3), retrying" >&2; sleep 10; \
+	done
 	$(BIN)/python -m yahtzee_sim.exact.compile_ahead   # the numba kernels, on both cores (a wheel has them built in)
 	touch $@
 
