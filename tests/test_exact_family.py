@@ -159,8 +159,8 @@ def test_optimal_strategy_mean_inside_the_ci_of_the_exact_value(name, options, n
 
 @pytest.mark.slow
 def test_maxi_yatzy_without_saved_throws_plays_at_its_exact_value():
-    """The one solvable game whose cold solve (5 minutes on a quiet machine, 20 or more under load) is too long for the
-    suite: checked when the user's cache holds its table (`yahtzee-sim solve --rules
+    """The one solvable game whose cold solve (about 50 s and 80 CPU s on a quiet machine, both cores; see
+    benchmarks/RESULTS.md) is too long for the suite: checked when the user's cache holds its table (`yahtzee-sim solve --rules
     maxi-yatzy --option no-saved-throws` puts it there), skipped otherwise."""
     from conftest import USER_SOLVER_CACHE
 
@@ -171,7 +171,7 @@ def test_maxi_yatzy_without_saved_throws_plays_at_its_exact_value():
     path = cache_path(rules, cache_dir=USER_SOLVER_CACHE)
     arrays = solver_cache.load(path, _meta(rules, "float32")) if path.exists() else None
     if arrays is None:
-        pytest.skip(f"no valid cached table for {rules.key} in {USER_SOLVER_CACHE} (a 5- to 20-minute solve: "
+        pytest.skip(f"no valid cached table for {rules.key} in {USER_SOLVER_CACHE} (a solve of about 80 CPU seconds: "
                     "yahtzee-sim solve --rules maxi-yatzy --option no-saved-throws)")
     sol = solve(rules, cache_dir=USER_SOLVER_CACHE)
     assert sol.cache == "hit"
@@ -239,7 +239,7 @@ def test_a_dense_table_beyond_the_memory_is_refused_before_its_states_are_counte
 @pytest.mark.parametrize("evaluate", ["policy_value", "distribution"])
 def test_maxi_yatzy_is_solvable_but_too_large_to_evaluate_a_strategy(evaluate):
     """Refused at once, before the strategy is prepared (optimal would first start the
-    solve of 5 to 20 minutes)."""
+    solve of about 80 CPU seconds)."""
     import time
 
     from yahtzee_sim.exact.distribution import distribution

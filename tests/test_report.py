@@ -30,7 +30,7 @@ def _promised_files(report_dir: Path) -> set[str]:
 def test_spec_runs_tiny_and_writes_every_promised_file(path, tmp_path):
     spec = load_spec(path).scaled(512)
     if "maxi-yatzy+no-saved-throws" in spec.rule_sets:
-        # solvable, but its cold solve takes 5 to 20 minutes or more: the tiny run leaves it out
+        # solvable, but its cold solve takes about 80 CPU seconds: the tiny run leaves it out
         spec = dataclasses.replace(spec, rule_sets=tuple(r for r in spec.rule_sets
                                                          if r != "maxi-yatzy+no-saved-throws"))
     if spec.kind == "variants":
