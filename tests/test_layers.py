@@ -1,7 +1,8 @@
 """The package's layers import one way (issue 10, "The shape of the code").
 
 Read from the source with :mod:`ast`, every import counts, also those inside
-functions (a lazy import is still a dependency): nothing outside the command line
+functions (a lazy import is still a dependency) and ``importlib.import_module`` of a
+module named in full: nothing outside the command line
 imports it, the module graph has no cycle, and a module imports only modules of
 its own layer or below:
 
@@ -85,6 +86,12 @@ def imports_of(files: dict[str, Path]):
                 else:
                     source = node.module or ""
                 yield mod, source, [a.name for a in node.names]
+            elif (isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None))
+                  == "import_module" and node.args and isinstance(node.args[0], ast.Constant)
+                  and isinstance(node.args[0].value, str) and not node.args[0].value.startswith(".")):
+                # importlib.import_module("yahtzee_sim.x.y"): an import by another name (an old
+                # address's forwarding, say) is a dependency all the same
+                yield mod, node.args[0].value, None
 
 
 def import_graph(root: Path, package: str) -> dict[str, set[str]]:

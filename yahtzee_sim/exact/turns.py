@@ -546,15 +546,3 @@ def per_turn_report(rules: str | RuleSet | None = None, strategy: str | Strategy
     rolls.append(expected_rolls(rules, "optimal", pattern=goal))
     return PerTurnReport(rules=rules, strategy=pol.name, under_strategy=under, best=best, rolls=rolls)
 
-
-def __getattr__(name: str):
-    """``ChasePattern`` moved to :mod:`yahtzee_sim.strategies.chase` (strategies live in
-    ``strategies/``); its old address keeps working, with a warning."""
-    if name == "ChasePattern":
-        import importlib
-        import warnings
-
-        warnings.warn("yahtzee_sim.exact.turns.ChasePattern moved to yahtzee_sim.strategies.chase.ChasePattern",
-                      DeprecationWarning, stacklevel=2)
-        return importlib.import_module("yahtzee_sim.strategies.chase").ChasePattern
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

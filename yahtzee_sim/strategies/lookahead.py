@@ -553,12 +553,3 @@ class GreedyStrategy(LookaheadStrategy):
     def plain_box_value(self, box, ctx):
         return self._plain_gain(box, ctx)
 
-
-def __getattr__(name: str):
-    """``HeuristicStrategy`` has its own module now (one strategy per file); its old
-    address keeps working."""
-    if name == "HeuristicStrategy":
-        import importlib
-
-        return importlib.import_module("yahtzee_sim.strategies.heuristic").HeuristicStrategy
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
