@@ -452,3 +452,16 @@ def test_strategy_option_help_names_every_strategy():
         assert opt.help.startswith(lead + "one of: ") and all(n in opt.help for n in strategy_names())
         assert opt.help.endswith("; or module:Class, your own Strategy subclass")
     assert next(a for a in subs["policy-value"]._actions if "--strategy" in a.option_strings).required
+
+
+def test_no_help_text_shows_an_escaped_percent_sign():
+    """argparse %-formats an option's help but prints a description as it is: a ``%%``
+    written in a description reached the user as "95%% interval"."""
+    from yahtzee_sim.cli import build_parser
+
+    parser = build_parser()
+    subs = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction").choices
+    shown = {"yahtzee-sim": parser.format_help(), **{name: sub.format_help() for name, sub in subs.items()}}
+    assert not [name for name, text in shown.items() if "%%" in text]
+    assert "95% interval" in shown["ask"] and "--claimed 26% --precision 1%" in shown["ask"]
+    assert "26%, 5/9" in shown["ask"]           # an option's help: "%%" there is one "%"

@@ -59,8 +59,8 @@ def add_commands(sub) -> None:
     p = sub.add_parser("ask", help="answer one question about a roll, a position, a turn, a game or a table",
                        description="Answer one question exactly (fractions for a roll, a position or a turn; "
                                    "the exact score distribution for a game or a table) beside a simulation "
-                                   "with its 95%% interval. Example: yahtzee-sim ask chance large_straight "
-                                   "--scope turn --play chase --claimed 26%% --precision 1%%. "
+                                   "with its 95% interval. Example: yahtzee-sim ask chance large_straight "
+                                   "--scope turn --play chase --claimed 26% --precision 1%. "
                                    "The vocabulary: docs/questions.md.")
     p.add_argument("what", metavar="ASK", help=f"what is asked: {', '.join(ASKS)}")
     p.add_argument("event", nargs="+", metavar="EVENT",

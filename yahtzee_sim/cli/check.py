@@ -64,7 +64,7 @@ def add_commands(sub) -> None:
 
     p = sub.add_parser("check", help="check the claims of your own TOML file (exact, simulated, verdict)",
                        description="Evaluate every claim of FILE.toml: the exact value, a simulated cross-check "
-                                   "with its 95%% interval, a verdict and how it was computed. The format and the "
+                                   "with its 95% interval, a verdict and how it was computed. The format and the "
                                    "vocabulary: docs/questions.md; examples: experiments/claims/.")
     p.add_argument("file", metavar="FILE.toml", help="the claims file")
     p.add_argument("--out", default=None,
