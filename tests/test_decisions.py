@@ -217,6 +217,63 @@ def test_a_forged_file_is_refused(small):
     assert "holds keep_1 of shape" in D.decision_table(sol, cache_dir=where).cache_note
 
 
+@pytest.mark.parametrize("bad", ["keep", "box"])
+def test_a_file_with_an_entry_out_of_range_is_refused(small, bad):
+    """A checksummed file whose keep points past a roll's sub-keeps, or whose box is past
+    the last box, is rebuilt (the range scans of the load's check)."""
+    sol, where = small
+    t = D.decision_table(sol, cache_dir=where)
+    path = D.decisions_cache_path(sol.rules, cache_dir=where)
+    meta = D._meta(sol.rules, "mean", 0.0, np.ascontiguousarray(sol.values).reshape(-1))
+    keep_1, boxes = t.keeps[1].copy(), t.boxes.copy()
+    if bad == "keep":       # the last roll of the last state: one past its sub-keeps
+        keep_1[-1, -1] = sol.rules.dice.n_subkeeps[-1]
+    else:
+        boxes[-1, -1] = sol.rules.n_boxes
+    _cache.save(path, meta, {"keep_1": keep_1, "keep_2": t.keeps[2], "boxes": boxes})
+    D._MEMO.clear()
+    again = D.decision_table(sol, cache_dir=where)
+    why = "positions past a roll's sub-keeps" if bad == "keep" else "past the last box"
+    assert again.cache == "damaged" and why in again.cache_note
+    np.testing.assert_array_equal(again.boxes, t.boxes)
+
+
+def test_a_cached_tables_check_loads_no_compiled_loop(small, monkeypatch):
+    """Loading a cached table recomputes a few rows in NumPy: a process that only plays
+    the table does not load the build's compiled loops (nor the solver's widget) for it."""
+    from yahtzee_sim.exact import space
+
+    sol, where = small
+    D.decision_table(sol, cache_dir=where)
+    D._MEMO.clear()
+
+    def refuse():
+        raise AssertionError("a compiled loop was asked for")
+    monkeypatch.setattr(D, "_kernels", refuse)
+    monkeypatch.setattr(space, "_kernels", refuse)
+    assert D.decision_table(sol, cache_dir=where).cache == "hit"
+
+
+@pytest.mark.parametrize("name,options", [("yacht-classic", ()), ("yahtzee", ("faces-3",)),
+                                          ("yahtzee-original-joker", ("faces-3",)), ("generala", ()),
+                                          ("yacht", ("fill-in-order",))])
+def test_the_checks_numpy_decisions_are_the_built_tables(name, options):
+    """The load's check decides its rows in NumPy; the table was built by the compiled
+    loops: on every state of these games (jokers, served boxes) the two are the same."""
+    rules = get_rules(name, options)
+    sol = solve(rules)
+    t = D.decision_table(sol, cache=False)
+    values = np.ascontiguousarray(sol.values).reshape(-1)
+    plan, served = D._mean_planner(rules, values)
+    (m, u, f), _ = D._states(sol.space)
+    keeps, boxes, sboxes = D._decide(rules, sol.space, values, plan, m, u, f, served, compiled=False)
+    for j in range(1, rules.n_rolls):
+        np.testing.assert_array_equal(keeps[j], t.keeps[j], err_msg=f"keep_{j}")
+    np.testing.assert_array_equal(boxes, t.boxes)
+    if served:
+        np.testing.assert_array_equal(sboxes, t.served_boxes)
+
+
 def test_a_table_of_other_values_is_not_used(small):
     """The file is keyed by a hash of the value table: other values, other file contents."""
     sol, where = small

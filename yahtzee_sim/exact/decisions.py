@@ -180,7 +180,7 @@ def _states(space: StateSpace):
     return (m, u, f), row_of
 
 
-def _keep_picks(keep_values: np.ndarray, lat, roll_sub_pos: np.ndarray) -> np.ndarray:
+def _keep_picks(keep_values: np.ndarray, lat, roll_sub_pos: np.ndarray, compiled: bool = True) -> np.ndarray:
     """(U, R) uint8: per roll, the position in :func:`sub_keep_order` of the first
     maximum of (K, U) solver-order keep values over the roll's sub-keeps.
 
@@ -188,8 +188,9 @@ def _keep_picks(keep_values: np.ndarray, lat, roll_sub_pos: np.ndarray) -> np.nd
     largest (value, keep index) pair; that maximum is taken up the keep lattice (the
     sweep of the widget's own ``best_subkeep_mean``, carrying the keep index), which
     gives the same pick as an argmax over each roll's list, in a third of the work.
+    ``compiled=False``: in NumPy even where the loop is compiled (the same picks).
     """
-    kx = _kernels()
+    kx = _kernels() if compiled else None
     if kx is not None:
         from ._solver_lattice import sweep_pairs
 
@@ -374,7 +375,8 @@ def _box_picks_compiled(kx, space: StateSpace, values: np.ndarray, m, u, f, ctx:
     return out
 
 
-def _box_picks(rules: RuleSet, space: StateSpace, values: np.ndarray, m, u, f, throws=None, ctx=None):
+def _box_picks(rules: RuleSet, space: StateSpace, values: np.ndarray, m, u, f, throws=None, ctx=None,
+               compiled: bool = True):
     """(U, R) uint8 as :func:`_box_picks_generic` for every roll, with the same numbers
     assembled per state: outside the rolls ``turn_options`` treats specially (five of a
     kind: jokers, bonuses, boxes paying after a Generala) a box's points are its score
@@ -383,8 +385,9 @@ def _box_picks(rules: RuleSet, space: StateSpace, values: np.ndarray, m, u, f, t
 
     Compiled (:data:`KERNELS`): one loop per chunk, the five-of-a-kind rolls' options
     taken per case from ``ctx`` (:func:`_box_context`; made here for these states if
-    None). In NumPy: per chunk, those rolls by :func:`_box_picks_generic`."""
-    kx = _kernels()
+    None). In NumPy (also with ``compiled=False``): per chunk, those rolls by
+    :func:`_box_picks_generic`."""
+    kx = _kernels() if compiled else None
     if kx is not None:
         if ctx is None:
             ctx = _box_context(rules, space, m, f, throws)
@@ -464,16 +467,20 @@ def _box_contexts(rules, space, m, f, served):
             _box_context(rules, space, m, f, throws=1) if served else None)
 
 
-def _decide(rules, space, values, plan_values, m, u, f, served, ctxs=(None, None)):
+def _decide(rules, space, values, plan_values, m, u, f, served, ctxs=(None, None), compiled: bool = True):
     """Decisions of one chunk of states: keeps per rerolls left, boxes, served boxes
-    (``ctxs``: :func:`_box_contexts` of states these are among, or made here)."""
+    (``ctxs``: :func:`_box_contexts` of states these are among, or made here).
+    ``compiled=False``: every step in NumPy (the same decisions; for a few states, no
+    compiled loop to load: a cached table's check)."""
     from ._solver_lattice import lattice
 
     lat, roll_sub_pos = lattice(rules.dice), _roll_sub_pos(rules)
-    kv = plan_values(m, u, f)
-    keeps = [None] + [_keep_picks(kv[j], lat, roll_sub_pos) for j in range(1, rules.n_rolls)]
-    boxes = _box_picks(rules, space, values, m, u, f, throws=2 if served else None, ctx=ctxs[0])
-    sboxes = _box_picks(rules, space, values, m, u, f, throws=1, ctx=ctxs[1]) if served else None
+    kv = plan_values(m, u, f) if compiled else plan_values(m, u, f, compiled=False)
+    keeps = [None] + [_keep_picks(kv[j], lat, roll_sub_pos, compiled) for j in range(1, rules.n_rolls)]
+    boxes = _box_picks(rules, space, values, m, u, f, throws=2 if served else None, ctx=ctxs[0],
+                       compiled=compiled)
+    sboxes = _box_picks(rules, space, values, m, u, f, throws=1, ctx=ctxs[1], compiled=compiled) if served \
+        else None
     return keeps, boxes, sboxes
 
 
@@ -532,9 +539,9 @@ def _build(rules: RuleSet, values: np.ndarray, plan_values, served: bool, chunk:
 def _mean_planner(rules: RuleSet, values: np.ndarray):
     model = turn_model(rules, np.float32)     # the strategy's widget: float32, as it plays
 
-    def plan_values(m, u, f):
+    def plan_values(m, u, f, compiled=True):
         # the same keep values (the widget's floats: compiled, the NumPy path's operations)
-        _, (kv, _) = turn_values(model, values, None, m, u, f, plan="keeps", compiled=True)
+        _, (kv, _) = turn_values(model, values, None, m, u, f, plan="keeps", compiled=compiled)
         return kv
     return plan_values, model.served
 
@@ -583,15 +590,18 @@ def _check(rules: RuleSet, stored: dict, values, plan_values, served: bool, quic
     if quick:
         return (row_of, keeps, stored["boxes"], stored["served_boxes"] if served else None), ""
     n_sub = rules.dice.n_subkeeps.astype(np.int64)
-    for j in range(1, rules.n_rolls):
-        if (stored[f"keep_{j}"] >= n_sub[None, :]).any():
+    for j in range(1, rules.n_rolls):       # each roll's largest entry: no (states, rolls) temporary
+        if (stored[f"keep_{j}"].max(axis=0) >= n_sub).any():
             return None, f"holds keep_{j} positions past a roll's sub-keeps"
     for k in names[rules.n_rolls - 1:]:
-        if (stored[k] >= rules.n_boxes).any():
+        if stored[k].max() >= rules.n_boxes:
             return None, f"holds {k} past the last box"
     rng = np.random.default_rng(n)
     pick = np.unique(np.concatenate([[0], rng.integers(0, n, PLAUSIBILITY_ROWS)]))
-    k, b, sb = _decide(rules, space, values, plan_values, m[pick], u[pick], f[pick], served)
+    # in NumPy: for these few rows, loading the build's compiled loops (about 0.4 CPU s, the
+    # solver's widget among them) would cost a process that only plays the table more than
+    # it saves; the two paths give the same decisions (tests/test_decisions.py)
+    k, b, sb = _decide(rules, space, values, plan_values, m[pick], u[pick], f[pick], served, compiled=False)
     same = all(np.array_equal(stored[f"keep_{j}"][pick], k[j]) for j in range(1, rules.n_rolls))
     same = same and np.array_equal(stored["boxes"][pick], b)
     if served:
@@ -606,8 +616,10 @@ def table_of_values(rules: RuleSet, kind: str, theta: float, values: np.ndarray,
                     progress=None, trusted: tuple | None = None) -> DecisionTable:
     """The decision table of any value table (disk-cached; see :func:`decision_table`).
 
-    ``plan_values(mask, u, flag)`` gives, per rerolls left ``j``, the (K, U) solver-order
-    value of every keep of U states (larger is better), as the widget's ``plan=True``;
+    ``plan_values(mask, u, flag, compiled=True)`` gives, per rerolls left ``j``, the (K, U)
+    solver-order value of every keep of U states (larger is better), as the widget's
+    ``plan=True`` (``compiled=False``: the same floats without compiled loops, asked for
+    the few rows a cached table's check recomputes);
     the boxes maximize ``gain + values[next state]``. ``kind`` and ``theta`` name the
     table in the cache (the risk strategies' tables: ``"risk"`` and their theta).
     A cached table is memory-mapped (processes share its pages); ``trusted`` is the
