@@ -378,3 +378,18 @@ def test_a_run_long_enough_builds_the_table_once_before_its_work_is_shipped(monk
     assert strat.decisions is not None and D.decisions_cache_path(rules).is_file()
     widget = simulate(rules, OptimalStrategy(sol, table=False), 4 * SEED_BLOCK, seed=3, batch=SEED_BLOCK)
     np.testing.assert_array_equal(res.to_frame()["total"], widget.to_frame()["total"])
+
+
+def test_a_planner_of_three_arguments_still_loads_its_cached_table(small):
+    """``table_of_values`` is public: a caller's planner written before ``compiled`` existed
+    (three arguments) builds its table and loads it back from the cache."""
+    sol, where = small
+    values = np.ascontiguousarray(sol.values).reshape(-1)
+    builtin, served = D._mean_planner(sol.rules, values)
+
+    def plan(m, u, f):
+        return builtin(m, u, f)
+    first = D.table_of_values(sol.rules, "mean", 0.0, values, plan, served=served, cache_dir=where)
+    D._MEMO.clear()
+    again = D.table_of_values(sol.rules, "mean", 0.0, values, plan, served=served, cache_dir=where)
+    assert (first.cache, again.cache) == ("miss", "hit")

@@ -475,13 +475,25 @@ def _decide(rules, space, values, plan_values, m, u, f, served, ctxs=(None, None
     from ._solver_lattice import lattice
 
     lat, roll_sub_pos = lattice(rules.dice), _roll_sub_pos(rules)
-    kv = plan_values(m, u, f) if compiled else plan_values(m, u, f, compiled=False)
+    kv = plan_values(m, u, f, compiled=False) if not compiled and _takes_compiled(plan_values) \
+        else plan_values(m, u, f)
     keeps = [None] + [_keep_picks(kv[j], lat, roll_sub_pos, compiled) for j in range(1, rules.n_rolls)]
     boxes = _box_picks(rules, space, values, m, u, f, throws=2 if served else None, ctx=ctxs[0],
                        compiled=compiled)
     sboxes = _box_picks(rules, space, values, m, u, f, throws=1, ctx=ctxs[1], compiled=compiled) if served \
         else None
     return keeps, boxes, sboxes
+
+
+def _takes_compiled(plan_values) -> bool:
+    """Whether a planner takes ``compiled`` (the built-in ones do; a caller's own planner of
+    three arguments, as :func:`table_of_values` took before, is asked as it was)."""
+    import inspect
+
+    try:
+        return "compiled" in inspect.signature(plan_values).parameters
+    except (TypeError, ValueError):     # pragma: no cover - a callable without a signature
+        return False
 
 
 def _build_part(rules, space, values, plan_values, served, chunk, states, out, ctxs, part, n_parts,
@@ -619,7 +631,7 @@ def table_of_values(rules: RuleSet, kind: str, theta: float, values: np.ndarray,
     ``plan_values(mask, u, flag, compiled=True)`` gives, per rerolls left ``j``, the (K, U)
     solver-order value of every keep of U states (larger is better), as the widget's
     ``plan=True`` (``compiled=False``: the same floats without compiled loops, asked for
-    the few rows a cached table's check recomputes);
+    the few rows a cached table's check recomputes, if the planner takes ``compiled``);
     the boxes maximize ``gain + values[next state]``. ``kind`` and ``theta`` name the
     table in the cache (the risk strategies' tables: ``"risk"`` and their theta).
     A cached table is memory-mapped (processes share its pages); ``trusted`` is the

@@ -545,4 +545,3 @@ def per_turn_report(rules: str | RuleSet | None = None, strategy: str | Strategy
         rolls.append(expected_rolls(rules, "keep-largest", pattern=goal))
     rolls.append(expected_rolls(rules, "optimal", pattern=goal))
     return PerTurnReport(rules=rules, strategy=pol.name, under_strategy=under, best=best, rolls=rolls)
-

@@ -552,4 +552,3 @@ class GreedyStrategy(LookaheadStrategy):
 
     def plain_box_value(self, box, ctx):
         return self._plain_gain(box, ctx)
-

@@ -110,7 +110,7 @@ def risk_decision_table(risk_solution, *, cache: bool = True, cache_dir=None, pr
     rules, theta = risk_solution.rules, float(risk_solution.theta)
     values = np.ascontiguousarray(risk_solution.values).reshape(-1)
 
-    def plan_values(mask, u, flag, compiled=True):     # in NumPy either way
+    def plan_values(mask, u, flag):
         return risk_turn(rules, values, mask, u, flag, theta, plan=True)[1]
 
     return table_of_values(rules, "risk", theta, values, plan_values, cache=cache, cache_dir=cache_dir,
