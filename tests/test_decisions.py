@@ -393,3 +393,50 @@ def test_a_planner_of_three_arguments_still_loads_its_cached_table(small):
     D._MEMO.clear()
     again = D.table_of_values(sol.rules, "mean", 0.0, values, plan, served=served, cache_dir=where)
     assert (first.cache, again.cache) == ("miss", "hit")
+
+
+# -- a pass that decides its rows as it goes (no table built) ---------------------------
+
+@pytest.mark.parametrize("name,options", [("yacht-classic", ()), ("yacht", ("fill-in-order",)),
+                                          ("yahtzee", ("faces-3",)),
+                                          pytest.param("yahtzee", (), marks=pytest.mark.slow)])
+def test_rows_decided_as_asked_are_the_tables_bytes(name, options):
+    """Every row of the table, decided on demand in shuffled chunks of another size than
+    the build's: the same bytes (a state's decisions depend on it alone)."""
+    rules = get_rules(name, options)
+    sol = solve(rules)
+    table = D.decision_table(sol, cache=False)
+    rows = D.row_decisions(sol)
+    np.testing.assert_array_equal(rows.row_of, table.row_of)
+    order = np.random.default_rng(5).permutation(table.n_states)
+    for lo in range(0, len(order), 700):
+        pick = np.sort(order[lo:lo + 700])
+        keeps, boxes, served = rows.decide(pick)
+        np.testing.assert_array_equal(boxes, table.boxes[pick])
+        for j in range(1, rules.n_rolls):
+            np.testing.assert_array_equal(keeps[j], table.keeps[j][pick])
+        assert served is None
+
+
+@pytest.mark.parametrize("name,options", [("yacht", ()), ("yahtzee", ("faces-3",))])
+def test_a_distribution_decides_its_rows_and_builds_no_table(name, options, monkeypatch, tmp_path):
+    """With no table built or cached, the exact distribution and policy value of optimal
+    play decide each row as the build would: no table in memory or on disk, and the
+    same numbers bit for bit as the ones read from the table."""
+    from yahtzee_sim.exact.distribution import distribution
+    from yahtzee_sim.exact.policy import policy_value
+
+    monkeypatch.setenv(_cache.CACHE_ENV, str(tmp_path))
+    rules = get_rules(name, options)
+    sol = solve(rules)
+    D._MEMO.clear()
+    decided = OptimalStrategy(sol)
+    dist = distribution(rules, decided, cache=False)
+    value = policy_value(rules, decided)
+    assert decided.decisions is None and not D.decisions_cache_path(rules).is_file()
+    read = OptimalStrategy(sol).prepare(rules)
+    read.decision_table()
+    np.testing.assert_array_equal(distribution(rules, read, cache=False).pmf, dist.pmf)
+    again = policy_value(rules, read)
+    np.testing.assert_array_equal(again.values, value.values)
+    np.testing.assert_array_equal(again.second_moments, value.second_moments)

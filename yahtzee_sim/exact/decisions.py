@@ -60,7 +60,7 @@ from .space import StateSpace, state_space, turn_model, turn_values
 from ..validate import whole_number
 
 __all__ = ["DecisionTable", "decision_table", "table_of_values", "sub_keep_order", "table_bytes", "precompile",
-           "MAX_TABLE_BYTES", "COMPRESSED_KINDS",
+           "RowDecisions", "row_decisions", "MAX_TABLE_BYTES", "COMPRESSED_KINDS",
            "DECISIONS_VERSION", "decisions_cache_path"]
 
 DECISIONS_VERSION = 1
@@ -718,6 +718,59 @@ def _table(rules: RuleSet, kind: str, theta: float, parts, **provenance) -> Deci
     return DecisionTable(row_of=row_of, n_u=space.n_u, n_flag=space.n_flag, keeps=plain,
                          boxes=np.asarray(boxes), served_boxes=None if sboxes is None else np.asarray(sboxes),
                          sub_keep=sub_keep_order(rules)[0], rules=rules, kind=kind, theta=theta, **provenance)
+
+
+class RowDecisions:
+    """Rows of a decision table decided when asked, by the build's own function on the
+    build's own inputs (:func:`_decide` on a row's state): the bytes the table holds,
+    without building, storing or mapping the table. A pass over every state that reads
+    each row once (a score distribution) decides them as it goes: it costs the build's
+    work and saves the table's hundreds of MB of fresh memory and its file.
+
+    >>> from yahtzee_sim.exact.solver import solve
+    >>> sol = solve("yacht-classic", cache=False)
+    >>> rows = row_decisions(sol)
+    >>> keeps, boxes, _ = rows.decide(np.arange(10))
+    >>> t = decision_table(sol, cache=False)
+    >>> bool((boxes == t.boxes[:10]).all() and (keeps[2] == t.keeps[2][:10]).all())
+    True
+    """
+
+    def __init__(self, rules: RuleSet, values: np.ndarray, plan_values, served: bool = False):
+        self.rules = rules
+        self.space = state_space(rules)
+        (self.m, self.u, self.f), self.row_of = _states(self.space)
+        # as table_of_values: the boxes from float64 values, the keeps from the planner's
+        self.values = np.ascontiguousarray(values, dtype=np.float64).reshape(-1)
+        self.plan_values, self.served = plan_values, served
+        precompile()
+        self.ctxs = _box_contexts(rules, self.space, self.m, self.f, served)
+
+    def decide(self, rows) -> tuple:
+        """(keeps ``[None, (P, R), ...]``, boxes (P, R), served boxes or None) of table
+        ``rows``, :data:`CHUNK` states at a time (the build's memory bound)."""
+        rows = np.asarray(rows, dtype=np.intp)
+        parts = [_decide(self.rules, self.space, self.values, self.plan_values, self.m[rows[lo:lo + CHUNK]],
+                         self.u[rows[lo:lo + CHUNK]], self.f[rows[lo:lo + CHUNK]], self.served, self.ctxs)
+                 for lo in range(0, len(rows), CHUNK)]
+        if len(parts) == 1:
+            return parts[0]
+        keeps = [None] + [np.concatenate([p[0][j] for p in parts]) for j in range(1, self.rules.n_rolls)]
+        boxes = np.concatenate([p[1] for p in parts])
+        return keeps, boxes, np.concatenate([p[2] for p in parts]) if self.served else None
+
+
+def row_decisions(solution) -> RowDecisions:
+    """The :class:`RowDecisions` of :func:`decision_table` (the same rows, the same bytes).
+
+    >>> from yahtzee_sim.exact.solver import solve
+    >>> row_decisions(solve("yacht-classic", cache=False)).row_of.dtype.name
+    'int32'
+    """
+    rules = solution.rules
+    values = np.ascontiguousarray(solution.values).reshape(-1)
+    plan_values, served = _mean_planner(rules, values)
+    return RowDecisions(rules, values, plan_values, served)
 
 
 def decision_table(solution, *, cache: bool = True, cache_dir: str | os.PathLike | None = None,

@@ -49,12 +49,15 @@ reachable ones: the others have probability 0 under optimal play), with at most
 15.2 million (state, points) cells in a level before rows were cut to their support
 (a row stores its points from the least with positive probability: 1.1 billion
 multiply-adds instead of 2.0). Its keeps and boxes are read from the optimal
-strategy's decision table (built once and cached on disk, then loaded in well under
-a second); the time goes to the final-roll masses, the (state, points) propagation
-and the listing of each chunk's moves, all compiled loops: about 2.2 core-seconds
-warm on a quiet machine; see ``benchmarks/RESULTS.md``. The first pass on a machine compiles those loops
-(about 4 CPU seconds) in a forked process while the strategy is prepared (optimal: its
-solve and its decision table's build), not after them.
+strategy's decision table where one is built or cached; otherwise each chunk's rows are
+decided as the table's build would decide them (the same bytes:
+:class:`~yahtzee_sim.exact.decisions.RowDecisions`), which costs no more than reading
+the table and spares its 238 MB of fresh memory and its file. The time goes to the
+final-roll masses, the (state, points) propagation and the listing of each chunk's
+moves, all compiled loops: about 2.2 core-seconds warm on a quiet machine; see
+``benchmarks/RESULTS.md``. Where a first pass on a machine still compiles those loops
+(the install compiles them ahead), it does so in a forked process while the strategy
+is prepared (optimal: its solve), not after it.
 
 >>> dist = distribution("yacht", "keep-largest", options=["fill-in-order"])
 >>> from yahtzee_sim.exact.policy import policy_value

@@ -585,6 +585,22 @@ def table_decisions(strategy, turn):
     return boxes, _Keeps(keeps, inv.reshape(-1), np.asarray(strategy._sub_keep, dtype=np.intp))
 
 
+def row_decided(strategy, turn):
+    """As :func:`table_decisions`, each row of the chunk decided here by the table's build
+    (:meth:`~yahtzee_sim.strategies.optimal.OptimalStrategy.row_decisions`): the same
+    bytes, and no table built for a pass that reads each row once."""
+    decide = strategy.row_decisions()
+    mask, u, flag = turn.chunk
+    rows = decide.row_of[turn.sp.flat(mask, u, flag)]
+    if (rows < 0).any():                              # pragma: no cover - internal error
+        raise RuntimeError("policy_value: a reachable state has no decision-table row")
+    plans, inv = np.unique(rows, return_inverse=True)
+    keeps, boxes, _ = decide.decide(plans)
+    inv = inv.reshape(-1)
+    return boxes[inv], _Keeps({j: keeps[j] for j in range(1, turn.rules.n_rolls)}, inv,
+                              np.asarray(strategy._sub_keep, dtype=np.intp))
+
+
 class _Decider:
     """Boxes (C, R) and keeps ``{rolls left: (C, R)}`` of a strategy for a chunk.
 

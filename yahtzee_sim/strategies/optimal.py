@@ -93,6 +93,7 @@ class OptimalStrategy(Strategy):
         self._kept_key = None
         self._served = None                 # games whose dice are still the first throw's
         self.decisions = self._play_table = None      # built or loaded when first played
+        self._row_decisions = None                    # a pass's rows, decided as it goes
         self._games_played = 0.0                      # by the widget, in this process
         self._run_end = 0.0                           # games played by the end of the run announced
         return self
@@ -115,6 +116,24 @@ class OptimalStrategy(Strategy):
         if self.decisions is None:
             self._use(self._decision_table())
         return self.decisions
+
+    def row_decisions(self):
+        """The rows of its decision table decided when asked
+        (:class:`~yahtzee_sim.exact.decisions.RowDecisions`: the table's bytes, no table):
+        what an exact pass reads where no table is built or cached yet."""
+        if self._row_decisions is None:
+            from ..exact.decisions import row_decisions
+
+            self._row_decisions = row_decisions(self.solution)
+        return self._row_decisions
+
+    def _decides_rows(self, rules) -> bool:
+        """Does an exact pass decide its rows as it goes rather than build the table? Where
+        no table is built or on disk: a pass reads each row once, the build's work without
+        the table's memory and file (a run of games then builds it if it is long enough).
+        The risk strategies' and the served rule sets' tables are built as before."""
+        return (self.decisions is None and not rules.roll_dependent and self._table_kind() == ("mean", 0.0)
+                and not self._table_on_disk())
 
     @property
     def play_table(self):
@@ -288,11 +307,13 @@ class OptimalStrategy(Strategy):
         ties (for score distributions)."""
         from ..exact.decisions import MAX_TABLE_BYTES, table_bytes
         from ..exact.distribution import optimal_keeps
-        from ..exact.policy import optimal_boxes, table_decisions
+        from ..exact.policy import optimal_boxes, row_decided, table_decisions
 
         if (self.use_table or rules.roll_dependent) and table_bytes(rules) <= MAX_TABLE_BYTES:
-            return ChunkDecisions(tables=table_decisions, hold_served=rules.roll_dependent, mirrors={
-                "tables": ("keep", "_best_keeps", "box", "decision_table", "_use", "_rows", "_state")})
+            return ChunkDecisions(tables=row_decided if self._decides_rows(rules) else table_decisions,
+                                  hold_served=rules.roll_dependent, mirrors={
+                "tables": ("keep", "_best_keeps", "box", "decision_table", "_use", "_rows", "_state",
+                           "row_decisions", "_decides_rows")})
         if rules.roll_dependent:
             raise ValueError(
                 f"{self.name} on {rules.key} is evaluated exactly only from its own decision table "
