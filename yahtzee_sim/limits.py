@@ -19,9 +19,12 @@ from __future__ import annotations
 import os
 
 __all__ = ["MAX_GAMES", "MEMORY_ENV", "parse_bytes", "memory_budget", "require_memory", "size_text",
-           "require_count"]
+           "require_count", "small_pages", "HUGEPAGE_ENV"]
 
 MEMORY_ENV = "YAHTZEE_SIM_MEMORY"
+
+HUGEPAGE_ENV = "NUMPY_MADVISE_HUGEPAGE"
+"""NumPy's own switch for asking the kernel for huge pages (see :func:`small_pages`)."""
 
 MAX_GAMES = 10**12
 """The most games (or turns) any run takes: a trillion is days of work on any machine;
@@ -109,3 +112,30 @@ def require_count(n: int, what: str = "games", limit: int = MAX_GAMES) -> None:
     """
     if n > limit:
         raise ValueError(f"{n:,} {what} is more than any run can finish (at most {limit:,})")
+
+
+def small_pages() -> bool:
+    """Keep NumPy from asking Linux for transparent huge pages for this process's large
+    arrays (and its children's: :data:`HUGEPAGE_ENV` set to 0), unless the user set it.
+
+    An exact pass or a table build writes hundreds of MB of fresh arrays once each; every
+    fresh huge page costs the kernel a 2 MB zeroing and, where it must first assemble the
+    page, a compaction, which the later reads do not win back (``benchmark heuristic`` on
+    a fresh cache, 2-core virtual machine: 1.3-2.0 system CPU s instead of 3.1-3.8, the
+    whole run 1 s quicker; ``benchmarks/RESULTS.md``). The command line calls it at start;
+    a Python caller can too. Returns whether this call turned them off.
+
+    >>> isinstance(small_pages(), bool)
+    True
+    """
+    import sys
+
+    if os.environ.get(HUGEPAGE_ENV) is not None:
+        return False                        # the user's own choice, or done already
+    os.environ[HUGEPAGE_ENV] = "0"          # read by NumPy at import, here and in children
+    for name in ("numpy._core.multiarray", "numpy.core.multiarray"):   # NumPy 2 / 1.26
+        switch = getattr(sys.modules.get(name), "_set_madvise_hugepage", None)
+        if switch is not None:              # imported already: its setting changed in place
+            switch(False)
+            break
+    return True
