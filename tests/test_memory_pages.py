@@ -1,4 +1,4 @@
-"""The command line keeps NumPy's large arrays in ordinary pages (``limits.small_pages``).
+"""``import yahtzee_sim`` keeps NumPy's large arrays in ordinary pages (``limits.small_pages``).
 
 NumPy asks Linux for transparent huge pages for every array of 4 MB or more; each fresh
 one costs the kernel a 2 MB zeroing (and a compaction where it must first assemble the
@@ -46,6 +46,7 @@ def test_small_pages_keeps_numpys_arrays_out_of_huge_pages():
     before = _huge_kb("", env)                       # NumPy's default: huge pages asked for
     if before == 0:
         pytest.skip("the kernel gave no huge page even when asked (none free)")
+    assert _huge_kb("import yahtzee_sim", env) == 0
     assert _huge_kb("from yahtzee_sim.limits import small_pages; small_pages()", env) == 0
     # switched off after NumPy was imported: the same
     assert _huge_kb("import numpy\nfrom yahtzee_sim.limits import small_pages; small_pages()", env) == 0
@@ -54,13 +55,11 @@ def test_small_pages_keeps_numpys_arrays_out_of_huge_pages():
                     {**env, HUGEPAGE_ENV: "1"}) > 0
 
 
-def test_the_command_line_turns_them_off_unless_the_user_chose(monkeypatch, capsys):
-    from yahtzee_sim.cli import main
-
-    monkeypatch.delenv(HUGEPAGE_ENV, raising=False)
-    assert main(["rules"]) == 0
-    assert os.environ[HUGEPAGE_ENV] == "0"
-    monkeypatch.setenv(HUGEPAGE_ENV, "1")
-    assert main(["rules"]) == 0
-    assert os.environ[HUGEPAGE_ENV] == "1"
-    capsys.readouterr()
+def test_importing_the_package_turns_them_off_unless_the_user_chose():
+    env = {k: v for k, v in os.environ.items() if k != HUGEPAGE_ENV}
+    probe = "import os, yahtzee_sim; print(os.environ.get({!r}))".format(HUGEPAGE_ENV)
+    for given, seen in ((None, "0"), ("1", "1")):
+        run_env = {**env, "PYTHONPATH": str(ROOT), **({} if given is None else {HUGEPAGE_ENV: given})}
+        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                             env=run_env, cwd=ROOT).stdout
+        assert out.split()[-1] == seen

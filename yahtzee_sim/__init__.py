@@ -32,6 +32,13 @@ __version__ = "0.1.0"
 # set before NumPy is imported; a value the user set is kept.
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
+# NumPy asks Linux for transparent huge pages for each array of 4 MB or more; a fresh one
+# costs a 2 MB zeroing, often a compaction first, and the exact passes write hundreds of MB
+# once each: ordinary pages instead (NUMPY_MADVISE_HUGEPAGE=0; a value the user set is kept).
+from .limits import small_pages as _small_pages  # noqa: E402 - after the BLAS setting, before NumPy
+
+_small_pages()
+
 # Public names and the module that defines each. They are imported on first use
 # (PEP 562), so ``import yahtzee_sim`` and ``yahtzee-sim --version`` stay instant.
 _EXPORTS = {

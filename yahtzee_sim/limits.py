@@ -122,8 +122,9 @@ def small_pages() -> bool:
     fresh huge page costs the kernel a 2 MB zeroing and, where it must first assemble the
     page, a compaction, which the later reads do not win back (``benchmark heuristic`` on
     a fresh cache, 2-core virtual machine: 1.3-2.0 system CPU s instead of 3.1-3.8, the
-    whole run 1 s quicker; ``benchmarks/RESULTS.md``). The command line calls it at start;
-    a Python caller can too. Returns whether this call turned them off.
+    whole run 1 s quicker; ``benchmarks/RESULTS.md``). ``import yahtzee_sim`` calls it;
+    where NumPy was imported first, its setting is changed in place. Returns whether this
+    call turned them off.
 
     >>> isinstance(small_pages(), bool)
     True

@@ -112,9 +112,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{PROG} {__version__}")  # answered before any command module is imported
         return 0
     args = None
-    from ..limits import small_pages
-
-    small_pages()       # fresh huge pages cost more than they save in a run's large arrays
     try:
         with warnings.catch_warnings():  # the library's warnings (e.g. --jobs above the cores): one line
             warnings.showwarning = _one_line_warning
