@@ -21,7 +21,9 @@ what a core spends, whatever else runs.
   loop before the compiled one);
 * ``distribution``: ``distribution("yahtzee", "optimal")`` with the decision table on
   disk (its result cache off): the first call in the process (it loads the tables) and
-  a second call.
+  a second call; then, in the same process, with no decision table anywhere (the rows
+  decided as the pass goes: what a fresh cache does, since a distribution builds no
+  table), a first and a second call.
 
 The decision table and the solver tables come from ``--cache-dir`` (default: the user's
 cache, filled by a first run that is not measured).
@@ -151,14 +153,41 @@ def get_rules_n_rolls() -> int:
 
 
 def child_distribution() -> dict:
-    """The exact optimal distribution of ``yahtzee``, first and second call in a process."""
-    from yahtzee_sim.exact.distribution import distribution
+    """The exact optimal distribution of ``yahtzee``, first and second call in a process
+    with its decision table on disk, then first and second call with no table (another,
+    empty cache folder for the table; the solve as loaded), the same pmf each time."""
+    import tempfile
 
+    import numpy as np
+
+    from yahtzee_sim.exact.decisions import decisions_cache_path
+    from yahtzee_sim.exact.distribution import distribution
+    from yahtzee_sim.exact.solver import solve
+    from yahtzee_sim.strategies.optimal import OptimalStrategy
+
+    sol = solve("yahtzee")
+    if not decisions_cache_path(sol.rules).is_file():       # a run of games long enough builds it
+        from yahtzee_sim import simulate
+
+        simulate("yahtzee", "optimal", 200_000, seed=1, backend="serial")
     out = {}
+    pmfs = []
     for call in ("first", "second"):
         c0 = _clock()
         d = distribution("yahtzee", "optimal")
         out[call] = _since(c0)
+        pmfs.append(d.pmf)
+    os.environ["YAHTZEE_SIM_CACHE"] = tempfile.mkdtemp()     # no table here: the rows decided
+    for call in ("rows_first", "rows_second"):
+        strategy = OptimalStrategy(sol)
+        c0 = _clock()
+        d = distribution("yahtzee", strategy)
+        out[call] = _since(c0)
+        if strategy.decisions is not None:
+            raise SystemExit("the distribution built a decision table")
+        pmfs.append(d.pmf)
+    if not all(np.array_equal(p, pmfs[0]) for p in pmfs):
+        raise SystemExit("the distributions differ")
     out.update(mean=round(d.mean, 4), sd=round(d.sd, 6))
     return out
 
@@ -224,7 +253,9 @@ def main(argv=None) -> int:
         else:
             head = (f"optimal yahtzee distribution, decision table cached: first call in a process "
                     f"{r['first']['core_s']:.2f} core-seconds ({r['first']['wall_s']:.2f} s wall), "
-                    f"second call {r['second']['core_s']:.2f} core-seconds")
+                    f"second call {r['second']['core_s']:.2f} core-seconds; no table (rows decided as "
+                    f"the pass goes): first call {r['rows_first']['core_s']:.2f} core-seconds "
+                    f"({r['rows_first']['wall_s']:.2f} s wall), second {r['rows_second']['core_s']:.2f}")
         print(f"{head}; load {r['load']}; target {r['target']}; peer: {r['peer']}", flush=True)
     return 0
 
