@@ -440,3 +440,34 @@ def test_a_distribution_decides_its_rows_and_builds_no_table(name, options, monk
     again = policy_value(rules, read)
     np.testing.assert_array_equal(again.values, value.values)
     np.testing.assert_array_equal(again.second_moments, value.second_moments)
+
+
+def test_a_score_and_card_events_side_by_side_build_no_table(monkeypatch, tmp_path):
+    """``ask``/``check`` run optimal's score and card-events passes side by side: each
+    decides its rows (no table file), the same answers as from the table."""
+    from yahtzee_sim import questions
+    from yahtzee_sim.exact.distribution import distribution
+    from yahtzee_sim.exact.events import event_distribution
+    from yahtzee_sim.questions.gamescope import distributions_beside
+    from yahtzee_sim.questions.spec import parse_question
+
+    monkeypatch.setenv(_cache.CACHE_ENV, str(tmp_path))
+    D._MEMO.clear()
+    asked = [parse_question({"ask": "mean", "event": "score", "scope": "game", "play": "optimal", "rules": "yacht"}),
+             parse_question({"ask": "chance", "event": "zeros >= 1", "scope": "game", "play": "optimal",
+                             "rules": "yacht"})]
+    cache: dict = {}
+    started = distributions_beside(asked, cache)
+    try:
+        answers = [questions.answer(q, games=2000, seed=1, cache=cache) for q in asked]
+    finally:
+        for b in started:
+            b.stop()
+    assert ("events beside", "yacht", "optimal") in cache          # the card events were computed beside
+    rules = get_rules("yacht")
+    assert not D.decisions_cache_path(rules).is_file()
+    read = OptimalStrategy(solve(rules)).prepare(rules)
+    read.decision_table()
+    assert answers[0].exact == distribution(rules, read, cache=False).mean
+    events = cache[("events", "yacht", "optimal")]
+    np.testing.assert_array_equal(events.zeros_pmf, event_distribution(rules, read, cache=False).zeros_pmf)

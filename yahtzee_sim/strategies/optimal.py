@@ -127,11 +127,18 @@ class OptimalStrategy(Strategy):
             self._row_decisions = row_decisions(self.solution)
         return self._row_decisions
 
-    def _decides_rows(self, rules) -> bool:
+    def decides_rows(self, rules) -> bool:
         """Does an exact pass decide its rows as it goes rather than build the table? Where
         no table is built or on disk: a pass reads each row once, the build's work without
         the table's memory and file (a run of games then builds it if it is long enough).
-        The risk strategies' and the served rule sets' tables are built as before."""
+        The risk strategies' and the served rule sets' tables are built as before.
+
+        >>> from yahtzee_sim.exact.solver import solve
+        >>> sol = solve("yacht-classic", cache=False)
+        >>> s = OptimalStrategy(sol).prepare(sol.rules)
+        >>> s.decides_rows(sol.rules), s.decides_rows(sol.rules) if s.decision_table() else None
+        (True, False)
+        """
         return (self.decisions is None and not rules.roll_dependent and self._table_kind() == ("mean", 0.0)
                 and not self._table_on_disk())
 
@@ -310,10 +317,10 @@ class OptimalStrategy(Strategy):
         from ..exact.policy import optimal_boxes, row_decided, table_decisions
 
         if (self.use_table or rules.roll_dependent) and table_bytes(rules) <= MAX_TABLE_BYTES:
-            return ChunkDecisions(tables=row_decided if self._decides_rows(rules) else table_decisions,
+            return ChunkDecisions(tables=row_decided if self.decides_rows(rules) else table_decisions,
                                   hold_served=rules.roll_dependent, mirrors={
                 "tables": ("keep", "_best_keeps", "box", "decision_table", "_use", "_rows", "_state",
-                           "row_decisions", "_decides_rows")})
+                           "row_decisions", "decides_rows")})
         if rules.roll_dependent:
             raise ValueError(
                 f"{self.name} on {rules.key} is evaluated exactly only from its own decision table "
