@@ -471,3 +471,23 @@ def test_a_score_and_card_events_side_by_side_build_no_table(monkeypatch, tmp_pa
     assert answers[0].exact == distribution(rules, read, cache=False).mean
     events = cache[("events", "yacht", "optimal")]
     np.testing.assert_array_equal(events.zeros_pmf, event_distribution(rules, read, cache=False).zeros_pmf)
+
+
+def test_a_strategy_that_decided_rows_still_pickles_and_plays_the_same(monkeypatch, tmp_path):
+    """After an exact pass decided its rows, the strategy still goes to worker processes
+    (its row helper, whose planner is a closure, is left behind and made again if asked)."""
+    import io
+
+    from yahtzee_sim.exact.distribution import distribution
+    from yahtzee_sim.runner.backends import _Pickler, _Unpickler
+
+    monkeypatch.setenv(_cache.CACHE_ENV, str(tmp_path))
+    rules = get_rules("yacht")
+    strat = OptimalStrategy(solve(rules))
+    first = distribution(rules, strat, cache=False)
+    assert strat._row_decisions is not None
+    buf = io.BytesIO()
+    _Pickler(buf, rules).dump(strat)                # as the process backends send it
+    again = _Unpickler(io.BytesIO(buf.getvalue()), rules).load()
+    np.testing.assert_array_equal(distribution(rules, again, cache=False).pmf, first.pmf)
+    _same_games(_games(rules, again), _games(rules, OptimalStrategy(solve(rules), table=False).prepare(rules)))

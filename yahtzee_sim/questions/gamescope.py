@@ -77,9 +77,9 @@ def _events_beside(rules, play, cache: dict) -> None:
     (a strategy that plays by a decision table: optimal), neither on disk yet: its solve
     here (and its decision table, where its passes read one:
     :func:`~yahtzee_sim.exact.distribution.prepare_for_passes`), then the card events'
-    pass in a forked process (sharing them, at a lower priority) beside the score's here. On a first run the card
-    events' pass otherwise comes after the score's, one core idle. The same code on the
-    same inputs: the same distributions."""
+    pass in a forked process (sharing them, at a lower priority) beside the score's
+    here. On a first run the card events' pass otherwise comes after the score's, one
+    core idle. The same code on the same inputs: the same distributions."""
     from ..exact.distribution import (cached_distribution, plays_by_table, prepare_for_passes,
                                       wait_for_parent_pass_loops)
     from ..exact.events import cached_event_distribution, event_distribution

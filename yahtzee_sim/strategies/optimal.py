@@ -197,6 +197,7 @@ class OptimalStrategy(Strategy):
             self.play_table                  # noqa: B018 - built here once, not in every worker
         state = self.__dict__.copy()
         state["progress"] = False            # a worker reloads quietly
+        state["_row_decisions"] = None       # a pass's helper (its planner does not pickle): made again if asked
         table = state.get("decisions")
         if table is not None and table.file_id is not None and os.path.exists(table.path):
             state["decisions"] = state["_play_table"] = None
