@@ -134,10 +134,9 @@ class OptimalStrategy(Strategy):
         The risk strategies' and the served rule sets' tables are built as before.
 
         >>> from yahtzee_sim.exact.solver import solve
-        >>> sol = solve("yacht-classic", cache=False)
-        >>> s = OptimalStrategy(sol).prepare(sol.rules)
-        >>> s.decides_rows(sol.rules), s.decides_rows(sol.rules) if s.decision_table() else None
-        (True, False)
+        >>> gen = solve("generala", cache=False)         # served scores: read from its table
+        >>> OptimalStrategy(gen).prepare(gen.rules).decides_rows(gen.rules)
+        False
         """
         return (self.decisions is None and not rules.roll_dependent and self._table_kind() == ("mean", 0.0)
                 and not self._table_on_disk())
