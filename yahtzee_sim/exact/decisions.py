@@ -527,8 +527,10 @@ def _build(rules: RuleSet, values: np.ndarray, plan_values, served: bool, chunk:
     from ..progress import as_progress
 
     report = as_progress(progress)
-    space = state_space(rules)
-    (m, u, f), row_of = _states(space)
+    # the states, their rows, the box contexts and the compiled loops, made once here: the
+    # forked builders inherit them
+    rows = RowDecisions(rules, values, plan_values, served)
+    m, u, f = rows.m, rows.u, rows.f
     n = len(m)
     r = rules.dice.n_rolls
     workers = fork_workers(default_jobs() if jobs is None else jobs, n, MIN_STATES_FOR_WORKERS)
@@ -538,14 +540,12 @@ def _build(rules: RuleSet, values: np.ndarray, plan_values, served: bool, chunk:
     sboxes = make((n, r)) if served else None
     out = (keeps, boxes, sboxes)
     report(phase, 0, n)
-    precompile()                    # once, here: the forked builders inherit the machine code
-    ctxs = _box_contexts(rules, space, m, f, served)      # and these
-    args = (rules, space, values, plan_values, served, chunk, (m, u, f), out, ctxs)
+    args = (rules, rows.space, rows.values, plan_values, served, chunk, (m, u, f), out, rows.ctxs)
     run_parts(lambda part: _build_part(*args, part, workers,
                                        on_chunk=(lambda k: report(phase, k, n)) if part == 0 else None),
               workers, what="decision table builder")
     report(phase, n, n)
-    return row_of, tuple(keeps), boxes, sboxes
+    return rows.row_of, tuple(keeps), boxes, sboxes
 
 
 def _mean_planner(rules: RuleSet, values: np.ndarray):
@@ -767,10 +767,15 @@ def row_decisions(solution) -> RowDecisions:
     >>> row_decisions(solve("yacht-classic", cache=False)).row_of.dtype.name
     'int32'
     """
-    rules = solution.rules
+    return RowDecisions(*_mean_inputs(solution))
+
+
+def _mean_inputs(solution) -> tuple:
+    """(rules, values, planner, served) of a solution's optimal decisions: what its table's
+    build and its :class:`RowDecisions` decide from."""
     values = np.ascontiguousarray(solution.values).reshape(-1)
-    plan_values, served = _mean_planner(rules, values)
-    return RowDecisions(rules, values, plan_values, served)
+    plan_values, served = _mean_planner(solution.rules, values)
+    return solution.rules, values, plan_values, served
 
 
 def decision_table(solution, *, cache: bool = True, cache_dir: str | os.PathLike | None = None,
@@ -787,8 +792,6 @@ def decision_table(solution, *, cache: bool = True, cache_dir: str | os.PathLike
     >>> seen[-1][1] == seen[-1][2] == t.n_states
     True
     """
-    rules = solution.rules
-    values = np.ascontiguousarray(solution.values).reshape(-1)
-    plan_values, served = _mean_planner(rules, values)
+    rules, values, plan_values, served = _mean_inputs(solution)
     return table_of_values(rules, "mean", 0.0, values, plan_values, served=served, cache=cache,
                            cache_dir=cache_dir, chunk=chunk, progress=progress, trusted=trusted)

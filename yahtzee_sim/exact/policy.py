@@ -570,19 +570,25 @@ def optimal_boxes(strategy, turn):
     return arg
 
 
-def table_decisions(strategy, turn):
-    """Boxes and keeps of a chunk read from the strategy's decision table: one keep plan
-    per table row (upper totals no decision tells apart share a row). The table is
-    built (or read from the disk cache) the first time."""
-    table = strategy.decision_table()
+def _chunk_rows(row_of, turn):
+    """The decision-table row of each state of a chunk, the distinct rows (its keep
+    plans: upper totals no decision tells apart share a row) and each state's plan."""
     mask, u, flag = turn.chunk
-    rows = table.row_of[turn.sp.flat(mask, u, flag)]
+    rows = row_of[turn.sp.flat(mask, u, flag)]
     if (rows < 0).any():                              # pragma: no cover - internal error
         raise RuntimeError("policy_value: a reachable state has no decision-table row")
     plans, inv = np.unique(rows, return_inverse=True)
+    return rows, plans, inv.reshape(-1)
+
+
+def table_decisions(strategy, turn):
+    """Boxes and keeps of a chunk read from the strategy's decision table: one keep plan
+    per table row. The table is built (or read from the disk cache) the first time."""
+    table = strategy.decision_table()
+    rows, plans, inv = _chunk_rows(table.row_of, turn)
     boxes = np.asarray(table.boxes)[rows]
     keeps = {j: np.asarray(table.keeps[j])[plans] for j in range(1, turn.rules.n_rolls)}
-    return boxes, _Keeps(keeps, inv.reshape(-1), np.asarray(strategy._sub_keep, dtype=np.intp))
+    return boxes, _Keeps(keeps, inv, np.asarray(strategy._sub_keep, dtype=np.intp))
 
 
 def row_decided(strategy, turn):
@@ -590,13 +596,8 @@ def row_decided(strategy, turn):
     (:meth:`~yahtzee_sim.strategies.optimal.OptimalStrategy.row_decisions`): the same
     bytes, and no table built for a pass that reads each row once."""
     decide = strategy.row_decisions()
-    mask, u, flag = turn.chunk
-    rows = decide.row_of[turn.sp.flat(mask, u, flag)]
-    if (rows < 0).any():                              # pragma: no cover - internal error
-        raise RuntimeError("policy_value: a reachable state has no decision-table row")
-    plans, inv = np.unique(rows, return_inverse=True)
+    _, plans, inv = _chunk_rows(decide.row_of, turn)
     keeps, boxes, _ = decide.decide(plans)
-    inv = inv.reshape(-1)
     return boxes[inv], _Keeps({j: keeps[j] for j in range(1, turn.rules.n_rolls)}, inv,
                               np.asarray(strategy._sub_keep, dtype=np.intp))
 
